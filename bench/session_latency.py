@@ -1,0 +1,99 @@
+"""Per-command latency of a warm remotedbg session against OpenSSH, in one run on loopback.
+
+    python bench/session_latency.py [--commands 200]
+
+Prints the median for: remotedbg (one warm connection), a new `ssh` process per command, and
+OpenSSH ControlMaster multiplexing; then the ratios. Every figure includes the remote user's
+shell start-up (sshd runs each command through the login shell, which reads ~/.bashrc), so the
+same run also times that start-up alone on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from remotedbg.session import ConnectOptions, open_session  # noqa: E402
+from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(action, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--commands", type=int, default=200)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
+    server = make_sshd(work / "sshd", keygen(work / "user_key"))
+    config = write_client_config(work / "ssh_config", {"benchbox": server}, work / "known_hosts")
+    try:
+        session = open_session(ConnectOptions(host="benchbox", ssh_config=str(config)))
+        session.run("true")
+        warm = timed(lambda: session.run("true"), args.commands)
+        session.close()
+
+        ssh = ["ssh", "-F", str(config)]
+        fresh = timed(
+            lambda: subprocess.run(ssh + ["benchbox", "true"], check=True),
+            max(10, args.commands // 10),
+        )
+        control = [
+            "-o",
+            f"ControlPath={work}/cm-%C",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            "ControlPersist=60",
+        ]
+        subprocess.run(ssh + control + ["benchbox", "true"], check=True)
+        multiplexed = timed(
+            lambda: subprocess.run(ssh + control + ["benchbox", "true"], check=True),
+            args.commands // 2,
+        )
+        subprocess.run(ssh + control + ["-O", "exit", "benchbox"], capture_output=True)
+        shell = subprocess.run(["getent", "passwd", server.user], capture_output=True, text=True)
+        login_shell = shell.stdout.strip().split(":")[-1] or "/bin/sh"
+        startup = timed(
+            lambda: subprocess.run(
+                [login_shell, "-c", "true"],
+                env={"SSH_CLIENT": "127.0.0.1 1 22", "HOME": str(Path.home())},
+            ),
+            20,
+        )
+    finally:
+        server.stop()
+
+    rows = [
+        ("remotedbg warm session", warm),
+        ("new ssh process", fresh),
+        ("ssh ControlMaster", multiplexed),
+        (f"{login_shell} -c true (rc files)", startup),
+    ]
+    for name, samples in rows:
+        print(f"{name:32s} median {median_ms(samples):8.2f} ms  (n={len(samples)})")
+    base = median_ms(warm)
+    print(f"ratio new-ssh / remotedbg        {median_ms(fresh) / base:8.1f}x")
+    print(f"ratio ControlMaster / remotedbg  {median_ms(multiplexed) / base:8.1f}x")
+    print(f"remotedbg minus shell start-up   {base - median_ms(startup):8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

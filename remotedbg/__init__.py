@@ -1,0 +1,3 @@
+"""remotedbg: remote debugging over SSH for speculative-decoding deployments."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from remotedbg.cli import main
+
+main()

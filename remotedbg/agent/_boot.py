@@ -1,0 +1,44 @@
+"""The bootstrap passed as `python3 -c`: reads a zlib'd JSON bundle of agent modules from stdin,
+serves them to `import` from memory, calls the entry function and prints its JSON result."""
+
+import importlib.abc
+import importlib.util
+import json
+import sys
+import traceback
+import zlib
+
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # no shadowing from the remote cwd
+_bundle = json.loads(zlib.decompress(sys.stdin.buffer.read()).decode("utf-8"))
+_sources = _bundle["modules"]
+
+
+class _BundleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name in _sources or name + ".__init__" in _sources:
+            return importlib.util.spec_from_loader(
+                name, self, is_package=name + ".__init__" in _sources
+            )
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        name = module.__name__
+        key = name if name in _sources else name + ".__init__"
+        if key.endswith(".__init__"):
+            module.__path__ = []
+        exec(compile(_sources[key], "<remotedbg:" + key + ">", "exec"), module.__dict__)
+
+
+sys.meta_path.insert(0, _BundleFinder())
+try:
+    _module_name, _func_name = _bundle["entry"].split(":")
+    _func = getattr(importlib.import_module(_module_name), _func_name)
+    _result = {"ok": True, "value": _func(_bundle["args"])}
+except Exception as _exc:  # reported to the caller as a one-line error, traceback on stderr
+    traceback.print_exc()
+    _result = {"ok": False, "error": "%s: %s" % (type(_exc).__name__, _exc)}
+sys.stdout.write(json.dumps(_result))
+sys.stdout.flush()

@@ -1,0 +1,303 @@
+"""File-system primitives that run on the remote: glob (with suggestions), find, grep, read,
+stat, sha256. Globs are expanded here, by Python's glob module, and nowhere else."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import glob as globmod
+import hashlib
+import os
+import re
+import stat as statmod
+import subprocess
+import time
+
+PRUNED_DIRS = (
+    "__pycache__",
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+)
+SUGGEST_WALK_LIMIT = 20000  # directory entries looked at when searching for suggestions
+SUGGEST_WALK_SECONDS = 1.0
+
+
+def expand(pattern):
+    """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive)."""
+    expanded = os.path.expanduser(pattern)
+    if not globmod.has_magic(expanded):
+        return [expanded] if os.path.lexists(expanded) else []
+    return sorted(globmod.glob(expanded, recursive=True))
+
+
+def _literal_runs(text):
+    return [run for run in re.split(r"\*+|\?|\[[^\]]*\]", text) if run]
+
+
+def _deepest_existing_dir(expanded):
+    parts = expanded.split(os.sep)
+    base = os.sep if expanded.startswith(os.sep) else "."
+    rest_start = 1 if expanded.startswith(os.sep) else 0
+    for index in range(rest_start, len(parts)):
+        part = parts[index]
+        if not part:
+            continue
+        candidate = os.path.join(base, part)
+        if globmod.has_magic(part) or not os.path.isdir(candidate):
+            return base, parts[index:]
+        base = candidate
+    return base, []
+
+
+def suggest(pattern, limit=10):
+    """Names that do exist near a pattern that matched nothing (the `eagle*.py` lesson)."""
+    expanded = os.path.expanduser(pattern)
+    base, rest = _deepest_existing_dir(expanded)
+    first = rest[0] if rest else ""
+    nearby = []
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        names = []
+    if first:
+        literal = "".join(_literal_runs(first))
+        scored = [
+            (difflib.SequenceMatcher(None, literal.lower(), n.lower()).ratio(), n) for n in names
+        ]
+        nearby = [
+            os.path.join(base, n)
+            for score, n in sorted(scored, key=lambda s: -s[0])
+            if score >= 0.5
+        ][:5]
+    last = rest[-1] if rest else ""
+    runs = [r for r in _literal_runs(last) if re.search(r"[A-Za-z0-9]", r)]
+    ext = ""
+    if runs and runs[-1].startswith(".") and last.endswith(runs[-1]):
+        ext = runs[-1]
+        runs = runs[:-1]
+    stem = max((r.strip("._-") for r in runs), key=len, default="")
+    containing = []
+    if stem:
+        seen = 0
+        deadline = time.monotonic() + SUGGEST_WALK_SECONDS
+        for directory, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if d not in PRUNED_DIRS)
+            seen += len(dirs) + len(files)
+            for name in sorted(files + dirs):
+                if stem.lower() in name.lower() and (not ext or name.endswith(ext)):
+                    containing.append(os.path.join(directory, name))
+            if len(containing) >= limit or seen > SUGGEST_WALK_LIMIT or time.monotonic() > deadline:
+                break
+    return {
+        "searched_from": base,
+        "stem": stem,
+        "nearby": nearby,
+        "containing_stem": containing[:limit],
+    }
+
+
+def glob_paths(args):
+    results = []
+    for pattern in args["patterns"]:
+        matches = expand(pattern)
+        entry = {
+            "pattern": pattern,
+            "matches": matches[: args.get("limit", 10000)],
+            "count": len(matches),
+        }
+        if not matches:
+            entry["suggestions"] = suggest(pattern)
+        results.append(entry)
+    return results
+
+
+def _kind(mode):
+    if statmod.S_ISLNK(mode):
+        return "l"
+    if statmod.S_ISDIR(mode):
+        return "d"
+    return "f" if statmod.S_ISREG(mode) else "o"
+
+
+def find(args):
+    """Walk `root` (a path or glob) for names matching any of `names` (fnmatch patterns)."""
+    names = args.get("names") or ["*"]
+    wanted_type = args.get("type")
+    max_depth = args.get("max_depth")
+    limit = args.get("limit", 10000)
+    prune = set(args.get("prune", PRUNED_DIRS))
+    found = []
+    roots = expand(args["root"])
+    for root in roots:
+        root_depth = root.rstrip(os.sep).count(os.sep)
+        for directory, dirs, files in os.walk(root):
+            depth = directory.rstrip(os.sep).count(os.sep) - root_depth
+            dirs[:] = sorted(d for d in dirs if d not in prune)
+            if max_depth is not None and depth + 1 >= max_depth:
+                dirs_here = list(dirs)
+                dirs[:] = []  # entries of this directory are the last level asked for
+            else:
+                dirs_here = dirs
+            entries = sorted(files + dirs_here)
+            for name in entries:
+                if not any(fnmatch.fnmatchcase(name, p) for p in names):
+                    continue
+                path = os.path.join(directory, name)
+                try:
+                    kind = _kind(os.lstat(path).st_mode)
+                except OSError:
+                    continue
+                if wanted_type and kind != wanted_type:
+                    continue
+                found.append({"path": path, "type": kind})
+                if len(found) >= limit:
+                    return {"roots": roots, "results": found, "truncated": True}
+    return {"roots": roots, "results": found, "truncated": False}
+
+
+_GREP_LINE = re.compile(rb"^(.*?)\x00(\d+)([:-])(.*)$", re.S)
+
+
+def grep(args):
+    """Extended-regex search (the remote's own `grep -E`) in paths or globs, binary files skipped.
+
+    Returns records {path, line, text, before, after}; `before`/`after` hold context lines.
+    """
+    paths = []
+    unmatched = []
+    for pattern in args["paths"]:
+        matches = expand(pattern)
+        if matches:
+            paths.extend(matches)
+        else:
+            unmatched.append({"pattern": pattern, "suggestions": suggest(pattern)})
+    result = {"records": [], "unmatched": unmatched, "truncated": False, "searched": len(paths)}
+    if not paths:
+        return result
+    context = int(args.get("context", 0))
+    argv = ["grep", "-r", "-n", "-H", "-I", "-Z", "--color=never"]
+    argv += ["-F"] if args.get("fixed") else ["-E"]
+    argv += ["-i"] if args.get("ignore_case") else []
+    argv += ["-C", str(context)] if context else []
+    argv += ["--exclude-dir=" + d for d in PRUNED_DIRS]
+    argv += ["-e", args["pattern"], "--"] + paths
+    limit = int(args.get("limit", 5000))
+    try:
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
+    except OSError as exc:
+        raise RuntimeError("cannot run grep on the remote: %s" % exc) from None
+    records = result["records"]
+    pending = []
+    for raw in process.stdout:
+        raw = raw.rstrip(b"\n")
+        match = _GREP_LINE.match(raw)
+        if not match:
+            pending = []  # a `--` group separator
+            continue
+        path = os.fsdecode(match.group(1))
+        number = int(match.group(2))
+        text = match.group(4).decode("utf-8", "surrogateescape")
+        if match.group(3) == b":":
+            records.append(
+                {"path": path, "line": number, "text": text, "before": pending, "after": []}
+            )
+            pending = []
+            if len(records) >= limit:
+                result["truncated"] = True
+                process.kill()
+                break
+        else:
+            last = records[-1] if records else None
+            if (
+                last
+                and last["path"] == path
+                and 0 < number - last["line"] <= context
+                and not pending
+            ):
+                last["after"].append({"line": number, "text": text})
+            else:
+                pending.append({"line": number, "text": text})
+    process.stdout.close()
+    errors = process.stderr.read().decode("utf-8", "replace").strip()
+    status = process.wait()
+    if status == 2 and not records:
+        raise RuntimeError("grep: " + (errors.splitlines() or ["failed"])[-1])
+    return result
+
+
+def read_text(args):
+    """The first `max_bytes` of each path (globs expanded), decoded losslessly."""
+    max_bytes = int(args.get("max_bytes", 1 << 20))
+    files = []
+    for pattern in args["paths"]:
+        matches = expand(pattern)
+        if not matches:
+            files.append(
+                {"pattern": pattern, "error": "no such file", "suggestions": suggest(pattern)}
+            )
+            continue
+        for path in matches:
+            try:
+                size = os.path.getsize(path)
+                with open(path, "rb") as handle:
+                    data = handle.read(max_bytes)
+            except OSError as exc:
+                files.append({"pattern": pattern, "path": path, "error": exc.strerror or str(exc)})
+                continue
+            files.append(
+                {
+                    "pattern": pattern,
+                    "path": path,
+                    "size": size,
+                    "truncated": size > len(data),
+                    "text": data.decode("utf-8", "surrogateescape"),
+                }
+            )
+    return files
+
+
+def stat_paths(args):
+    out = []
+    for path in args["paths"]:
+        full = os.path.expanduser(path)
+        try:
+            info = os.lstat(full)
+        except OSError as exc:
+            out.append({"path": full, "exists": False, "error": exc.strerror or str(exc)})
+            continue
+        out.append(
+            {
+                "path": full,
+                "exists": True,
+                "type": _kind(info.st_mode),
+                "size": info.st_size,
+                "mode": oct(statmod.S_IMODE(info.st_mode)),
+                "mtime": info.st_mtime,
+                "uid": info.st_uid,
+            }
+        )
+    return out
+
+
+def sha256(args):
+    out = []
+    for pattern in args["paths"]:
+        for path in expand(pattern) or [os.path.expanduser(pattern)]:
+            digest = hashlib.sha256()
+            try:
+                with open(path, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+            except OSError as exc:
+                out.append({"path": path, "error": exc.strerror or str(exc)})
+                continue
+            out.append({"path": path, "sha256": digest.hexdigest()})
+    return out

@@ -1,0 +1,201 @@
+"""The connection options every remote command takes, and the context a command body runs in.
+
+`remote_command` injects the options into a command's signature, so each command declares only
+its own arguments, and maps every RemotedbgError to its one-line message and exit code.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import typer
+
+from remotedbg.cli.output import emit_json, error_line
+from remotedbg.errors import ExitCode, RemotedbgError
+from remotedbg.remote.primitives import Remote
+from remotedbg.session import ConnectOptions, Session, open_session
+
+
+@dataclass
+class CommandContext:
+    options: ConnectOptions
+    json: bool
+    python: str | None = None
+    _session: Session | None = field(default=None, repr=False)
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            self._session = open_session(self.options)
+        return self._session
+
+    @property
+    def remote(self) -> Remote:
+        return Remote(self.session, self.python)
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+
+def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+HELP = "Connection"
+CONNECTION_PARAMETERS = [
+    _option(
+        "host",
+        Annotated[
+            str,
+            typer.Option(
+                "--host",
+                "-H",
+                help="ssh_config alias, user@host[:port], or 'local'.",
+                rich_help_panel=HELP,
+            ),
+        ],
+        ...,
+    ),
+    _option(
+        "ssh_config",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--ssh-config",
+                envvar="REMOTEDBG_SSH_CONFIG",
+                help="ssh_config file [~/.ssh/config].",
+                rich_help_panel=HELP,
+            ),
+        ],
+        None,
+    ),
+    _option(
+        "identity",
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--identity", "-i", help="Private key file (repeatable).", rich_help_panel=HELP
+            ),
+        ],
+        None,
+    ),
+    _option(
+        "user",
+        Annotated[str | None, typer.Option("--user", help="Remote user.", rich_help_panel=HELP)],
+        None,
+    ),
+    _option(
+        "port",
+        Annotated[
+            int | None,
+            typer.Option("--port", min=1, max=65535, help="Remote SSH port.", rich_help_panel=HELP),
+        ],
+        None,
+    ),
+    _option(
+        "connect_timeout",
+        Annotated[
+            float,
+            typer.Option(
+                "--connect-timeout", min=0.1, help="Seconds to connect.", rich_help_panel=HELP
+            ),
+        ],
+        10.0,
+    ),
+    _option(
+        "timeout",
+        Annotated[
+            float,
+            typer.Option(
+                "--timeout", min=0.1, help="Seconds per remote command.", rich_help_panel=HELP
+            ),
+        ],
+        120.0,
+    ),
+    _option(
+        "accept_new_host_key",
+        Annotated[
+            bool,
+            typer.Option(
+                "--accept-new-host-key",
+                help="Record the key of a host never seen before "
+                "(OpenSSH accept-new). A changed key is always refused.",
+                rich_help_panel=HELP,
+            ),
+        ],
+        False,
+    ),
+    _option(
+        "python",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--python",
+                help="Remote Python interpreter for in-place checks [python3].",
+                rich_help_panel=HELP,
+            ),
+        ],
+        None,
+    ),
+    _option(
+        "as_json",
+        Annotated[
+            bool,
+            typer.Option(
+                "--json", help="Print one JSON document on stdout and nothing else there."
+            ),
+        ],
+        False,
+    ),
+]
+_CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
+
+
+def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:
+    error_line(str(error))
+    if as_json:
+        emit_json({"error": str(error), "exit_code": error.exit_code})
+    return typer.Exit(error.exit_code)
+
+
+def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
+    """Run a command body; map errors and Ctrl-C to a one-line message and exit code."""
+    try:
+        code = body()
+    except RemotedbgError as error:
+        raise fail(error, as_json) from None
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        raise typer.Exit(130) from None
+    raise typer.Exit(code or ExitCode.OK)
+
+
+def remote_command(func: Callable[..., int | None]) -> Callable[..., None]:
+    """Give `func(ctx, **own_args)` the connection options; it returns an exit code."""
+    signature = inspect.signature(func)
+    own = [p for name, p in signature.parameters.items() if name != "ctx"]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        connection = {name: kwargs.pop(name) for name in _CONNECTION_NAMES}
+        as_json = connection.pop("as_json")
+        python = connection.pop("python")
+        connection["identity"] = connection["identity"] or []
+        ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
+        try:
+            run_guarded(lambda: func(ctx, **kwargs), as_json)
+        finally:
+            ctx.close()
+
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=own + CONNECTION_PARAMETERS, return_annotation=None
+    )
+    return wrapper

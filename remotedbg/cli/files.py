@@ -1,0 +1,214 @@
+"""run, glob, find, grep, cat, history: the primitives as commands."""
+# No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
+
+import shlex
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from remotedbg.cli.context import CommandContext, remote_command, run_guarded
+from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console, write_raw
+from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
+from remotedbg.session import transcript
+
+
+def _stream_to_terminal(name: str, chunk: bytes) -> None:
+    target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
+    target.write(chunk)
+    target.flush()
+
+
+@remote_command
+def run(
+    ctx: CommandContext,
+    command: Annotated[list[str], typer.Argument(help="Command and arguments (after --).")],
+    shell: Annotated[
+        bool,
+        typer.Option(
+            "--shell",
+            "-s",
+            help="Treat the single argument as a remote shell command line "
+            "(pipes, globs, $VARS). Without it every argument is passed as one quoted word.",
+        ),
+    ] = False,
+    cwd: Annotated[str | None, typer.Option("--cwd", help="Remote working directory.")] = None,
+) -> int:
+    """Run a command on the host; its exit status is passed through, as ssh does."""
+    if shell and len(command) != 1:
+        raise UsageError("--shell takes the whole command line as ONE argument (quote it)")
+    line = command[0] if shell else shlex.join(command)
+    result = ctx.session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
+    if ctx.json:
+        emit_json(
+            {
+                "command": line,
+                "exit_status": result.exit_status,
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "duration_ms": round(result.duration * 1000, 2),
+                "truncated": result.truncated,
+            }
+        )
+    if result.truncated:
+        raise RemoteCommandError("output passed the capture cap; the remote command was stopped")
+    return result.exit_status if result.exit_status is not None else ExitCode.REMOTE
+
+
+def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
+    stderr_console.print(f"no match for {printable(pattern)}", markup=False)
+    if not suggestions:
+        return
+    where = printable(suggestions.get("searched_from", ""))
+    groups = [
+        (
+            f"names containing {suggestions.get('stem')!r} below {where}:",
+            suggestions.get("containing_stem", []),
+        ),
+        (f"similar names in {where}:", suggestions.get("nearby", [])),
+    ]
+    for heading, names in groups:
+        if names:
+            stderr_console.print(f"  {heading}", markup=False)
+            for name in names[:10]:
+                stderr_console.print(f"    {printable(name)}", markup=False)
+
+
+@remote_command
+def glob(
+    ctx: CommandContext,
+    patterns: Annotated[list[str], typer.Argument(help="Patterns, expanded on the remote side.")],
+) -> int:
+    """Expand globs on the host (`~`, `*`, `?`, `[..]`, `**`); suggest names when none match."""
+    results = ctx.remote.glob(patterns)
+    if ctx.json:
+        emit_json({"results": results})
+    else:
+        for entry in results:
+            for match in entry["matches"]:
+                write_raw(match + "\n")
+            if not entry["matches"]:
+                _print_suggestions(entry["pattern"], entry.get("suggestions"))
+    return ExitCode.FINDINGS if any(not e["matches"] for e in results) else ExitCode.OK
+
+
+@remote_command
+def find(
+    ctx: CommandContext,
+    root: Annotated[str, typer.Argument(help="Directory (or glob) to search.")],
+    name: Annotated[
+        list[str] | None, typer.Option("--name", "-n", help="Name pattern (fnmatch, repeatable).")
+    ] = None,
+    type: Annotated[
+        str | None, typer.Option("--type", "-t", help="f (file), d (directory) or l (symlink).")
+    ] = None,
+    max_depth: Annotated[int | None, typer.Option("--max-depth", min=0)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 10000,
+) -> int:
+    """Find files by name below a directory (__pycache__, .git and the like are pruned)."""
+    if type not in (None, "f", "d", "l"):
+        raise UsageError("--type must be f, d or l")
+    found = ctx.remote.find(root, name, type, max_depth, limit)
+    if ctx.json:
+        emit_json(found)
+    else:
+        if not found["roots"]:
+            stderr_console.print(f"no such directory: {printable(root)}", markup=False)
+        for entry in found["results"]:
+            write_raw(entry["path"] + "\n")
+        if found["truncated"]:
+            stderr_console.print(f"(stopped at --limit {limit})", markup=False)
+    return ExitCode.OK if found["results"] else ExitCode.FINDINGS
+
+
+@remote_command
+def grep(
+    ctx: CommandContext,
+    pattern: Annotated[str, typer.Argument(help="Extended regular expression (grep -E).")],
+    paths: Annotated[list[str], typer.Argument(help="Files, directories or globs.")],
+    context: Annotated[int, typer.Option("--context", "-C", min=0)] = 0,
+    ignore_case: Annotated[bool, typer.Option("--ignore-case", "-I")] = False,
+    fixed: Annotated[bool, typer.Option("--fixed-strings", "-F")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 5000,
+) -> int:
+    """Search files on the host; binary files are skipped."""
+    found = ctx.remote.grep(pattern, paths, context, ignore_case, fixed, limit)
+    if ctx.json:
+        emit_json(found)
+    else:
+        for missing in found["unmatched"]:
+            _print_suggestions(missing["pattern"], missing["suggestions"])
+        for record in found["records"]:
+            for line in record["before"]:
+                write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
+            write_raw(f"{record['path']}:{record['line']}:{record['text']}\n")
+            for line in record["after"]:
+                write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
+        if found["truncated"]:
+            stderr_console.print(f"(stopped at --limit {limit} matches)", markup=False)
+    return ExitCode.OK if found["records"] else ExitCode.FINDINGS
+
+
+@remote_command
+def cat(
+    ctx: CommandContext,
+    paths: Annotated[list[str], typer.Argument(help="Files or globs.")],
+    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1)] = 1 << 20,
+) -> int:
+    """Print files from the host (the first --max-bytes of each)."""
+    files = ctx.remote.read_text(paths, max_bytes)
+    if ctx.json:
+        emit_json({"files": files})
+    missing = False
+    for entry in files:
+        if "error" in entry:
+            missing = True
+            if not ctx.json:
+                if entry.get("suggestions"):
+                    _print_suggestions(entry["pattern"], entry["suggestions"])
+                else:
+                    stderr_console.print(
+                        f"{printable(entry.get('path', entry['pattern']))}: {entry['error']}",
+                        markup=False,
+                    )
+            continue
+        if not ctx.json:
+            write_raw(entry["text"])
+            if entry["truncated"]:
+                stderr_console.print(
+                    f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)",
+                    markup=False,
+                )
+    return ExitCode.FINDINGS if missing else ExitCode.OK
+
+
+def history(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Show the most recent remote commands from the transcript (secrets redacted)."""
+
+    def body() -> int:
+        entries = list(transcript.recent(limit))
+        if as_json:
+            emit_json({"transcript": str(transcript.transcript_path()), "entries": entries})
+            return ExitCode.OK
+        table = Table("time", "target", "exit", "ms", "out", "command", box=None)
+        import time
+
+        for entry in entries:
+            stamp = time.strftime("%H:%M:%S", time.localtime(entry.get("ts", 0)))
+            status = "timeout" if entry.get("timed_out") else str(entry.get("exit_status"))
+            table.add_row(
+                stamp,
+                entry.get("target", ""),
+                status,
+                f"{entry.get('duration_ms', 0):.1f}",
+                str(entry.get("stdout_bytes", 0)),
+                printable(entry.get("command", ""))[:120],
+            )
+        stdout_console.print(table)
+        return ExitCode.OK
+
+    run_guarded(body, as_json)

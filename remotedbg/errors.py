@@ -1,0 +1,45 @@
+"""Errors that end a command, each with the exit code the CLI contract assigns to it."""
+
+from __future__ import annotations
+
+
+class ExitCode:
+    OK = 0
+    FINDINGS = 1  # defects found, or nothing matched
+    USAGE = 2
+    CONNECTION = 3  # connection, authentication or host-key failure
+    REMOTE = 4  # remote command failed or timed out; inconclusive audit
+
+
+class RemotedbgError(Exception):
+    """Base class: `str(err)` is the one-line message shown to the user."""
+
+    exit_code = ExitCode.REMOTE
+
+
+class UsageError(RemotedbgError):
+    exit_code = ExitCode.USAGE
+
+
+class ConnectionFailed(RemotedbgError):
+    """Could not connect, authenticate, or verify the host key; or the transport dropped."""
+
+    exit_code = ExitCode.CONNECTION
+
+
+class HostKeyError(ConnectionFailed):
+    pass
+
+
+class RemoteCommandError(RemotedbgError):
+    exit_code = ExitCode.REMOTE
+
+
+class RemoteTimeout(RemoteCommandError):
+    pass
+
+
+class Interrupted(RemoteCommandError):
+    """Ctrl-C stopped a remote command (the remote process was stopped too)."""
+
+    exit_code = 130

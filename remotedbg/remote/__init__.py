@@ -1,0 +1,1 @@
+"""Layer 2: remote primitives built on Session.run, every argument quoted."""

@@ -1,0 +1,185 @@
+"""The Session contract shared by SSH and local targets, and the pieces both run loops use.
+
+Every command is prefixed with a marker that prints the remote shell's PID first. The shell is the
+leader of its own process group (sshd calls setsid for each session; the local runner starts a new
+session), so a timeout, an output cap or Ctrl-C can stop the whole group and leave no orphans.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+
+from remotedbg.errors import Interrupted, RemoteTimeout
+from remotedbg.session import transcript
+from remotedbg.session.result import RunResult
+
+DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+StreamCallback = Callable[[str, bytes], None]  # ("stdout" | "stderr", chunk)
+
+_PID_MARKER = re.compile(rb"\x1eRDBG(\d+)\n")
+_MARKER_START = b"\x1eRDBG"
+_PID_PREFIX = "printf '\\036RDBG%s\\n' \"$$\"; "
+
+
+def _may_be_marker(head: bytes) -> bool:
+    starts = _MARKER_START.startswith(head) or head.startswith(_MARKER_START)
+    return starts and b"\n" not in head and len(head) < 32
+
+
+def build_command(
+    command: str | Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """A shell command line: argv lists are quoted word by word; a string is used as written."""
+    text = command if isinstance(command, str) else shlex.join(command)
+    if env:
+        assignments = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+        text = f"export {assignments}; {text}"
+    if cwd:
+        text = f"cd -- {shlex.quote(cwd)} && {text}"
+    return text
+
+
+def kill_group_script(pid: int, grace: float = 0.5) -> str:
+    """Shell that TERMs process group `pid`, waits up to `grace` s, then KILLs what is left."""
+    steps = max(1, int(grace / 0.1))
+    return (
+        f"kill -TERM -- -{pid} 2>/dev/null || exit 0; "
+        f"i=0; while [ $i -lt {steps} ]; do kill -0 -- -{pid} 2>/dev/null || exit 0; "
+        f"sleep 0.1; i=$((i+1)); done; kill -KILL -- -{pid} 2>/dev/null; exit 0"
+    )
+
+
+class OutputCollector:
+    """Collects stdout/stderr up to a cap, strips the PID marker and forwards live chunks."""
+
+    def __init__(self, max_output: int, stream: StreamCallback | None) -> None:
+        self.max_output = max_output
+        self.stream = stream
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.pid: int | None = None
+        self._head = bytearray()  # stdout bytes before the marker has been seen
+        self._marker_done = False
+        self.overflowed = False
+
+    def feed(self, name: str, data: bytes) -> None:
+        if name == "stdout" and not self._marker_done:
+            self._head += data
+            match = _PID_MARKER.match(self._head)
+            if match:
+                self.pid = int(match.group(1))
+                data = bytes(self._head[match.end() :])
+            elif _may_be_marker(bytes(self._head)):
+                return  # the marker may still be arriving
+            else:
+                data = bytes(self._head)
+            self._marker_done = True
+            self._head.clear()
+            if not data:
+                return
+        buffer = self.stdout if name == "stdout" else self.stderr
+        room = self.max_output - len(buffer)
+        if room < len(data):
+            self.overflowed = True
+            data = data[: max(room, 0)]
+        buffer += data
+        if self.stream and data:
+            self.stream(name, data)
+
+    def finish(self) -> None:
+        if not self._marker_done and self._head:
+            self._marker_done = True
+            head, self._head = bytes(self._head), bytearray()
+            self.feed("stdout", head)
+
+
+class Session(ABC):
+    """One live connection to a target, reused for every command of a run."""
+
+    def __init__(self, name: str, default_timeout: float | None, max_output: int) -> None:
+        self.name = name
+        self.default_timeout = default_timeout
+        self.max_output = max_output
+        self.commands_run = 0
+
+    def run(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None,
+        stream: StreamCallback | None = None,
+        max_output: int | None = None,
+        label: str | None = None,
+    ) -> RunResult:
+        """Run a command on the target. Raises RemoteTimeout, Interrupted or ConnectionFailed."""
+        text = build_command(command, cwd, env)
+        effective_timeout = self.default_timeout if timeout is None else timeout
+        collector = OutputCollector(max_output or self.max_output, stream)
+        start = time.monotonic()
+        status: int | None = None
+        timed_out = False
+        try:
+            status, timed_out = self._execute(
+                _PID_PREFIX + text, stdin, collector, effective_timeout
+            )
+        except KeyboardInterrupt:
+            result = self._result(text, None, collector, start, timed_out=False)
+            transcript.record(self.name, label or text, result)
+            raise Interrupted("interrupted: the remote command was stopped") from None
+        result = self._result(text, status, collector, start, timed_out)
+        self.commands_run += 1
+        transcript.record(self.name, label or text, result)
+        if timed_out:
+            error = RemoteTimeout(
+                f"remote command timed out after {effective_timeout:g}s and was stopped"
+            )
+            error.result = result  # type: ignore[attr-defined]
+            raise error
+        return result
+
+    @staticmethod
+    def _result(
+        text: str, status: int | None, collector: OutputCollector, start: float, timed_out: bool
+    ) -> RunResult:
+        collector.finish()
+        return RunResult(
+            command=text,
+            exit_status=None if collector.overflowed else status,
+            stdout_bytes=bytes(collector.stdout),
+            stderr_bytes=bytes(collector.stderr),
+            duration=time.monotonic() - start,
+            truncated=collector.overflowed,
+            timed_out=timed_out,
+        )
+
+    @abstractmethod
+    def _execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        """Run `text`, feed the collector; return (exit status, timed out).
+
+        Must stop the remote process group when the collector overflows, on timeout, and on
+        KeyboardInterrupt (then re-raise it).
+        """
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @property
+    def has_sftp(self) -> bool:
+        return False
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,99 @@
+"""`--host local`: the same command strings and loops, run on this machine by the login shell."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import selectors
+import signal
+import subprocess
+import time
+
+from remotedbg.session.base import OutputCollector, Session
+
+
+def _login_shell() -> str:
+    try:
+        shell = pwd.getpwuid(os.getuid()).pw_shell
+    except KeyError:
+        shell = ""
+    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+
+
+class LocalSession(Session):
+    def __init__(self, default_timeout: float | None, max_output: int) -> None:
+        super().__init__("local", default_timeout, max_output)
+        self._shell = _login_shell()
+
+    def _execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        process = subprocess.Popen(
+            [self._shell, "-c", text],
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # own process group, like an sshd session
+            cwd=os.path.expanduser("~"),
+        )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            if stdin is not None:
+                assert process.stdin is not None
+                try:
+                    process.stdin.write(stdin)
+                    process.stdin.close()
+                except BrokenPipeError:
+                    pass
+            with selectors.DefaultSelector() as selector:
+                assert process.stdout is not None and process.stderr is not None
+                selector.register(process.stdout, selectors.EVENT_READ, "stdout")
+                selector.register(process.stderr, selectors.EVENT_READ, "stderr")
+                open_streams = 2
+                while open_streams:
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        self._stop(process)
+                        return None, True
+                    for key, _ in selector.select(remaining):
+                        chunk = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
+                        if not chunk:
+                            selector.unregister(key.fileobj)
+                            open_streams -= 1
+                            continue
+                        collector.feed(key.data, chunk)
+                        if collector.overflowed:
+                            self._stop(process)
+                            return None, False
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
+            try:
+                return process.wait(remaining), False
+            except subprocess.TimeoutExpired:
+                self._stop(process)
+                return None, True
+        except KeyboardInterrupt:
+            self._stop(process)
+            raise
+        finally:
+            for pipe in (process.stdout, process.stderr):
+                if pipe:
+                    pipe.close()
+
+    @staticmethod
+    def _stop(process: subprocess.Popen[bytes], grace: float = 0.5) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+    def close(self) -> None:
+        pass

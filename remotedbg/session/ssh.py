@@ -1,0 +1,233 @@
+"""SSH sessions: fabric for the connection (gateways, auth), our own exec loop for speed.
+
+fabric's `run` polls with sleeps (~46 ms a command on loopback) and leaves remote processes
+running after a timeout; commands here go straight to a paramiko exec channel and wait on its
+readiness pipe, so a warm command costs little more than the remote fork.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+
+import fabric
+import paramiko
+
+from remotedbg.errors import ConnectionFailed, HostKeyError
+from remotedbg.session import hostkeys
+from remotedbg.session.base import OutputCollector, Session, kill_group_script
+from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, user_known_hosts
+
+KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
+DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~15 minutes
+
+
+def _tune_socket(sock: object) -> None:
+    if not isinstance(sock, socket.socket):
+        return  # a channel through a jump host: the first hop's socket is tuned instead
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for name, value in (
+        ("TCP_KEEPIDLE", 5),
+        ("TCP_KEEPINTVL", 2),
+        ("TCP_KEEPCNT", 3),
+        ("TCP_USER_TIMEOUT", DEAD_PEER_TIMEOUT_MS),
+    ):
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
+
+
+class SSHSession(Session):
+    def __init__(self, options: ConnectOptions, max_output: int) -> None:
+        super().__init__(options.host, options.timeout, max_output)
+        self.options = options
+        self.target: ResolvedTarget = resolve(options)
+        self._connection: fabric.Connection | None = None
+        self._sftp: paramiko.SFTPClient | None = None
+        self._sftp_missing = False
+        self.connect()
+
+    # -- connecting -----------------------------------------------------------------------
+    def _make_connection(
+        self, target: ResolvedTarget, gateway: fabric.Connection | None
+    ) -> fabric.Connection:
+        timeout = self.options.connect_timeout
+        connection = fabric.Connection(
+            host=target.hostname,
+            user=target.user,
+            port=target.port,
+            gateway=gateway,
+            connect_timeout=max(1, round(timeout)),
+            # An explicit empty ssh_config: we resolved the target already (with `ssh -G`).
+            config=fabric.Config(ssh_config=paramiko.SSHConfig()),
+            connect_kwargs={
+                "key_filename": target.identity_files,
+                "banner_timeout": timeout,
+                "auth_timeout": timeout,
+                "channel_timeout": timeout,
+            },
+        )
+        hostkeys.load_known_hosts(connection.client, target.known_hosts_files)
+        connection.client.set_missing_host_key_policy(
+            hostkeys.StrictPolicy(
+                self.options.accept_new_host_key, user_known_hosts(target), target.spec
+            )
+        )
+        return connection
+
+    def _open(self, target: ResolvedTarget, gateway: fabric.Connection | None) -> fabric.Connection:
+        connection = self._make_connection(target, gateway)
+        where = f"{target.spec} ({target.user}@{target.hostname}:{target.port})"
+        try:
+            connection.open()
+        except HostKeyError:
+            raise
+        except paramiko.BadHostKeyException as exc:
+            raise hostkeys.changed_key_error(
+                target.spec, target.known_hosts_key, exc, target.known_hosts_files
+            ) from None
+        except paramiko.AuthenticationException as exc:
+            raise ConnectionFailed(f"{where}: authentication failed: {exc}") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            reason = str(exc) or type(exc).__name__
+            raise ConnectionFailed(f"{where}: cannot connect: {reason}") from None
+        transport = connection.client.get_transport()
+        assert transport is not None
+        _tune_socket(transport.sock)
+        transport.set_keepalive(KEEPALIVE_INTERVAL)
+        return connection
+
+    def connect(self) -> None:
+        gateway = None
+        if self.target.proxy_jump:
+            for hop in self.target.proxy_jump.split(","):
+                # Like `ssh -J`, command-line user/port/identity apply to the final host only.
+                hop_options = ConnectOptions(
+                    host=hop,
+                    ssh_config=self.options.ssh_config,
+                    connect_timeout=self.options.connect_timeout,
+                    accept_new_host_key=self.options.accept_new_host_key,
+                )
+                gateway = self._open(resolve(hop_options), gateway)
+        self._connection = self._open(self.target, gateway)
+
+    def _transport(self) -> paramiko.Transport:
+        """The live transport; reconnects once when the previous one has dropped."""
+        transport = self._connection.client.get_transport() if self._connection else None
+        if transport is None or not transport.is_active():
+            self.close()
+            self.connect()
+            transport = self._connection.client.get_transport()  # type: ignore[union-attr]
+        assert transport is not None
+        return transport
+
+    def _open_channel(self) -> paramiko.Channel:
+        try:
+            return self._transport().open_session(timeout=self.options.connect_timeout)
+        except (paramiko.SSHException, OSError, EOFError):
+            # The transport died between commands without us noticing: reconnect once.
+            self.close()
+            self.connect()
+            try:
+                return self._transport().open_session(timeout=self.options.connect_timeout)
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise ConnectionFailed(f"{self.name}: cannot open a channel: {exc}") from None
+
+    # -- running --------------------------------------------------------------------------
+    def _execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        channel = self._open_channel()
+        transport = channel.get_transport()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            channel.exec_command(text.encode("utf-8", "surrogateescape"))
+            if stdin:
+                channel.sendall(stdin)
+            channel.shutdown_write()
+            ready = channel.fileno()
+            while True:
+                while channel.recv_ready():
+                    collector.feed("stdout", channel.recv(65536))
+                while channel.recv_stderr_ready():
+                    collector.feed("stderr", channel.recv_stderr(65536))
+                if collector.overflowed:
+                    self._stop(collector.pid)
+                    return None, False
+                if channel.closed or (channel.eof_received and channel.exit_status_ready()):
+                    if not (channel.recv_ready() or channel.recv_stderr_ready()):
+                        break
+                    continue
+                if not transport.is_active():
+                    raise ConnectionFailed(
+                        f"{self.name}: connection lost while a remote command was running"
+                    )
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    self._stop(collector.pid)
+                    return None, True
+                wait = 1.0 if remaining is None else min(remaining, 1.0)
+                select.select([ready], [], [], wait)
+            status = channel.recv_exit_status() if channel.exit_status_ready() else -1
+            if status < 0 and self._transport_dies(transport):
+                raise ConnectionFailed(
+                    f"{self.name}: connection lost while a remote command was running"
+                )
+            return (255 if status < 0 else status), False  # 255 for a signal, like ssh
+        except KeyboardInterrupt:
+            self._stop(collector.pid)
+            raise
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
+        finally:
+            channel.close()
+
+    @staticmethod
+    def _transport_dies(transport: paramiko.Transport, within: float = 0.5) -> bool:
+        """A channel closed without an exit status: was it the whole connection?"""
+        deadline = time.monotonic() + within
+        while transport.is_active() and time.monotonic() < deadline:
+            time.sleep(0.01)  # off the hot path: only after an abnormal close
+        return not transport.is_active()
+
+    def _stop(self, pid: int | None) -> None:
+        """Stop the remote process group through a second channel (sshd does not forward signals
+        to a command without a pty, and closing the channel alone leaves the process running)."""
+        if pid is None:
+            return
+        try:
+            channel = self._transport().open_session(timeout=2)
+            channel.exec_command(kill_group_script(pid))
+            channel.shutdown_write()
+            channel.recv_exit_status()
+            channel.close()
+        except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
+            pass  # connection gone: sshd hangs up the session and the process gets SIGHUP/EPIPE
+
+    # -- files ----------------------------------------------------------------------------
+    def sftp(self) -> paramiko.SFTPClient | None:
+        """An SFTP client, or None when the server has no SFTP subsystem."""
+        if self._sftp is None and not self._sftp_missing:
+            try:
+                self._sftp = paramiko.SFTPClient.from_transport(self._transport())
+            except (paramiko.SSHException, OSError, EOFError):
+                self._sftp_missing = True
+        return self._sftp
+
+    @property
+    def has_sftp(self) -> bool:
+        return self.sftp() is not None
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            self._sftp.close()
+            self._sftp = None
+        if self._connection is not None:
+            gateway = self._connection.gateway
+            self._connection.close()
+            while isinstance(gateway, fabric.Connection):
+                gateway.close()
+                gateway = gateway.gateway
+            self._connection = None

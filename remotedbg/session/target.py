@@ -1,0 +1,151 @@
+"""What `--host` names, resolved through ssh_config the way OpenSSH itself resolves it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import paramiko
+
+from remotedbg.errors import UsageError
+
+DEFAULT_SSH_CONFIG = "~/.ssh/config"
+LOCAL = "local"
+
+_HOST_SPEC = re.compile(
+    r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<ipv6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?$"
+)
+
+
+@dataclass
+class ConnectOptions:
+    """Connection settings from the command line; `None` means 'from ssh_config or default'."""
+
+    host: str
+    ssh_config: str | None = None
+    identity: list[str] = field(default_factory=list)
+    user: str | None = None
+    port: int | None = None
+    connect_timeout: float = 10.0
+    timeout: float | None = 60.0
+    accept_new_host_key: bool = False
+    max_output: int | None = None
+
+
+@dataclass
+class ResolvedTarget:
+    spec: str  # what the user typed, shown in messages and the transcript
+    hostname: str
+    port: int
+    user: str
+    identity_files: list[str]
+    proxy_jump: str | None
+    known_hosts_files: list[str]
+    ssh_config: str | None  # the file used, so jump hosts resolve through it too
+
+    @property
+    def known_hosts_key(self) -> str:
+        """The name OpenSSH and paramiko use for this host in known_hosts."""
+        return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
+
+
+def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
+    match = _HOST_SPEC.match(spec.strip())
+    if not match or spec.strip().startswith("-"):
+        raise UsageError(
+            f"--host {spec!r}: expected an ssh_config alias, user@host[:port] or 'local'"
+        )
+    host = match.group("ipv6") or match.group("host")
+    port = int(match.group("port")) if match.group("port") else None
+    if port is not None and not 0 < port < 65536:
+        raise UsageError(f"--host {spec!r}: port {port} is out of range")
+    return match.group("user"), host, port
+
+
+def config_path(explicit: str | None) -> tuple[str | None, bool]:
+    """The ssh_config file to read (--ssh-config, $REMOTEDBG_SSH_CONFIG, ~/.ssh/config) and
+    whether it was named explicitly (then it replaces the system-wide file, as `ssh -F` does)."""
+    named = explicit or os.environ.get("REMOTEDBG_SSH_CONFIG")
+    if named:
+        expanded = os.path.expanduser(named)
+        if not os.path.isfile(expanded):
+            raise UsageError(f"ssh config {named}: no such file")
+        return expanded, True
+    default = os.path.expanduser(DEFAULT_SSH_CONFIG)
+    return (default if os.path.isfile(default) else None), False
+
+
+def _ssh_dash_g(host: str, config: str | None, explicit: bool) -> dict[str, list[str]] | None:
+    """Resolve with `ssh -G`, which honours Include, Match and every default. None without ssh."""
+    ssh = shutil.which("ssh")
+    if not ssh:
+        return None
+    argv = [ssh, "-G"] + (["-F", config or "/dev/null"] if explicit else []) + ["--", host]
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise UsageError(f"ssh config: {message[-1] if message else 'ssh -G failed'}")
+    values: dict[str, list[str]] = {}
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        key, _, value = line.partition(" ")
+        values.setdefault(key.lower(), []).append(value)
+    return values
+
+
+def _paramiko_lookup(host: str, config: str | None) -> dict[str, list[str]]:
+    parsed = paramiko.SSHConfig.from_path(config) if config else paramiko.SSHConfig()
+    found = parsed.lookup(host)
+    values: dict[str, list[str]] = {}
+    for key, value in found.items():
+        values[key.lower()] = value if isinstance(value, list) else [str(value)]
+    if "userknownhostsfile" in values:
+        values["userknownhostsfile"] = " ".join(values["userknownhostsfile"]).split()
+    return values
+
+
+def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
+    spec = spec or options.host
+    user, host, port = parse_host_spec(spec)
+    config, explicit = config_path(options.ssh_config)
+    values = _ssh_dash_g(host, config, explicit) or _paramiko_lookup(host, config)
+
+    def first(key: str, default: str | None = None) -> str | None:
+        return values.get(key, [default])[0]
+
+    hostname = first("hostname", host) or host
+    resolved_port = options.port or port or int(first("port", "22") or 22)
+    resolved_user = options.user or user or first("user") or _local_user()
+    identities = [os.path.expanduser(path) for path in options.identity]
+    identities += [os.path.expanduser(p) for p in values.get("identityfile", [])]
+    known_hosts: list[str] = []
+    for entry in values.get("userknownhostsfile", ["~/.ssh/known_hosts"]):
+        known_hosts.extend(os.path.expanduser(p) for p in entry.split())
+    jump = first("proxyjump")
+    return ResolvedTarget(
+        spec=spec,
+        hostname=hostname,
+        port=resolved_port,
+        user=resolved_user,
+        identity_files=[p for p in dict.fromkeys(identities) if os.path.isfile(p)],
+        proxy_jump=None if jump in (None, "none") else jump,
+        known_hosts_files=known_hosts,
+        ssh_config=config,
+    )
+
+
+def _local_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+def user_known_hosts(target: ResolvedTarget) -> Path:
+    """Where an accepted new key is recorded: the first UserKnownHostsFile."""
+    return Path(target.known_hosts_files[0] if target.known_hosts_files else "~/.ssh/known_hosts")

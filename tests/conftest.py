@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from remotedbg.session import ConnectOptions, Session, open_session
+from tests.sshd import Sshd, keygen, make_sshd, write_client_config
+
+
+@dataclass
+class Box:
+    """A loopback sshd reachable as an ssh_config alias, as a user would have it set up."""
+
+    alias: str
+    server: Sshd
+    ssh_config: Path
+    known_hosts: Path
+
+    def options(self, **overrides) -> ConnectOptions:
+        values = {"host": self.alias, "ssh_config": str(self.ssh_config), "timeout": 30.0}
+        values.update(overrides)
+        return ConnectOptions(**values)
+
+    def session(self, **overrides) -> Session:
+        return open_session(self.options(**overrides))
+
+
+@dataclass
+class SshWorld:
+    root: Path
+    user_key: Path
+    box: Box
+    nosftp: Box
+
+
+@pytest.fixture(scope="session")
+def ssh_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshWorld]:
+    root = tmp_path_factory.mktemp("ssh")
+    user_key = keygen(root / "user_key")
+    main = make_sshd(root / "box", user_key)
+    bare = make_sshd(root / "nosftp", user_key, sftp=False)
+    known_hosts = root / "known_hosts"
+    config = write_client_config(
+        root / "ssh_config", {"testbox": main, "nosftp": bare}, known_hosts
+    )
+    try:
+        yield SshWorld(
+            root,
+            user_key,
+            Box("testbox", main, config, known_hosts),
+            Box("nosftp", bare, config, known_hosts),
+        )
+    finally:
+        main.stop()
+        bare.stop()
+
+
+@pytest.fixture
+def box(ssh_world: SshWorld) -> Box:
+    return ssh_world.box
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own XDG state dir (transcript, REPL history)."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.delenv("REMOTEDBG_TRANSCRIPT", raising=False)
+    monkeypatch.delenv("REMOTEDBG_SSH_CONFIG", raising=False)
+    return state
+
+
+@pytest.fixture
+def cli(box: Box, isolated_state: Path):
+    """Run the installed CLI in a subprocess, the way a user does, against the test box."""
+
+    def run(
+        *args: str, input: bytes | None = None, timeout: float = 60, env: dict | None = None
+    ) -> subprocess.CompletedProcess:
+        full_env = dict(
+            os.environ,
+            REMOTEDBG_SSH_CONFIG=str(box.ssh_config),
+            XDG_STATE_HOME=str(isolated_state),
+            COLUMNS="200",
+        )
+        full_env.update(env or {})
+        return subprocess.run(
+            [sys.executable, "-m", "remotedbg", *args],
+            input=input,
+            capture_output=True,
+            timeout=timeout,
+            env=full_env,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+
+    return run

@@ -1,0 +1,35 @@
+"""The test box is this machine: look for leftover processes through /proc."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def pids_with_argv(*argv: str) -> list[int]:
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if handle.read() == wanted:
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])

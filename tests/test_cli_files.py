@@ -1,0 +1,210 @@
+"""The primitives as a user runs them: the CLI in a subprocess against the real sshd."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.procs import pids_with_argv, wait_for
+
+
+@pytest.fixture
+def models_dir(tmp_path):
+    models = tmp_path / "sglang" / "python" / "sglang" / "srt" / "models"
+    models.mkdir(parents=True)
+    for name in [
+        "llama_eagle3.py",
+        "kimi_k25_eagle3.py",
+        "qwen2_eagle.py",
+        "llama.py",
+        "qwen3_next_mtp.py",
+    ]:
+        (models / name).write_text("import torch\n\nhot_token_id = d2t + torch.arange(n)\n")
+    (models / "__pycache__").mkdir()
+    (models / "__pycache__" / "llama_eagle3.cpython-311.pyc").write_bytes(b"\0hot_token_id")
+    return models
+
+
+def test_glob_without_match_suggests_the_real_names(cli, models_dir):
+    result = cli("glob", "-H", "testbox", str(models_dir / "eagle*.py"))
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert "no match" in err
+    for name in ["llama_eagle3.py", "kimi_k25_eagle3.py", "qwen2_eagle.py"]:
+        assert name in err
+    assert "llama.py" not in err.split("similar names")[0]
+
+
+def test_glob_matches_are_expanded_remotely(cli, models_dir):
+    result = cli("glob", "-H", "testbox", "--json", str(models_dir / "*eagle3.py"))
+    assert result.returncode == 0
+    doc = json.loads(result.stdout)
+    assert [os.path.basename(p) for p in doc["results"][0]["matches"]] == [
+        "kimi_k25_eagle3.py",
+        "llama_eagle3.py",
+    ]
+
+
+def test_glob_many_matches_and_awkward_names(cli, tmp_path):
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(600):
+        (many / f"shard-{i:05d}.safetensors").write_bytes(b"")
+    awkward = [
+        "with space.py",
+        "quote'in.py",
+        'dq"x.py',
+        "new\nline.py",
+        "$(touch pwned).py",
+        "semi;colon.py",
+        "star*.py",
+    ]
+    for name in awkward:
+        (many / name).write_bytes(b"")
+    result = cli("glob", "-H", "testbox", "--json", str(many / "*.safetensors"), str(many / "*.py"))
+    assert result.returncode == 0
+    first, second = json.loads(result.stdout)["results"]
+    assert first["count"] == 600
+    assert sorted(os.path.basename(p) for p in second["matches"]) == sorted(awkward)
+    assert not (tmp_path / "pwned").exists() and not os.path.exists("pwned")
+
+
+def test_tilde_expands_to_the_remote_home(cli):
+    result = cli("glob", "-H", "testbox", "--json", "~")
+    assert json.loads(result.stdout)["results"][0]["matches"] == [os.path.expanduser("~")]
+
+
+def test_double_star_recurses(cli, models_dir, tmp_path):
+    result = cli("glob", "-H", "testbox", "--json", str(tmp_path / "**" / "*_eagle3.py"))
+    names = [os.path.basename(p) for p in json.loads(result.stdout)["results"][0]["matches"]]
+    assert names == ["kimi_k25_eagle3.py", "llama_eagle3.py"]
+
+
+def test_find_prunes_pycache_and_filters(cli, models_dir, tmp_path):
+    result = cli("find", "-H", "testbox", "--json", str(tmp_path), "--name", "*eagle*", "-t", "f")
+    paths = [r["path"] for r in json.loads(result.stdout)["results"]]
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "kimi_k25_eagle3.py",
+        "llama_eagle3.py",
+        "qwen2_eagle.py",
+    ]
+    checkout = tmp_path / "sglang"
+    shallow = cli("find", "-H", "testbox", "--json", str(checkout), "--max-depth", "1")
+    assert [r["path"] for r in json.loads(shallow.stdout)["results"]] == [str(checkout / "python")]
+
+
+def test_grep_records_and_context(cli, models_dir):
+    (models_dir / "binary.bin").write_bytes(b"\0\1hot_token_id\0")
+    result = cli(
+        "grep",
+        "-H",
+        "testbox",
+        "--json",
+        "-C",
+        "1",
+        r"hot_token_id\s*=",
+        str(models_dir / "*eagle*.py"),
+        str(models_dir / "binary.bin"),
+    )
+    assert result.returncode == 0
+    records = json.loads(result.stdout)["records"]
+    assert sorted(os.path.basename(r["path"]) for r in records) == [
+        "kimi_k25_eagle3.py",
+        "llama_eagle3.py",
+        "qwen2_eagle.py",
+    ]
+    assert all(r["line"] == 3 and r["before"] == [{"line": 2, "text": ""}] for r in records)
+    plain = cli("grep", "-H", "testbox", "hot_token_id", str(models_dir / "llama_eagle3.py"))
+    assert (
+        plain.stdout.decode()
+        == f"{models_dir / 'llama_eagle3.py'}:3:hot_token_id = d2t + torch.arange(n)\n"
+    )
+    nothing = cli("grep", "-H", "testbox", "no_such_symbol", str(models_dir))
+    assert nothing.returncode == 1
+
+
+def test_grep_pattern_is_data_not_shell(cli, models_dir, tmp_path):
+    canary = tmp_path / "canary"
+    result = cli("grep", "-H", "testbox", f"$(touch {canary})'\"; touch {canary}", str(models_dir))
+    assert result.returncode == 1 and not canary.exists()
+
+
+def test_cat_prints_bytes_and_reports_missing(cli, models_dir):
+    result = cli("cat", "-H", "testbox", str(models_dir / "llama_eagle3.py"))
+    assert result.stdout == (models_dir / "llama_eagle3.py").read_bytes()
+    missing = cli("cat", "-H", "testbox", str(models_dir / "eagle3.py"))
+    assert missing.returncode == 1 and b"llama_eagle3.py" in missing.stderr
+
+
+def test_run_passes_the_exit_status_and_quotes_arguments(cli, tmp_path):
+    result = cli("run", "-H", "testbox", "--", "printf", "%s|", "a b", "$HOME", "x;y")
+    assert result.stdout == b"a b|$HOME|x;y|"
+    failed = cli("run", "-H", "testbox", "--", "sh", "-c", "exit 42")
+    assert failed.returncode == 42
+    shell = cli("run", "-H", "testbox", "--shell", "--", "echo $((2+3)) | tr 5 f")
+    assert shell.stdout == b"f\n"
+
+
+def test_run_json_is_one_document(cli):
+    result = cli("run", "-H", "testbox", "--json", "--", "echo", "hi")
+    doc = json.loads(result.stdout)
+    assert doc["stdout"] == "hi\n" and doc["exit_status"] == 0
+
+
+def test_run_timeout_exits_4_and_leaves_nothing(cli):
+    start = time.monotonic()
+    result = cli("run", "-H", "testbox", "--timeout", "1", "--", "sleep", "36.5")
+    assert result.returncode == 4
+    assert time.monotonic() - start < 6
+    assert b"timed out" in result.stderr and len(result.stderr.decode().strip().splitlines()) == 1
+    assert wait_for(lambda: not pids_with_argv("sleep", "36.5"))
+
+
+def test_ctrl_c_stops_the_remote_command_within_a_second(box, isolated_state):
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "sleep", "37.5"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert wait_for(lambda: bool(pids_with_argv("sleep", "37.5")), timeout=10)
+    start = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    process.wait(5)
+    assert time.monotonic() - start < 1.5
+    assert process.returncode == 130
+    assert wait_for(lambda: not pids_with_argv("sleep", "37.5"), timeout=2)
+
+
+def test_host_local_runs_the_same_commands(cli, models_dir):
+    result = cli("glob", "-H", "local", "--json", str(models_dir / "*eagle3.py"))
+    assert json.loads(result.stdout)["results"][0]["count"] == 2
+    assert cli("run", "-H", "local", "--", "sh", "-c", "exit 5").returncode == 5
+
+
+def test_history_shows_redacted_entries(cli):
+    cli("run", "-H", "testbox", "--shell", "--", "HF_TOKEN=hf_secretsecret123 true")
+    result = cli("history", "--json")
+    entries = json.loads(result.stdout)["entries"]
+    assert entries and entries[-1]["target"] == "testbox"
+    assert "hf_secretsecret123" not in result.stdout.decode()
+    assert "HF_TOKEN=***" in entries[-1]["command"]
+
+
+def test_bad_host_spec_is_a_usage_error(cli):
+    result = cli("glob", "-H", "-oProxyCommand=touch /tmp/x", "x")
+    assert result.returncode == 2
+
+
+def test_unreachable_host_exit_3_one_line(cli):
+    result = cli("run", "-H", "127.0.0.1:1", "--connect-timeout", "3", "--", "true")
+    assert result.returncode == 3
+    assert len(result.stderr.decode().strip().splitlines()) == 1
+    assert b"Traceback" not in result.stderr

@@ -1,0 +1,132 @@
+"""Host keys as OpenSSH checks them, ProxyJump and Include, through the CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sshd import write_client_config
+
+
+@pytest.fixture
+def fresh_config(ssh_world, tmp_path):
+    """The test box under an alias whose known_hosts file does not know it yet."""
+    known = tmp_path / "known_hosts"
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host fresh\n  HostName 127.0.0.1\n  Port {ssh_world.box.server.port}\n"
+        f"  IdentityFile {ssh_world.user_key}\n  UserKnownHostsFile {known}\n"
+    )
+    return config, known
+
+
+def test_unknown_host_is_refused_then_accepted_on_request(cli, fresh_config):
+    config, known = fresh_config
+    refused = cli("run", "-H", "fresh", "--ssh-config", str(config), "--", "true")
+    assert refused.returncode == 3
+    message = refused.stderr.decode()
+    assert "unknown host key" in message and "--accept-new-host-key" in message
+    assert "SHA256:" in message and not known.exists()
+
+    accepted = cli(
+        "run",
+        "-H",
+        "fresh",
+        "--ssh-config",
+        str(config),
+        "--accept-new-host-key",
+        "--",
+        "echo",
+        "in",
+    )
+    assert accepted.returncode == 0 and accepted.stdout == b"in\n"
+    assert known.read_text().count("\n") == 1
+
+    again = cli("run", "-H", "fresh", "--ssh-config", str(config), "--", "echo", "again")
+    assert again.returncode == 0
+
+
+def test_changed_host_key_is_always_refused_naming_the_line(cli, fresh_config, ssh_world, tmp_path):
+    config, known = fresh_config
+    other = (ssh_world.root / "nosftp" / "host_key.pub").read_text().split()
+    port = ssh_world.box.server.port
+    known.write_text(f"# comment\n[127.0.0.1]:{port} {other[0]} {other[1]}\n")
+    for extra in ([], ["--accept-new-host-key"]):
+        result = cli("run", "-H", "fresh", "--ssh-config", str(config), *extra, "--", "true")
+        assert result.returncode == 3
+        message = result.stderr.decode()
+        assert "HOST KEY CHANGED" in message and f"{known}:2" in message
+        assert len(message.strip().splitlines()) == 1
+
+
+def test_proxyjump_through_a_second_sshd(cli, ssh_world, tmp_path):
+    known = tmp_path / "known_hosts"
+    config = write_client_config(
+        tmp_path / "config",
+        {"jumphost": ssh_world.box.server, "inner": ssh_world.nosftp.server},
+        known,
+        extra={"inner": ["ProxyJump jumphost"]},
+    )
+    result = cli("run", "-H", "inner", "--ssh-config", str(config), "--", "echo", "$SSH_CONNECTION")
+    assert result.returncode == 0, result.stderr
+    jump = cli(
+        "run", "-H", "inner", "--ssh-config", str(config), "--shell", "--", "echo $SSH_CONNECTION"
+    )
+    # the inner sshd sees a connection arriving from the jump host's forwarding, on its own port
+    assert jump.stdout.decode().split()[3] == str(ssh_world.nosftp.server.port)
+
+
+def test_include_in_ssh_config_is_honoured(cli, ssh_world, tmp_path):
+    known = tmp_path / "known_hosts"
+    included = write_client_config(
+        tmp_path / "included.conf", {"viainclude": ssh_world.box.server}, known
+    )
+    main = tmp_path / "config"
+    main.write_text(f"Include {included}\n")
+    result = cli("run", "-H", "viainclude", "--ssh-config", str(main), "--", "echo", "ok")
+    assert result.returncode == 0 and result.stdout == b"ok\n"
+
+
+def test_user_host_port_form_with_identity(cli, ssh_world, tmp_path):
+    known = tmp_path / "known_hosts"
+    known.write_text(ssh_world.box.server.host_key_line)
+    config = tmp_path / "config"
+    config.write_text(f"Host *\n  UserKnownHostsFile {known}\n")
+    spec = f"{ssh_world.box.server.user}@127.0.0.1:{ssh_world.box.server.port}"
+    result = cli(
+        "run",
+        "-H",
+        spec,
+        "--ssh-config",
+        str(config),
+        "-i",
+        str(ssh_world.user_key),
+        "--",
+        "echo",
+        "direct",
+    )
+    assert result.returncode == 0 and result.stdout == b"direct\n"
+
+
+def test_wrong_key_is_an_auth_failure(cli, ssh_world, tmp_path):
+    from tests.sshd import keygen
+
+    stranger = keygen(tmp_path / "stranger")
+    known = tmp_path / "known_hosts"
+    known.write_text(ssh_world.box.server.host_key_line)
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host *\n  UserKnownHostsFile {known}\n  IdentitiesOnly yes\n  IdentityFile {stranger}\n"
+    )
+    spec = f"127.0.0.1:{ssh_world.box.server.port}"
+    result = cli(
+        "run",
+        "-H",
+        spec,
+        "--ssh-config",
+        str(config),
+        "--",
+        "true",
+        env={"SSH_AUTH_SOCK": "", "HOME": str(tmp_path)},
+    )
+    assert result.returncode == 3
+    assert b"authentication failed" in result.stderr

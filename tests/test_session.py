@@ -1,0 +1,155 @@
+"""Session behaviour against a real sshd: reuse, timeouts, caps, drops, SFTP-less servers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from remotedbg.errors import ConnectionFailed, Interrupted, RemoteTimeout
+from remotedbg.session import ConnectOptions, open_session
+from tests.procs import parent_of, pids_with_argv, wait_for
+from tests.sshd import make_sshd, write_client_config
+
+
+def test_one_connection_serves_many_commands(box):
+    with box.session() as session:
+        first = session._connection.client.get_transport()
+        results = [session.run(["echo", str(i)]) for i in range(5)]
+        assert [r.stdout for r in results] == [f"{i}\n" for i in range(5)]
+        assert session._connection.client.get_transport() is first
+        assert all(r.exit_status == 0 and r.duration > 0 for r in results)
+
+
+def test_exit_status_stdout_stderr_are_separate(box):
+    with box.session() as session:
+        result = session.run("echo out; echo err >&2; exit 7")
+    assert (result.exit_status, result.stdout, result.stderr) == (7, "out\n", "err\n")
+    assert result.stdout_bytes == b"out\n"
+
+
+def test_cwd_and_env_are_quoted(box, tmp_path):
+    odd = tmp_path / "dir with 'quotes' and $x"
+    odd.mkdir()
+    with box.session() as session:
+        result = session.run('pwd; printf %s "$WEIRD"', cwd=str(odd), env={"WEIRD": "a b;$(c)"})
+    assert result.stdout == f"{odd}\na b;$(c)"
+
+
+def test_streaming_delivers_chunks_live(box):
+    chunks = []
+    with box.session() as session:
+        session.run("echo one; sleep 0.3; echo two", stream=lambda n, c: chunks.append((n, c)))
+    assert b"".join(c for _, c in chunks) == b"one\ntwo\n"
+    assert len(chunks) >= 2
+
+
+def test_timeout_stops_the_remote_process(box):
+    with box.session() as session:
+        start = time.monotonic()
+        with pytest.raises(RemoteTimeout):
+            session.run(["sh", "-c", "sleep 31.25 & sleep 31.5; wait"], timeout=1)
+        assert time.monotonic() - start < 2.5
+    assert wait_for(
+        lambda: not pids_with_argv("sleep", "31.25") and not pids_with_argv("sleep", "31.5")
+    )
+
+
+def test_output_cap_truncates_and_stops(box):
+    with box.session(max_output=100_000) as session:
+        result = session.run(["yes", "remotedbg-cap"])
+    assert result.truncated and result.exit_status is None
+    assert len(result.stdout_bytes) == 100_000
+    assert wait_for(lambda: not pids_with_argv("yes", "remotedbg-cap"))
+
+
+def test_keyboard_interrupt_stops_the_remote_process(box):
+    with box.session() as session:
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(Interrupted):
+            session.run(["sleep", "32.5"])
+        assert time.monotonic() - start < 2
+    assert wait_for(lambda: not pids_with_argv("sleep", "32.5"))
+
+
+@pytest.fixture
+def private_box(ssh_world, tmp_path):
+    """An sshd of this test's own, which the test may kill."""
+    server = make_sshd(tmp_path / "sshd", ssh_world.user_key)
+    config = write_client_config(tmp_path / "config", {"mine": server}, tmp_path / "known_hosts")
+    yield server, ConnectOptions(host="mine", ssh_config=str(config), timeout=30)
+    server.stop()
+
+
+def _session_sshd_of(argv: tuple[str, ...]) -> int:
+    pids = []
+    assert wait_for(lambda: bool(pids.extend(pids_with_argv(*argv)) or pids))
+    return parent_of(pids[0])  # the sleep's parent shell was exec'd away: parent is sshd
+
+
+def test_killed_sshd_mid_command_fails_fast(private_box):
+    server, options = private_box
+    session = open_session(options)
+    killer = threading.Thread(target=lambda: os.kill(_session_sshd_of(("sleep", "33.5")), 9))
+    killer.start()
+    start = time.monotonic()
+    with pytest.raises(ConnectionFailed):
+        session.run(["sleep", "33.5"])
+    killer.join()
+    assert time.monotonic() - start < 5
+    session.close()
+    for pid in pids_with_argv("sleep", "33.5"):  # orphaned by the killed sshd, as on a real box
+        os.kill(pid, 9)
+
+
+def test_dropped_transport_reconnects_on_next_command(private_box):
+    server, options = private_box
+    session = open_session(options)
+    assert session.run("true").exit_status == 0
+    old = session._connection.client.get_transport()
+
+    # drop the connection from the server side between two commands
+    def doomed() -> None:
+        with pytest.raises(ConnectionFailed):
+            session.run(["sleep", "34.5"], timeout=10)
+
+    thread = threading.Thread(target=doomed)
+    thread.start()
+    os.kill(_session_sshd_of(("sleep", "34.5")), 9)
+    thread.join()
+    for pid in pids_with_argv("sleep", "34.5"):
+        os.kill(pid, 9)
+    assert session.run(["echo", "back"]).stdout == "back\n"
+    assert session._connection.client.get_transport() is not old
+    session.close()
+
+
+def test_server_without_sftp_still_runs_commands(ssh_world):
+    with ssh_world.nosftp.session() as session:
+        assert not session.has_sftp
+        assert session.run(["echo", "fine"]).stdout == "fine\n"
+
+
+def test_server_with_sftp_offers_it(box):
+    with box.session() as session:
+        assert session.has_sftp
+
+
+def test_local_target_uses_the_same_contract(tmp_path):
+    with open_session(ConnectOptions(host="local", timeout=5)) as session:
+        result = session.run("echo $((6*7)); exit 3", cwd=str(tmp_path))
+        assert (result.exit_status, result.stdout) == (3, "42\n")
+        with pytest.raises(RemoteTimeout):
+            session.run(["sleep", "35.5"], timeout=0.5)
+    assert wait_for(lambda: not pids_with_argv("sleep", "35.5"))
+
+
+def test_unreachable_host_is_a_connection_failure(tmp_path):
+    with pytest.raises(ConnectionFailed) as error:
+        open_session(ConnectOptions(host="127.0.0.1:1", ssh_config=None, connect_timeout=3))
+    assert "cannot connect" in str(error.value)
