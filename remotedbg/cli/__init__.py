@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from remotedbg.cli import files
+from remotedbg.cli import files, tensors
+from remotedbg.cli.context import remote_command
 
 app = typer.Typer(
     name="remotedbg",
@@ -21,6 +22,8 @@ app.command("find")(files.find)
 app.command("grep")(files.grep)
 app.command("cat")(files.cat)
 app.command("history")(files.history)
+app.add_typer(tensors.app, name="tensors")
+app.command("vocab-check")(remote_command(tensors.vocab_check))
 
 
 def main() -> None:

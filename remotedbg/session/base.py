@@ -58,9 +58,13 @@ def kill_group_script(pid: int, grace: float = 0.5) -> str:
 class OutputCollector:
     """Collects stdout/stderr up to a cap, strips the PID marker and forwards live chunks."""
 
-    def __init__(self, max_output: int, stream: StreamCallback | None) -> None:
+    def __init__(
+        self, max_output: int, stream: StreamCallback | None, capture: bool = True
+    ) -> None:
         self.max_output = max_output
         self.stream = stream
+        self.capture = capture
+        self.counts = {"stdout": 0, "stderr": 0}
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.pid: int | None = None
@@ -83,12 +87,13 @@ class OutputCollector:
             self._head.clear()
             if not data:
                 return
-        buffer = self.stdout if name == "stdout" else self.stderr
-        room = self.max_output - len(buffer)
+        room = self.max_output - self.counts[name]
         if room < len(data):
             self.overflowed = True
             data = data[: max(room, 0)]
-        buffer += data
+        self.counts[name] += len(data)
+        if self.capture or name == "stderr":
+            (self.stdout if name == "stdout" else self.stderr).extend(data)
         if self.stream and data:
             self.stream(name, data)
 
@@ -119,11 +124,14 @@ class Session(ABC):
         stream: StreamCallback | None = None,
         max_output: int | None = None,
         label: str | None = None,
+        capture: bool = True,
     ) -> RunResult:
-        """Run a command on the target. Raises RemoteTimeout, Interrupted or ConnectionFailed."""
+        """Run a command on the target. Raises RemoteTimeout, Interrupted or ConnectionFailed.
+
+        With `capture=False` stdout goes only to `stream` (large binary pulls)."""
         text = build_command(command, cwd, env)
         effective_timeout = self.default_timeout if timeout is None else timeout
-        collector = OutputCollector(max_output or self.max_output, stream)
+        collector = OutputCollector(max_output or self.max_output, stream, capture)
         start = time.monotonic()
         status: int | None = None
         timed_out = False

@@ -1,0 +1,808 @@
+"""EAGLE-3 draft vocab map checks: d2t (offsets) and t2d (mask) against each other and the configs.
+
+Facts the checks rest on: a draft with a reduced vocab of N ids stores `d2t` (int64, length N)
+as OFFSETS, so the engine maps draft id i to target id i + d2t[i]; `t2d` (bool, length V = target
+vocab) marks the target ids in the draft vocab, so nonzero(t2d) == arange(N) + d2t. A broken
+converter stores the absolute target ids in d2t instead; the engine then adds arange again.
+
+`analyze_vocab_map` is pure and takes numpy arrays or plain lists: one analysis, written against a
+handful of vector primitives (`_NumpyOps` when numpy imports, `_ListOps` otherwise), so both paths
+give identical answers. `vocab_check` is the agent entry reading the tensors in place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+
+from remotedbg.agent.checkpoint import (
+    CheckpointError,
+    load_json_file,
+    open_checkpoint,
+    resolve_checkpoint_dir,
+)
+from remotedbg.agent.findings import ERROR, WARNING, finding
+from remotedbg.agent.safetensors_file import numpy_or_none
+
+FEW = 5  # examples in evidence
+HEAD = 10  # leading values shown
+TOKENIZER_CAP = 64 * 1024 * 1024
+DEFAULT_TOKENIZER_SAMPLE = 8
+
+DRAFT_CONFIG_FIELDS = (
+    "architectures",
+    "draft_vocab_size",
+    "vocab_size",
+    "hidden_size",
+    "target_hidden_size",
+    "eos_token_id",
+)
+TARGET_CONFIG_FIELDS = ("architectures", "vocab_size", "hidden_size", "eos_token_id")
+
+
+# ------------------------------------------------------------------------------ vector primitives
+
+
+class _ListOps:
+    """Stdlib vectors: Python lists of int/bool/float."""
+
+    name = "stdlib"
+
+    def vec(self, values):
+        if isinstance(values, list):
+            out = values
+        elif hasattr(values, "tolist"):
+            out = values.tolist()
+        else:
+            out = list(values)
+        if out and isinstance(out[0], list):  # nested (2-D) input: flatten
+            out = _flatten(out)
+        return out
+
+    def kind(self, v):
+        if all(isinstance(x, bool) for x in v):
+            return "bool"
+        if all(isinstance(x, int) for x in v):
+            return "int"
+        if all(isinstance(x, (int, float)) for x in v):
+            return "float"
+        return "other"
+
+    def to_int(self, v):
+        """(int vector, None) or (None, first offending value) when values are not integral."""
+        out = []
+        for x in v:
+            if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+                return None, x
+            if x != int(x):
+                return None, x
+            out.append(int(x))
+        return out, None
+
+    def mask(self, v):
+        return [bool(x) for x in v]
+
+    def head(self, v, k):
+        return [_py(x) for x in v[:k]]
+
+    def add_arange(self, v):
+        return [x + i for i, x in enumerate(v)]
+
+    def nonzero(self, v):
+        return [i for i, x in enumerate(v) if x]
+
+    def count_true(self, v):
+        return sum(1 for x in v if x)
+
+    def equal(self, a, b):
+        return len(a) == len(b) and all(x == y for x, y in zip(a, b))  # noqa: B905 (3.8)
+
+    def setdiff(self, a, b):
+        other = set(b)
+        missing = sorted(set(x for x in a if x not in other))
+        return len(missing), missing[:FEW]
+
+    def strictly_increasing(self, v):
+        return all(x < y for x, y in zip(v, v[1:]))  # noqa: B905
+
+    def nondecreasing(self, v):
+        return all(x <= y for x, y in zip(v, v[1:]))  # noqa: B905
+
+    def all_ge_index(self, v):
+        return all(x >= i for i, x in enumerate(v))
+
+    def vmin(self, v):
+        return min(v) if v else None
+
+    def vmax(self, v):
+        return max(v) if v else None
+
+    def outside(self, v, lo, hi):
+        bad = [i for i, x in enumerate(v) if x < lo or (hi is not None and x >= hi)]
+        return len(bad), bad[:FEW]
+
+    def value_counts(self, v, k):
+        """(distinct, [(value, count, first draft ids)] for the k most repeated, ties by first
+        occurrence)."""
+        counts = Counter(v)
+        first = {}
+        for i, x in enumerate(v):
+            if x not in first:
+                first[x] = i
+        top = sorted(counts, key=lambda x: (-counts[x], first[x]))[:k]
+        out = []
+        for value in top:
+            ids = [i for i, x in enumerate(v) if x == value][:FEW]
+            out.append((value, counts[value], ids))
+        return len(counts), out
+
+    def contains(self, v, values):
+        present = set(v)
+        return [x in present for x in values]
+
+
+class _NumpyOps:
+    """numpy vectors: 1-D arrays."""
+
+    name = "numpy"
+
+    def __init__(self, np):
+        self.np = np
+
+    def vec(self, values):
+        return self.np.asarray(values).reshape(-1)
+
+    def kind(self, v):
+        return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(v.dtype.kind, "other")
+
+    def to_int(self, v):
+        np = self.np
+        if v.dtype.kind in "iub":
+            return v.astype(np.int64), None
+        if v.dtype.kind != "f":
+            return None, _py(v[0]) if len(v) else None
+        bad = ~np.isfinite(v)
+        if not bad.any():
+            bad = v != np.floor(v)
+        if bad.any():
+            return None, _py(v[int(np.flatnonzero(bad)[0])])
+        return v.astype(np.int64), None
+
+    def mask(self, v):
+        return v.astype(bool)
+
+    def head(self, v, k):
+        return [_py(x) for x in v[:k].tolist()]
+
+    def add_arange(self, v):
+        return v + self.np.arange(len(v), dtype=v.dtype)
+
+    def nonzero(self, v):
+        return self.np.flatnonzero(v).astype(self.np.int64)
+
+    def count_true(self, v):
+        return int(self.np.count_nonzero(v))
+
+    def equal(self, a, b):
+        return bool(self.np.array_equal(a, b))
+
+    def setdiff(self, a, b):
+        missing = self.np.setdiff1d(a, b)
+        return int(len(missing)), [int(x) for x in missing[:FEW]]
+
+    def strictly_increasing(self, v):
+        return bool((self.np.diff(v) > 0).all())
+
+    def nondecreasing(self, v):
+        return bool((self.np.diff(v) >= 0).all())
+
+    def all_ge_index(self, v):
+        return bool((v >= self.np.arange(len(v))).all())
+
+    def vmin(self, v):
+        return int(v.min()) if len(v) else None
+
+    def vmax(self, v):
+        return int(v.max()) if len(v) else None
+
+    def outside(self, v, lo, hi):
+        bad = v < lo
+        if hi is not None:
+            bad |= v >= hi
+        where = self.np.flatnonzero(bad)
+        return int(len(where)), [int(i) for i in where[:FEW]]
+
+    def value_counts(self, v, k):
+        np = self.np
+        values, first, counts = np.unique(v, return_index=True, return_counts=True)
+        order = np.lexsort((first, -counts))[:k]
+        out = []
+        for j in order:
+            ids = np.flatnonzero(v == values[j])[:FEW]
+            out.append((int(values[j]), int(counts[j]), [int(i) for i in ids]))
+        return int(len(values)), out
+
+    def contains(self, v, values):
+        if not values:
+            return []
+        return [bool(x) for x in self.np.isin(self.np.asarray(values, dtype=self.np.int64), v)]
+
+
+def _flatten(nested):
+    out = []
+    stack = [nested]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _py(x):
+    if hasattr(x, "item"):
+        x = x.item()
+    return x
+
+
+def _ops():
+    np = numpy_or_none()
+    return _NumpyOps(np) if np is not None else _ListOps()
+
+
+# ------------------------------------------------------------------------------------- analysis
+
+
+def dtype_kind_from_name(name):
+    """'bool' / 'int' / 'float' / 'other' for a dtype spelled the safetensors, numpy or torch way
+    ("I64", "int64", "torch.int64", "BOOL", "bool", "BF16", "float32")."""
+    if name is None:
+        return None
+    text = str(name).lower().replace("torch.", "").replace("numpy.", "").strip("<>|=")
+    if text in ("bool", "bool_", "b1", "?"):
+        return "bool"
+    if re.match(r"^(u?int\d*|[iu]\d+|long|short|int)$", text):
+        return "int"
+    if re.match(r"^(b?f(loat)?\d+.*|half|double|float|bfloat16|f8_.*|f[46].*)$", text):
+        return "float"
+    return "other"
+
+
+def _as_int(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _eos_ids(config):
+    value = (config or {}).get("eos_token_id")
+    if value is None:
+        return []
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return [v for v in values if _as_int(v) is not None]
+
+
+def _fields(config, names):
+    config = config or {}
+    return {name: config.get(name) for name in names if name in config}
+
+
+def analyze_vocab_map(
+    d2t,
+    t2d,
+    draft_config,
+    target_config=None,
+    lm_head_shape=None,
+    d2t_dtype=None,
+    t2d_dtype=None,
+):
+    """Check an EAGLE-3 draft vocab map. Returns {"findings": [...], "summary": {...}}.
+
+    d2t / t2d: numpy arrays or lists (or None when absent); configs: dicts (draft config.json,
+    target config.json or None); lm_head_shape: [rows, hidden] of the draft lm_head weight;
+    *_dtype: the stored dtype names (safetensors/numpy/torch spelling) when known.
+    """
+    ops = _ops()
+    dc = draft_config or {}
+    tc = target_config or {}
+    findings = []
+    notes = []
+
+    d2t_v = ops.vec(d2t) if d2t is not None else None
+    t2d_v = ops.vec(t2d) if t2d is not None else None
+    d2t_kind = dtype_kind_from_name(d2t_dtype) if d2t_dtype else None
+    t2d_kind = dtype_kind_from_name(t2d_dtype) if t2d_dtype else None
+    if d2t_v is not None and d2t_kind is None:
+        d2t_kind = ops.kind(d2t_v) if len(d2t_v) else "int"
+    if t2d_v is not None and t2d_kind is None:
+        t2d_kind = ops.kind(t2d_v) if len(t2d_v) else "bool"
+
+    # ---- sizes
+    cfg_draft_vocab = _as_int(dc.get("draft_vocab_size"))
+    draft_cfg_vocab = _as_int(dc.get("vocab_size"))
+    target_cfg_vocab = _as_int(tc.get("vocab_size"))
+    lm_rows = _as_int(int(lm_head_shape[0])) if lm_head_shape else None
+    n_d2t = len(d2t_v) if d2t_v is not None else None
+    t2d_len = len(t2d_v) if t2d_v is not None else None
+    t2d_mask = ops.mask(t2d_v) if t2d_v is not None else None
+    t2d_count = ops.count_true(t2d_mask) if t2d_mask is not None else None
+    if target_cfg_vocab is not None:
+        vocab, vocab_source = target_cfg_vocab, "target config vocab_size"
+    elif draft_cfg_vocab is not None:
+        vocab, vocab_source = draft_cfg_vocab, "draft config vocab_size"
+    elif t2d_len is not None:
+        vocab, vocab_source = t2d_len, "len(t2d)"
+    else:
+        vocab, vocab_source = None, None
+    draft_vocab = next(
+        (v for v in (n_d2t, cfg_draft_vocab, lm_rows, t2d_count) if v is not None), None
+    )
+
+    # ---- dtypes
+    wrong = []
+    if d2t_v is not None and d2t_kind != "int":
+        wrong.append("d2t is %s, not an integer type" % (d2t_dtype or d2t_kind))
+    if t2d_v is not None and t2d_kind != "bool":
+        wrong.append("t2d is %s, not bool" % (t2d_dtype or t2d_kind))
+    if wrong:
+        findings.append(
+            finding(
+                "d2t-wrong-dtype",
+                ERROR,
+                "Vocab map tensors have the wrong dtype",
+                "; ".join(wrong) + ". Engines expect d2t int64 (offsets added to int64 ids) "
+                "and t2d bool; a float d2t breaks the index arithmetic or loses precision.",
+                {
+                    "d2t_dtype": d2t_dtype or d2t_kind,
+                    "t2d_dtype": t2d_dtype or t2d_kind,
+                    "d2t_head": ops.head(d2t_v, HEAD) if d2t_v is not None else None,
+                    "expected": {"d2t": "int64", "t2d": "bool"},
+                },
+            )
+        )
+
+    d2t_i = None
+    if d2t_v is not None:
+        d2t_i, offending = ops.to_int(d2t_v)
+        if d2t_i is None:
+            notes.append("d2t holds non-integral value %r: map not analysed" % (offending,))
+
+    # ---- d2t missing
+    if d2t_v is None:
+        smaller = [v for v in (cfg_draft_vocab, lm_rows, t2d_count) if v is not None]
+        if vocab is not None and smaller and min(smaller) < vocab:
+            findings.append(
+                finding(
+                    "d2t-missing",
+                    ERROR,
+                    "Draft vocab is smaller than the target's but there is no d2t",
+                    "Without d2t the engine cannot map the %d draft ids back to the %d target "
+                    "ids: draft tokens come out as the wrong target tokens (or the engine "
+                    "refuses to load)." % (min(smaller), vocab),
+                    {
+                        "draft_vocab_size": cfg_draft_vocab,
+                        "lm_head_rows": lm_rows,
+                        "t2d_true_count": t2d_count,
+                        "target_vocab": vocab,
+                        "target_vocab_source": vocab_source,
+                        "t2d_present": t2d_v is not None,
+                    },
+                )
+            )
+
+    # ---- format, range, t2d agreement
+    fmt, fmt_evidence = "unknown", None
+    mapped = None
+    t2d_ids = ops.nonzero(t2d_mask) if t2d_mask is not None else None
+    collapse = None
+    vocab_ids = None  # the set of target ids the draft vocab is meant to cover
+    if d2t_i is not None:
+        mapped = ops.add_arange(d2t_i)
+        n = len(d2t_i)
+        strictly = ops.strictly_increasing(d2t_i)
+        heuristic_absolute = (
+            n > 1 and strictly and ops.all_ge_index(d2t_i) and (ops.vmax(d2t_i) or 0) >= n
+        )
+        t2d_matches = t2d_ids is not None and ops.equal(t2d_ids, mapped)
+        if t2d_matches:
+            fmt, fmt_evidence = "offsets", "t2d"
+        elif t2d_ids is not None and ops.equal(t2d_ids, d2t_i):
+            fmt, fmt_evidence = "absolute", "t2d"
+        elif heuristic_absolute:
+            fmt, fmt_evidence = "absolute", "heuristic"
+        elif ops.nondecreasing(d2t_i) and (ops.vmin(d2t_i) or 0) >= 0:
+            fmt, fmt_evidence = "offsets", "heuristic"
+        vocab_ids = d2t_i if fmt == "absolute" else mapped
+        n_out, first_out = ops.outside(mapped, 0, vocab)
+        distinct, top = ops.value_counts(d2t_i, 3)
+        collapse = {
+            "distinct_targets": distinct,
+            "draft_ids": n,
+            "max_collapse": top[0][1] if top else 0,
+            "examples": [
+                {"target_id": value, "count": count, "draft_ids": ids}
+                for value, count, ids in top
+                if count > 1
+            ],
+        }
+
+        if fmt == "absolute":
+            evidence = {
+                "d2t_head": ops.head(d2t_i, HEAD),
+                "engine_ids_head (arange + d2t)": ops.head(mapped, HEAD),
+                "evidence_source": fmt_evidence,
+                "engine_ids_out_of_range": n_out,
+                "target_vocab": vocab,
+            }
+            if fmt_evidence == "t2d":
+                evidence["nonzero_t2d_head"] = ops.head(t2d_ids, HEAD)
+                detail = (
+                    "nonzero(t2d) equals d2t itself, not arange(N) + d2t: d2t holds absolute "
+                    "target ids. The engine adds arange(N) again, so draft id i becomes "
+                    "d2t[i] + i (%d of %d land outside the target vocab). Fix: d2t = ids - "
+                    "arange(N)." % (n_out, n)
+                )
+            else:
+                detail = (
+                    "No usable t2d to confirm, so this is a heuristic (weaker evidence): d2t "
+                    "is strictly increasing with d2t[i] >= i and values up to %s >= N=%d, "
+                    "which is what absolute target ids look like; offsets from a frequency-"
+                    "chosen vocab repeat. As offsets, %d of %d ids land outside the target "
+                    "vocab." % (ops.vmax(d2t_i), n, n_out, n)
+                )
+            findings.append(
+                finding(
+                    "d2t-absolute-ids",
+                    ERROR,
+                    "d2t holds absolute target ids, not offsets",
+                    detail,
+                    evidence,
+                )
+            )
+        else:
+            n_dup, dup_top = (n - distinct_mapped(ops, mapped)), None
+            if n_dup:
+                _d, dup_top = ops.value_counts(mapped, 3)
+            if n_out or n_dup:
+                findings.append(
+                    finding(
+                        "d2t-out-of-range",
+                        ERROR,
+                        "d2t maps draft ids outside the target vocab or onto the same id",
+                        "target id = draft id + d2t[draft id] must be unique and in [0, %s): "
+                        "%d outside, %d repeated." % (vocab, n_out, n_dup),
+                        {
+                            "target_vocab": vocab,
+                            "target_vocab_source": vocab_source,
+                            "out_of_range_count": n_out,
+                            "out_of_range_draft_ids": first_out,
+                            "out_of_range_target_ids": [_py(mapped[i]) for i in first_out],
+                            "repeated_count": n_dup,
+                            "repeated_examples": [
+                                {"target_id": v, "draft_ids": ids}
+                                for v, c, ids in (dup_top or [])
+                                if c > 1
+                            ],
+                            "mapped_min": ops.vmin(mapped),
+                            "mapped_max": ops.vmax(mapped),
+                        },
+                    )
+                )
+            if t2d_ids is not None and not t2d_matches:
+                only_t2d, first_t2d = ops.setdiff(t2d_ids, mapped)
+                only_d2t, first_d2t = ops.setdiff(mapped, t2d_ids)
+                findings.append(
+                    finding(
+                        "t2d-mismatch",
+                        ERROR,
+                        "t2d does not mark the target ids that d2t maps to",
+                        "nonzero(t2d) should equal arange(N) + d2t: %d ids are marked in t2d "
+                        "but not reached by d2t, %d reached by d2t but not marked."
+                        % (only_t2d, only_d2t),
+                        {
+                            "t2d_true_count": t2d_count,
+                            "len_d2t": n,
+                            "in_t2d_not_d2t_count": only_t2d,
+                            "in_t2d_not_d2t": first_t2d,
+                            "in_d2t_not_t2d_count": only_d2t,
+                            "in_d2t_not_t2d": first_d2t,
+                            "expected_head (arange + d2t)": ops.head(mapped, HEAD),
+                            "found_head (nonzero t2d)": ops.head(t2d_ids, HEAD),
+                        },
+                    )
+                )
+    elif t2d_ids is not None:
+        vocab_ids = t2d_ids
+
+    if (
+        t2d_len is not None
+        and vocab is not None
+        and t2d_len != vocab
+        and vocab_source != "len(t2d)"
+    ):
+        findings.append(
+            finding(
+                "t2d-mismatch",
+                ERROR,
+                "t2d length differs from the target vocab size",
+                "t2d must have one entry per target id: len(t2d) = %d but %s = %d."
+                % (t2d_len, vocab_source, vocab),
+                {"len_t2d": t2d_len, "target_vocab": vocab, "target_vocab_source": vocab_source},
+            )
+        )
+
+    # ---- draft vocab size agreement
+    sizes = {}
+    if cfg_draft_vocab is not None:
+        sizes["config draft_vocab_size"] = cfg_draft_vocab
+    elif draft_cfg_vocab is not None and (n_d2t is not None or lm_rows is not None):
+        sizes["config vocab_size (no draft_vocab_size; engines fall back to it)"] = draft_cfg_vocab
+    if n_d2t is not None:
+        sizes["len(d2t)"] = n_d2t
+    if t2d_count is not None:
+        sizes["t2d true count"] = t2d_count
+    if lm_rows is not None:
+        sizes["lm_head rows"] = lm_rows
+    problems = []
+    if len(set(sizes.values())) > 1:
+        problems.append("draft vocab sizes disagree")
+    if (
+        draft_cfg_vocab is not None
+        and target_cfg_vocab is not None
+        and (draft_cfg_vocab != target_cfg_vocab)
+    ):
+        problems.append(
+            "draft config vocab_size %d != target config vocab_size %d"
+            % (draft_cfg_vocab, target_cfg_vocab)
+        )
+    if problems:
+        evidence = dict(sizes)
+        evidence["draft config vocab_size"] = draft_cfg_vocab
+        evidence["target config vocab_size"] = target_cfg_vocab
+        findings.append(
+            finding(
+                "draft-vocab-size-mismatch",
+                ERROR,
+                "Draft vocab size disagrees between config and tensors",
+                "; ".join(problems)
+                + ": "
+                + ", ".join("%s=%s" % (k, v) for k, v in sizes.items())
+                + ". The engine sizes the draft lm_head from the config, so loading fails or "
+                "ids are misread.",
+                evidence,
+            )
+        )
+
+    # ---- eos
+    eos_sources = []
+    for label, config in (("draft config", dc), ("target config", tc)):
+        for eos in _eos_ids(config):
+            eos_sources.append((label, eos))
+    eos_ids = sorted(set(e for _l, e in eos_sources))
+    eos_missing = []
+    reduced = vocab_ids is not None and (vocab is None or len(vocab_ids) < vocab)
+    if reduced and eos_ids:
+        present = ops.contains(vocab_ids, eos_ids)
+        eos_missing = [e for e, ok in zip(eos_ids, present) if not ok]  # noqa: B905
+    if eos_missing:
+        findings.append(
+            finding(
+                "eos-not-in-draft-vocab",
+                WARNING,
+                "EOS token id is not in the draft vocab",
+                "The draft can never propose %s, so it cannot end a sequence: acceptance drops "
+                "at every end of turn." % ", ".join(str(e) for e in eos_missing),
+                {
+                    "missing_eos_ids": eos_missing,
+                    "eos_ids": [{"id": e, "from": label} for label, e in eos_sources],
+                    "draft_vocab": len(vocab_ids),
+                },
+            )
+        )
+
+    # ---- config / tensor shape notes (not findings)
+    if lm_head_shape and len(lm_head_shape) > 1 and _as_int(dc.get("hidden_size")) is not None:
+        if int(lm_head_shape[1]) != dc["hidden_size"]:
+            notes.append(
+                "lm_head hidden dim %s != config hidden_size %s"
+                % (lm_head_shape[1], dc["hidden_size"])
+            )
+    if tc and _as_int(dc.get("target_hidden_size")) is not None and _as_int(tc.get("hidden_size")):
+        if dc["target_hidden_size"] != tc["hidden_size"]:
+            notes.append(
+                "draft target_hidden_size %s != target hidden_size %s"
+                % (dc["target_hidden_size"], tc["hidden_size"])
+            )
+    architectures = dc.get("architectures")
+    if (
+        isinstance(architectures, list)
+        and architectures
+        and not any("eagle" in str(a).lower() for a in architectures)
+    ):
+        notes.append("draft architectures %r do not name an EAGLE model" % (architectures,))
+
+    summary = {
+        "backend": ops.name,
+        "draft_vocab": draft_vocab,
+        "target_vocab": vocab,
+        "target_vocab_source": vocab_source,
+        "format": fmt,
+        "format_evidence": fmt_evidence,
+        "d2t_present": d2t_v is not None,
+        "t2d_present": t2d_v is not None,
+        "d2t_dtype": d2t_dtype or d2t_kind,
+        "t2d_dtype": t2d_dtype or t2d_kind,
+        "len_d2t": n_d2t,
+        "len_t2d": t2d_len,
+        "t2d_true_count": t2d_count,
+        "lm_head_shape": list(lm_head_shape) if lm_head_shape else None,
+        "d2t_head": ops.head(d2t_i, HEAD) if d2t_i is not None else None,
+        "mapped_head": ops.head(mapped, HEAD) if mapped is not None else None,
+        "mapped_min": ops.vmin(mapped) if mapped is not None else None,
+        "mapped_max": ops.vmax(mapped) if mapped is not None else None,
+        "eos_ids": eos_ids,
+        "eos_missing": eos_missing,
+        "direct_loader_collapse": collapse,
+        "draft_config": _fields(dc, DRAFT_CONFIG_FIELDS),
+        "target_config": _fields(tc, TARGET_CONFIG_FIELDS) if target_config else None,
+        "notes": notes,
+    }
+    return {"findings": findings, "summary": summary}
+
+
+def distinct_mapped(ops, mapped):
+    return ops.value_counts(mapped, 0)[0]
+
+
+# ---------------------------------------------------------------------------------- agent entry
+
+
+def _target_config(target_path):
+    """(config dict, directory holding it) for a target model dir, HF cache folder or config."""
+    resolved = resolve_checkpoint_dir(target_path)
+    if os.path.isdir(resolved):
+        config_path = os.path.join(resolved, "config.json")
+        if not os.path.exists(config_path):
+            raise CheckpointError("%s: no config.json in the target model directory" % resolved)
+    else:
+        config_path = resolved
+    config = load_json_file(config_path, "target config")
+    if not isinstance(config, dict):
+        raise CheckpointError("%s: target config is not a JSON object" % config_path)
+    return config, os.path.dirname(config_path)
+
+
+def _tokenizer_tokens(tokenizer_path, ids):
+    """{id: token string} for `ids`, from tokenizer.json's model.vocab and added_tokens."""
+    data = load_json_file(tokenizer_path, "tokenizer.json", cap=TOKENIZER_CAP)
+    wanted = set(ids)
+    found = {}
+    model = data.get("model") if isinstance(data, dict) else None
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    if isinstance(vocab, dict):
+        for token, token_id in vocab.items():
+            if token_id in wanted:
+                found[token_id] = token
+    elif isinstance(vocab, list):  # Unigram: [[piece, score], ...]
+        for token_id in wanted:
+            if isinstance(token_id, int) and 0 <= token_id < len(vocab):
+                entry = vocab[token_id]
+                found[token_id] = entry[0] if isinstance(entry, list) and entry else entry
+    for added in (data.get("added_tokens") or []) if isinstance(data, dict) else []:
+        if isinstance(added, dict) and added.get("id") in wanted:
+            found[added["id"]] = added.get("content")
+    return found
+
+
+def _tokenizer_sample(tokenizer_path, d2t, fmt, eos_ids, count):
+    d2t = d2t.reshape(-1) if hasattr(d2t, "reshape") else d2t
+    n = len(d2t)
+    picks = list(range(min(n, (count + 1) // 2)))
+    picks += [i for i in range(max(0, n - count // 2), n) if i not in picks]
+    rows = []
+    for i in picks:
+        value = int(d2t[i])
+        row = {"draft_id": i, "target_id": i + value}
+        if fmt == "absolute":
+            row["intended_target_id"] = value
+        rows.append(row)
+    ids = [r["target_id"] for r in rows] + [r.get("intended_target_id") for r in rows] + eos_ids
+    tokens = _tokenizer_tokens(tokenizer_path, [i for i in ids if i is not None])
+    for row in rows:
+        row["token"] = tokens.get(row["target_id"])
+        if "intended_target_id" in row:
+            row["intended_token"] = tokens.get(row["intended_target_id"])
+    return {
+        "tokenizer": tokenizer_path,
+        "mapped": rows,
+        "eos": [{"id": e, "token": tokens.get(e)} for e in eos_ids],
+    }
+
+
+def _tensor_ref(ckpt, name):
+    full = ckpt.find(name)
+    if full is None:
+        return None
+    info = ckpt.tensors[full]
+    return {k: info[k] for k in ("name", "dtype", "shape", "file", "offset")}
+
+
+def vocab_check(args):
+    """{"path", "target_path"?, "tokenizer_sample"?} -> {"findings", "summary", "checkpoint"}.
+
+    Reads only d2t / t2d bytes and the lm_head header entry of the draft at `path`, plus the
+    target's config.json (and tokenizer.json, to decode a few mapped ids) when target_path is
+    given. An unreadable checkpoint is reported as a `checkpoint-unreadable` finding.
+    """
+    path = args.get("path")
+    target_path = args.get("target_path")
+    sample = args.get("tokenizer_sample")
+    sample = DEFAULT_TOKENIZER_SAMPLE if sample is None else int(sample)
+    findings = []
+    try:
+        ckpt = open_checkpoint(path)
+        refs = {key: _tensor_ref(ckpt, key) for key in ("d2t", "t2d", "lm_head.weight")}
+        d2t = ckpt.read(refs["d2t"]["name"]) if refs["d2t"] else None
+        t2d = ckpt.read(refs["t2d"]["name"]) if refs["t2d"] else None
+    except CheckpointError as exc:
+        findings.append(
+            finding(
+                "checkpoint-unreadable",
+                ERROR,
+                "Cannot read the draft checkpoint",
+                str(exc),
+                {"path": path},
+            )
+        )
+        return {
+            "findings": findings,
+            "summary": {},
+            "checkpoint": {"path": path, "error": str(exc)},
+        }
+    checkpoint = ckpt.describe()
+    checkpoint.update(refs)
+    if ckpt.config is None:
+        checkpoint["config_missing"] = True
+
+    target_config, target_dir = None, None
+    if target_path:
+        try:
+            target_config, target_dir = _target_config(target_path)
+        except CheckpointError as exc:
+            findings.append(
+                finding(
+                    "checkpoint-unreadable",
+                    ERROR,
+                    "Cannot read the target model's config",
+                    str(exc),
+                    {"target_path": target_path},
+                )
+            )
+    lm = refs["lm_head.weight"]
+    result = analyze_vocab_map(
+        d2t,
+        t2d,
+        ckpt.config or {},
+        target_config,
+        lm_head_shape=lm["shape"] if lm else None,
+        d2t_dtype=refs["d2t"]["dtype"] if refs["d2t"] else None,
+        t2d_dtype=refs["t2d"]["dtype"] if refs["t2d"] else None,
+    )
+    summary = result["summary"]
+    if ckpt.config is None:
+        summary["notes"].append(
+            "no config.json next to the weights%s"
+            % ((" (%s)" % ckpt.config_error) if ckpt.config_error else "")
+        )
+    if target_dir and sample > 0 and d2t is not None and summary["d2t_head"] is not None:
+        tokenizer_path = os.path.join(target_dir, "tokenizer.json")
+        if os.path.exists(tokenizer_path):
+            try:
+                summary["tokenizer_sample"] = _tokenizer_sample(
+                    tokenizer_path, d2t, summary["format"], summary["eos_ids"], sample
+                )
+            except CheckpointError as exc:
+                summary["notes"].append("tokenizer sample skipped: %s" % exc)
+        else:
+            summary["notes"].append("no tokenizer.json next to the target config")
+    return {"findings": findings + result["findings"], "summary": summary, "checkpoint": checkpoint}

@@ -1,0 +1,1 @@
+"""Layer 3 (knowledge): checkpoint formats on the local side."""

@@ -1,0 +1,56 @@
+"""Write pulled tensors as a new safetensors file, streaming their bytes in."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+
+@dataclass
+class TensorSlot:
+    name: str
+    dtype: str
+    shape: list[int]
+    length: int
+
+
+def header_bytes(slots: list[TensorSlot], metadata: dict[str, str] | None = None) -> bytes:
+    """The 8-byte length and JSON header for `slots` laid out back to back, padded to 8 bytes."""
+    header: dict[str, object] = {}
+    if metadata:
+        header["__metadata__"] = metadata
+    position = 0
+    for slot in slots:
+        header[slot.name] = {
+            "dtype": slot.dtype,
+            "shape": slot.shape,
+            "data_offsets": [position, position + slot.length],
+        }
+        position += slot.length
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text
+
+
+def write_safetensors(
+    out: Path,
+    slots: list[TensorSlot],
+    fill: Callable[[TensorSlot, BinaryIO], None],
+    metadata: dict[str, str] | None = None,
+) -> int:
+    """Write the header, then let `fill` stream each slot's bytes. Returns the file size."""
+    partial = out.with_name(out.name + ".partial")
+    with open(partial, "wb") as handle:
+        handle.write(header_bytes(slots, metadata))
+        for slot in slots:
+            start = handle.tell()
+            fill(slot, handle)
+            if handle.tell() - start != slot.length:
+                raise ValueError(f"{slot.name}: expected {slot.length} bytes")
+        size = handle.tell()
+    partial.replace(out)
+    return size

@@ -1,0 +1,217 @@
+"""tensors ls|show|pull and vocab-check: draft checkpoints read in place on the host."""
+# No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
+
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.table import Table
+
+from remotedbg.agent.findings import has_errors
+from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.errors import ExitCode, UsageError
+from remotedbg.remote.fetch import fetch_range
+from remotedbg.report import render_findings, summary_table
+
+CHECKPOINT = "remotedbg.agent.checkpoint"
+PROGRESS_THRESHOLD = 8 << 20
+
+app = typer.Typer(help="Tensors of a checkpoint on the host, read in place.", no_args_is_help=True)
+PathArg = Annotated[
+    str,
+    typer.Argument(help="Checkpoint dir, weight file, or Hugging Face cache folder on the host."),
+]
+
+
+@app.command("ls")
+@remote_command
+def ls(ctx: CommandContext, path: PathArg) -> int:
+    """List tensors: name, dtype, shape, bytes, shard (reads only the headers)."""
+    listing = ctx.remote.call(f"{CHECKPOINT}:list_tensors", {"path": path})
+    if ctx.json:
+        emit_json(listing)
+        return ExitCode.OK
+    table = Table("name", "dtype", "shape", "bytes", "file", box=None)
+    for tensor in listing["tensors"]:
+        table.add_row(
+            printable(tensor["name"]),
+            tensor["dtype"],
+            str(tensor["shape"]),
+            f"{tensor['bytes']:,}",
+            Path(tensor["file"]).name,
+        )
+    stdout_console.print(table)
+    stdout_console.print(
+        f"{len(listing['tensors'])} tensors in {len(listing['files'])} file(s)"
+        f" at {printable(listing['path'])}",
+        markup=False,
+    )
+    return ExitCode.OK
+
+
+@app.command("show")
+@remote_command
+def show(
+    ctx: CommandContext,
+    path: PathArg,
+    name: Annotated[str, typer.Argument(help="Tensor name (or its last component, e.g. d2t).")],
+    head: Annotated[int, typer.Option("--head", min=0, help="First values to show.")] = 10,
+) -> int:
+    """Shape, dtype, min/max/mean, unique count (integers) and first values of one tensor."""
+    stats = ctx.remote.call(
+        f"{CHECKPOINT}:tensor_stats", {"path": path, "name": name, "head": head}
+    )
+    if ctx.json:
+        emit_json(stats)
+    else:
+        stdout_console.print(
+            summary_table(
+                printable(stats["name"]),
+                [(key, value) for key, value in stats.items() if key != "name"],
+            )
+        )
+    return ExitCode.OK
+
+
+def _progress(total: int, quiet: bool) -> Progress | None:
+    if quiet or total < PROGRESS_THRESHOLD:
+        return None
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=stderr_console,
+        transient=True,
+    )
+
+
+@app.command("pull")
+@remote_command
+def pull(
+    ctx: CommandContext,
+    path: PathArg,
+    names: Annotated[list[str], typer.Argument(help="Tensor names to pull.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Local .safetensors file.")],
+) -> int:
+    """Copy only the named tensors' bytes here, as a new safetensors file."""
+    if output.exists() and output.is_dir():
+        raise UsageError(f"--output {output} is a directory")
+    ranges = ctx.remote.call(f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names})
+    tensors = {t["name"]: t for t in ranges["tensors"]}
+    slots = [TensorSlot(t["name"], t["dtype"], t["shape"], t["length"]) for t in ranges["tensors"]]
+    total = sum(slot.length for slot in slots)
+    progress = _progress(total, ctx.json)
+    task = progress.add_task("pull", total=total) if progress else None
+    methods = set()
+
+    def fill(slot: TensorSlot, handle: BinaryIO) -> None:
+        tensor = tensors[slot.name]
+
+        def sink(data: bytes) -> None:
+            handle.write(data)
+            if progress is not None and task is not None:
+                progress.advance(task, len(data))
+
+        methods.add(
+            fetch_range(ctx.session, tensor["file"], tensor["offset"], tensor["length"], sink)
+        )
+
+    if progress:
+        with progress:
+            size = write_safetensors(output, slots, fill)
+    else:
+        size = write_safetensors(output, slots, fill)
+    summary = {
+        "output": str(output),
+        "tensors": [s.name for s in slots],
+        "tensor_bytes": total,
+        "file_bytes": size,
+        "method": sorted(methods),
+    }
+    if ctx.json:
+        emit_json(summary)
+    else:
+        stdout_console.print(
+            f"wrote {len(slots)} tensor(s), {total:,} bytes of tensor data, to "
+            f"{output} (via {', '.join(sorted(methods))})",
+            markup=False,
+        )
+    return ExitCode.OK
+
+
+def vocab_check(
+    ctx: CommandContext,
+    draft: Annotated[str, typer.Argument(help="Draft checkpoint on the host.")],
+    target: Annotated[
+        str | None, typer.Option("--target", help="Target model dir or config.json on the host.")
+    ] = None,
+) -> int:
+    """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding."""
+    report = ctx.remote.call(
+        "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
+    )
+    if ctx.json:
+        emit_json(report)
+    else:
+        render_vocab_report(report)
+    return vocab_exit_code(report["findings"])
+
+
+def vocab_exit_code(findings: list[dict]) -> int:
+    if any(f["id"] == "checkpoint-unreadable" for f in findings):
+        return ExitCode.REMOTE  # nothing could be concluded about the map
+    return ExitCode.FINDINGS if has_errors(findings) else ExitCode.OK
+
+
+def render_vocab_report(report: dict) -> None:
+    summary = report.get("summary", {})
+    collapse = summary.get("direct_loader_collapse") or {}
+    rows = [
+        (key, summary.get(key))
+        for key in (
+            "draft_vocab",
+            "target_vocab",
+            "format",
+            "format_evidence",
+            "d2t_dtype",
+            "t2d_dtype",
+            "lm_head_shape",
+            "eos_ids",
+            "backend",
+        )
+        if summary.get(key) is not None
+    ]
+    if collapse:
+        rows.append(
+            (
+                "if a loader used d2t as direct ids",
+                f"{collapse.get('draft_ids')} draft ids would land on "
+                f"{collapse.get('distinct_targets')} distinct target ids (up to "
+                f"{collapse.get('max_collapse')} on one)",
+            )
+        )
+    stdout_console.print(summary_table("vocab map", rows))
+    sample = (summary.get("tokenizer_sample") or {}).get("mapped") or []
+    if sample:
+        table = Table(
+            "draft id",
+            "target id",
+            "token",
+            "intended",
+            box=None,
+            title="decoded sample",
+            title_justify="left",
+        )
+        for row in sample:
+            table.add_row(
+                str(row.get("draft_id")),
+                str(row.get("target_id")),
+                printable(repr(row.get("token"))),
+                printable(repr(row.get("intended_token", row.get("token")))),
+            )
+        stdout_console.print(table)
+    render_findings(stdout_console, report["findings"])

@@ -1,0 +1,141 @@
+"""Draft checkpoints read in place over SSH: tensors ls/show/pull and vocab-check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from tests.checkpoints import write_eagle3_checkpoint, write_malformed_corpus, write_target_config
+
+DEFECTS = {
+    "absolute": "d2t-absolute-ids",
+    "no-d2t": "d2t-missing",
+    "float-d2t": "d2t-wrong-dtype",
+    "t2d-mismatch": "t2d-mismatch",
+    "out-of-range": "d2t-out-of-range",
+    "vocab-size": "draft-vocab-size-mismatch",
+    "eos-missing": "eos-not-in-draft-vocab",
+}
+
+
+@pytest.fixture(scope="module")
+def drafts(tmp_path_factory):
+    root = tmp_path_factory.mktemp("drafts")
+    write_eagle3_checkpoint(root / "good", sharded=True)
+    for defect in DEFECTS:
+        write_eagle3_checkpoint(root / defect, defect=defect)
+    write_target_config(root / "target", tokenizer=True)
+    return root
+
+
+def test_correct_full_size_draft_passes(cli, drafts):
+    result = cli(
+        "vocab-check",
+        "-H",
+        "testbox",
+        "--json",
+        str(drafts / "good"),
+        "--target",
+        str(drafts / "target"),
+    )
+    report = json.loads(result.stdout)
+    assert result.returncode == 0, report["findings"]
+    assert not [f for f in report["findings"] if f["severity"] == "error"]
+    assert report["summary"]["format"] == "offsets"
+    assert report["summary"]["draft_vocab"] == 32000
+    assert report["summary"]["target_vocab"] == 163840
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_each_defect_raises_its_finding(cli, drafts, defect):
+    result = cli(
+        "vocab-check",
+        "-H",
+        "testbox",
+        "--json",
+        str(drafts / defect),
+        "--target",
+        str(drafts / "target"),
+    )
+    ids = {f["id"] for f in json.loads(result.stdout)["findings"]}
+    assert DEFECTS[defect] in ids
+    expected = 0 if defect == "eos-missing" else 1  # eos is a warning
+    assert result.returncode == expected
+
+
+def test_vocab_check_text_report_names_the_defect(cli, drafts):
+    result = cli("vocab-check", "-H", "testbox", str(drafts / "absolute"))
+    assert result.returncode == 1
+    assert b"d2t-absolute-ids" in result.stdout and b"Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def numpy_free_python(tmp_path_factory):
+    venv = tmp_path_factory.mktemp("venv") / "plain"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    assert subprocess.run([python, "-c", "import numpy"], capture_output=True).returncode != 0
+    return str(python)
+
+
+def test_remote_python_without_numpy_gives_the_same_answer(cli, drafts, numpy_free_python):
+    args = ["vocab-check", "-H", "testbox", "--json", str(drafts / "absolute")]
+    plain = json.loads(cli(*args, "--python", numpy_free_python).stdout)
+    fast = json.loads(cli(*args).stdout)
+    assert plain["summary"]["backend"] != fast["summary"]["backend"]
+    assert plain["findings"] == fast["findings"]
+
+
+def test_tensors_ls_and_show(cli, drafts):
+    listing = json.loads(
+        cli("tensors", "ls", "-H", "testbox", "--json", str(drafts / "good")).stdout
+    )
+    names = {t["name"] for t in listing["tensors"]}
+    assert {"d2t", "t2d", "lm_head.weight"} <= names
+    assert len(listing["files"]) == 2
+    stats = json.loads(
+        cli("tensors", "show", "-H", "testbox", "--json", str(drafts / "good"), "d2t").stdout
+    )
+    d2t = load_file(str(next((drafts / "good").glob("*00001*.safetensors"))))["d2t"]
+    assert stats["shape"] == [32000] and stats["min"] == int(d2t.min())
+    assert stats["head"] == d2t[:10].tolist()
+
+
+@pytest.mark.parametrize("alias,method", [("testbox", "sftp"), ("nosftp", "exec")])
+def test_pull_moves_only_the_named_tensors(cli, drafts, tmp_path, alias, method):
+    out = tmp_path / "pulled.safetensors"
+    result = cli(
+        "tensors", "pull", "-H", alias, "--json", str(drafts / "good"), "d2t", "t2d", "-o", str(out)
+    )
+    summary = json.loads(result.stdout)
+    assert result.returncode == 0 and summary["method"] == [method]
+    pulled = load_file(str(out))
+    original = {}
+    for shard in (drafts / "good").glob("*.safetensors"):
+        original.update(load_file(str(shard)))
+    assert set(pulled) == {"d2t", "t2d"}
+    np.testing.assert_array_equal(pulled["d2t"], original["d2t"])
+    np.testing.assert_array_equal(pulled["t2d"], original["t2d"])
+    assert summary["tensor_bytes"] == 32000 * 8 + 163840
+
+
+def test_malformed_checkpoints_give_one_line_errors(cli, tmp_path):
+    corpus = write_malformed_corpus(tmp_path / "bad")
+    for name, path in corpus.items():
+        result = cli("tensors", "ls", "-H", "testbox", str(path))
+        assert result.returncode == 4, name
+        lines = result.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and b"Traceback" not in result.stderr, (name, lines)
+        check = cli("vocab-check", "-H", "testbox", "--json", str(path))
+        ids = {f["id"] for f in json.loads(check.stdout)["findings"]}
+        assert "checkpoint-unreadable" in ids and check.returncode == 4, name
+
+
+def test_missing_path(cli, tmp_path):
+    result = cli("tensors", "ls", "-H", "testbox", str(tmp_path / "nope"))
+    assert result.returncode == 4 and b"nope" in result.stderr
