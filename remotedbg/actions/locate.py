@@ -1,0 +1,102 @@
+"""locate-engines: the engine installs on the box, their draft-model code and its d2t handling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remotedbg.analysis.d2t_handling import (
+    classify_install,
+    evidence_lines,
+    resolve_architectures,
+)
+from remotedbg.engines.knowledge import scan_args
+from remotedbg.remote.primitives import Remote
+
+SCAN = "remotedbg.agent.engine_scan:scan"
+
+
+def locate_engines(
+    remote: Remote,
+    roots: list[str] | None = None,
+    search_home: bool = True,
+    architectures: list[str] | None = None,
+) -> dict[str, Any]:
+    """One remote round trip for the search; parsing and classification happen here."""
+    scan = remote.call(SCAN, scan_args(roots, search_home=search_home))
+    engines, draft_models, workers = [], [], []
+    for install in scan["installs"]:
+        engines.append(
+            {
+                "name": install["engine"],
+                "version": install.get("version"),
+                "path": install["path"],
+                "kind": install.get("kind"),
+                "how_found": install.get("how_found", []),
+                "running": install.get("running", []),
+                "error": install.get("error"),
+            }
+        )
+        classified = classify_install(install)
+        sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
+        for model in classified["draft_models"]:
+            source = sources.get(model["path"]) or ""
+            draft_models.append(
+                {
+                    "engine": install["engine"],
+                    "install": install["path"],
+                    "path": f"{install['path']}/{model['path']}",
+                    "relative_path": model["path"],
+                    "architectures": model.get("architectures", []),
+                    "classes": [c["name"] for c in model.get("classes", [])],
+                    "d2t_handling": model["d2t_handling"],
+                    "reason": model.get("reason", ""),
+                    "evidence": model.get("evidence", []),
+                    "evidence_lines": evidence_lines(source),
+                    "capped": model.get("capped", False),
+                }
+            )
+        for path in classified["unread"]:
+            draft_models.append(
+                {
+                    "engine": install["engine"],
+                    "install": install["path"],
+                    "path": f"{install['path']}/{path}",
+                    "relative_path": path,
+                    "architectures": [],
+                    "classes": [],
+                    "d2t_handling": "unknown",
+                    "reason": "source not read (size cap)",
+                    "evidence": [],
+                    "evidence_lines": [],
+                    "capped": True,
+                }
+            )
+        workers += [
+            {
+                "engine": install["engine"],
+                "install": install["path"],
+                "path": f"{install['path']}/{w}",
+            }
+            for w in install.get("worker_files", [])
+        ]
+        if architectures:
+            models_here = [m for m in classified["draft_models"]]
+            for hit in resolve_architectures(
+                architectures, models_here, classified.get("registry")
+            ):
+                hit["install"] = install["path"]
+                hit["engine"] = install["engine"]
+                if hit.get("path"):
+                    hit["path"] = f"{install['path']}/{hit['path']}"
+                install.setdefault("_resolved", []).append(hit)
+    resolved = [hit for install in scan["installs"] for hit in install.get("_resolved", [])]
+    return {
+        "engines": engines,
+        "draft_models": draft_models,
+        "workers": workers,
+        "resolved": resolved,
+        "processes": scan.get("processes", []),
+        "searched": scan.get("searched", []),
+        "limits": scan.get("limits", {}),
+        "elapsed_s": scan.get("elapsed_s"),
+    }

@@ -1,0 +1,672 @@
+"""Find SGLang/vLLM installs on this machine and collect their draft-model sources, read-only.
+
+One round trip: `scan(args)` returns every install found (site-packages of candidate interpreters,
+source checkouts found by a bounded walk, user-given roots, installs used by running servers) with
+its version, how it was found, the pids of servers using it, the draft-model files of its models
+directory (source text included, capped) and its speculative-decoding worker files (paths only).
+
+All engine knowledge (directory layout, file name patterns, content markers, search roots) comes
+in `args["knowledge"]` (see remotedbg/engines/knowledge.py); this module is only the mechanism.
+No interpreter is started: site-packages directories are located on disk.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+import time
+
+_VERSION_RE = re.compile(
+    r"""(?m)^\s*__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']"""
+)
+_PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
+_METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
+_SECRET_ARG_RE = re.compile(r"(?i)(key|token|secret|passw|credential|auth)")
+_MAX_CMDLINE_CHARS = 400
+_MAX_MAPS_BYTES = 4 * 1024 * 1024
+_MAX_LISTED_FILES = 2000
+
+
+class _Budget(object):
+    """Entry and time limits shared by every walk of one scan."""
+
+    def __init__(self, max_entries, time_limit):
+        self.max_entries = max_entries
+        self.deadline = time.time() + time_limit
+        self.entries = 0
+        self.truncated = False
+
+    def spend(self, n=1):
+        self.entries += n
+        if self.entries > self.max_entries or time.time() > self.deadline:
+            self.truncated = True
+        return not self.truncated
+
+
+class _Scan(object):
+    def __init__(self, args):
+        knowledge = args.get("knowledge")
+        if not isinstance(knowledge, dict) or "engines" not in knowledge:
+            raise ValueError("args['knowledge'] is required (remotedbg.engines.knowledge)")
+        self.k = knowledge
+        self.engines = knowledge["engines"]
+        self.home = args.get("home") or os.path.expanduser("~")
+        self.max_depth = int(args.get("max_depth") or 4)
+        self.max_file_bytes = int(args.get("max_file_bytes") or 512 * 1024)
+        self.total_left = int(args.get("max_total_bytes") or 6 * 1024 * 1024)
+        self.budget = _Budget(
+            int(args.get("max_entries") or 200000), float(args.get("time_limit") or 3.0)
+        )
+        self.skip_dirs = set(knowledge.get("skip_dirs") or [])
+        self.skip_paths = set(knowledge.get("skip_paths") or [])
+        self.hidden_allowed = set(knowledge.get("hidden_dirs_allowed") or [])
+        self.installs = {}  # realpath of package dir -> install dict
+        self.order = []
+        self.searched = []
+        self.errors = []
+        self.interpreters = []  # {"python", "prefix", "how_found", "site_packages"}
+        self.processes = []
+        self._seen_sites = {}
+        self._name_res = {}
+        self._marker_res = {}
+        for name, eng in self.engines.items():
+            self._name_res[name] = [re.compile(p) for p in eng.get("name_patterns") or []]
+            self._marker_res[name] = [re.compile(p) for p in eng.get("content_markers") or []]
+
+    # ----------------------------------------------------------------- helpers
+    def expand(self, pattern):
+        if pattern == "~" or pattern.startswith("~/"):
+            pattern = self.home + pattern[1:]
+        return pattern
+
+    def note(self, place):
+        if place not in self.searched:
+            self.searched.append(place)
+
+    def engine_of(self, path):
+        """The engine whose package `path` is (a dir named like the package, with its markers)."""
+        base = os.path.basename(path.rstrip("/"))
+        for name, eng in self.engines.items():
+            if base != eng["package"]:
+                continue
+            for marker in eng.get("package_markers") or []:
+                if os.path.isdir(os.path.join(path, marker)):
+                    return name
+        return None
+
+    def add_install(self, path, engine, how, kind, site=None):
+        real = os.path.realpath(path)
+        inst = self.installs.get(real)
+        if inst is None:
+            inst = {
+                "engine": engine,
+                "path": real,
+                "found_at": path,
+                "kind": kind,
+                "site_packages": site,
+                "how_found": [],
+                "running": [],
+            }
+            self.installs[real] = inst
+            self.order.append(real)
+        elif kind == "site-packages" and inst["kind"] != "site-packages" and site:
+            inst["site_packages"] = inst["site_packages"] or site
+        if how not in inst["how_found"]:
+            inst["how_found"].append(how)
+        return inst
+
+    # ------------------------------------------------------- site-packages
+    def check_site(self, site, how):
+        """Engine packages in one site-packages dir (plain, or editable via dist-info/.pth)."""
+        found = []
+        if not os.path.isdir(site):
+            return found
+        self.note(site)
+        for name, eng in self.engines.items():
+            pkg = os.path.join(site, eng["package"])
+            if self.engine_of(pkg) == name:
+                found.append(self.add_install(pkg, name, how, "site-packages", site))
+                continue
+            for target in self._editable_targets(site, eng):
+                if self.engine_of(target) == name:
+                    inst = self.add_install(target, name, how, "checkout", site)
+                    inst["editable_from"] = site
+                    found.append(inst)
+        return found
+
+    def _editable_targets(self, site, eng):
+        targets = []
+        try:
+            names = os.listdir(site)
+        except OSError:
+            return targets
+        prefixes = tuple(d.lower() + "-" for d in eng.get("dist_names") or [])
+        for entry in names:
+            low = entry.lower()
+            if low.endswith(".dist-info") and low.startswith(prefixes):
+                text = _read_text(os.path.join(site, entry, "direct_url.json"), 65536)
+                m = re.search(r'"url"\s*:\s*"file://([^"]+)"', text or "")
+                if m:
+                    root = m.group(1)
+                    targets.append(os.path.join(root, eng["package"]))
+                    targets.append(os.path.join(root, "python", eng["package"]))
+            elif low.endswith(".pth") and eng["package"] in low:
+                text = _read_text(os.path.join(site, entry), 65536) or ""
+                for line in text.splitlines():
+                    line = line.strip()
+                    if line.startswith("/") and not line.startswith("import"):
+                        targets.append(os.path.join(line, eng["package"]))
+        return targets
+
+    def check_prefix(self, prefix, how_label):
+        """A Python prefix (venv, conda env, /usr): check its site-packages; return the installs."""
+        key = os.path.realpath(prefix) + "|" + prefix
+        interp = self._seen_sites.get(key)
+        if interp is None:
+            if not os.path.isdir(prefix):
+                return []
+            python = None
+            for cand in ("bin/python3", "bin/python"):
+                p = os.path.join(prefix, cand)
+                if os.path.exists(p):
+                    python = p
+                    break
+            sites = []
+            for sub in self.k.get("site_packages_globs") or []:
+                for site in sorted(glob.glob(os.path.join(prefix, sub))):
+                    if site not in sites:
+                        sites.append(site)
+            interp = {
+                "python": python,
+                "prefix": prefix,
+                "how_found": [how_label],
+                "site_packages": sites,
+            }
+            self._seen_sites[key] = interp
+            if sites:
+                self.interpreters.append(interp)
+        elif how_label not in interp["how_found"]:
+            interp["how_found"].append(how_label)
+        found = []
+        who = interp["python"] or interp["prefix"]
+        for site in interp["site_packages"]:
+            found.extend(self.check_site(site, "site-packages:" + who))
+        return found
+
+    def check_python(self, python, how_label):
+        """An interpreter or script path: the prefixes of the path as given and as resolved."""
+        prefixes = []
+        for p in (python, os.path.realpath(python)):
+            if os.path.basename(os.path.dirname(p)) != "bin":
+                continue
+            prefix = os.path.dirname(os.path.dirname(p))
+            if prefix and prefix not in prefixes:
+                prefixes.append(prefix)
+        found = []
+        for prefix in prefixes:
+            found.extend(self.check_prefix(prefix, how_label))
+        return found
+
+    # ------------------------------------------------------------- walking
+    def walk(self, root, how, depth):
+        """Bounded breadth-first walk for engine packages; never enters a found package."""
+        root = os.path.abspath(root)
+        if not os.path.isdir(root):
+            return
+        self.note(root)
+        level = [root]
+        for d in range(depth + 1):
+            nxt = []
+            for path in level:
+                if not self.budget.spend():
+                    return
+                engine = self.engine_of(path)
+                if engine:
+                    self.add_install(path, engine, how, self._kind_of(path))
+                    continue
+                base = os.path.basename(path)
+                if base in ("site-packages", "dist-packages"):
+                    self.check_site(path, _site_label(path))
+                    continue
+                if d == depth:
+                    continue
+                try:
+                    it = os.scandir(path)
+                except OSError:
+                    continue
+                with it:
+                    for entry in it:
+                        if not self.budget.spend():
+                            return
+                        name = entry.name
+                        try:
+                            if not entry.is_dir(follow_symlinks=False):
+                                continue
+                        except OSError:
+                            continue
+                        if name in ("site-packages", "dist-packages"):
+                            self.check_site(entry.path, _site_label(entry.path))
+                            continue
+                        if name in self.skip_dirs or entry.path in self.skip_paths:
+                            continue
+                        if name.startswith(".") and name not in self.hidden_allowed:
+                            continue
+                        nxt.append(entry.path)
+            level = nxt
+            if not level:
+                return
+
+    def _kind_of(self, path):
+        parent = os.path.basename(os.path.dirname(path))
+        return "site-packages" if parent in ("site-packages", "dist-packages") else "checkout"
+
+    # ----------------------------------------------------------- processes
+    def scan_processes(self):
+        self.note("/proc/*/cmdline")
+        own = set([os.getpid(), os.getppid()])
+        try:
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return
+        res = {}
+        for name, eng in self.engines.items():
+            res[name] = [re.compile(p) for p in eng.get("process_patterns") or []]
+        for pid in sorted(pids):
+            if pid in own:
+                continue
+            raw = _read_bytes("/proc/%d/cmdline" % pid, 65536)
+            if not raw:
+                continue
+            argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+            line = " ".join(argv)
+            engine = None
+            for name, pats in res.items():
+                if any(p.search(line) for p in pats):
+                    engine = name
+                    break
+            if engine is None:
+                continue
+            exe = _readlink("/proc/%d/exe" % pid)
+            if not _looks_like_server(exe, argv, self.engines):
+                continue  # e.g. `grep sglang.launch_server`, `tail -f vllm serve.log`
+            cwd = _readlink("/proc/%d/cwd" % pid)
+            self.processes.append(
+                {
+                    "pid": pid,
+                    "engine": engine,
+                    "cmdline": _redact(argv),
+                    "exe": exe,
+                    "cwd": cwd,
+                    "_argv": argv,
+                }
+            )
+
+    def link_processes(self):
+        """Installs used by each server process; finds new installs through them too."""
+        for proc in self.processes:
+            pid = proc["pid"]
+            how = "process:%d" % pid
+            proc["installs"] = []
+            argv = proc.pop("_argv")
+            # the interpreter as invoked (keeps the venv), entry scripts, then the resolved exe
+            paths = [a for a in argv[:3] if a.startswith("/")]
+            if proc["exe"]:
+                paths.append(proc["exe"])
+            for p in paths:
+                for inst in self.check_python(p, how):
+                    self._mark(inst, pid, how)
+            cwd = proc["cwd"]
+            if cwd:
+                cands = [cwd, os.path.dirname(cwd)]
+                for eng in self.engines.values():
+                    cands.append(os.path.join(cwd, eng["package"]))
+                    cands.append(os.path.join(cwd, "python", eng["package"]))
+                for path in cands:
+                    engine = self.engine_of(path)
+                    if engine:
+                        self._mark(
+                            self.add_install(path, engine, how, self._kind_of(path)), pid, how
+                        )
+            mapped = _mapped_paths(pid)
+            own = [cwd, proc["exe"]] + [a for a in argv if a.startswith("/")]
+            own = [os.path.realpath(p) for p in own if p]
+            for inst in list(self.installs.values()):
+                trees = _trees(inst)
+                hit = any(_under(p, t) for p in own for t in trees)
+                hit = hit or any(_under(p, inst["path"]) for p in mapped)
+                if hit:
+                    self._mark(inst, pid, how)
+
+    def _mark(self, inst, pid, how):
+        if pid not in inst["running"]:
+            inst["running"].append(pid)
+        if how not in inst["how_found"]:
+            inst["how_found"].append(how)
+        for proc in self.processes:
+            if proc["pid"] == pid and inst["path"] not in proc["installs"]:
+                proc["installs"].append(inst["path"])
+
+    # -------------------------------------------------------------- details
+    def describe(self, inst):
+        eng = self.engines[inst["engine"]]
+        pkg = inst["path"]
+        version, source = _version_of(inst, eng)
+        inst["version"] = version
+        inst["version_source"] = source
+        git = _git_head(pkg)
+        if git:
+            inst["git"] = git
+        models_dir = os.path.join(pkg, eng["models_dir"])
+        inst["models_dir"] = eng["models_dir"]
+        inst["draft_files"] = self.draft_files(inst["engine"], pkg, models_dir)
+        inst["worker_files"] = []
+        for sub in eng.get("worker_dirs") or []:
+            for path in _py_files(os.path.join(pkg, sub)):
+                inst["worker_files"].append(os.path.relpath(path, pkg))
+        inst["registry"] = None
+        reg = eng.get("registry_file")
+        if reg and os.path.isfile(os.path.join(pkg, reg)):
+            inst["registry"] = self.file_entry(pkg, os.path.join(pkg, reg), [])
+
+    def draft_files(self, engine, pkg, models_dir):
+        out = []
+        excludes = set(self.engines[engine].get("name_excludes") or [])
+        for path in _py_files(models_dir):
+            base = os.path.basename(path)
+            if base in excludes or base == "__init__.py":
+                continue
+            matched = []
+            for rx in self._name_res[engine]:
+                if rx.search(base):
+                    matched.append("name:" + rx.pattern)
+                    break
+            head = _read_bytes(path, self.max_file_bytes)
+            if head is None:
+                continue
+            text = head.decode("utf-8", "replace")
+            for rx in self._marker_res[engine]:
+                m = rx.search(text)
+                if m:
+                    matched.append("content:" + m.group(0).strip()[:60])
+            if matched:
+                out.append(self.file_entry(pkg, path, matched, text))
+        return out
+
+    def file_entry(self, pkg, path, matched, text=None):
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = None
+        if text is None:
+            raw = _read_bytes(path, self.max_file_bytes)
+            text = raw.decode("utf-8", "replace") if raw is not None else None
+        entry = {
+            "path": os.path.relpath(path, pkg),
+            "size": size,
+            "capped": bool(size is not None and size > self.max_file_bytes),
+            "matched_by": matched,
+            "source": None,
+            "omitted": False,
+        }
+        if text is not None and len(text) <= self.total_left:
+            entry["source"] = text
+            self.total_left -= len(text)
+        elif text is not None:
+            entry["omitted"] = True  # the scan's total source budget is spent
+        return entry
+
+    # ------------------------------------------------------------------ run
+    def run(self, args):
+        started = time.time()
+        search_home = args.get("search_home", True)
+        search_system = args.get("search_system", True)
+        for root in args.get("roots") or []:
+            root = self.expand(root)
+            engine = self.engine_of(root)
+            if not engine and self.engine_of(os.path.realpath(root)):
+                root = os.path.realpath(root)
+                engine = self.engine_of(root)
+            if engine:
+                self.note(root)
+                self.add_install(root, engine, "root-arg", self._kind_of(root))
+                continue
+            if os.path.isdir(os.path.join(root, "lib")):
+                self.check_prefix(root, "root-arg")
+            self.walk(root, "root-arg", max(self.max_depth, 6))
+        if search_system:
+            for name in ("python3", "python"):
+                python = _which(name)
+                if python:
+                    self.check_python(python, "PATH")
+            self.check_python(sys.executable, "agent")
+            for pattern in self.k.get("prefix_globs_system") or []:
+                for prefix in sorted(glob.glob(pattern)):
+                    self.check_prefix(prefix, "prefix:" + pattern)
+        if search_home:
+            for pattern in self.k.get("prefix_globs_home") or []:
+                for prefix in sorted(glob.glob(self.expand(pattern))):
+                    self.check_prefix(prefix, "prefix:" + pattern)
+        if args.get("search_processes", True):
+            self.scan_processes()
+            self.link_processes()
+        walk_roots = []
+        if search_home:
+            walk_roots.extend(self.k.get("walk_roots_home") or [])
+        if search_system:
+            walk_roots.extend(self.k.get("walk_roots_system") or [])
+        for root in walk_roots:
+            self.walk(self.expand(root), "checkout-search", self.max_depth)
+        installs = []
+        for real in self.order:
+            inst = self.installs[real]
+            try:
+                self.describe(inst)
+            except Exception as exc:  # one unreadable install must not hide the others
+                inst["error"] = "%s: %s" % (type(exc).__name__, exc)
+            inst["running"].sort()
+            installs.append(inst)
+        for proc in self.processes:
+            proc.setdefault("installs", [])
+            proc.pop("_argv", None)
+        return {
+            "installs": installs,
+            "processes": self.processes,
+            "interpreters": self.interpreters,
+            "searched": self.searched,
+            "home": self.home,
+            "limits": {
+                "walk_truncated": self.budget.truncated,
+                "entries": self.budget.entries,
+                "max_depth": self.max_depth,
+                "max_file_bytes": self.max_file_bytes,
+                "sources_omitted": any(
+                    f.get("omitted") for i in installs for f in i.get("draft_files") or []
+                ),
+            },
+            "elapsed_s": round(time.time() - started, 3),
+        }
+
+
+def scan(args):
+    """Entry point, see the module docstring. Returns {"installs", "processes", "interpreters",
+    "searched", "home", "limits", "elapsed_s"}."""
+    return _Scan(args).run(args)
+
+
+# ---------------------------------------------------------------------- file helpers
+def _read_bytes(path, limit):
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except (OSError, ValueError):
+        return None
+
+
+def _read_text(path, limit):
+    raw = _read_bytes(path, limit)
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
+def _readlink(path):
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _which(name):
+    for d in (os.environ.get("PATH") or "").split(os.pathsep):
+        p = os.path.join(d or ".", name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def _looks_like_server(exe, argv, engines):
+    """A Python interpreter, or an engine's own entry script (`.../bin/vllm serve`)."""
+    names = [os.path.basename(exe or "")] + [os.path.basename(a) for a in argv[:2]]
+    packages = set(eng["package"] for eng in engines.values())
+    for name in names:
+        if name.startswith("python") or name.startswith("pypy") or name in packages:
+            return True
+    return exe is None  # another user's process: /proc/<pid>/exe is not readable
+
+
+def _site_label(site):
+    """'site-packages:<python>' for <prefix>/lib/pythonX.Y/site-packages, else with the dir."""
+    prefix = os.path.dirname(os.path.dirname(os.path.dirname(site)))
+    if os.path.basename(os.path.dirname(os.path.dirname(site))) == "lib":
+        for cand in ("bin/python3", "bin/python"):
+            if os.path.exists(os.path.join(prefix, cand)):
+                return "site-packages:" + os.path.join(prefix, cand)
+    return "site-packages:" + site
+
+
+def _under(path, tree):
+    tree = tree.rstrip("/")
+    return path == tree or path.startswith(tree + "/")
+
+
+def _trees(inst):
+    """Directories whose use by a process means it runs this install."""
+    pkg = inst["path"]
+    trees = [pkg]
+    if inst["kind"] == "checkout":
+        parent = os.path.dirname(pkg)
+        if _is_repo_root(parent):
+            trees.append(parent)
+        if os.path.basename(parent) == "python" and _is_repo_root(os.path.dirname(parent)):
+            trees.append(os.path.dirname(parent))
+    return trees
+
+
+def _is_repo_root(path):
+    for name in ("pyproject.toml", "setup.py", ".git"):
+        if os.path.exists(os.path.join(path, name)):
+            return True
+    return False
+
+
+def _py_files(top):
+    out = []
+    if not os.path.isdir(top):
+        return out
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                out.append(os.path.join(dirpath, name))
+                if len(out) >= _MAX_LISTED_FILES:
+                    return out
+    return out
+
+
+def _mapped_paths(pid):
+    raw = _read_bytes("/proc/%d/maps" % pid, _MAX_MAPS_BYTES)
+    paths = set()
+    if not raw:
+        return paths
+    for line in raw.decode("utf-8", "replace").splitlines():
+        i = line.find("/")
+        if i > 0:
+            paths.add(line[i:].replace(" (deleted)", ""))
+    return paths
+
+
+def _redact(argv):
+    out = []
+    hide = False
+    for a in argv:
+        if hide:
+            out.append("***")
+            hide = False
+            continue
+        if a.startswith("-") and _SECRET_ARG_RE.search(a):
+            if "=" in a:
+                out.append(a.split("=", 1)[0] + "=***")
+            else:
+                out.append(a)
+                hide = True
+            continue
+        out.append(a)
+    line = " ".join(out)
+    if len(line) > _MAX_CMDLINE_CHARS:
+        line = line[:_MAX_CMDLINE_CHARS] + "..."
+    return line
+
+
+def _version_of(inst, eng):
+    pkg = inst["path"]
+    for site in (inst.get("site_packages"), inst.get("editable_from")):
+        if not site:
+            continue
+        best = None
+        for dist in eng.get("dist_names") or []:
+            for d in glob.glob(os.path.join(site, dist + "-*.dist-info")):
+                text = _read_text(os.path.join(d, "METADATA"), 65536) or ""
+                m = _METADATA_VERSION_RE.search(text)
+                if m:
+                    mtime = os.path.getmtime(d)
+                    if best is None or mtime > best[0]:
+                        best = (mtime, m.group(1), os.path.basename(d))
+        if best:
+            return best[1], best[2] + "/METADATA"
+    for name in eng.get("version_files") or []:
+        text = _read_text(os.path.join(pkg, name), 65536)
+        m = _VERSION_RE.search(text or "")
+        if m:
+            return m.group(1), name
+    for rel in ("../pyproject.toml", "../../pyproject.toml"):
+        text = _read_text(os.path.normpath(os.path.join(pkg, rel)), 262144)
+        m = _PYPROJECT_VERSION_RE.search(text or "")
+        if m and 'name = "%s"' % eng["package"] in (text or ""):
+            return m.group(1), rel[3:]
+    return None, None
+
+
+def _git_head(pkg):
+    d = pkg
+    for _ in range(3):
+        d = os.path.dirname(d)
+        git = os.path.join(d, ".git")
+        if not os.path.isdir(git):
+            continue
+        head = (_read_text(os.path.join(git, "HEAD"), 4096) or "").strip()
+        info = {"repo": d, "ref": None, "commit": None}
+        if head.startswith("ref:"):
+            ref = head[4:].strip()
+            info["ref"] = ref
+            sha = (_read_text(os.path.join(git, ref), 4096) or "").strip()
+            if not sha:
+                for line in (_read_text(os.path.join(git, "packed-refs"), 1 << 20) or "").split(
+                    "\n"
+                ):
+                    if line.endswith(" " + ref):
+                        sha = line.split(" ", 1)[0]
+            info["commit"] = sha or None
+        else:
+            info["commit"] = head or None
+        return info
+    return None

@@ -1,0 +1,1 @@
+"""Pure, local analyses of what the remote agents collected (no I/O)."""

@@ -1,0 +1,936 @@
+"""How a draft-model source file treats the EAGLE-3 `d2t` tensor, decided with `ast` (pure).
+
+EAGLE-3 checkpoints store `d2t` as OFFSETS: target_id = draft_id + d2t[draft_id]. A loader is
+right ("offsets") when the loaded d2t is added to an arange over the draft vocab before being used
+as target ids (at load time, like SGLang's `hot_token_id = w + arange(len(w))`, or at logits time,
+like vLLM's `targets = arange(draft_vocab_size) + draft_id_to_target_id`). It is wrong ("direct")
+when the loaded d2t is stored or used as target ids as is. "none": the file never reads d2t.
+"unknown": d2t is read but neither pattern was recognised (the lines are returned).
+
+The analysis is a small abstract interpretation: every expression gets a kind (RAW: the d2t
+tensor or a view of it; ARANGE: an arange; CONV: arange + d2t, i.e. target ids), tracked through
+local variables and `self.<attr>` (over all methods of a class, iterated to a fixed point).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from remotedbg.engines.knowledge import (
+    D2T_NAMES,
+    DRAFT_CLASS_WORDS,
+    EVIDENCE_SYMBOLS,
+    TARGET_ID_SINKS,
+)
+
+OFFSETS = "offsets"
+DIRECT = "direct"
+NONE = "none"
+UNKNOWN = "unknown"
+HANDLINGS = (OFFSETS, DIRECT, NONE, UNKNOWN)
+
+RAW = "raw"
+ARANGE = "arange"
+CONV = "conv"
+
+# methods/functions that return (a view or copy of) their receiver/first argument
+_PASSTHROUGH_METHODS = {
+    "to",
+    "long",
+    "int",
+    "cuda",
+    "cpu",
+    "clone",
+    "contiguous",
+    "detach",
+    "view",
+    "reshape",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "type",
+    "tolist",
+    "numpy",
+    "narrow",
+    "expand",
+    "astype",
+    "copy",
+    "pin_memory",
+    "share_memory_",
+    "requires_grad_",
+}
+_PASSTHROUGH_FUNCS = {
+    "as_tensor",
+    "tensor",
+    "asarray",
+    "array",
+    "from_numpy",
+    "LongTensor",
+    "IntTensor",
+    "Parameter",
+    "Buffer",
+    "deepcopy",
+    "copy",
+}
+_ADD_METHODS = {"add", "add_", "__add__", "__radd__", "__iadd__"}
+_INDEX_METHODS = {
+    "index_select",
+    "gather",
+    "take",
+    "take_along_dim",
+    "index_fill",
+    "index_fill_",
+    "scatter",
+    "scatter_",
+    "index_copy",
+    "index_copy_",
+    "index_put",
+    "index_put_",
+    "index_add",
+    "index_add_",
+}
+_COPY_INTO_METHODS = {"copy_", "set_"}
+_SETTERS = {"register_buffer", "register_parameter", "setattr"}
+_KEYED_GETTERS = {"pop", "get", "get_tensor", "get_slice", "__getitem__", "getattr"}
+# calls that only look at a tensor (its size, for logging): not a "use" of the values
+_HARMLESS_CALLS = {
+    "len",
+    "print",
+    "isinstance",
+    "hasattr",
+    "getattr",
+    "str",
+    "repr",
+    "id",
+    "type",
+    "size",
+    "numel",
+    "dim",
+    "nelement",
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "format",
+    "assert_",
+    "shape",
+}
+_DRAFT_WORDS_RE = re.compile("|".join(re.escape(w) for w in DRAFT_CLASS_WORDS))
+# classes that are parts of a draft head, not heads (Eagle3DecoderLayer, EagleMLP...)
+_PART_SUFFIX_RE = re.compile(
+    r"(Layer|Attention|MLP|Block|Norm|Embedding|Config|Worker|Proposer|Mixin|Output|Input)s?$"
+)
+_MAX_EVIDENCE = 40
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _is_d2t_string(value: object, names: set[str]) -> bool:
+    if not isinstance(value, str):
+        return False
+    return any(
+        re.search(r"(?<![A-Za-z0-9])" + re.escape(n) + r"(?![A-Za-z0-9])", value) for n in names
+    )
+
+
+def _str_const(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _last_component(s: str) -> str:
+    return s.strip(".").split(".")[-1]
+
+
+def _renamed_d2t(tree: ast.AST) -> set[str]:
+    """Names the file gives d2t: `name.replace("d2t", "X")`, {"d2t": "X"}, ("d2t", "X")."""
+    base = set(D2T_NAMES)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        pairs: list[tuple[str | None, str | None]] = []
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "replace"
+            and len(node.args) >= 2
+        ):
+            pairs.append((_str_const(node.args[0]), _str_const(node.args[1])))
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=False):
+                if k is not None:
+                    pairs.append((_str_const(k), _str_const(v)))
+        elif isinstance(node, ast.Tuple) and len(node.elts) in (2, 3):
+            pairs.append((_str_const(node.elts[0]), _str_const(node.elts[1])))
+        for src, dst in pairs:
+            if src and dst and _is_d2t_string(src, base):
+                comp = _last_component(dst)
+                if comp.isidentifier() and comp not in ("weight", "bias"):
+                    found.add(comp)
+    return found
+
+
+def _arange_aliases(tree: ast.AST) -> set[str]:
+    aliases = {"arange"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "arange":
+                    aliases.add(alias.asname or alias.name)
+    return aliases
+
+
+class _Event:
+    __slots__ = ("line", "role", "symbol", "note", "attrs")
+
+    def __init__(self, line: int, role: str, symbol: str, note: str, attrs: set[str]):
+        self.line = line
+        self.role = role  # source | offsets | direct | store | unknown | read
+        self.symbol = symbol
+        self.note = note
+        self.attrs = attrs
+
+
+class _Unit:
+    """One class (or the module's top-level functions): shares `self.<attr>` kinds."""
+
+    def __init__(self, name: str, node: ast.AST, bases: list[str]):
+        self.name = name
+        self.node = node
+        self.bases = bases
+        self.attrs: dict[str, str | None] = {}
+        self.events: list[_Event] = []
+        self.handling = NONE
+        self.inherited_from: str | None = None
+
+
+class _Interp:
+    """Abstract interpretation of one unit's functions."""
+
+    def __init__(self, unit: _Unit, d2t_names: set[str], aranges: set[str]):
+        self.unit = unit
+        self.d2t_names = d2t_names
+        self.aranges = aranges
+        self.loops: list[list[str]] = []
+        self.func_args: list[str] = []
+        self.record = True
+
+    def event(self, node: ast.AST, role: str, symbol: str, note: str, attrs: Iterable[str] = ()):
+        if self.record:
+            line = getattr(node, "lineno", 0)
+            self.unit.events.append(_Event(line, role, symbol, note, set(attrs)))
+
+    # ------------------------------------------------------------------ statements
+    def run_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        args = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        self.func_args = [a for a in args if a not in ("self", "cls")]
+        env: dict[str, str | None] = {}
+        self.block(fn.body, env)
+
+    def block(self, stmts: list[ast.stmt], env: dict[str, str | None]) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, env)
+
+    def stmt(self, node: ast.stmt, env: dict[str, str | None]) -> None:
+        if isinstance(node, ast.Assign):
+            kind = self.eval(node.value, env)
+            for target in node.targets:
+                self.assign(target, kind, env, node)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.eval(node.value, env), env, node)
+        elif isinstance(node, ast.AugAssign):
+            kind = self.binop(node.target, node.op, node.value, env, node)
+            self.assign(node.target, kind, env, node)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.eval(node.iter, env)
+            names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+            for name in names:
+                env[name] = None
+            self.loops.append(names)
+            self.block(node.body, env)
+            self.loops.pop()
+            self.block(node.orelse, env)
+        elif isinstance(node, ast.If):
+            self.if_stmt(node, env)
+        elif isinstance(node, ast.While):
+            self.eval(node.test, env)
+            self.block(node.body, env)
+            self.block(node.orelse, env)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                self.eval(item.context_expr, env)
+            self.block(node.body, env)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self.block(node.body, env)  # type: ignore[attr-defined]
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                self.block(handler.body, env)
+            self.block(node.orelse, env)  # type: ignore[attr-defined]
+            self.block(node.finalbody, env)  # type: ignore[attr-defined]
+        elif isinstance(node, (ast.Expr, ast.Return)):
+            if node.value is not None:
+                self.eval(node.value, env)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            saved = (self.loops, self.func_args)
+            self.loops = []
+            self.run_function(node)
+            self.loops, self.func_args = saved
+
+    def if_stmt(self, node: ast.If, env: dict[str, str | None]) -> None:
+        tested = self.d2t_test(node.test)
+        self.eval(node.test, env)
+        if tested is None:
+            self.block(node.body, env)
+            self.block(node.orelse, env)
+            return
+        loaded = []
+        for names in reversed(self.loops):
+            if tested & set(names):
+                loaded = [n for n in names if n not in tested]
+                break
+        if not loaded:
+            loaded = [a for a in self.func_args if a not in tested]
+        saved = {n: env.get(n) for n in loaded}
+        for n in loaded:
+            env[n] = RAW
+        self.event(node, "source", "d2t", "branch on a checkpoint name containing d2t")
+        self.block(node.body, env)
+        for n, kind in saved.items():
+            env[n] = kind
+        self.block(node.orelse, env)
+
+    def d2t_test(self, test: ast.AST) -> set[str] | None:
+        """The variables compared by a positive test on a d2t name (`"d2t" in name`...)."""
+        names: set[str] = set()
+        for node in ast.walk(test):
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                return None
+            if isinstance(node, ast.Compare):
+                if not all(isinstance(op, (ast.In, ast.Eq)) for op in node.ops):
+                    continue
+                parts = [node.left, *node.comparators]
+                consts = [
+                    n
+                    for p in parts
+                    for n in ast.walk(p)
+                    if isinstance(n, ast.Constant) and _is_d2t_string(n.value, self.d2t_names)
+                ]
+                if consts:
+                    for p in parts:
+                        names |= _names_in(p)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                attr = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if attr in (
+                    "endswith",
+                    "startswith",
+                    "__contains__",
+                    "search",
+                    "match",
+                    "fullmatch",
+                ):
+                    if any(_is_d2t_string(_str_const(a), self.d2t_names) for a in node.args):
+                        if isinstance(func, ast.Attribute):
+                            names |= _names_in(func.value)
+                        for a in node.args:
+                            names |= _names_in(a)
+        names -= {"re"}
+        return names or None
+
+    def assign(self, target: ast.AST, kind: str | None, env: dict, stmt: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if target.id in self.d2t_names and kind is None:
+                env.pop(target.id, None)  # a variable named d2t holds d2t
+            else:
+                env[target.id] = kind
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value, env)
+            attr = target.attr
+            if isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"):
+                if attr in self.d2t_names:
+                    return  # the d2t parameter itself: RAW by name whatever it is given
+                previous = self.unit.attrs.get(attr)
+                self.unit.attrs[attr] = kind
+                if kind == RAW:
+                    role = "store"
+                    self.event(stmt, role, attr, "stores the loaded d2t as is", [attr])
+                elif kind == CONV:
+                    self.event(stmt, "read", attr, "stores arange + d2t", [attr])
+                elif previous is not None and kind is None:
+                    self.unit.attrs[attr] = previous  # e.g. `self.x = None` before loading
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.assign(elt, None, env, stmt)
+        elif isinstance(target, ast.Subscript):
+            self.eval(target, env)
+
+    # ----------------------------------------------------------------- expressions
+    def eval(self, node: ast.AST | None, env: dict[str, str | None]) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            if node.id in self.d2t_names:
+                self.event(node, "read", node.id, "reads d2t", [node.id])
+                return RAW
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.eval(node.value, env)
+            if node.attr in self.d2t_names:
+                self.event(node, "read", node.attr, "reads d2t", [node.attr])
+                return RAW
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                return self.unit.attrs.get(node.attr)
+            if node.attr in ("data", "T", "mT") and base is not None:
+                return base
+            return None
+        if isinstance(node, ast.Call):
+            return self.call(node, env)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.left, node.op, node.right, env, node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, env)
+        if isinstance(node, ast.IfExp):
+            self.eval(node.test, env)
+            a, b = self.eval(node.body, env), self.eval(node.orelse, env)
+            return a if a is not None else b
+        if isinstance(node, ast.NamedExpr):
+            kind = self.eval(node.value, env)
+            env[node.target.id] = kind
+            return kind
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child, env)
+        return None
+
+    def is_arange_call(self, node: ast.Call) -> bool:
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in self.aranges
+        return isinstance(func, ast.Attribute) and func.attr == "arange"
+
+    def call(self, node: ast.Call, env: dict[str, str | None]) -> str | None:
+        func = node.func
+        if self.is_arange_call(node):
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                self.eval(a, env)
+            return ARANGE
+        arg_kinds = [self.eval(a, env) for a in node.args]
+        kw_kinds = [self.eval(k.value, env) for k in node.keywords]
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        recv = None
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, env)
+        elif not isinstance(func, ast.Name):
+            self.eval(func, env)
+        if name in _KEYED_GETTERS and node.args:
+            key = _str_const(node.args[0])
+            if name == "getattr" and len(node.args) > 1:
+                key = _str_const(node.args[1])
+            if key is not None and _is_d2t_string(key, self.d2t_names):
+                self.event(node, "source", "d2t", "reads the d2t tensor by key")
+                return RAW
+        if name in _SETTERS and len(node.args) >= 2:
+            # self.register_buffer("x", value) / setattr(self, "x", value): an attribute store
+            args = node.args[1:] if name == "setattr" else node.args
+            holder = node.args[0] if name == "setattr" else getattr(func, "value", None)
+            attr = _str_const(args[0])
+            kind = arg_kinds[node.args.index(args[1])]
+            if attr and isinstance(holder, ast.Name) and holder.id in ("self", "cls"):
+                target = ast.Attribute(value=holder, attr=attr, ctx=ast.Store())
+                ast.copy_location(target, node)
+                self.assign(target, kind, env, node)
+                return None
+        if name in _ADD_METHODS:
+            if len(node.args) == 2:
+                a, b = node.args
+                return self.combine_add(a, b, arg_kinds[0], arg_kinds[1], node, env)
+            if len(node.args) == 1 and isinstance(func, ast.Attribute):
+                return self.combine_add(func.value, node.args[0], recv, arg_kinds[0], node, env)
+        if isinstance(func, ast.Attribute) and name in _PASSTHROUGH_METHODS and recv is not None:
+            return recv
+        if name in _PASSTHROUGH_FUNCS and arg_kinds:
+            return arg_kinds[0]
+        if name in _INDEX_METHODS and RAW in [*arg_kinds, *kw_kinds]:
+            self.event(node, "direct", "d2t", f"uses d2t as indices ({name})")
+            return None
+        if name in _COPY_INTO_METHODS and RAW in arg_kinds and isinstance(func, ast.Attribute):
+            holder = func.value
+            while isinstance(holder, ast.Attribute) and holder.attr == "data":
+                holder = holder.value
+            if (
+                isinstance(holder, ast.Attribute)
+                and isinstance(holder.value, ast.Name)
+                and holder.value.id in ("self", "cls")
+            ):
+                self.assign(holder, RAW, env, node)
+            return None
+        if name in _HARMLESS_CALLS:
+            return None
+        if RAW in [*arg_kinds, *kw_kinds] or (recv == RAW and name not in _HARMLESS_CALLS):
+            self.event(node, "unknown", "d2t", "passes d2t to %s()" % (name or "a call"))
+        return None
+
+    def binop(self, left, op, right, env, node) -> str | None:
+        lk, rk = self.eval(left, env), self.eval(right, env)
+        if isinstance(op, ast.Add):
+            return self.combine_add(left, right, lk, rk, node, env)
+        if RAW in (lk, rk):
+            self.event(node, "unknown", "d2t", f"combines d2t with {type(op).__name__}")
+            return None
+        if ARANGE in (lk, rk):
+            return ARANGE
+        return None
+
+    def combine_add(self, left, right, lk, rk, node, env) -> str | None:
+        kinds = {lk, rk}
+        if kinds == {RAW, ARANGE}:
+            attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            attrs |= _names_in(node)
+            self.event(node, "offsets", "d2t", "adds an arange to d2t", attrs)
+            return CONV
+        if RAW in kinds:
+            # idx + d2t[idx]: per-element offsets
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Subscript) and ast.dump(a.slice) == ast.dump(b):
+                    if self.eval_quiet(a.value, env) == RAW:
+                        attrs = {n.attr for n in ast.walk(a) if isinstance(n, ast.Attribute)}
+                        self.event(node, "offsets", "d2t", "adds ids to d2t[ids]", attrs)
+                        return CONV
+            if kinds == {RAW}:
+                self.event(node, "unknown", "d2t", "adds d2t to d2t")
+                return None
+            self.event(node, "unknown", "d2t", "adds d2t to something that is not an arange")
+            return None
+        if ARANGE in kinds:
+            return ARANGE
+        if CONV in kinds:
+            return CONV
+        return None
+
+    def eval_quiet(self, node: ast.AST, env: dict[str, str | None]) -> str | None:
+        saved, self.record = self.record, False
+        try:
+            return self.eval(node, dict(env))
+        finally:
+            self.record = saved
+
+    def subscript(self, node: ast.Subscript, env: dict[str, str | None]) -> str | None:
+        value = self.eval(node.value, env)
+        index = node.slice
+        if _is_d2t_string(_str_const(index), self.d2t_names) and isinstance(node.ctx, ast.Load):
+            self.event(node, "source", "d2t", "reads the d2t tensor by key")
+            return RAW
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        kinds = [self.eval(p, env) for p in parts]
+        if RAW in kinds and value != RAW:
+            self.event(node, "direct", "d2t", "indexes with d2t as if it held target ids")
+        if value in (RAW, ARANGE, CONV):
+            return value
+        return None
+
+
+# ---------------------------------------------------------------------------------- analysis
+def _units(tree: ast.Module) -> list[_Unit]:
+    units = []
+    module_funcs: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            bases = [ast.unparse(b) for b in node.bases]
+            units.append(_Unit(node.name, node, bases))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            module_funcs.append(node)
+    if module_funcs:
+        mod = ast.Module(body=module_funcs, type_ignores=[])
+        units.append(_Unit("<module>", mod, []))
+    return units
+
+
+def _run_unit(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
+    funcs = [n for n in unit.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    interp = _Interp(unit, d2t_names, aranges)
+    for _ in range(4):  # attribute kinds flow between methods: iterate to a fixed point
+        before = dict(unit.attrs)
+        unit.events = []
+        for fn in funcs:
+            interp.run_function(fn)
+        if unit.attrs == before:
+            break
+    sinks = set(TARGET_ID_SINKS)
+    offsets = [e for e in unit.events if e.role == "offsets"]
+    offset_attrs = set().union(*(e.attrs for e in offsets)) if offsets else set()
+    direct = [e for e in unit.events if e.role == "direct"]
+    for e in unit.events:
+        if (
+            e.role == "store"
+            and e.symbol in sinks
+            and unit.attrs.get(e.symbol) == RAW
+            and e.symbol not in offset_attrs
+        ):
+            direct.append(
+                _Event(e.line, "direct", e.symbol, "stores the raw d2t as target ids", e.attrs)
+            )
+    unit.events.extend(d for d in direct if d.role == "direct" and d not in unit.events)
+    reads = [e for e in unit.events if e.role in ("source", "read", "store", "unknown")]
+    if offsets and not direct:
+        unit.handling = OFFSETS
+    elif direct and not offsets:
+        unit.handling = DIRECT
+    elif offsets or direct or reads:
+        unit.handling = UNKNOWN
+    else:
+        unit.handling = NONE
+
+
+def _entry_classes(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in tree.body:
+        targets: list[ast.AST] = []
+        value = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets, value = [node.target], node.value
+        if not any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in targets):
+            continue
+        elts = value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else [value]
+        for elt in elts:
+            if isinstance(elt, ast.Name):
+                names.append(elt.id)
+            elif isinstance(elt, ast.Attribute):
+                names.append(elt.attr)
+    return names
+
+
+def _line_text(lines: list[str], n: int) -> str:
+    return lines[n - 1].strip() if 0 < n <= len(lines) else ""
+
+
+def _evidence(events: list[_Event], lines: list[str], roles: tuple[str, ...]) -> list[dict]:
+    out, seen = [], set()
+    for e in sorted(events, key=lambda e: (e.line, e.role)):
+        if e.role not in roles or (e.line, e.role) in seen:
+            continue
+        seen.add((e.line, e.role))
+        out.append(
+            {
+                "line": e.line,
+                "text": _line_text(lines, e.line),
+                "symbol": e.symbol,
+                "role": e.role,
+                "note": e.note,
+            }
+        )
+    return out[:_MAX_EVIDENCE]
+
+
+def classify_source(source: str, path: str = "<source>") -> dict[str, Any]:
+    """Classify how the draft-model file at `path` handles d2t (see the module docstring).
+
+    Returns {"path", "d2t_handling", "architectures", "entry_classes", "classes", "evidence",
+    "reason"}; each class is {"name", "line", "bases", "d2t_handling", "registered",
+    "draft_like", "inherited_from"} and each evidence item {"line", "text", "symbol", "role",
+    "note"} with role in source/read/store/offsets/direct/unknown.
+    """
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        return {
+            "path": path,
+            "d2t_handling": UNKNOWN,
+            "architectures": [],
+            "entry_classes": [],
+            "classes": [],
+            "evidence": evidence_lines(source, ["d2t", "draft_id_to_target_id", "hot_token_id"]),
+            "reason": f"the file does not parse ({exc.msg}, line {exc.lineno})",
+        }
+    d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
+    aranges = _arange_aliases(tree)
+    units = _units(tree)
+    for unit in units:
+        _run_unit(unit, d2t_names, aranges)
+    by_name = {u.name: u for u in units}
+    for unit in units:  # a subclass that does not touch d2t inherits its base's handling
+        if unit.handling != NONE:
+            continue
+        todo, seen = list(unit.bases), set()
+        while todo:
+            base = todo.pop(0).split(".")[-1]
+            if base in seen or base not in by_name:
+                continue
+            seen.add(base)
+            if by_name[base].handling != NONE:
+                unit.handling = by_name[base].handling
+                unit.inherited_from = base
+                break
+            todo.extend(by_name[base].bases)
+    entries = _entry_classes(tree)
+    classes = []
+    for unit in units:
+        if unit.name == "<module>":
+            continue
+        has_loader = any(
+            isinstance(n, ast.FunctionDef) and n.name in ("load_weights", "compute_logits")
+            for n in unit.node.body
+        )
+        draft_like = bool(
+            _DRAFT_WORDS_RE.search(unit.name) and not _PART_SUFFIX_RE.search(unit.name)
+        ) or (unit.handling != NONE and has_loader)
+        classes.append(
+            {
+                "name": unit.name,
+                "line": unit.node.lineno,
+                "bases": unit.bases,
+                "d2t_handling": unit.handling,
+                "registered": unit.name in entries,
+                "draft_like": draft_like,
+                "inherited_from": unit.inherited_from,
+            }
+        )
+    architectures = list(entries) or [c["name"] for c in classes if c["draft_like"]]
+
+    own = [u for u in units if u.inherited_from is None]
+    handlings = {u.handling for u in own} - {NONE}
+    events = [e for u in own for e in u.events]
+    if not handlings:
+        handling = NONE
+    elif len(handlings) == 1:
+        handling = handlings.pop()
+    else:
+        handling = UNKNOWN
+    roles: tuple[str, ...]
+    if handling == OFFSETS:
+        roles = ("source", "offsets")
+    elif handling == DIRECT:
+        roles = ("source", "direct")
+    else:
+        roles = ("source", "read", "store", "offsets", "direct", "unknown")
+    evidence = _evidence(events, lines, roles)
+    reason = _reason(handling, evidence, units)
+    return {
+        "path": path,
+        "d2t_handling": handling,
+        "architectures": architectures,
+        "entry_classes": entries,
+        "classes": classes,
+        "evidence": evidence,
+        "reason": reason,
+    }
+
+
+def _reason(handling: str, evidence: list[dict], units: list[_Unit]) -> str:
+    def first(role: str) -> dict | None:
+        return next((e for e in evidence if e["role"] == role), None)
+
+    if handling == NONE:
+        return "The file never reads d2t, so it maps draft ids to target ids some other way."
+    if handling == OFFSETS:
+        e = first("offsets")
+        assert e is not None
+        return (
+            f"Line {e['line']} adds an arange to the loaded d2t (`{e['text']}`), so d2t is "
+            "treated as offsets (target = draft + d2t[draft])."
+        )
+    if handling == DIRECT:
+        e = first("direct")
+        assert e is not None
+        return (
+            f"Line {e['line']} uses the loaded d2t as target ids without adding an arange "
+            f"(`{e['text']}`), which is wrong for EAGLE-3 checkpoints that store offsets."
+        )
+    mixed = sorted({u.name for u in units if u.handling in (OFFSETS, DIRECT)})
+    if len(mixed) > 1:
+        return (
+            "Classes in this file disagree: "
+            + ", ".join(
+                f"{u.name} treats d2t as {u.handling}"
+                for u in units
+                if u.handling in (OFFSETS, DIRECT)
+            )
+            + "."
+        )
+    e = evidence[0] if evidence else None
+    where = f" (first at line {e['line']}: `{e['text']}`)" if e else ""
+    return (
+        f"The file reads d2t{where} but neither an arange addition nor a direct use as target "
+        "ids was recognised; read the lines."
+    )
+
+
+# ------------------------------------------------------------------------------- other helpers
+def evidence_lines(
+    source: str, symbols: Iterable[str] = EVIDENCE_SYMBOLS, context: int = 1
+) -> list[dict[str, Any]]:
+    """Lines mentioning any of `symbols` (as whole identifiers or in strings), with context.
+
+    Each item: {"line", "text", "symbol", "symbols", "context": [{"line", "text"}...]}.
+    """
+    symbols = list(symbols)
+    patterns = [
+        (s, re.compile(r"(?<![A-Za-z0-9_])" + re.escape(s) + r"(?![A-Za-z0-9_])")) for s in symbols
+    ]
+    lines = source.splitlines()
+    out = []
+    for i, text in enumerate(lines, start=1):
+        hits = [s for s, rx in patterns if rx.search(text)]
+        if not hits:
+            continue
+        lo, hi = max(1, i - context), min(len(lines), i + context)
+        out.append(
+            {
+                "line": i,
+                "text": text.rstrip(),
+                "symbol": hits[0],
+                "symbols": hits,
+                "context": [{"line": j, "text": lines[j - 1].rstrip()} for j in range(lo, hi + 1)],
+            }
+        )
+    return out
+
+
+def registry_architectures(source: str, only: Iterable[str] | None = None) -> dict[str, tuple]:
+    """Architecture -> (module, class) from vLLM-style registry dicts in `source`.
+
+    Reads every module-level dict literal whose values are ("module", "Class") string pairs (e.g.
+    `_SPECULATIVE_DECODING_MODELS`), in file order, later dicts winning; `only` restricts to the
+    named dicts.
+    """
+    wanted = set(only) if only is not None else None
+    tree = ast.parse(source)
+    result: dict[str, tuple] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if wanted is not None and not names & wanted:
+            continue
+        if not isinstance(value, ast.Dict):
+            continue
+        for k, v in zip(value.keys, value.values, strict=False):
+            arch = _str_const(k) if k is not None else None
+            if arch is None or not isinstance(v, ast.Tuple) or len(v.elts) < 2:
+                continue
+            module, cls = _str_const(v.elts[0]), _str_const(v.elts[1])
+            if module and cls:
+                result[arch] = (module, cls)
+    return result
+
+
+def _module_of(path: str) -> str:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return base[:-3] if base.endswith(".py") else base
+
+
+def resolve_architectures(
+    architectures: Iterable[str],
+    draft_models: Iterable[dict[str, Any]],
+    registry: dict[str, tuple] | None = None,
+) -> list[dict[str, Any]]:
+    """Which scanned draft-model file and class will load each checkpoint architecture.
+
+    `draft_models` are `classify_source` results (each with "path"). The lookup order is the
+    engine's: vLLM's registry (arch -> module, class), then SGLang's EntryClass, then a class of
+    that name. Each result: {"architecture", "resolved", "path", "class", "d2t_handling", "via"}.
+    """
+    models = list(draft_models)
+    out = []
+    for arch in architectures:
+        hit: dict[str, Any] | None = None
+        if registry and arch in registry:
+            module, cls = registry[arch]
+            for m in models:
+                if _module_of(m["path"]) == module.rsplit(".", 1)[-1]:
+                    hit = _hit(arch, m, cls, "registry")
+                    break
+            if hit is None:
+                hit = {
+                    "architecture": arch,
+                    "resolved": False,
+                    "path": None,
+                    "class": cls,
+                    "module": module,
+                    "d2t_handling": None,
+                    "via": "registry",
+                }
+        if hit is None:
+            for m in models:
+                if arch in m.get("entry_classes", []):
+                    hit = _hit(arch, m, arch, "EntryClass")
+                    break
+        if hit is None:
+            for m in models:
+                if any(c["name"] == arch for c in m.get("classes", [])):
+                    hit = _hit(arch, m, arch, "class")
+                    break
+        out.append(
+            hit
+            or {
+                "architecture": arch,
+                "resolved": False,
+                "path": None,
+                "class": None,
+                "d2t_handling": None,
+                "via": None,
+            }
+        )
+    return out
+
+
+def _hit(arch: str, model: dict[str, Any], cls: str, via: str) -> dict[str, Any]:
+    handling = model.get("d2t_handling")
+    found = next((c for c in model.get("classes", []) if c["name"] == cls), None)
+    if found is not None:
+        handling = found["d2t_handling"]
+    return {
+        "architecture": arch,
+        "resolved": found is not None or via == "EntryClass",
+        "path": model["path"],
+        "class": cls,
+        "d2t_handling": handling,
+        "via": via,
+    }
+
+
+def classify_install(install: dict[str, Any]) -> dict[str, Any]:
+    """Classify every draft-model source of one `engine_scan` install.
+
+    Returns {"engine", "version", "path", "draft_models": [classify_source results],
+    "unread": [paths whose source was omitted], "registry": {arch: [module, class]} | None}.
+    """
+    models, unread = [], []
+    for f in install.get("draft_files") or []:
+        if f.get("source") is None:
+            unread.append(f["path"])
+            continue
+        result = classify_source(f["source"], f["path"])
+        result["capped"] = bool(f.get("capped"))
+        models.append(result)
+    registry = None
+    reg = install.get("registry")
+    if reg and reg.get("source"):
+        try:
+            registry = {k: list(v) for k, v in registry_architectures(reg["source"]).items()}
+        except SyntaxError:
+            registry = None
+    return {
+        "engine": install.get("engine"),
+        "version": install.get("version"),
+        "path": install.get("path"),
+        "draft_models": models,
+        "unread": unread,
+        "registry": registry,
+    }

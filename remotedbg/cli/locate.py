@@ -1,0 +1,131 @@
+"""locate-eagle: which engine code will load the draft, and what it does with d2t."""
+# No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
+
+from typing import Annotated
+
+import typer
+from rich.syntax import Syntax
+from rich.table import Table
+
+from remotedbg.actions.locate import locate_engines
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.errors import ExitCode
+
+HANDLING_STYLE = {"offsets": "green", "direct": "bold red", "none": "dim", "unknown": "yellow"}
+
+
+@remote_command
+def locate_eagle(
+    ctx: CommandContext,
+    root: Annotated[
+        list[str] | None,
+        typer.Option("--root", help="Engine checkout or package dir to include (repeatable)."),
+    ] = None,
+    arch: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arch",
+            help="A draft's architectures entry: resolve the file and class that loads "
+            "it (repeatable).",
+        ),
+    ] = None,
+    no_home: Annotated[
+        bool, typer.Option("--no-home", help="Do not search the home directory.")
+    ] = False,
+    evidence: Annotated[
+        bool,
+        typer.Option(
+            "--evidence/--no-evidence", help="Show the lines that mention d2t and friends."
+        ),
+    ] = True,
+) -> int:
+    """Find SGLang/vLLM installs, their draft-model files, and how each handles d2t."""
+    found = locate_engines(
+        ctx.remote, root or [], search_home=not no_home, architectures=arch or []
+    )
+    if ctx.json:
+        emit_json(found)
+    else:
+        render_locate(found, evidence)
+    return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
+
+
+def render_locate(found: dict, show_evidence: bool = True) -> None:
+    console = stdout_console
+    if not found["engines"]:
+        stderr_console.print("no SGLang or vLLM install found. Searched:", markup=False)
+        for place in found["searched"][:30]:
+            stderr_console.print(f"  {printable(place)}", markup=False)
+        stderr_console.print(
+            "Point at one with --root DIR (a checkout's python/sglang, or a "
+            "site-packages/vllm), or pass --python for the engine's venv.",
+            markup=False,
+        )
+        return
+    for engine in found["engines"]:
+        running = (
+            f"  [bold green]running (pid {', '.join(map(str, engine['running']))})[/]"
+            if engine["running"]
+            else ""
+        )
+        console.print(
+            f"\n[bold]{engine['name']} {engine.get('version') or '(version unknown)'}"
+            f"[/] at {printable(engine['path'])}{running}"
+        )
+        console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)
+        table = Table("draft-model file", "architectures", "d2t handling", box=None)
+        models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
+        for model in models:
+            style = HANDLING_STYLE.get(model["d2t_handling"], "")
+            table.add_row(
+                printable(model["relative_path"]),
+                ", ".join(model["architectures"]) or "-",
+                f"[{style}]{model['d2t_handling']}[/]",
+            )
+        console.print(table)
+        workers = [w for w in found["workers"] if w["install"] == engine["path"]]
+        if workers:
+            console.print(
+                f"  speculative workers: {len(workers)} file(s), e.g. "
+                f"{printable(workers[0]['path'])}",
+                markup=False,
+            )
+        if show_evidence:
+            for model in models:
+                if model["d2t_handling"] == "none" or not model["evidence_lines"]:
+                    continue
+                console.print(f"\n  [bold]{printable(model['path'])}[/]: {model['reason']}")
+                for block, marked in _merged_blocks(model["evidence_lines"][:12]):
+                    console.print(
+                        Syntax(
+                            "\n".join(text for _, text in block),
+                            "python",
+                            line_numbers=True,
+                            start_line=block[0][0],
+                            highlight_lines=marked,
+                            word_wrap=True,
+                        )
+                    )
+    for hit in found.get("resolved", []):
+        where = f"{hit.get('path')}:{hit.get('class')}" if hit.get("resolved") else "not found"
+        console.print(
+            f"\narchitecture {hit['architecture']} -> {printable(where)} "
+            f"(d2t: {hit.get('d2t_handling')})",
+            markup=False,
+        )
+
+
+def _merged_blocks(lines: list[dict]) -> list[tuple[list[tuple[int, str]], set[int]]]:
+    """Evidence lines with overlapping context become one block with several marked lines."""
+    blocks: list[tuple[list[tuple[int, str]], set[int]]] = []
+    for line in lines:
+        context = line.get("context") or [{"line": line["line"], "text": line["text"]}]
+        rows = [(c["line"], c["text"]) for c in context]
+        if blocks and rows[0][0] <= blocks[-1][0][-1][0] + 1:
+            block, marked = blocks[-1]
+            block.extend(row for row in rows if row[0] > block[-1][0])
+            marked.add(line["line"])
+        else:
+            blocks.append((rows, {line["line"]}))
+    return blocks

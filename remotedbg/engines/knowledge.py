@@ -1,0 +1,218 @@
+"""Where SGLang and vLLM keep their draft-model code, and how to recognise it.
+
+Everything here is data (strings, lists, regex sources) so it can be sent as JSON to the remote
+agent `remotedbg.agent.engine_scan`. Patterns are Python `re` sources matched against a file's
+BASENAME (name patterns) or searched in its text (content markers).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+#: Symbols a person wants to see quoted from a draft model's source.
+EVIDENCE_SYMBOLS = [
+    "hot_token_id",
+    "d2t",
+    "t2d",
+    "draft_id_to_target_id",
+    "draft_vocab_size",
+    "load_token_map",
+]
+
+#: Names whose value is the d2t tensor itself (checkpoint key and engine parameter names).
+D2T_NAMES = ["d2t", "draft_id_to_target_id"]
+
+#: Attributes whose value the engine uses as absolute TARGET token ids.
+TARGET_ID_SINKS = ["hot_token_id", "hot_token_ids", "target_token_ids", "token_map"]
+
+#: Names of draft-head class/architecture fragments (EntryClass, class names, architectures).
+DRAFT_CLASS_WORDS = ["Eagle", "EAGLE", "MTP", "NextN", "Medusa", "Draft", "Speculator", "MLPSpec"]
+
+_CLASS_WORDS_RE = "|".join(DRAFT_CLASS_WORDS)
+
+#: Content markers: any match makes a models-dir file a draft-model candidate.
+# (each starts with a literal where possible: `re` then searches with a fast literal scan)
+COMMON_CONTENT_MARKERS = [
+    r"d2t(?![A-Za-z0-9_])",
+    r"hot_token_id(?![A-Za-z0-9_])",
+    r"draft_id_to_target_id",
+    r"\nclass\s+\w*(?:" + _CLASS_WORDS_RE + r")\w*\s*[(:]",
+    r"\nEntryClass\s*=\s*[\[(]?[^=]{0,400}?(?:" + _CLASS_WORDS_RE + r")",
+]
+
+#: Basename patterns of draft-model files (matched with re.search on the file name).
+COMMON_NAME_PATTERNS = [
+    r"eagle\d*.*\.py$",
+    r"_mtp\.py$",
+    r"^mtp.*\.py$",
+    r"nextn.*\.py$",
+    r"medusa.*\.py$",
+    r"mlp_speculator.*\.py$",
+    r"draft.*\.py$",
+]
+
+ENGINES: dict[str, dict[str, Any]] = {
+    "sglang": {
+        "package": "sglang",
+        # a directory named `package` holding one of these is an engine package
+        "package_markers": ["srt"],
+        "models_dir": "srt/models",
+        "worker_dirs": ["srt/speculative"],
+        "registry_file": None,
+        "version_files": ["version.py", "_version.py"],
+        # files in the models dir that are NOT draft models even though they match a pattern
+        "name_excludes": [],
+        "name_patterns": COMMON_NAME_PATTERNS,
+        "content_markers": COMMON_CONTENT_MARKERS,
+        "dist_names": ["sglang"],
+        # a process whose cmdline matches is an SGLang server (or one of its workers)
+        "process_patterns": [
+            r"\bsglang\.launch_server\b",
+            r"-m\s+sglang\b",
+            r"\bsglang::",
+            r"\bsglang\s+serve\b",
+            r"/bin/sglang\b",
+            r"\bsglang\.srt\b",
+        ],
+    },
+    "vllm": {
+        "package": "vllm",
+        "package_markers": ["model_executor"],
+        "models_dir": "model_executor/models",
+        "worker_dirs": ["v1/spec_decode", "spec_decode"],
+        "registry_file": "model_executor/models/registry.py",
+        "version_files": ["_version.py", "version.py"],
+        "name_excludes": [],
+        "name_patterns": COMMON_NAME_PATTERNS,
+        "content_markers": COMMON_CONTENT_MARKERS,
+        "dist_names": ["vllm"],
+        "process_patterns": [
+            r"\bvllm\s+serve\b",
+            r"/bin/vllm\b",
+            r"\bvllm\.entrypoints\b",
+            r"-m\s+vllm\b",
+            r"\bVLLM::",
+        ],
+    },
+}
+
+#: Directories walked (bounded) for source checkouts. "~" is the (possibly overridden) home.
+WALK_ROOTS_HOME = ["~"]
+WALK_ROOTS_SYSTEM = ["/workspace", "/opt", "/srv", "/home"]
+
+#: Interpreter prefixes (venvs, conda envs, system) whose site-packages are checked directly.
+PREFIX_GLOBS_HOME = [
+    "~/.venv",
+    "~/.venv*",
+    "~/venv*",
+    "~/env",
+    "~/*/.venv",
+    "~/*/venv",
+    "~/miniconda3",
+    "~/miniconda3/envs/*",
+    "~/anaconda3",
+    "~/anaconda3/envs/*",
+    "~/miniforge3",
+    "~/miniforge3/envs/*",
+    "~/mambaforge",
+    "~/mambaforge/envs/*",
+    "~/.conda/envs/*",
+    "~/.pyenv/versions/*",
+    "~/.local",
+]
+PREFIX_GLOBS_SYSTEM = [
+    "/usr",
+    "/usr/local",
+    "/opt/conda",
+    "/opt/conda/envs/*",
+    "/opt/venv*",
+    "/opt/*/venv",
+    "/opt/*/.venv",
+    "/workspace/.venv",
+    "/workspace/*/.venv",
+]
+
+#: Below a prefix, where packages live.
+SITE_PACKAGES_GLOBS = [
+    "lib/python3*/site-packages",
+    "lib/python3*/dist-packages",
+    "lib/python3/dist-packages",
+    "local/lib/python3*/dist-packages",
+]
+
+#: Directory names never descended into by the checkout walk.
+SKIP_DIRS = [
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".cache",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    "site-packages",  # handled by looking at its engine children only
+    "dist-packages",
+]
+#: Absolute paths never walked (pseudo file systems).
+SKIP_PATHS = ["/proc", "/sys", "/dev", "/run", "/snap", "/var/lib/docker", "/tmp/.X11-unix"]
+#: Hidden directories the walk still enters (other dot-dirs are skipped).
+HIDDEN_DIRS_ALLOWED = [".venv", ".local", ".conda", ".pyenv"]
+
+DEFAULT_MAX_DEPTH = 4
+DEFAULT_MAX_FILE_BYTES = 512 * 1024
+DEFAULT_MAX_TOTAL_BYTES = 6 * 1024 * 1024  # stays under the session's 8 MiB output cap
+DEFAULT_MAX_ENTRIES = 200_000
+DEFAULT_TIME_LIMIT = 3.0
+
+KNOWLEDGE: dict[str, Any] = {
+    "engines": ENGINES,
+    "evidence_symbols": EVIDENCE_SYMBOLS,
+    "walk_roots_home": WALK_ROOTS_HOME,
+    "walk_roots_system": WALK_ROOTS_SYSTEM,
+    "prefix_globs_home": PREFIX_GLOBS_HOME,
+    "prefix_globs_system": PREFIX_GLOBS_SYSTEM,
+    "site_packages_globs": SITE_PACKAGES_GLOBS,
+    "skip_dirs": SKIP_DIRS,
+    "skip_paths": SKIP_PATHS,
+    "hidden_dirs_allowed": HIDDEN_DIRS_ALLOWED,
+}
+
+
+def knowledge() -> dict[str, Any]:
+    """A deep copy of KNOWLEDGE, safe to modify and to send as JSON."""
+    return copy.deepcopy(KNOWLEDGE)
+
+
+def scan_args(
+    roots: list[str] | None = None,
+    *,
+    search_home: bool = True,
+    search_system: bool = True,
+    search_processes: bool = True,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    home: str | None = None,
+) -> dict[str, Any]:
+    """The `args` dict for `remotedbg.agent.engine_scan:scan`."""
+    args: dict[str, Any] = {
+        "roots": list(roots or []),
+        "search_home": search_home,
+        "search_system": search_system,
+        "search_processes": search_processes,
+        "max_depth": max_depth,
+        "max_file_bytes": max_file_bytes,
+        "max_total_bytes": max_total_bytes,
+        "max_entries": max_entries,
+        "time_limit": time_limit,
+        "knowledge": knowledge(),
+    }
+    if home is not None:
+        args["home"] = home
+    return args

@@ -1,0 +1,322 @@
+"""engine_scan finds SGLang/vLLM installs and their draft-model files, read-only and bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from remotedbg.agent import engine_scan
+from remotedbg.analysis.d2t_handling import classify_install, resolve_architectures
+from remotedbg.engines.knowledge import scan_args
+from remotedbg.remote import pyagent
+from remotedbg.session import ConnectOptions, open_session
+from tests import engine_trees as trees
+from tests.procs import wait_for
+
+
+@pytest.fixture()
+def world(tmp_path: Path) -> dict:
+    home = tmp_path / "home"
+    sglang = trees.write_sglang_checkout(home)
+    vllm = trees.write_vllm_venv(home / ".venv", python=sys.executable)
+    return {"home": home, "sglang": sglang, "vllm": vllm, "tmp": tmp_path}
+
+
+def run_scan(**kw) -> dict:
+    kw.setdefault("search_system", False)
+    kw.setdefault("search_processes", False)
+    roots = kw.pop("roots", None)
+    result = engine_scan.scan(scan_args(roots, **kw))
+    json.dumps(result)  # must travel as JSON
+    return result
+
+
+def by_engine(result: dict, under: Path) -> dict:
+    found = {}
+    for inst in result["installs"]:
+        if inst["path"].startswith(str(under.resolve())):
+            assert inst["engine"] not in found, "installs must be deduplicated"
+            found[inst["engine"]] = inst
+    return found
+
+
+def draft_paths(inst: dict) -> set[str]:
+    return {f["path"] for f in inst["draft_files"]}
+
+
+def test_finds_checkout_and_venv_with_versions(world: dict) -> None:
+    result = run_scan(home=str(world["home"]))
+    found = by_engine(result, world["home"])
+    sg, vl = found["sglang"], found["vllm"]
+
+    assert sg["path"] == str(world["sglang"].resolve())
+    assert sg["version"] == trees.SGLANG_VERSION and sg["version_source"] == "version.py"
+    assert sg["how_found"] == ["checkout-search"] and sg["kind"] == "checkout"
+    assert sg["git"]["commit"].startswith("0123456789abcdef")
+    assert sg["running"] == []
+
+    assert vl["version"] == trees.VLLM_VERSION
+    assert vl["version_source"].endswith(".dist-info/METADATA")
+    python = str(world["home"] / ".venv" / "bin" / "python3")
+    assert f"site-packages:{python}" in vl["how_found"]
+    assert vl["kind"] == "site-packages"
+
+    assert str(world["home"]) in result["searched"]
+    assert not result["limits"]["walk_truncated"]
+
+
+def test_lists_draft_files_by_name_and_content_only(world: dict) -> None:
+    sg = by_engine(run_scan(home=str(world["home"])), world["home"])["sglang"]
+    assert draft_paths(sg) == {
+        "srt/models/llama_eagle3.py",
+        "srt/models/kimi_k25_eagle3.py",
+        "srt/models/llama_eagle3_direct.py",
+        "srt/models/qwen2_eagle.py",
+        "srt/models/qwen3_next_mtp.py",
+        "srt/models/my_head.py",  # no name match: found by its EntryClass / d2t content
+    }
+    my_head = next(f for f in sg["draft_files"] if f["path"].endswith("my_head.py"))
+    assert all(m.startswith("content:") for m in my_head["matched_by"])
+    eagle3 = next(f for f in sg["draft_files"] if f["path"].endswith("/llama_eagle3.py"))
+    assert any(m.startswith("name:") for m in eagle3["matched_by"])
+    on_disk = (world["sglang"] / "srt/models/llama_eagle3.py").read_text()
+    assert eagle3["source"] == on_disk and eagle3["size"] == len(on_disk.encode())
+    assert eagle3["capped"] is False
+    assert sorted(sg["worker_files"]) == [
+        "srt/speculative/__init__.py",
+        "srt/speculative/eagle_utils.py",
+        "srt/speculative/eagle_worker.py",
+        "srt/speculative/spec_info.py",
+    ]
+    assert sg["registry"] is None
+
+    vl = by_engine(run_scan(home=str(world["home"])), world["home"])["vllm"]
+    assert "model_executor/models/llama_eagle3.py" in draft_paths(vl)
+    assert "model_executor/models/llama.py" not in draft_paths(vl)
+    assert "model_executor/models/registry.py" not in draft_paths(vl)
+    assert vl["registry"]["path"] == "model_executor/models/registry.py"
+    assert "_SPECULATIVE_DECODING_MODELS" in vl["registry"]["source"]
+    assert vl["worker_files"] == ["v1/spec_decode/__init__.py", "v1/spec_decode/eagle.py"]
+
+
+def test_local_classification_of_scan(world: dict) -> None:
+    found = by_engine(run_scan(home=str(world["home"])), world["home"])
+    sg = classify_install(found["sglang"])
+    handling = {m["path"]: m["d2t_handling"] for m in sg["draft_models"]}
+    assert handling["srt/models/llama_eagle3.py"] == "offsets"
+    assert handling["srt/models/kimi_k25_eagle3.py"] == "offsets"
+    assert handling["srt/models/llama_eagle3_direct.py"] == "direct"
+    assert handling["srt/models/qwen2_eagle.py"] == "none"
+    vl = classify_install(found["vllm"])
+    [hit] = resolve_architectures(["LlamaForCausalLMEagle3"], vl["draft_models"], vl["registry"])
+    assert hit["path"] == "model_executor/models/llama_eagle3.py"
+    assert hit["d2t_handling"] == "offsets"
+
+
+def test_roots_only_when_home_search_is_off(world: dict, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    pkg = trees.write_sglang_checkout(other / "deep")
+    result = run_scan(roots=[str(other)], search_home=False, home=str(world["home"]))
+    found = by_engine(result, tmp_path)
+    assert list(found) == ["sglang"]
+    assert found["sglang"]["path"] == str(pkg.resolve())
+    assert found["sglang"]["how_found"] == ["root-arg"]
+    assert str(world["home"]) not in result["searched"]
+    # a root may also be the package dir itself, or a venv prefix
+    result = run_scan(roots=[str(pkg), str(world["home"] / ".venv")], search_home=False)
+    found = by_engine(result, tmp_path)
+    assert found["sglang"]["how_found"] == ["root-arg"]
+    assert found["vllm"]["version"] == trees.VLLM_VERSION
+
+
+def test_dedupes_by_realpath(world: dict, tmp_path: Path) -> None:
+    for link in (tmp_path / "link-to-sglang", tmp_path / "links" / "sglang"):
+        link.parent.mkdir(exist_ok=True)
+        link.symlink_to(world["sglang"])
+        result = run_scan(roots=[str(link)], home=str(world["home"]))
+        found = by_engine(result, world["home"])
+        assert set(found["sglang"]["how_found"]) == {"root-arg", "checkout-search"}
+        assert found["sglang"]["path"] == str(world["sglang"].resolve())
+
+
+def test_editable_install_points_to_checkout(world: dict, tmp_path: Path) -> None:
+    venv = tmp_path / "envs" / "dev"
+    site = venv / "lib" / "python3.10" / "site-packages"
+    dist = site / f"sglang-{trees.SGLANG_VERSION}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Name: sglang\nVersion: {trees.SGLANG_VERSION}\n")
+    repo = world["home"] / "sglang"
+    (dist / "direct_url.json").write_text(
+        json.dumps({"url": f"file://{repo}/python", "dir_info": {"editable": True}})
+    )
+    result = run_scan(roots=[str(venv)], search_home=False)
+    [inst] = by_engine(result, world["home"]).values()
+    assert inst["path"] == str(world["sglang"].resolve())
+    assert inst["editable_from"] == str(site)
+    assert inst["version"] == trees.SGLANG_VERSION
+
+
+def test_bounded_by_depth_entries_and_sizes(world: dict, tmp_path: Path) -> None:
+    deep = tmp_path / "deep"
+    trees.write_sglang_checkout(deep / "a" / "b" / "c" / "d" / "e" / "f")
+    result = run_scan(roots=[str(deep)], search_home=False)  # roots walk to depth 6
+    assert by_engine(result, deep) == {}
+
+    result = run_scan(home=str(world["home"]), max_entries=5)
+    assert result["limits"]["walk_truncated"] is True
+
+    big = world["sglang"] / "srt" / "models" / "big_eagle3.py"
+    big.write_text("d2t = 1\n" + "# padding\n" * 20000)
+    sg = by_engine(run_scan(home=str(world["home"]), max_file_bytes=4096), world["home"])["sglang"]
+    entry = next(f for f in sg["draft_files"] if f["path"].endswith("big_eagle3.py"))
+    assert entry["capped"] is True and len(entry["source"]) == 4096
+    assert entry["size"] > 4096
+
+    result = run_scan(home=str(world["home"]), max_total_bytes=3000)
+    assert result["limits"]["sources_omitted"] is True
+    files = [f for i in result["installs"] for f in i["draft_files"]]
+    assert any(f["omitted"] and f["source"] is None for f in files)
+    assert sum(len(f["source"] or "") for f in files) <= 3000
+
+
+def test_fast_on_a_full_size_tree(tmp_path: Path) -> None:
+    pkg = trees.write_sglang_checkout(tmp_path)
+    for i in range(1800):
+        sub = pkg / "srt" / f"area_{i % 40}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"mod_{i}.py").write_text("import torch\n" + "x = 1\n" * 400)
+    models = pkg / "srt" / "models"
+    for i in range(250):
+        (models / f"target_{i}.py").write_text(f"class Target{i}ForCausalLM:\n    pass\n" * 200)
+    started = time.perf_counter()
+    result = run_scan(roots=[str(tmp_path)], search_home=False)
+    elapsed = time.perf_counter() - started
+    [inst] = by_engine(result, tmp_path).values()
+    assert "srt/models/target_3.py" not in draft_paths(inst)
+    assert elapsed < 1.0, elapsed
+
+
+def test_running_server_processes(world: dict) -> None:
+    repo = world["home"] / "sglang"
+    venv_python = str(world["home"] / ".venv" / "bin" / "python3")
+    sleeper = "import time; time.sleep(60)"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", sleeper, "-m", "sglang.launch_server", "--api-key", "s3cret"],
+            cwd=repo,
+        ),
+        subprocess.Popen([venv_python, "-c", sleeper, "vllm serve", "some/model"], cwd="/"),
+    ]
+    try:
+        assert wait_for(lambda: all(_cmdline(p.pid).count("sleep") for p in procs))
+        result = run_scan(home=str(world["home"]), search_processes=True)
+        found = by_engine(result, world["home"])
+        sg_pid, vl_pid = procs[0].pid, procs[1].pid
+        assert sg_pid in found["sglang"]["running"]
+        assert f"process:{sg_pid}" in found["sglang"]["how_found"]
+        assert vl_pid in found["vllm"]["running"]
+        assert sg_pid not in found["vllm"]["running"]
+        assert vl_pid not in found["sglang"]["running"]
+        proc = next(p for p in result["processes"] if p["pid"] == sg_pid)
+        assert proc["engine"] == "sglang" and proc["cwd"] == str(repo)
+        assert "s3cret" not in proc["cmdline"]
+        assert found["sglang"]["path"] in proc["installs"]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode()
+    except OSError:
+        return ""
+
+
+def test_needs_knowledge() -> None:
+    with pytest.raises(ValueError, match="knowledge"):
+        engine_scan.scan({"roots": []})
+
+
+def test_through_pyagent_on_local_session(world: dict) -> None:
+    session = open_session(ConnectOptions(host="local"))
+    args = scan_args(
+        [str(world["home"] / "sglang")],
+        search_home=False,
+        search_system=False,
+        search_processes=False,
+    )
+    result = pyagent.call(session, "remotedbg.agent.engine_scan:scan", args)
+    [inst] = by_engine(result, world["home"]).values()
+    assert inst["engine"] == "sglang" and inst["version"] == trees.SGLANG_VERSION
+    assert "srt/models/my_head.py" in draft_paths(inst)
+    assert result["searched"]
+
+
+def test_agent_module_is_python38_syntax() -> None:
+    source = Path(engine_scan.__file__).read_text()
+    import ast
+
+    ast.parse(source, feature_version=(3, 8))
+    for line in source.splitlines():
+        if line.startswith(("import ", "from ")):
+            mod = line.split()[1]
+            assert mod in {"__future__", "glob", "os", "re", "sys", "time"} or mod.startswith(
+                "remotedbg.agent"
+            ), line
+    assert os.path.basename(engine_scan.__file__) == "engine_scan.py"
+
+
+@pytest.mark.network
+def test_real_sglang_wheel_is_classified_offsets(tmp_path: Path) -> None:
+    """The real SGLang 0.5.6 source: its EAGLE-3 loaders must read d2t as offsets."""
+    import zipfile
+
+    cache = Path.home() / ".cache" / "remotedbg-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    wheels = sorted(cache.glob("sglang-0.5.6-*.whl"))
+    if not wheels:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "sglang==0.5.6", "-d", cache],
+            capture_output=True,
+            timeout=300,
+        )
+        wheels = sorted(cache.glob("sglang-0.5.6-*.whl"))
+        if proc.returncode != 0 or not wheels:
+            pytest.skip("pip download sglang==0.5.6 failed")
+    with zipfile.ZipFile(wheels[0]) as whl:
+        whl.extractall(tmp_path / "site")
+    result = run_scan(roots=[str(tmp_path / "site")], search_home=False)
+    [inst] = by_engine(result, tmp_path).values()
+    assert inst["engine"] == "sglang" and inst["version"] == "0.5.6"
+    classified = {m["path"]: m for m in classify_install(inst)["draft_models"]}
+    assert classified["srt/models/llama_eagle3.py"]["d2t_handling"] == "offsets"
+    if "srt/models/kimi_k25_eagle3.py" in classified:
+        assert classified["srt/models/kimi_k25_eagle3.py"]["d2t_handling"] == "offsets"
+    assert classified["srt/models/qwen2_eagle.py"]["d2t_handling"] == "none"
+    assert all(m["d2t_handling"] != "direct" for m in classified.values())
+    assert "srt/speculative/eagle_worker.py" in inst["worker_files"]
+    [hit] = resolve_architectures(["LlamaForCausalLMEagle3"], list(classified.values()))
+    assert hit["path"] == "srt/models/llama_eagle3.py" and hit["d2t_handling"] == "offsets"
+
+
+def test_non_python_processes_mentioning_an_engine_are_ignored(world: dict) -> None:
+    sleeper = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 60; echo sglang.launch_server"], cwd=world["home"] / "sglang"
+    )
+    try:
+        assert wait_for(lambda: "sglang" in _cmdline(sleeper.pid))
+        result = run_scan(home=str(world["home"]), search_processes=True)
+        assert sleeper.pid not in [p["pid"] for p in result["processes"]]
+        assert by_engine(result, world["home"])["sglang"]["running"] == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()
