@@ -37,6 +37,7 @@ def locate_engines(
             }
         )
         classified = classify_install(install)
+        engines[-1]["registry"] = classified.get("registry")
         sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
         for model in classified["draft_models"]:
             source = sources.get(model["path"]) or ""
@@ -47,7 +48,8 @@ def locate_engines(
                     "path": f"{install['path']}/{model['path']}",
                     "relative_path": model["path"],
                     "architectures": model.get("architectures", []),
-                    "classes": [c["name"] for c in model.get("classes", [])],
+                    "classes": model.get("classes", []),
+                    "entry_classes": model.get("entry_classes", []),
                     "d2t_handling": model["d2t_handling"],
                     "reason": model.get("reason", ""),
                     "evidence": model.get("evidence", []),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from remotedbg.cli import files, locate, tensors
+from remotedbg.cli import files, locate, playbooks, tensors
 from remotedbg.cli.context import remote_command
 
 app = typer.Typer(
@@ -23,6 +23,8 @@ app.command("grep")(files.grep)
 app.command("cat")(files.cat)
 app.command("history")(files.history)
 app.add_typer(tensors.app, name="tensors")
+app.add_typer(playbooks.app, name="playbook")
+app.command("demo")(playbooks.demo)
 app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(remote_command(tensors.vocab_check))
 

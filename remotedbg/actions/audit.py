@@ -1,0 +1,182 @@
+"""find-drafts, find-target and audit-drafts: the vocab-audit investigation as actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remotedbg.agent.findings import ERROR, INFO, finding
+from remotedbg.analysis.crosscheck import (
+    aux_layers_ignored,
+    loader_direct_map,
+    server_paths,
+    unexpected_weights,
+)
+from remotedbg.analysis.d2t_handling import resolve_architectures
+from remotedbg.errors import RemoteCommandError
+from remotedbg.remote.primitives import Remote
+
+DEFAULT_SEARCH = ["~", "/models", "/data", "~/.cache/huggingface/hub"]
+NEXT_STEPS = [
+    "the server's --speculative-algorithm matches the draft (EAGLE3 for an Eagle3 architecture)",
+    "the target captures the hidden-state layers used in training "
+    "(eagle_config.eagle_aux_hidden_state_layer_ids)",
+    "norm flags (norm_before_fc, fc_norm, norm_output) mean the same in trainer and engine",
+    "accept length in the server log against its ceiling (num_steps + 1)",
+]
+
+
+def find_drafts(
+    remote: Remote, draft: str = "", processes: list | None = None, search: list[str] | None = None
+) -> dict[str, Any]:
+    servers = server_paths(processes or [])
+    if draft:
+        paths = [p for p in str(draft).split(",") if p]
+        return {
+            "drafts": [{"path": p, "how_found": "--var draft"} for p in paths],
+            "servers": servers,
+        }
+    from_servers = [s["draft"] for s in servers if s.get("draft")]
+    if from_servers:
+        return {
+            "drafts": [
+                {"path": p, "how_found": "running server --speculative-draft-model-path"}
+                for p in dict.fromkeys(from_servers)
+            ],
+            "servers": servers,
+        }
+    found = remote.call(
+        "remotedbg.agent.draft_search:find_drafts", {"roots": search or DEFAULT_SEARCH}
+    )
+    drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found["drafts"]]
+    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found["searched"]}
+    if not drafts:
+        result["inconclusive"] = (
+            "no draft checkpoint found (searched "
+            f"{', '.join(found['searched']) or 'nothing'}); "
+            "pass --var draft=PATH"
+        )
+    return result
+
+
+def find_target(target: str = "", servers: list | None = None) -> dict[str, Any]:
+    if target:
+        return {"target": target, "how_found": "--var target"}
+    for server in servers or []:
+        if server.get("target"):
+            return {
+                "target": server["target"],
+                "how_found": f"server pid {server['pid']} --model-path",
+            }
+    return {
+        "target": None,
+        "how_found": None,
+        "skipped": [
+            "target vocab size from the target's own config (taken from the draft config instead)",
+            "eos ids of the target",
+            "decoded token sample",
+            "aux layer defaults of the target",
+        ],
+    }
+
+
+def _loader_for(architectures: list[str], located: dict) -> dict | None:
+    """The draft-model file and class that would load these architectures: prefer an install
+    that a running server uses, then the first install that resolves."""
+    models = [m for m in located.get("draft_models", [])]
+    engines = sorted(located.get("engines", []), key=lambda e: not e.get("running"))
+    for engine in engines:
+        here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
+        for hit in resolve_architectures(architectures, here, engine.get("registry")):
+            if hit.get("resolved"):
+                model = next(
+                    m
+                    for m in models
+                    if m["install"] == engine["path"] and m["relative_path"] == hit["path"]
+                )
+                return {
+                    "engine": engine["name"],
+                    "version": engine.get("version"),
+                    "path": model["path"],
+                    "class": hit.get("class"),
+                    "d2t_handling": hit.get("d2t_handling"),
+                    "evidence": model["evidence"],
+                    "running": bool(engine.get("running")),
+                }
+    return None
+
+
+def audit_draft(
+    remote: Remote, draft: str, target: str | None, located: dict | None
+) -> dict[str, Any]:
+    report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
+    vocab = remote.call(
+        "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
+    )
+    report["vocab"] = vocab["summary"]
+    report["findings"] += vocab["findings"]
+    if any(f["id"] == "checkpoint-unreadable" for f in vocab["findings"]):
+        report["inconclusive"].append(f"{draft}: checkpoint unreadable")
+        return report
+    try:
+        listing = remote.call("remotedbg.agent.checkpoint:list_tensors", {"path": draft})
+    except RemoteCommandError as error:
+        report["inconclusive"].append(str(error))
+        return report
+    config = listing.get("config") or {}
+    report["findings"] += unexpected_weights([t["name"] for t in listing["tensors"]])
+    target_config = None
+    if target:
+        configs = remote.call("remotedbg.agent.draft_search:read_configs", {"paths": [target]})
+        target_config = configs.get(target)
+        if not isinstance(target_config, dict) or "error" in target_config:
+            report["inconclusive"].append(f"target config: {(target_config or {}).get('error')}")
+            target_config = None
+    report["findings"] += aux_layers_ignored(config, target_config)
+    architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
+    report["architectures"] = architectures
+    if located is None or not located.get("engines"):
+        report["inconclusive"].append("no engine install found: loader checks skipped")
+        report["loader"] = None
+        return report
+    loader = _loader_for(architectures, located)
+    report["loader"] = loader
+    if loader is None:
+        report["inconclusive"].append(
+            f"no draft-model class on the box registers {', '.join(architectures) or '(none)'}"
+        )
+    else:
+        report["findings"] += loader_direct_map(report["vocab"], loader)
+        if loader["d2t_handling"] == "unknown":
+            report["inconclusive"].append(f"{loader['path']}: d2t handling unknown")
+    return report
+
+
+def audit_drafts(
+    remote: Remote, drafts: list | None, target: str | None, located: dict | None
+) -> dict[str, Any]:
+    per_draft = [audit_draft(remote, d["path"], target, located) for d in drafts or []]
+    findings = []
+    for report in per_draft:
+        for item in report["findings"]:
+            item = dict(item)
+            item["evidence"] = dict(item.get("evidence", {}), draft=report["draft"])
+            findings.append(item)
+    inconclusive = [reason for report in per_draft for reason in report["inconclusive"]]
+    cleared = per_draft and not any(f["severity"] == ERROR for f in findings)
+    if cleared and not inconclusive:
+        findings.append(
+            finding(
+                "vocab-map-cleared",
+                INFO,
+                "the vocab mapping is not at fault: look elsewhere",
+                "Checked: d2t/t2d format and agreement, sizes, eos, and how the engine's loader "
+                "uses d2t. Next: " + "; ".join(NEXT_STEPS) + ".",
+                {"drafts": [r["draft"] for r in per_draft]},
+            )
+        )
+    result: dict[str, Any] = {"drafts": per_draft, "findings": findings}
+    if inconclusive:
+        result["inconclusive"] = "; ".join(inconclusive)
+    if not per_draft:
+        result["inconclusive"] = "no draft checkpoint to audit"
+    return result

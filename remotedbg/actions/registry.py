@@ -1,0 +1,145 @@
+"""The built-in actions a playbook step can call, by name. Each takes the step's resolved `with`
+parameters and returns plain data; `findings` and `inconclusive` keys are collected by the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from remotedbg.actions.audit import audit_drafts, find_drafts, find_target
+from remotedbg.actions.locate import locate_engines
+from remotedbg.analysis.d2t_handling import classify_source
+from remotedbg.remote.primitives import Remote
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    run: Callable[..., dict]
+    params: tuple[str, ...]
+    writes: bool = False  # may change the remote: needs --allow-write (unless the step says not)
+    description: str = ""
+
+
+def _as_list(value: Any) -> list:
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        return [v for v in value.split(",") if v]
+    return list(value)
+
+
+def _locate(
+    remote: Remote, roots: Any = None, search_home: bool = True, architectures: Any = None
+) -> dict:
+    found = locate_engines(remote, _as_list(roots), bool(search_home), _as_list(architectures))
+    if not found["engines"]:
+        found["inconclusive"] = "no SGLang or vLLM install found"
+    return found
+
+
+def _run(remote: Remote, command: str, timeout: float | None = None) -> dict:
+    result = remote.session.run(command, timeout=timeout)
+    return {"exit_status": result.exit_status, "stdout": result.stdout, "stderr": result.stderr}
+
+
+def _classify(remote: Remote, path: str) -> dict:
+    files = remote.read_text([path])
+    return {"files": [classify_source(f["text"], f["path"]) for f in files if "text" in f]}
+
+
+def _python(remote: Remote, code: str, args: Any = None) -> dict:
+    return remote.call("remotedbg.agent.snippet:run", {"code": code, "args": args or {}})
+
+
+ACTIONS: dict[str, Action] = {
+    a.name: a
+    for a in [
+        Action(
+            "locate-engines",
+            _locate,
+            ("roots", "search_home", "architectures"),
+            description="engine installs, draft-model files and their d2t handling",
+        ),
+        Action(
+            "find-drafts",
+            lambda r, draft="", processes=None, search=None: find_drafts(
+                r, str(draft or ""), processes, _as_list(search)
+            ),
+            ("draft", "processes", "search"),
+            description="draft checkpoints: --var draft, a running server's, or a bounded search",
+        ),
+        Action(
+            "find-target",
+            lambda r, target="", servers=None: find_target(str(target or ""), servers),
+            ("target", "servers"),
+            description="the target model: --var, or a server's",
+        ),
+        Action(
+            "audit-drafts",
+            lambda r, drafts=None, target=None, located=None: audit_drafts(
+                r, drafts, target or None, located
+            ),
+            ("drafts", "target", "located"),
+            description="vocab map in place + loader cross-checks for each draft",
+        ),
+        Action(
+            "vocab-check",
+            lambda r, path, target=None: r.call(
+                "remotedbg.agent.vocabmap:vocab_check",
+                {"path": path, "target_path": target or None},
+            ),
+            ("path", "target"),
+            description="the d2t/t2d vocab-map check of one checkpoint",
+        ),
+        Action(
+            "tensors",
+            lambda r, path: r.call("remotedbg.agent.checkpoint:list_tensors", {"path": path}),
+            ("path",),
+            description="tensor listing of a checkpoint",
+        ),
+        Action(
+            "classify-loader",
+            _classify,
+            ("path",),
+            description="d2t handling of engine source files, by ast",
+        ),
+        Action("glob", lambda r, patterns: {"results": r.glob(_as_list(patterns))}, ("patterns",)),
+        Action(
+            "find",
+            lambda r, root, names=None, type=None, max_depth=None: r.find(
+                root, _as_list(names), type, max_depth
+            ),
+            ("root", "names", "type", "max_depth"),
+        ),
+        Action(
+            "grep",
+            lambda r, pattern, paths, context=0: r.grep(pattern, _as_list(paths), int(context)),
+            ("pattern", "paths", "context"),
+        ),
+        Action(
+            "read",
+            lambda r, paths, max_bytes=1 << 20: {
+                "files": r.read_text(_as_list(paths), int(max_bytes))
+            },
+            ("paths", "max_bytes"),
+        ),
+        Action(
+            "python",
+            _python,
+            ("code", "args"),
+            description="a small Python check run on the remote; set `result` (may hold "
+            "`findings`)",
+        ),
+        Action(
+            "run",
+            _run,
+            ("command", "timeout"),
+            writes=True,
+            description="a remote shell command; counts as writing unless the step says "
+            "`writes: false`",
+        ),
+    ]
+}

@@ -1,0 +1,356 @@
+"""Playbooks: YAML files of named steps that call built-in actions, chained by `${...}`.
+
+    name: vocab-audit
+    description: ...
+    variables:
+      draft: {default: "", description: "..."}
+    steps:
+      - id: engines
+        action: locate-engines
+        with: {roots: "${roots}"}
+      - id: audit
+        action: audit-drafts
+        with: {located: "${steps.engines}"}
+
+A value that is exactly `${path}` is replaced by the object at `path` (a variable, or
+`steps.<id>.<key>...`); `${...}` inside a longer string is interpolated as text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import remotedbg
+from remotedbg.actions.registry import ACTIONS
+from remotedbg.agent.findings import ERROR
+from remotedbg.errors import ConnectionFailed, RemotedbgError, UsageError
+from remotedbg.remote.primitives import Remote
+
+USER_DIR = Path("~/.config/remotedbg/playbooks")
+_REFERENCE = re.compile(r"\$\{([A-Za-z0-9_.-]+)\}")
+_TOP_KEYS = {"name", "description", "variables", "steps"}
+_STEP_KEYS = {"id", "action", "with", "description", "writes"}
+
+
+class PlaybookError(UsageError):
+    """A playbook that is not valid: `file:line: what was expected`."""
+
+
+@dataclass
+class Step:
+    id: str
+    action: str
+    params: dict[str, Any]
+    description: str = ""
+    writes: bool = False
+    line: int = 0
+
+
+@dataclass
+class Playbook:
+    name: str
+    description: str
+    variables: dict[str, dict[str, Any]]
+    steps: list[Step]
+    path: Path
+
+
+# -- finding and loading ------------------------------------------------------------------------
+def search_path(extra: list[str] | None = None) -> list[Path]:
+    """Where playbooks are looked up, first match wins: --playbook-path, the user's folder,
+    then the ones shipped with remotedbg."""
+    places = [Path(p).expanduser() for p in extra or []]
+    places.append(Path(os.environ.get("REMOTEDBG_PLAYBOOKS", str(USER_DIR))).expanduser())
+    package = Path(remotedbg.__file__).resolve().parent
+    # installed: remotedbg/playbooks (package data); source checkout: the top-level playbooks/
+    shipped = [package / "playbooks", package.parent / "playbooks"]
+    places += [place for place in shipped if place.is_dir()][:1]
+    return places
+
+
+def list_playbooks(extra: list[str] | None = None) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for place in search_path(extra):
+        if place.is_dir():
+            for path in sorted(place.glob("*.yaml")) + sorted(place.glob("*.yml")):
+                found.setdefault(path.stem, path)
+    return found
+
+
+def find_playbook(name: str, extra: list[str] | None = None) -> Path:
+    if name.endswith((".yaml", ".yml")) and Path(name).is_file():
+        return Path(name)
+    available = list_playbooks(extra)
+    if name not in available:
+        raise UsageError(f"no playbook {name!r}; available: {', '.join(sorted(available))}")
+    return available[name]
+
+
+def _fail(path: Path, node: yaml.Node | None, message: str) -> PlaybookError:
+    line = node.start_mark.line + 1 if node is not None else 1
+    return PlaybookError(f"{path}:{line}: {message}")
+
+
+def _mapping(path: Path, node: yaml.Node, what: str) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        raise _fail(path, node, f"expected a mapping for {what}")
+    out = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            raise _fail(path, key, f"expected a plain key in {what}")
+        out[key.value] = value
+    return out
+
+
+def _plain(node: yaml.Node) -> Any:
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def load_playbook(path: Path) -> Playbook:
+    try:
+        text = path.read_text(encoding="utf-8")
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except OSError as exc:
+        raise PlaybookError(f"{path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise PlaybookError(
+            f"{path}:{line}: not valid YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
+    if root is None:
+        raise PlaybookError(f"{path}:1: empty playbook")
+    top = _mapping(path, root, "the playbook")
+    for key in top:
+        if key not in _TOP_KEYS:
+            raise _fail(
+                path,
+                top[key],
+                f"unknown key {key!r}; expected one of {', '.join(sorted(_TOP_KEYS))}",
+            )
+    for key in ("name", "steps"):
+        if key not in top:
+            raise _fail(path, root, f"missing {key!r}")
+    name = _plain(top["name"])
+    if not isinstance(name, str) or not name:
+        raise _fail(path, top["name"], "expected a name (text)")
+    variables: dict[str, dict[str, Any]] = {}
+    if "variables" in top:
+        for var, node in _mapping(path, top["variables"], "variables").items():
+            value = _plain(node)
+            variables[var] = (
+                value
+                if isinstance(value, dict) and "default" in value
+                else {"default": value, "description": ""}
+            )
+    if not isinstance(top["steps"], yaml.SequenceNode) or not top["steps"].value:
+        raise _fail(path, top["steps"], "expected a list of steps")
+    steps: list[Step] = []
+    for node in top["steps"].value:
+        fields = _mapping(path, node, "a step")
+        for key in fields:
+            if key not in _STEP_KEYS:
+                raise _fail(
+                    path,
+                    fields[key],
+                    f"unknown step key {key!r}; expected one of {', '.join(sorted(_STEP_KEYS))}",
+                )
+        for key in ("id", "action"):
+            if key not in fields:
+                raise _fail(path, node, f"step is missing {key!r}")
+        step_id, action = _plain(fields["id"]), _plain(fields["action"])
+        if action not in ACTIONS:
+            raise _fail(
+                path,
+                fields["action"],
+                f"unknown action {action!r}; expected one of {', '.join(sorted(ACTIONS))}",
+            )
+        if any(s.id == step_id for s in steps):
+            raise _fail(path, fields["id"], f"duplicate step id {step_id!r}")
+        params = _plain(fields["with"]) if "with" in fields else {}
+        if not isinstance(params, dict):
+            raise _fail(path, fields["with"], "expected a mapping of parameters for 'with'")
+        for key in params:
+            if key not in ACTIONS[action].params:
+                raise _fail(
+                    path,
+                    fields["with"],
+                    f"action {action!r} takes no parameter "
+                    f"{key!r}; expected {', '.join(ACTIONS[action].params)}",
+                )
+        for ref in _references(params):
+            head = ref.split(".")[0]
+            known = head in variables or (
+                head == "steps"
+                and ref.split(".")[1:2]
+                and any(s.id == ref.split(".")[1] for s in steps)
+            )
+            if not known:
+                raise _fail(path, fields["with"], f"${{{ref}}} names no variable or earlier step")
+        writes = _plain(fields["writes"]) if "writes" in fields else ACTIONS[action].writes
+        steps.append(
+            Step(
+                str(step_id),
+                action,
+                params,
+                str(
+                    _plain(fields.get("description", yaml.ScalarNode("tag:yaml.org,2002:str", "")))
+                    or ""
+                ),
+                bool(writes),
+                node.start_mark.line + 1,
+            )
+        )
+    description = _plain(top["description"]) if "description" in top else ""
+    return Playbook(name, str(description or ""), variables, steps, path)
+
+
+def _references(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return _REFERENCE.findall(value)
+    if isinstance(value, dict):
+        return [r for v in value.values() for r in _references(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _references(v)]
+    return []
+
+
+# -- running --------------------------------------------------------------------------------
+def _lookup(scope: dict[str, Any], ref: str) -> Any:
+    value: Any = scope
+    for part in ref.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def resolve(value: Any, scope: dict[str, Any]) -> Any:
+    if isinstance(value, str):
+        whole = _REFERENCE.fullmatch(value)
+        if whole:
+            return _lookup(scope, whole.group(1))
+        return _REFERENCE.sub(lambda m: str(_lookup(scope, m.group(1)) or ""), value)
+    if isinstance(value, dict):
+        return {k: resolve(v, scope) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, scope) for v in value]
+    return value
+
+
+def bind_variables(playbook: Playbook, given: dict[str, str]) -> dict[str, Any]:
+    unknown = set(given) - set(playbook.variables)
+    if unknown:
+        raise UsageError(
+            f"playbook {playbook.name} has no variable {', '.join(sorted(unknown))}"
+            f"; it takes {', '.join(playbook.variables) or 'none'}"
+        )
+    values = {}
+    for name, spec in playbook.variables.items():
+        default = spec.get("default")
+        if name in given:
+            raw = given[name]
+            values[name] = [v for v in raw.split(",") if v] if isinstance(default, list) else raw
+        else:
+            values[name] = default
+    return values
+
+
+@dataclass
+class StepRecord:
+    id: str
+    action: str
+    status: str  # ok | failed | skipped
+    duration_ms: float
+    error: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    playbook: str
+    host: str
+    verdict: str
+    headline: str
+    findings: list[dict]
+    steps: list[StepRecord]
+    results: dict[str, Any]
+    inconclusive: list[str] = field(default_factory=list)
+    round_trips: int = 0
+
+
+ProgressHook = Callable[[Step, str], None]  # (step, "start" | "ok" | "failed" | "skipped")
+
+
+def run_playbook(
+    playbook: Playbook,
+    remote: Remote,
+    variables: dict[str, Any],
+    allow_write: bool = False,
+    progress: ProgressHook | None = None,
+) -> RunOutcome:
+    writing = [s.id for s in playbook.steps if s.writes]
+    if writing and not allow_write:
+        raise UsageError(
+            f"playbook {playbook.name}: step(s) {', '.join(writing)} may write on "
+            "the remote; re-run with --allow-write if that is intended"
+        )
+    scope: dict[str, Any] = dict(variables)
+    scope["steps"] = {}
+    records, findings, inconclusive = [], [], []
+    commands_before = remote.session.commands_run
+    for step in playbook.steps:
+        if progress:
+            progress(step, "start")
+        start = time.monotonic()
+        params = resolve(step.params, scope)
+        try:
+            result = ACTIONS[step.action].run(remote, **params)
+            status, error = "ok", None
+        except ConnectionFailed:
+            raise
+        except RemotedbgError as exc:
+            result, status, error = None, "failed", str(exc)
+            inconclusive.append(f"step {step.id} failed: {exc}")
+        scope["steps"][step.id] = result
+        if isinstance(result, dict):
+            findings += result.get("findings") or []
+            if result.get("inconclusive"):
+                inconclusive.append(str(result["inconclusive"]))
+        records.append(
+            StepRecord(
+                step.id, step.action, status, round((time.monotonic() - start) * 1000, 1), error
+            )
+        )
+        if progress:
+            progress(step, status)
+    verdict, headline = decide(findings, inconclusive)
+    return RunOutcome(
+        playbook.name,
+        remote.session.name,
+        verdict,
+        headline,
+        findings,
+        records,
+        scope["steps"],
+        inconclusive,
+        remote.session.commands_run - commands_before,
+    )
+
+
+def decide(findings: list[dict], inconclusive: list[str]) -> tuple[str, str]:
+    errors = [f for f in findings if f["severity"] == ERROR]
+    if errors:
+        ids = ", ".join(dict.fromkeys(f["id"] for f in errors))
+        return "defect", f"{len(errors)} error-level finding(s): {ids}"
+    if inconclusive:
+        return "inconclusive", "could not check everything: " + "; ".join(inconclusive)
+    return "ok", "no error-level finding"

@@ -1,0 +1,286 @@
+"""Playbooks end to end through the CLI against the real sshd: verdicts, findings, reports."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from tests.checkpoints import write_eagle3_checkpoint, write_target_config
+from tests.engine_trees import write_sglang_checkout
+from tests.procs import wait_for
+
+
+def _set_config(draft: Path, **changes) -> None:
+    config = json.loads((draft / "config.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    (draft / "config.json").write_text(json.dumps(config))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("audit")
+    engine = write_sglang_checkout(root / "engine")
+    target = write_target_config(root / "target")
+    cfg = json.loads((Path(target) / "config.json").read_text())
+    cfg["num_hidden_layers"] = 61
+    (Path(target) / "config.json").write_text(json.dumps(cfg))
+    drafts = root / "drafts"
+    good = write_eagle3_checkpoint(drafts / "good")
+    absolute = write_eagle3_checkpoint(drafts / "absolute", defect="absolute")
+    direct = write_eagle3_checkpoint(drafts / "direct")
+    _set_config(direct, architectures=["LlamaForCausalLMEagle3Direct"])
+    extra = write_eagle3_checkpoint(drafts / "extra")
+    save_file(
+        {"eagle_wrapper.fc.weight": np.zeros((4, 4), dtype=np.float16)},
+        str(Path(extra) / "extra.safetensors"),
+    )
+    aux = write_eagle3_checkpoint(drafts / "aux")
+    _set_config(aux, eagle_config=None, eagle_aux_hidden_state_layer_ids=[1, 29, 57])
+    return {
+        "root": root,
+        "engine": engine,
+        "target": target,
+        "good": good,
+        "absolute": absolute,
+        "direct": direct,
+        "extra": extra,
+        "aux": aux,
+    }
+
+
+def _audit(cli, world, draft_key, *extra):
+    result = cli(
+        "playbook",
+        "vocab-audit",
+        "-H",
+        "testbox",
+        "--json",
+        "--var",
+        f"draft={world[draft_key]}",
+        "--var",
+        f"target={world['target']}",
+        "--var",
+        f"roots={world['engine']}",
+        *extra,
+    )
+    return result, json.loads(result.stdout)
+
+
+def test_correct_box_is_ok_and_says_the_map_is_cleared(cli, world):
+    result, doc = _audit(cli, world, "good")
+    assert result.returncode == 0, doc["findings"]
+    assert doc["verdict"] == "ok"
+    assert "vocab-map-cleared" in {f["id"] for f in doc["findings"]}
+    assert not [f for f in doc["findings"] if f["severity"] == "error"]
+    assert [s["status"] for s in doc["steps"]] == ["ok"] * 4
+    assert doc["drafts"][0]["loader"]["d2t_handling"] == "offsets"
+    assert doc["round_trips"] <= 8
+
+
+@pytest.mark.parametrize(
+    "draft,finding_id,code",
+    [
+        ("absolute", "d2t-absolute-ids", 1),
+        ("direct", "loader-direct-map", 1),
+        ("extra", "unexpected-weights", 0),  # a warning: verdict stays ok
+        ("aux", "aux-layers-ignored", 1),  # trained [1, 29, 57] differ from the default [2, 30, 58]
+    ],
+)
+def test_each_cross_check_raises_its_finding(cli, world, draft, finding_id, code):
+    result, doc = _audit(cli, world, draft)
+    assert finding_id in {f["id"] for f in doc["findings"]}, doc["findings"]
+    assert result.returncode == code
+    assert doc["verdict"] == ("defect" if code == 1 else "ok")
+
+
+def test_loader_direct_map_names_file_and_collapse(cli, world):
+    _, doc = _audit(cli, world, "direct")
+    item = next(f for f in doc["findings"] if f["id"] == "loader-direct-map")
+    assert "llama_eagle3_direct.py" in item["evidence"]["loader"]
+    assert "distinct target ids" in item["detail"]
+
+
+def test_auto_discovery_audits_every_draft_found(cli, world):
+    result = cli(
+        "playbook",
+        "vocab-audit",
+        "-H",
+        "testbox",
+        "--json",
+        "--var",
+        f"search={world['root'] / 'drafts'}",
+        "--var",
+        f"roots={world['engine']}",
+    )
+    doc = json.loads(result.stdout)
+    audited = sorted(Path(d["draft"]).name for d in doc["drafts"])
+    assert audited == ["absolute", "aux", "direct", "extra", "good"]
+    assert doc["verdict"] == "defect"
+    target_step = doc["results"]["target"]
+    assert target_step["target"] is None and target_step["skipped"]
+
+
+def test_draft_from_a_running_server(cli, world, tmp_path):
+    fake = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            str(world["target"]),
+            "--speculative-draft-model-path",
+            str(world["absolute"]),
+        ]
+    )
+    try:
+        assert wait_for(lambda: os.path.exists(f"/proc/{fake.pid}"))
+        result = cli(
+            "playbook",
+            "vocab-audit",
+            "-H",
+            "testbox",
+            "--json",
+            "--var",
+            f"roots={world['engine']}",
+            "--var",
+            f"search={tmp_path}",
+        )
+        doc = json.loads(result.stdout)
+        assert [d["how_found"] for d in doc["results"]["drafts"]["drafts"]] == [
+            "running server --speculative-draft-model-path"
+        ]
+        assert doc["results"]["target"]["target"] == str(world["target"])
+        assert "d2t-absolute-ids" in {f["id"] for f in doc["findings"]}
+    finally:
+        fake.kill()
+        fake.wait()
+
+
+def test_report_markdown_and_remote_tree_unchanged(cli, world, tmp_path):
+    def tree_hash() -> str:
+        digest = hashlib.sha256()
+        for path in sorted(world["root"].rglob("*")):
+            digest.update(str(path).encode())
+            if path.is_file():
+                digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+    before = tree_hash()
+    report = tmp_path / "audit.md"
+    result, doc = _audit(cli, world, "absolute", "--report", str(report))
+    assert tree_hash() == before
+    text = report.read_text()
+    assert text.startswith("# remotedbg vocab-audit") and "DEFECT" in text
+    assert "`d2t-absolute-ids`" in text
+
+
+def test_nothing_found_is_inconclusive(cli, tmp_path):
+    result = cli(
+        "playbook",
+        "vocab-audit",
+        "-H",
+        "testbox",
+        "--json",
+        "--var",
+        f"search={tmp_path}",
+        "--var",
+        f"roots={tmp_path}",
+    )
+    doc = json.loads(result.stdout)
+    assert doc["verdict"] == "inconclusive" and result.returncode == 4
+
+
+def test_malformed_playbook_names_file_and_line(cli, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\nsteps:\n  - id: one\n    action: locate-engines\n"
+        "  - id: two\n    action: rm-rf\n"
+    )
+    result = cli("playbook", "run", "-H", "testbox", str(bad))
+    assert result.returncode == 2
+    assert f"{bad}:6:" in result.stderr.decode() and "unknown action" in result.stderr.decode()
+    ref = tmp_path / "ref.yaml"
+    ref.write_text(
+        "name: ref\nsteps:\n  - id: one\n    action: glob\n"
+        "    with: {patterns: '${steps.later.x}'}\n"
+    )
+    result = cli("playbook", "run", "-H", "testbox", str(ref))
+    assert result.returncode == 2 and f"{ref}:5:" in result.stderr.decode()
+
+
+def test_writing_step_needs_allow_write(cli, tmp_path):
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "poke.yaml").write_text(
+        "name: poke\nsteps:\n  - id: echo\n    action: run\n    with: {command: 'echo hi'}\n"
+    )
+    refused = cli("playbook", "poke", "-H", "testbox", "--playbook-path", str(user_dir))
+    assert refused.returncode == 2 and b"--allow-write" in refused.stderr
+    allowed = cli(
+        "playbook",
+        "poke",
+        "-H",
+        "testbox",
+        "--json",
+        "--playbook-path",
+        str(user_dir),
+        "--allow-write",
+    )
+    assert json.loads(allowed.stdout)["results"]["echo"]["stdout"] == "hi\n"
+
+
+def test_list_and_show(cli):
+    listing = json.loads(cli("playbook", "list", "--json").stdout)
+    assert {"vocab-audit", "locate-eagle"} <= {p["name"] for p in listing["playbooks"]}
+    shown = json.loads(cli("playbook", "show", "vocab-audit", "--json").stdout)
+    assert [s["action"] for s in shown["steps"]] == [
+        "locate-engines",
+        "find-drafts",
+        "find-target",
+        "audit-drafts",
+    ]
+    assert "draft" in shown["variables"]
+
+
+def test_locate_eagle_playbook_matches_the_command(cli, world):
+    via_playbook = json.loads(
+        cli(
+            "playbook",
+            "locate-eagle",
+            "-H",
+            "testbox",
+            "--json",
+            "--var",
+            f"roots={world['engine']}",
+        ).stdout
+    )
+    via_command = json.loads(
+        cli("locate-eagle", "-H", "testbox", "--json", "--root", str(world["engine"])).stdout
+    )
+    engines = via_playbook["results"]["engines"]
+    assert engines["engines"] == via_command["engines"]
+    assert [m["d2t_handling"] for m in engines["draft_models"]] == [
+        m["d2t_handling"] for m in via_command["draft_models"]
+    ]
+
+
+def test_demo_runs_without_a_box(cli):
+    result = cli("demo", "--json", timeout=120)
+    doc = json.loads(result.stdout)
+    assert result.returncode == 0 and doc["as_expected"]
+    assert doc["audits"]["bad"]["verdict"] == "defect"
+    assert not os.path.exists(doc["box"]["good"])  # cleaned up
