@@ -87,9 +87,16 @@ def private_box(ssh_world, tmp_path):
 
 
 def _session_sshd_of(argv: tuple[str, ...]) -> int:
+    """The sshd process serving the session that runs `argv` (walk up from the command)."""
     pids = []
     assert wait_for(lambda: bool(pids.extend(pids_with_argv(*argv)) or pids))
-    return parent_of(pids[0])  # the sleep's parent shell was exec'd away: parent is sshd
+    pid = pids[0]
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            if handle.read().startswith(b"sshd"):
+                return pid
+        pid = parent_of(pid)
+    raise AssertionError("no sshd above the command")
 
 
 def test_killed_sshd_mid_command_fails_fast(private_box):
@@ -153,3 +160,44 @@ def test_unreachable_host_is_a_connection_failure(tmp_path):
     with pytest.raises(ConnectionFailed) as error:
         open_session(ConnectOptions(host="127.0.0.1:1", ssh_config=None, connect_timeout=3))
     assert "cannot connect" in str(error.value)
+
+
+def _executor_pids() -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if b"length-prefixed zlib'd JSON bundle" in handle.read():
+                        found.add(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_resident_executor_serves_commands_and_calls_then_leaves(box):
+    from remotedbg.remote import pyagent
+
+    before = _executor_pids()
+    session = box.session()
+    assert session.run(["echo", "one"]).stdout == "one\n"
+    started = _executor_pids() - before
+    assert len(started) == 1  # one executor for the session
+    info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
+    assert info["python"] and session.run(["echo", "two"]).stdout == "two\n"
+    assert _executor_pids() - before == started  # reused, not restarted
+    session.close()
+    assert wait_for(lambda: not (_executor_pids() & started))
+
+
+def test_without_a_remote_python_commands_use_plain_channels(box, monkeypatch):
+    from remotedbg.remote import pyagent
+
+    monkeypatch.setattr(pyagent, "DEFAULT_PYTHON", "no-such-python3")
+    with box.session() as session:
+        result = session.run("echo fallback; exit 4")
+        assert (result.exit_status, result.stdout) == (4, "fallback\n")
+        assert session.executor() is None
+        with pytest.raises(RemoteTimeout):
+            session.run(["sleep", "38.5"], timeout=0.5)
+    assert wait_for(lambda: not pids_with_argv("sleep", "38.5"))

@@ -1,15 +1,31 @@
-"""The bootstrap passed as `python3 -c`: reads a zlib'd JSON bundle of agent modules from stdin,
-serves them to `import` from memory, calls the entry function and prints its JSON result."""
+"""The bootstrap passed as `python3 -c`: reads a length-prefixed zlib'd JSON bundle of agent
+modules from stdin (unbuffered, so a long-lived entry such as the executor can keep reading its
+own requests from fd 0), serves them to `import` from memory, calls the entry function and prints
+its JSON result."""
 
 import importlib.abc
 import importlib.util
 import json
+import os
+import struct
 import sys
 import traceback
 import zlib
 
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # no shadowing from the remote cwd
-_bundle = json.loads(zlib.decompress(sys.stdin.buffer.read()).decode("utf-8"))
+
+
+def _read_exactly(count):
+    data = b""
+    while len(data) < count:
+        chunk = os.read(0, count - len(data))
+        if not chunk:
+            raise SystemExit("remotedbg agent: truncated bundle on stdin")
+        data += chunk
+    return data
+
+
+_bundle = json.loads(zlib.decompress(_read_exactly(struct.unpack("!Q", _read_exactly(8))[0])))
 _sources = _bundle["modules"]
 
 

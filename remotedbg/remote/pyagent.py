@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import shlex
+import struct
 import zlib
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,24 @@ def _boot_code() -> str:
     return (AGENT_DIR / "_boot.py").read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=1)
+def executor_bundle() -> bytes:
+    """Every agent module, with the executor as entry: agent calls then run in-process there."""
+    return bundle_bytes(
+        {"modules": _sources(), "entry": "remotedbg.agent.executor:serve", "args": {}}
+    )
+
+
+def bundle_bytes(bundle: dict[str, Any]) -> bytes:
+    """The boot's stdin: 8-byte big-endian length, then the zlib'd JSON bundle."""
+    packed = zlib.compress(json.dumps(bundle).encode("utf-8"), 6)
+    return struct.pack("!Q", len(packed)) + packed
+
+
+def boot_command(interpreter: str) -> str:
+    return f"{shlex.quote(interpreter)} -c {shlex.quote(_boot_code())}"
+
+
 def call(
     session: Session,
     entry: str,
@@ -45,11 +64,15 @@ def call(
     one-line error when the function raised, or when no usable Python was found.
     """
     interpreter = python or DEFAULT_PYTHON
-    bundle = {"modules": _sources(), "entry": entry, "args": args}
-    payload = zlib.compress(json.dumps(bundle).encode("utf-8"), 6)
-    command = f"{shlex.quote(interpreter)} -c {shlex.quote(_boot_code())}"
     label = f"{interpreter} <agent {entry}> {json.dumps(args, default=str)[:500]}"
-    result = session.run(command, stdin=payload, timeout=timeout, label=label)
+    if python is None:
+        answer = session.agent_call(entry, args, timeout, label)
+        if answer is not None:
+            return _unwrap(session, entry, answer)
+    bundle = {"modules": _sources(), "entry": entry, "args": args}
+    result = session.run(
+        boot_command(interpreter), stdin=bundle_bytes(bundle), timeout=timeout, label=label
+    )
     if result.truncated:
         raise RemoteCommandError(f"{entry}: the agent's answer passed the output cap")
     if result.exit_status == MISSING_PYTHON_STATUS:
@@ -61,6 +84,10 @@ def call(
     except ValueError:
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         raise RemoteCommandError(f"{entry} failed on {session.name}: {last}") from None
+    return _unwrap(session, entry, answer)
+
+
+def _unwrap(session: Session, entry: str, answer: dict[str, Any]) -> Any:
     if not answer.get("ok"):
         raise RemoteCommandError(f"{entry} failed on {session.name}: {answer.get('error')}")
     return answer["value"]

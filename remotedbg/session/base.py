@@ -179,6 +179,22 @@ class Session(ABC):
         KeyboardInterrupt (then re-raise it).
         """
 
+    def agent_call(self, entry: str, args: dict, timeout: float | None, label: str) -> dict | None:
+        """Run an agent function in the session's resident executor; None when there is none."""
+        call = getattr(self, "_agent_call", None)
+        if call is None:
+            return None
+        start = time.monotonic()
+        answer = call(entry, args, timeout)
+        if answer is not None:
+            self.commands_run += 1
+            transcript.record(
+                self.name,
+                label,
+                RunResult(label, 0 if answer.get("ok") else 1, b"", b"", time.monotonic() - start),
+            )
+        return answer
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -14,9 +14,10 @@ import time
 import fabric
 import paramiko
 
-from remotedbg.errors import ConnectionFailed, HostKeyError
+from remotedbg.errors import ConnectionFailed, HostKeyError, RemoteCommandError, RemoteTimeout
 from remotedbg.session import hostkeys
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
+from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
 from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, user_known_hosts
 
 KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
@@ -47,6 +48,8 @@ class SSHSession(Session):
         self._connection: fabric.Connection | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._sftp_missing = False
+        self._executor: ExecutorChannel | None = None
+        self._executor_unavailable = False
         self.connect()
 
     # -- connecting -----------------------------------------------------------------------
@@ -135,8 +138,62 @@ class SSHSession(Session):
             except (paramiko.SSHException, OSError, EOFError) as exc:
                 raise ConnectionFailed(f"{self.name}: cannot open a channel: {exc}") from None
 
+    # -- the executor -----------------------------------------------------------------------
+    def executor(self) -> ExecutorChannel | None:
+        """The session's remote executor, started on first use; None when the box cannot run
+        it (no python3 there), and then every command gets its own exec channel instead."""
+        if self._executor is not None and not self._executor.channel.closed:
+            return self._executor
+        self._executor = None
+        if self._executor_unavailable:
+            return None
+        from remotedbg.remote import pyagent
+
+        transport = self._transport()
+        try:
+            self._executor = ExecutorChannel.start(
+                transport,
+                pyagent.boot_command(pyagent.DEFAULT_PYTHON),
+                pyagent.executor_bundle(),
+                self.options.connect_timeout,
+            )
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
+        self._executor_unavailable = self._executor is None
+        return self._executor
+
+    def _executor_failed(self, error: ExecutorGone) -> ConnectionFailed | RemoteCommandError:
+        self._executor = None
+        transport = self._connection.client.get_transport() if self._connection else None
+        if transport is None or self._transport_dies(transport):
+            return connection_lost(self.name, "")
+        return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
+
+    def _agent_call(self, entry: str, args: dict, timeout: float | None) -> dict | None:
+        executor = self.executor()
+        if executor is None:
+            return None
+        try:
+            return executor.call(entry, args, timeout)
+        except TimeoutError:
+            self._executor = None
+            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
+        except ExecutorGone as gone:
+            raise self._executor_failed(gone) from None
+
     # -- running --------------------------------------------------------------------------
     def _execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        executor = self.executor()
+        if executor is not None:
+            try:
+                return executor.execute(text, stdin, collector, timeout)
+            except ExecutorGone as gone:
+                raise self._executor_failed(gone) from None
+        return self._execute_on_channel(text, stdin, collector, timeout)
+
+    def _execute_on_channel(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         channel = self._open_channel()
@@ -221,6 +278,9 @@ class SSHSession(Session):
         return self.sftp() is not None
 
     def close(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
         if self._sftp is not None:
             self._sftp.close()
             self._sftp = None

@@ -1,0 +1,163 @@
+"""The local end of the remote executor (remotedbg/agent/executor.py): one channel per session
+carries every command and agent call as frames, so the login shell's start-up is paid once."""
+
+from __future__ import annotations
+
+import json
+import select
+import struct
+import time
+from typing import Any
+
+import paramiko
+
+from remotedbg.errors import ConnectionFailed
+from remotedbg.session.base import OutputCollector
+
+HEADER = struct.Struct("!BI")
+STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
+
+
+class ExecutorGone(Exception):
+    """The executor channel closed; the caller reconnects or falls back."""
+
+
+class ExecutorChannel:
+    def __init__(self, channel: paramiko.Channel) -> None:
+        self.channel = channel
+        self.buffer = b""
+        self.stderr_tail = b""
+        self.ready_fd = channel.fileno()
+
+    @classmethod
+    def start(
+        cls, transport: paramiko.Transport, boot: str, bundle: bytes, timeout: float
+    ) -> ExecutorChannel | None:
+        """Start the executor; None when the remote cannot run it (no Python there)."""
+        channel = transport.open_session(timeout=timeout)
+        channel.exec_command(boot)
+        channel.sendall(bundle)
+        executor = cls(channel)
+        try:
+            kind, payload = executor.next_frame(time.monotonic() + timeout)
+        except (ExecutorGone, TimeoutError):
+            channel.close()
+            return None
+        if kind != "P" or not json.loads(payload).get("ready"):
+            channel.close()
+            return None
+        return executor
+
+    # -- frames ---------------------------------------------------------------------------
+    def send(self, kind: str, payload: bytes = b"") -> None:
+        try:
+            self.channel.sendall(HEADER.pack(ord(kind), len(payload)) + payload)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise ExecutorGone(str(exc)) from None
+
+    def send_json(self, kind: str, value: Any) -> None:
+        self.send(kind, json.dumps(value).encode("utf-8"))
+
+    def _parse(self) -> tuple[str, bytes] | None:
+        if len(self.buffer) < HEADER.size:
+            return None
+        kind, length = HEADER.unpack_from(self.buffer)
+        if len(self.buffer) < HEADER.size + length:
+            return None
+        payload = self.buffer[HEADER.size : HEADER.size + length]
+        self.buffer = self.buffer[HEADER.size + length :]
+        return chr(kind), payload
+
+    def next_frame(self, deadline: float | None) -> tuple[str, bytes]:
+        """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""
+        while True:
+            frame = self._parse()
+            if frame:
+                return frame
+            while self.channel.recv_stderr_ready():
+                self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
+            if self.channel.recv_ready():
+                data = self.channel.recv(1 << 20)
+                if data:
+                    self.buffer += data
+                    continue
+            if self.channel.closed or self.channel.eof_received:
+                if not self.channel.recv_ready():
+                    raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError
+            select.select(
+                [self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0)
+            )
+
+    # -- requests -------------------------------------------------------------------------
+    def execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.send_json("X", {"cmd": text, "stdin": stdin is not None})
+        if stdin is not None:
+            for start in range(0, len(stdin), 1 << 16):
+                self.send("I", stdin[start : start + (1 << 16)])
+            self.send("J")
+        stopping = False
+        try:
+            while True:
+                try:
+                    kind, payload = self.next_frame(deadline)
+                except TimeoutError:
+                    self._stop()
+                    return None, True
+                if kind == "O":
+                    collector.feed("stdout", payload)
+                elif kind == "E":
+                    collector.feed("stderr", payload)
+                elif kind == "S":
+                    return (None if stopping else json.loads(payload)["exit"]), False
+                if collector.overflowed and not stopping:
+                    stopping = True
+                    self.send("K")
+        except KeyboardInterrupt:
+            self._stop()
+            raise
+
+    def _stop(self) -> None:
+        """Kill the running command's group and wait for the executor to confirm."""
+        self.send("K")
+        deadline = time.monotonic() + STOP_WAIT
+        try:
+            while True:
+                kind, _ = self.next_frame(deadline)
+                if kind == "S":
+                    return
+        except (TimeoutError, ExecutorGone):
+            self.close()  # unresponsive: closing the channel makes it exit and stop the group
+
+    def call(self, entry: str, args: dict[str, Any], timeout: float | None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.send_json("C", {"entry": entry, "args": args})
+        try:
+            while True:
+                kind, payload = self.next_frame(deadline)
+                if kind == "R":
+                    return json.loads(payload)
+        except TimeoutError:
+            self.close()
+            raise
+        except KeyboardInterrupt:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.channel.close()
+        except (OSError, EOFError, paramiko.SSHException):
+            pass
+
+
+def connection_lost(name: str, detail: str) -> ConnectionFailed:
+    return ConnectionFailed(
+        f"{name}: connection lost while a remote command was running"
+        + (f" ({detail})" if detail else "")
+    )
