@@ -106,7 +106,9 @@ def test_tensors_ls_and_show(cli, drafts):
     assert stats["head"] == d2t[:10].tolist()
 
 
-@pytest.mark.parametrize("alias,method", [("testbox", "sftp"), ("nosftp", "exec")])
+@pytest.mark.parametrize(
+    "alias,method", [("testbox", "exec"), ("nosftp", "exec"), ("local", "exec")]
+)
 def test_pull_moves_only_the_named_tensors(cli, drafts, tmp_path, alias, method):
     out = tmp_path / "pulled.safetensors"
     result = cli(
@@ -139,3 +141,41 @@ def test_malformed_checkpoints_give_one_line_errors(cli, tmp_path):
 def test_missing_path(cli, tmp_path):
     result = cli("tensors", "ls", "-H", "testbox", str(tmp_path / "nope"))
     assert result.returncode == 4 and b"nope" in result.stderr
+
+
+def test_sftp_reads_when_the_box_cannot_stream(ssh_world, drafts, monkeypatch):
+    from remotedbg.remote.fetch import fetch_range
+    from remotedbg.session.result import RunResult
+
+    shard = next((drafts / "good").glob("*00001*.safetensors"))
+    with ssh_world.box.session() as session:
+        monkeypatch.setattr(
+            session,
+            "read_stream",
+            lambda command, sink, limit, label: RunResult(
+                command, 127, b"", b"tail: not found", 0.0
+            ),
+        )
+        chunks: list[bytes] = []
+        method = fetch_range(session, str(shard), 100, 3 << 20, chunks.append)
+    assert method == "sftp"
+    with open(shard, "rb") as handle:
+        handle.seek(100)
+        assert b"".join(chunks) == handle.read(3 << 20)
+
+
+def test_no_stream_and_no_sftp_is_a_clear_error(ssh_world, drafts, monkeypatch):
+    from remotedbg.errors import RemoteCommandError
+    from remotedbg.remote.fetch import fetch_range
+    from remotedbg.session.result import RunResult
+
+    with ssh_world.nosftp.session() as session:
+        monkeypatch.setattr(
+            session,
+            "read_stream",
+            lambda command, sink, limit, label: RunResult(
+                command, 127, b"", b"tail: not found", 0.0
+            ),
+        )
+        with pytest.raises(RemoteCommandError, match="tail: not found"):
+            fetch_range(session, "/etc/hostname", 0, 4, lambda data: None)

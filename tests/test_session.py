@@ -162,32 +162,18 @@ def test_unreachable_host_is_a_connection_failure(tmp_path):
     assert "cannot connect" in str(error.value)
 
 
-def _executor_pids() -> set[int]:
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                    if b"length-prefixed zlib'd JSON bundle" in handle.read():
-                        found.add(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 def test_resident_executor_serves_commands_and_calls_then_leaves(box):
     from remotedbg.remote import pyagent
 
-    before = _executor_pids()
     session = box.session()
     assert session.run(["echo", "one"]).stdout == "one\n"
-    started = _executor_pids() - before
-    assert len(started) == 1  # one executor for the session
+    executor = session.executor()
+    assert executor is not None and os.path.exists(f"/proc/{executor.pid}")
     info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
     assert info["python"] and session.run(["echo", "two"]).stdout == "two\n"
-    assert _executor_pids() - before == started  # reused, not restarted
+    assert session.executor() is executor  # reused, not restarted
     session.close()
-    assert wait_for(lambda: not (_executor_pids() & started))
+    assert wait_for(lambda: not os.path.exists(f"/proc/{executor.pid}"))
 
 
 def test_without_a_remote_python_commands_use_plain_channels(box, monkeypatch):

@@ -179,6 +179,18 @@ class Session(ABC):
         KeyboardInterrupt (then re-raise it).
         """
 
+    def read_stream(
+        self, command: str, sink: Callable[[bytes], None], limit: int, label: str
+    ) -> RunResult:
+        """Run a command whose stdout is bulk data (up to `limit` bytes) and hand it to `sink`."""
+        return self.run(
+            command,
+            stream=lambda name, data: name == "stdout" and sink(data),
+            capture=False,
+            max_output=limit,
+            label=label,
+        )
+
     def agent_call(self, entry: str, args: dict, timeout: float | None, label: str) -> dict | None:
         """Run an agent function in the session's resident executor; None when there is none."""
         call = getattr(self, "_agent_call", None)

