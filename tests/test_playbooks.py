@@ -47,7 +47,7 @@ def world(tmp_path_factory):
         str(Path(extra) / "extra.safetensors"),
     )
     aux = write_eagle3_checkpoint(drafts / "aux")
-    _set_config(aux, eagle_config=None, eagle_aux_hidden_state_layer_ids=[1, 29, 57])
+    _set_config(aux, eagle_config=None, eagle_aux_hidden_state_layer_ids=[3, 20, 40])
     return {
         "root": root,
         "engine": engine,
@@ -95,7 +95,7 @@ def test_correct_box_is_ok_and_says_the_map_is_cleared(cli, world):
         ("absolute", "d2t-absolute-ids", 1),
         ("direct", "loader-direct-map", 1),
         ("extra", "unexpected-weights", 0),  # a warning: verdict stays ok
-        ("aux", "aux-layers-ignored", 1),  # trained [1, 29, 57] differ from the default [2, 30, 58]
+        ("aux", "aux-layers-ignored", 1),  # trained [3, 20, 40] are not the default [2, 30, 58]
     ],
 )
 def test_each_cross_check_raises_its_finding(cli, world, draft, finding_id, code):

@@ -10,6 +10,7 @@ from typing import Any
 
 from remotedbg.actions.audit import audit_drafts, find_drafts, find_target
 from remotedbg.actions.locate import locate_engines
+from remotedbg.actions.spec import find_servers, spec_checks
 from remotedbg.analysis.d2t_handling import classify_source
 from remotedbg.remote.primitives import Remote
 
@@ -84,6 +85,20 @@ ACTIONS: dict[str, Action] = {
             ),
             ("drafts", "target", "located"),
             description="vocab map in place + loader cross-checks for each draft",
+        ),
+        Action(
+            "find-servers",
+            lambda r, log="", args="": find_servers(r, str(log or ""), str(args or "")),
+            ("log", "args"),
+            description="running SGLang/vLLM servers: launch args, decode-log figures, metrics",
+        ),
+        Action(
+            "spec-checks",
+            lambda r, servers=None, located=None, drafts_audit=None, train_layers="", target=None: (
+                spec_checks(r, servers, located, drafts_audit, train_layers, target or None)
+            ),
+            ("servers", "located", "drafts_audit", "train_layers", "target"),
+            description="speculative-decoding configuration checks for each draft and server",
         ),
         Action(
             "vocab-check",

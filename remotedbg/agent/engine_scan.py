@@ -23,7 +23,10 @@ _VERSION_RE = re.compile(
 )
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
-_SECRET_ARG_RE = re.compile(r"(?i)(key|token|secret|passw|credential|auth)")
+# a flag whose LAST word names a secret (--api-key, --hf-token), not --speculative-token-map
+_SECRET_ARG_RE = re.compile(
+    r"(?:^|[-_])(?:key|token|secret|secrets|password|passwd|credential|credentials|auth)$", re.I
+)
 _MAX_CMDLINE_CHARS = 400
 _MAX_MAPS_BYTES = 4 * 1024 * 1024
 _MAX_LISTED_FILES = 2000
@@ -603,7 +606,7 @@ def _redact(argv):
             out.append("***")
             hide = False
             continue
-        if a.startswith("-") and _SECRET_ARG_RE.search(a):
+        if a.startswith("-") and _SECRET_ARG_RE.search(a.lstrip("-").split("=", 1)[0]):
             if "=" in a:
                 out.append(a.split("=", 1)[0] + "=***")
             else:

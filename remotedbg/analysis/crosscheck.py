@@ -108,22 +108,27 @@ def aux_layers_ignored(draft_config: dict, target_config: dict | None) -> list[d
         return []
     layers = (target_config or {}).get("num_hidden_layers")
     default = default_aux_layers(layers) if isinstance(layers, int) else None
-    trained = next(iter(elsewhere.values()))
-    differs = default is not None and list(trained) != default
+    trained = [int(i) for i in next(iter(elsewhere.values()))]
+    # Engines shift config ids by one for some targets (capture before layer id+1), so a stored
+    # list equal to the default either way is probably the default: then only warn.
+    differs = default is not None and default not in (trained, [i + 1 for i in trained])
     return [
         finding(
             "aux-layers-ignored",
             ERROR if differs else WARNING,
             "the draft's aux hidden-state layer ids sit where the engine does not read them",
             "SGLang reads only eagle_config.eagle_aux_hidden_state_layer_ids; without it the "
-            "target "
-            "captures its default layers"
+            "target captures its default layers"
             + (
                 f" {default}, not the trained {trained}."
                 if differs
                 else " (compare them with the layers used in training)."
             ),
-            {"found_at": elsewhere, "engine_default": default, "target_num_hidden_layers": layers},
+            {
+                "found_at": elsewhere,
+                "engine_default": default,
+                "target_num_hidden_layers": layers,
+            },
         )
     ]
 

@@ -1,0 +1,680 @@
+"""Running SGLang/vLLM servers: launch arguments, speculative-decoding figures, metrics; read-only.
+
+One round trip: `scan_servers(args)` with
+    {"log": optional path, "args": optional launch-argument string, "tail_lines": 200,
+     "metrics": None | True | False, "max_log_bytes": 16 MiB, "timeout": 2.0}
+returns {"servers": [...], "notes": [...], "elapsed_s"}.
+
+Each server is
+    {"source": "process" | "--var args" | "--var log", "pid", "engine", "cmdline" (redacted),
+     "exe", "cwd", "children": [pids], "args": {flag: value}, "positional": [...],
+     "spec": {"algorithm", "draft_model", "target_model", "num_steps", "topk",
+              "num_draft_tokens", "token_map", "port", "enable_metrics", "ceiling"},
+     "log": {"path", "how_found", "decode_lines", "figures": {name: {"values", "first", "last",
+             "mean", "min", "max", "count"}}, "server_args_line": bool} | None,
+     "metrics": {"url", "spec_accept_length", "spec_accept_rate", "error"} | None,
+     "server_info": {"url", "avg_spec_accept_length", "error"} | None,
+     "notes": [...]}
+
+Flags are stored without the leading dashes, as given (`model-path`); `--flag` alone is True;
+`--json-model-override-args` and `--speculative-config` are JSON-decoded when they parse. Values of
+secret-looking flags (`--api-key`, `--hf-token`, ...) are replaced by "***". HTTP requests go only
+to 127.0.0.1 (the server's --port), never through a proxy, with a short timeout; a failure is noted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+
+from remotedbg.agent.engine_scan import _read_bytes, _readlink
+
+PROCESS_PATTERNS = {
+    "sglang": re.compile(
+        r"\bsglang\.launch_server\b|\bsglang\s+serve\b|/bin/sglang\s+serve\b|-m\s+sglang\b"
+    ),
+    "vllm": re.compile(r"\bvllm\s+serve\b|/bin/vllm\s+serve\b|\bvllm\.entrypoints\b|-m\s+vllm\b"),
+}
+DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
+JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
+# a flag name whose LAST word names a secret: --api-key, --admin-api-key, --hf-token, --password;
+# not --speculative-token-map, --max-total-tokens or --tokenizer-path
+_SECRET_FLAG_RE = re.compile(
+    r"(?:^|[-_])(?:key|token|secret|secrets|password|passwd|credential|credentials|auth)$", re.I
+)
+
+# SGLang: "Decode batch, #running-req: 1, ..., accept len: 3.12, accept rate: 0.78, ...,
+#          gen throughput (token/s): 101.12, ..."
+_SGL_ACCEPT_LEN = re.compile(r"accept len(?:gth)?:\s*(-?[0-9.]+(?:e-?\d+)?)")
+_SGL_ACCEPT_RATE = re.compile(r"accept rate:\s*(-?[0-9.]+(?:e-?\d+)?)")
+_SGL_THROUGHPUT = re.compile(r"gen throughput \(token/s\):\s*(-?[0-9.]+(?:e-?\d+)?)")
+# vLLM: "SpecDecoding metrics: Mean acceptance length: 2.77, ..., Per-position acceptance rate:
+#        0.802, 0.551, 0.415, Avg Draft acceptance rate: 58.9%"
+_VLLM_MEAN_LEN = re.compile(r"Mean acceptance length:\s*([0-9.]+)")
+_VLLM_AVG_RATE = re.compile(r"(?:Avg )?Draft acceptance rate:\s*([0-9.]+)\s*%")
+_VLLM_PER_POS = re.compile(r"Per-position acceptance rate:\s*\[?([0-9.,\s]+?)\]?(?:,\s*[A-Z]|$)")
+_VLLM_THROUGHPUT = re.compile(r"Avg generation throughput:\s*([0-9.]+)\s*tokens/s")
+_SERVER_ARGS = re.compile(r"server_args=ServerArgs\((.*)\)\s*$")
+_KV_LITERAL = re.compile(
+    r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None|True|False|-?\d+(?:\.\d+)?(?:e-?\d+)?)"""
+)
+_PROM_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+_MAX_CMDLINE_CHARS = 2000
+_MAX_HTTP_BYTES = 1 << 20
+_MAX_VALUES = 200
+
+FIGURES = ("accept_length", "accept_rate", "throughput")
+
+
+# ----------------------------------------------------------------------------- launch arguments
+def split_args(text):
+    """A launch-argument string as argv (shell quoting honoured)."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _is_secret_flag(name):
+    return bool(_SECRET_FLAG_RE.search(name))
+
+
+def _redact_value(value):
+    """JSON values: entries whose key looks secret become "***"."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            out[k] = "***" if _is_secret_flag(str(k)) else _redact_value(v)
+        return out
+    if isinstance(value, list):
+        return [_redact_value(v) for v in value]
+    return value
+
+
+def parse_args(argv):
+    """argv -> {"args": {flag: value}, "positional": [...], "program": [...]}.
+
+    Everything before the first `--flag` is the program part (`python -m sglang.launch_server`,
+    `vllm serve MODEL`); `--flag value`, `--flag=value` and a bare `--flag` (True) are recognised;
+    repeated flags keep the last value; a flag followed by several values keeps a list.
+    """
+    args = {}
+    positional = []
+    program = []
+    i = 0
+    seen_flag = False
+    while i < len(argv):
+        word = argv[i]
+        if word.startswith("--") and len(word) > 2:
+            seen_flag = True
+            name, eq, value = word[2:].partition("=")
+            if eq:
+                args[name] = value
+                i += 1
+                continue
+            values = []
+            j = i + 1
+            while j < len(argv) and not (argv[j].startswith("--") and len(argv[j]) > 2):
+                if argv[j].startswith("-") and not _looks_numeric(argv[j]):
+                    break
+                values.append(argv[j])
+                j += 1
+            if not values:
+                args[name] = True
+            elif len(values) == 1:
+                args[name] = values[0]
+            else:
+                args[name] = values
+            i = j
+            continue
+        if seen_flag:
+            positional.append(word)
+        else:
+            program.append(word)
+        i += 1
+    for name in list(args):
+        if _is_secret_flag(name) and args[name] is not True:
+            args[name] = "***"
+        elif name in JSON_FLAGS and isinstance(args[name], str):
+            try:
+                args[name] = _redact_value(json.loads(args[name]))
+            except ValueError:
+                pass
+    return {"args": args, "positional": positional, "program": program}
+
+
+def _looks_numeric(word):
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False
+
+
+def redact_cmdline(argv):
+    out = []
+    hide = False
+    for a in argv:
+        if hide:
+            out.append("***")
+            hide = False
+            continue
+        if a.startswith("--") and _is_secret_flag(a[2:].split("=", 1)[0]):
+            if "=" in a:
+                out.append(a.split("=", 1)[0] + "=***")
+            else:
+                out.append(a)
+                hide = True
+            continue
+        out.append(a)
+    line = " ".join(shlex.quote(a) if (" " in a or not a) else a for a in out)
+    if len(line) > _MAX_CMDLINE_CHARS:
+        line = line[:_MAX_CMDLINE_CHARS] + "..."
+    return line
+
+
+def engine_of_argv(argv):
+    line = " ".join(argv)
+    for name, rx in PROCESS_PATTERNS.items():
+        if rx.search(line):
+            return name
+    if argv and os.path.basename(argv[0]) in ("sglang", "vllm") and "serve" in argv[1:2]:
+        return os.path.basename(argv[0])
+    return None
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def spec_summary(engine, parsed):
+    """The speculative-decoding settings of one launch, in engine-neutral names."""
+    args = parsed["args"]
+    spec = {
+        "algorithm": None,
+        "draft_model": None,
+        "target_model": None,
+        "num_steps": None,
+        "topk": None,
+        "num_draft_tokens": None,
+        "token_map": None,
+        "port": None,
+        "enable_metrics": bool(args.get("enable-metrics")),
+        "ceiling": None,
+    }
+    target = args.get("model-path") or args.get("model")
+    if engine == "vllm":
+        program = parsed.get("program") or []
+        if not target and "serve" in program and program.index("serve") + 1 < len(program):
+            target = program[program.index("serve") + 1]
+        if not target and parsed.get("positional"):
+            target = parsed["positional"][0]
+        cfg = args.get("speculative-config")
+        if isinstance(cfg, dict):
+            spec["algorithm"] = cfg.get("method")
+            spec["draft_model"] = cfg.get("model")
+            spec["num_steps"] = _int_or_none(cfg.get("num_speculative_tokens"))
+            spec["num_draft_tokens"] = spec["num_steps"]
+        spec["enable_metrics"] = True  # vLLM serves /metrics by default
+    else:
+        spec["algorithm"] = args.get("speculative-algorithm")
+        spec["draft_model"] = args.get("speculative-draft-model-path") or args.get(
+            "speculative-draft-model"
+        )
+        spec["num_steps"] = _int_or_none(args.get("speculative-num-steps"))
+        spec["topk"] = _int_or_none(args.get("speculative-eagle-topk"))
+        spec["num_draft_tokens"] = _int_or_none(args.get("speculative-num-draft-tokens"))
+        spec["token_map"] = args.get("speculative-token-map")
+    for key in ("algorithm", "draft_model", "token_map"):
+        if spec[key] is not None and not isinstance(spec[key], str):
+            spec[key] = str(spec[key])
+    spec["target_model"] = target if isinstance(target, str) else None
+    spec["port"] = _int_or_none(args.get("port")) or DEFAULT_PORTS.get(engine)
+    if spec["num_steps"] is not None:
+        spec["ceiling"] = spec["num_steps"] + 1
+    return spec
+
+
+def server_args_from_log_line(line):
+    """`server_args=ServerArgs(model_path='/m', speculative_num_steps=3, ...)` -> {flag: value}
+    for its literal fields (None skipped), flag names with dashes as on the command line."""
+    m = _SERVER_ARGS.search(line)
+    if not m:
+        return None
+    out = {}
+    for key, raw in _KV_LITERAL.findall(m.group(1)):
+        if raw == "None":
+            continue
+        if raw in ("True", "False"):
+            value = raw == "True"
+            if not value:
+                continue
+        elif raw[0] in "'\"":
+            value = raw[1:-1].replace("\\'", "'").replace('\\"', '"')
+        else:
+            value = raw
+        name = key.replace("_", "-")
+        out[name] = "***" if _is_secret_flag(name) else value
+    return out
+
+
+# ---------------------------------------------------------------------------------- log parsing
+def _float(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_decode_line(line):
+    """One log line -> {"accept_length", "accept_rate", "throughput", "per_position"} (only the
+    figures present), or None when it is not a decode/metrics line."""
+    out = {}
+    m = _SGL_ACCEPT_LEN.search(line)
+    if m:
+        out["accept_length"] = _float(m.group(1))
+    m = _SGL_ACCEPT_RATE.search(line)
+    if m:
+        out["accept_rate"] = _float(m.group(1))
+    m = _SGL_THROUGHPUT.search(line)
+    if m:
+        out["throughput"] = _float(m.group(1))
+    if "SpecDecoding metrics" in line:
+        m = _VLLM_MEAN_LEN.search(line)
+        if m:
+            out["accept_length"] = _float(m.group(1))
+        m = _VLLM_AVG_RATE.search(line)
+        if m and _float(m.group(1)) is not None:
+            out["accept_rate"] = _float(m.group(1)) / 100.0
+        m = _VLLM_PER_POS.search(line)
+        if m:
+            values = [_float(v) for v in m.group(1).replace(" ", "").split(",") if v]
+            out["per_position"] = [v for v in values if v is not None]
+    m = _VLLM_THROUGHPUT.search(line)
+    if m:
+        out["throughput"] = _float(m.group(1))
+    out = {k: v for k, v in out.items() if v is not None}
+    return out or None
+
+
+def trend(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {
+        "values": values[-_MAX_VALUES:],
+        "count": len(values),
+        "first": values[0],
+        "last": values[-1],
+        "mean": round(sum(values) / len(values), 4),
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+def figures_from_lines(lines):
+    """Decode lines (oldest first) -> {figure: trend} for FIGURES (+ "per_position_last")."""
+    series = dict((name, []) for name in FIGURES)
+    per_position = None
+    for line in lines:
+        parsed = parse_decode_line(line)
+        if not parsed:
+            continue
+        for name in FIGURES:
+            if name in parsed:
+                series[name].append(parsed[name])
+        if "per_position" in parsed:
+            per_position = parsed["per_position"]
+    out = {}
+    for name in FIGURES:
+        t = trend(series[name])
+        if t:
+            out[name] = t
+    if per_position:
+        out["per_position_last"] = per_position
+    return out
+
+
+def tail_decode_lines(path, wanted, max_bytes):
+    """The last `wanted` decode lines of a file, read backwards in chunks up to `max_bytes`;
+    also the last `server_args=ServerArgs(...)` line seen in that span."""
+    found = []
+    server_args = None
+    read = 0
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        pos = handle.tell()
+        carry = b""
+        while pos > 0 and len(found) < wanted and read < max_bytes:
+            step = min(1 << 20, pos, max_bytes - read)
+            pos -= step
+            handle.seek(pos)
+            chunk = handle.read(step) + carry
+            read += step
+            lines = chunk.split(b"\n")
+            carry = lines[0] if pos > 0 else b""
+            body = lines[1:] if pos > 0 else lines
+            for raw in reversed(body):
+                text = raw.decode("utf-8", "replace")
+                if server_args is None and "server_args=ServerArgs(" in text:
+                    server_args = text
+                if len(found) < wanted and parse_decode_line(text):
+                    found.append(text)
+        if server_args is None and read < max_bytes:
+            # the ServerArgs line is printed at startup: look at the head of the file too
+            handle.seek(0)
+            head = handle.read(min(max_bytes - read, 4 << 20)).decode("utf-8", "replace")
+            for text in head.splitlines():
+                if "server_args=ServerArgs(" in text:
+                    server_args = text
+                    break
+    found.reverse()
+    return found, server_args, read
+
+
+def read_log(path, how_found, tail_lines, max_bytes):
+    entry = {
+        "path": path,
+        "how_found": how_found,
+        "decode_lines": 0,
+        "figures": {},
+        "server_args_line": False,
+        "error": None,
+    }
+    try:
+        lines, server_args, read = tail_decode_lines(path, tail_lines, max_bytes)
+    except (OSError, ValueError) as exc:
+        entry["error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
+        return entry, None
+    entry["decode_lines"] = len(lines)
+    entry["bytes_read"] = read
+    entry["figures"] = figures_from_lines(lines)
+    entry["last_line"] = lines[-1][-400:] if lines else None
+    parsed_args = server_args_from_log_line(server_args) if server_args else None
+    entry["server_args_line"] = parsed_args is not None
+    return entry, parsed_args
+
+
+# ----------------------------------------------------------------------------------- processes
+def _ppid(pid):
+    raw = _read_bytes("/proc/%d/stat" % pid, 4096)
+    if not raw:
+        return None
+    try:
+        return int(raw.rsplit(b")", 1)[1].split()[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _log_links(pid):
+    """Regular files that the process's stdout/stderr point to: [(path, "fd 1"), ...]."""
+    out = []
+    for fd in (1, 2):
+        target = _readlink("/proc/%d/fd/%d" % (pid, fd))
+        if not target or not target.startswith("/") or target.endswith(" (deleted)"):
+            continue
+        if target.startswith("/dev/") or target.startswith("/proc/"):
+            continue
+        if os.path.isfile(target) and target not in [p for p, _ in out]:
+            out.append((target, "fd %d" % fd))
+    return out
+
+
+def find_processes():
+    own = set([os.getpid(), os.getppid()])
+    try:
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    except OSError:
+        return []
+    found = {}
+    for pid in pids:
+        if pid in own:
+            continue
+        raw = _read_bytes("/proc/%d/cmdline" % pid, 65536)
+        if not raw:
+            continue
+        argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+        engine = engine_of_argv(argv)
+        if engine is None:
+            continue
+        exe = _readlink("/proc/%d/exe" % pid)
+        names = [os.path.basename(exe or "")] + [os.path.basename(a) for a in argv[:2]]
+        if not any(n.startswith(("python", "pypy", "sglang", "vllm")) for n in names):
+            if exe is not None:
+                continue  # e.g. `grep sglang.launch_server`, `tail -f vllm serve.log`
+        found[pid] = {"pid": pid, "engine": engine, "argv": argv, "exe": exe}
+    # a forked worker repeats its parent's cmdline: report the parent, list the children
+    servers = []
+    for pid in sorted(found):
+        proc = found[pid]
+        parent = _ppid(pid)
+        seen = set()
+        top = None
+        while parent and parent in found and parent not in seen:
+            seen.add(parent)
+            top = parent
+            parent = _ppid(parent)
+        if top is not None:
+            found[top].setdefault("children", []).append(pid)
+            continue
+        servers.append(proc)
+    return servers
+
+
+# -------------------------------------------------------------------------------------- HTTP
+def _http_get(url, timeout):
+    import urllib.request
+
+    if not (url.startswith("http://127.0.0.1:") or url.startswith("http://[::1]:")):
+        raise ValueError("only loopback URLs are fetched: %s" % url)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=timeout) as response:
+        return response.read(_MAX_HTTP_BYTES).decode("utf-8", "replace")
+
+
+def parse_prometheus(text):
+    """Speculative-decoding figures from a /metrics page (SGLang gauges, vLLM counters)."""
+    sums = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _PROM_LINE.match(line)
+        if not m:
+            continue
+        value = _float(m.group(3))
+        if value is None:
+            continue
+        name = m.group(1)
+        sums.setdefault(name, []).append(value)
+    out = {}
+    for key, name in (
+        ("spec_accept_length", "sglang:spec_accept_length"),
+        ("spec_accept_rate", "sglang:spec_accept_rate"),
+    ):
+        if name in sums:
+            vals = sums[name]
+            out[key] = vals[0] if len(vals) == 1 else round(sum(vals) / len(vals), 4)
+    drafts = sum(sums.get("vllm:spec_decode_num_drafts_total", [])) or None
+    accepted = sums.get("vllm:spec_decode_num_accepted_tokens_total")
+    drafted = sums.get("vllm:spec_decode_num_draft_tokens_total")
+    if drafts and accepted is not None:
+        out["spec_accept_length"] = round(1.0 + sum(accepted) / drafts, 4)
+    if drafted and accepted is not None and sum(drafted):
+        out["spec_accept_rate"] = round(sum(accepted) / sum(drafted), 4)
+    return out
+
+
+def _find_key(value, key, depth=0):
+    if depth > 6:
+        return None
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+        for v in value.values():
+            hit = _find_key(v, key, depth + 1)
+            if hit is not None:
+                return hit
+    elif isinstance(value, list):
+        for v in value:
+            hit = _find_key(v, key, depth + 1)
+            if hit is not None:
+                return hit
+    return None
+
+
+def fetch_metrics(port, timeout):
+    url = "http://127.0.0.1:%d/metrics" % port
+    entry = {"url": url, "spec_accept_length": None, "spec_accept_rate": None, "error": None}
+    try:
+        entry.update(parse_prometheus(_http_get(url, timeout)))
+    except Exception as exc:  # refused, timeout, HTTP error: noted, never fatal
+        entry["error"] = "%s: %s" % (type(exc).__name__, exc)
+    return entry
+
+
+def fetch_server_info(port, timeout):
+    entry = {"url": None, "avg_spec_accept_length": None, "error": None}
+    errors = []
+    for path in ("/server_info", "/get_server_info"):
+        url = "http://127.0.0.1:%d%s" % (port, path)
+        entry["url"] = url
+        try:
+            doc = json.loads(_http_get(url, timeout))
+        except Exception as exc:
+            errors.append("%s: %s: %s" % (path, type(exc).__name__, exc))
+            if "refused" in str(exc) or "timed out" in str(exc):
+                break
+            continue
+        entry["avg_spec_accept_length"] = _float(_find_key(doc, "avg_spec_accept_length"))
+        entry["error"] = None
+        return entry
+    entry["error"] = "; ".join(errors)
+    return entry
+
+
+# ------------------------------------------------------------------------------------- entry
+def _server(source, engine, argv, parsed, notes=None):
+    return {
+        "source": source,
+        "pid": None,
+        "engine": engine,
+        "cmdline": redact_cmdline(argv) if argv else None,
+        "exe": None,
+        "cwd": None,
+        "children": [],
+        "args": parsed["args"],
+        "positional": parsed["positional"],
+        "spec": spec_summary(engine, parsed),
+        "log": None,
+        "metrics": None,
+        "server_info": None,
+        "notes": list(notes or []),
+    }
+
+
+def _fill_from_log(server, log_args):
+    """Settings the command line leaves to the engine's defaults, from the log's ServerArgs."""
+    if not log_args:
+        return
+    from_log = spec_summary(server["engine"], {"args": log_args, "positional": [], "program": []})
+    filled = []
+    for key, value in from_log.items():
+        if key in ("port", "enable_metrics"):
+            continue
+        if server["spec"].get(key) is None and value is not None:
+            server["spec"][key] = value
+            filled.append(key)
+    if filled:
+        server["notes"].append(
+            "from the log's server_args=ServerArgs line: %s" % ", ".join(sorted(filled))
+        )
+
+
+def _http_figures(server, want_metrics, timeout):
+    port = server["spec"].get("port")
+    if not port:
+        server["notes"].append("no port known: metrics not fetched")
+        return
+    if want_metrics or (want_metrics is None and server["spec"].get("enable_metrics")):
+        server["metrics"] = fetch_metrics(port, timeout)
+    elif want_metrics is None:
+        server["notes"].append("no --enable-metrics: /metrics not fetched")
+    if server["engine"] == "sglang" and want_metrics is not False:
+        server["server_info"] = fetch_server_info(port, timeout)
+
+
+def scan_servers(args):
+    """Entry point, see the module docstring."""
+    started = time.time()
+    tail_lines = int(args.get("tail_lines") or 200)
+    max_bytes = int(args.get("max_log_bytes") or 16 << 20)
+    timeout = float(args.get("timeout") or 2.0)
+    want_metrics = args.get("metrics")
+    log_var = args.get("log") or ""
+    args_var = args.get("args") or ""
+    servers = []
+    notes = []
+    if args.get("processes", True):
+        for proc in find_processes():
+            pid = proc["pid"]
+            parsed = parse_args(proc["argv"])
+            server = _server("process", proc["engine"], proc["argv"], parsed)
+            server["pid"] = pid
+            server["exe"] = proc["exe"]
+            server["cwd"] = _readlink("/proc/%d/cwd" % pid)
+            server["children"] = sorted(proc.get("children") or [])
+            links = _log_links(pid)
+            if links:
+                path, how = links[0]
+                server["log"], log_args = read_log(path, how, tail_lines, max_bytes)
+                _fill_from_log(server, log_args)
+                if len(links) > 1:
+                    server["notes"].append(
+                        "stdout and stderr go to different files; read %s, not %s"
+                        % (path, ", ".join(p for p, _ in links[1:]))
+                    )
+            else:
+                server["notes"].append(
+                    "stdout/stderr are not regular files (terminal, pipe, journald or "
+                    "unreadable): pass --var log=PATH for the decode figures"
+                )
+            if want_metrics is not False:
+                _http_figures(server, want_metrics, timeout)
+            servers.append(server)
+    if args_var or log_var:
+        argv = split_args(args_var) if args_var else []
+        engine = engine_of_argv(argv) if argv else None
+        log_entry, log_args = (None, None)
+        if log_var:
+            log_entry, log_args = read_log(
+                os.path.expanduser(log_var), "--var log", tail_lines, max_bytes
+            )
+        server_notes = []
+        if argv:
+            parsed = parse_args(argv)
+        elif log_args:
+            parsed = {"args": log_args, "positional": [], "program": []}
+            server_notes.append("launch arguments taken from the log's server_args=ServerArgs line")
+        else:
+            parsed = {"args": {}, "positional": [], "program": []}
+            server_notes.append("launch arguments unknown: pass --var args='...'")
+        if engine is None:
+            vllm_log = bool(log_entry) and "SpecDecoding" in (log_entry.get("last_line") or "")
+            engine = "vllm" if ("speculative-config" in parsed["args"] or vllm_log) else "sglang"
+            server_notes.append("engine assumed: %s" % engine)
+        server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
+        server["log"] = log_entry
+        if argv:
+            _fill_from_log(server, log_args)
+        if not argv and log_args is None and log_var:
+            server["notes"].append("no server_args=ServerArgs(...) line in the log's span read")
+        servers.append(server)
+    if not servers:
+        notes.append("no SGLang or vLLM server process running, and no --var log/args given")
+    return {"servers": servers, "notes": notes, "elapsed_s": round(time.time() - started, 3)}

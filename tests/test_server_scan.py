@@ -1,0 +1,391 @@
+"""remotedbg.agent.server_scan: fake server processes on the test box, their logs and metrics."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from remotedbg.agent import server_scan
+from remotedbg.remote.primitives import Remote
+from tests.procs import wait_for
+
+SCAN = "remotedbg.agent.server_scan:scan_servers"
+
+
+def sglang_decode(accept_len: float, rate: float, tput: float) -> str:
+    return (
+        "[2025-11-02 10:00:00] Decode batch, #running-req: 1, #token: 812, token usage: 0.01, "
+        f"accept len: {accept_len:.2f}, accept rate: {rate:.2f}, cuda graph: True, "
+        f"gen throughput (token/s): {tput:.2f}, #queue-req: 0, "
+    )
+
+
+def vllm_metrics(mean_len: float, per_pos: list[float], avg_pct: float) -> str:
+    positions = ", ".join(f"{p:.3f}" for p in per_pos)
+    return (
+        "(APIServer pid=4242) INFO 11-02 10:00:00 [metrics.py:120] SpecDecoding metrics: "
+        f"Mean acceptance length: {mean_len:.2f}, Accepted throughput: 1.20 tokens/s, "
+        "Drafted throughput: 3.40 tokens/s, Accepted: 92 tokens, Drafted: 259 tokens, "
+        f"Per-position acceptance rate: {positions}, Avg Draft acceptance rate: {avg_pct:.1f}%"
+    )
+
+
+SERVER_ARGS_LINE = (
+    "[2025-11-02 09:59:00] server_args=ServerArgs(model_path='/models/target', "
+    "tokenizer_path='/models/target', port=30123, speculative_algorithm='EAGLE3', "
+    "speculative_draft_model_path='/models/draft', speculative_num_steps=3, "
+    "speculative_eagle_topk=1, speculative_num_draft_tokens=4, speculative_token_map=None, "
+    "enable_metrics=False, api_key='hunter2')"
+)
+
+
+def write_sglang_log(path: Path, lens: list[float], head: str = "") -> Path:
+    lines = [head] if head else []
+    lines.append("[2025-11-02 09:59:30] Prefill batch, #new-seq: 1, #new-token: 20")
+    for i, value in enumerate(lens):
+        lines.append(sglang_decode(value, (value - 1) / 3, 40.0 + i))
+        lines.append("[2025-11-02 10:00:01] INFO:     127.0.0.1:5555 - POST /generate 200 OK")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_fake(argv_tail: list[str], log: Path | None, fork: bool = False) -> subprocess.Popen:
+    code = f"import os, time\nif {fork}: os.fork()\ntime.sleep(60)"
+    out = open(log, "ab") if log else subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, *argv_tail],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    finally:
+        if log:
+            out.close()
+    assert wait_for(lambda: os.path.exists(f"/proc/{proc.pid}/cmdline"))
+    return proc
+
+
+def stop_fake(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group of a process this test started
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def remote(box):
+    session = box.session()
+    try:
+        yield Remote(session)
+    finally:
+        session.close()
+
+
+def _mine(result: dict, pid: int) -> dict:
+    hits = [s for s in result["servers"] if s.get("pid") == pid]
+    assert len(hits) == 1, result["servers"]
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------------- pure parsing
+def test_parse_args_json_and_redaction():
+    argv = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/m/t",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-num-draft-tokens",
+        "4",
+        "--speculative-token-map",
+        "/m/map.pt",
+        "--api-key",
+        "hunter2",
+        "--hf-token=hf_abc",
+        "--json-model-override-args",
+        '{"architectures": ["X"], "auth_token": "zzz"}',
+        "--enable-metrics",
+        "--max-total-tokens",
+        "9000",
+    ]
+    parsed = server_scan.parse_args(argv)
+    args = parsed["args"]
+    assert args["model-path"] == "/m/t"
+    assert args["speculative-num-draft-tokens"] == "4"  # not mistaken for a secret
+    assert args["speculative-token-map"] == "/m/map.pt"
+    assert args["max-total-tokens"] == "9000"
+    assert args["api-key"] == "***" and args["hf-token"] == "***"
+    assert args["json-model-override-args"] == {"architectures": ["X"], "auth_token": "***"}
+    assert args["enable-metrics"] is True
+    line = server_scan.redact_cmdline(argv)
+    assert "hunter2" not in line and "hf_abc" not in line and "/m/map.pt" in line
+    spec = server_scan.spec_summary("sglang", parsed)
+    assert spec["algorithm"] == "EAGLE" and spec["num_draft_tokens"] == 4
+    assert spec["token_map"] == "/m/map.pt" and spec["port"] == 30000
+
+
+def test_vllm_speculative_config_and_positional_model():
+    argv = server_scan.split_args(
+        "vllm serve /models/llama --port 8100 --speculative-config "
+        '\'{"method": "eagle3", "model": "/models/head", "num_speculative_tokens": 3}\''
+    )
+    assert server_scan.engine_of_argv(argv) == "vllm"
+    parsed = server_scan.parse_args(argv)
+    assert parsed["args"]["speculative-config"]["method"] == "eagle3"
+    spec = server_scan.spec_summary("vllm", parsed)
+    assert spec["target_model"] == "/models/llama"
+    assert spec["draft_model"] == "/models/head"
+    assert (spec["num_steps"], spec["ceiling"], spec["port"]) == (3, 4, 8100)
+
+
+def test_decode_lines_and_trend():
+    lines = [sglang_decode(v, 0.1, 50.0) for v in (1.0, 1.5, 2.0)]
+    lines.insert(1, "unrelated line")
+    figures = server_scan.figures_from_lines(lines)
+    assert figures["accept_length"]["values"] == [1.0, 1.5, 2.0]
+    assert figures["accept_length"]["first"] == 1.0
+    assert figures["accept_length"]["last"] == 2.0
+    assert figures["accept_length"]["mean"] == 1.5
+    assert figures["throughput"]["count"] == 3
+    vllm = server_scan.parse_decode_line(vllm_metrics(2.77, [0.802, 0.551, 0.415], 58.9))
+    assert vllm["accept_length"] == 2.77
+    assert vllm["accept_rate"] == pytest.approx(0.589)
+    assert vllm["per_position"] == [0.802, 0.551, 0.415]
+    assert server_scan.parse_decode_line("Avg generation throughput: 13.0 tokens/s")[
+        "throughput"
+    ] == pytest.approx(13.0)
+
+
+def test_server_args_line_and_tail_window(tmp_path):
+    parsed = server_scan.server_args_from_log_line(SERVER_ARGS_LINE)
+    assert parsed["speculative-algorithm"] == "EAGLE3"
+    assert parsed["speculative-num-steps"] == "3"
+    assert "speculative-token-map" not in parsed and "enable-metrics" not in parsed
+    assert parsed["api-key"] == "***"
+    log = write_sglang_log(tmp_path / "big.log", [1.0 + i / 1000 for i in range(3000)])
+    lines, server_args, _ = server_scan.tail_decode_lines(str(log), 200, 16 << 20)
+    assert len(lines) == 200 and server_args is None
+    assert server_scan.parse_decode_line(lines[0])["accept_length"] == 3.8  # 1 + 2800/1000
+    assert server_scan.parse_decode_line(lines[-1])["accept_length"] == 4.0
+
+
+def test_prometheus_parsing():
+    text = (
+        "# HELP sglang:spec_accept_length The average acceptance length\n"
+        "# TYPE sglang:spec_accept_length gauge\n"
+        'sglang:spec_accept_length{model_name="m"} 1.0\n'
+        'sglang:spec_accept_rate{model_name="m"} 0.0\n'
+        'vllm:spec_decode_num_drafts_total{engine="0"} 100.0\n'
+        'vllm:spec_decode_num_accepted_tokens_total{engine="0"} 150.0\n'
+        'vllm:spec_decode_num_draft_tokens_total{engine="0"} 300.0\n'
+    )
+    got = server_scan.parse_prometheus(text)
+    assert got["spec_accept_length"] == 2.5  # the vLLM counters come last and win
+    assert got["spec_accept_rate"] == 0.5
+    only_sglang = server_scan.parse_prometheus(text.split("vllm:")[0])
+    assert only_sglang == {"spec_accept_length": 1.0, "spec_accept_rate": 0.0}
+
+
+# --------------------------------------------------------------------------- on the test box
+class _Metrics(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        if self.path == "/metrics":
+            body = b'sglang:spec_accept_length{model_name="t"} 1.0\nsglang:spec_accept_rate 0.0\n'
+            kind = "text/plain"
+        elif self.path == "/server_info":
+            body = json.dumps({"internal_states": [{"avg_spec_accept_length": 1.01}]}).encode()
+            kind = "application/json"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def metrics_port():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_running_server_args_log_and_metrics(remote, tmp_path, metrics_port):
+    log = write_sglang_log(tmp_path / "sglang.log", [1.0, 1.0, 1.02, 1.0])
+    proc = start_fake(
+        [
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "/models/target",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-draft-model-path",
+            "/models/draft",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            "--json-model-override-args",
+            '{"rope_scaling": {"factor": 2.0}}',
+            "--api-key",
+            "hunter2",
+            "--enable-metrics",
+            "--port",
+            str(metrics_port),
+        ],
+        log,
+    )
+    try:
+        result = remote.call(SCAN, {"tail_lines": 200})
+        server = _mine(result, proc.pid)
+    finally:
+        stop_fake(proc)
+    assert server["engine"] == "sglang" and server["source"] == "process"
+    assert server["args"]["api-key"] == "***" and "hunter2" not in server["cmdline"]
+    assert server["args"]["json-model-override-args"] == {"rope_scaling": {"factor": 2.0}}
+    spec = server["spec"]
+    assert spec["algorithm"] == "EAGLE" and spec["draft_model"] == "/models/draft"
+    assert (spec["num_steps"], spec["topk"], spec["num_draft_tokens"]) == (3, 1, 4)
+    assert spec["ceiling"] == 4 and spec["enable_metrics"] is True
+    assert server["log"]["path"] == str(log) and server["log"]["how_found"] == "fd 1"
+    figures = server["log"]["figures"]
+    assert figures["accept_length"]["values"] == [1.0, 1.0, 1.02, 1.0]
+    assert figures["accept_length"]["mean"] == pytest.approx(1.005)
+    assert figures["throughput"]["first"] == 40.0 and figures["throughput"]["last"] == 43.0
+    assert server["metrics"]["url"] == f"http://127.0.0.1:{metrics_port}/metrics"
+    assert server["metrics"]["spec_accept_length"] == 1.0
+    assert server["metrics"]["spec_accept_rate"] == 0.0
+    assert server["server_info"]["avg_spec_accept_length"] == 1.01
+    assert server["cwd"] and server["exe"]
+
+
+def test_unreachable_metrics_are_noted_not_fatal(remote, tmp_path):
+    port = free_port()
+    proc = start_fake(
+        ["-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)], None
+    )
+    try:
+        server = _mine(remote.call(SCAN, {"metrics": True, "timeout": 1}), proc.pid)
+    finally:
+        stop_fake(proc)
+    assert server["log"] is None
+    assert any("--var log" in note for note in server["notes"])
+    assert server["metrics"]["error"] and server["metrics"]["spec_accept_length"] is None
+    assert server["server_info"]["error"]
+
+
+def test_forked_worker_is_listed_under_its_server_and_lookalikes_are_not(remote, tmp_path):
+    proc = start_fake(["-m", "sglang.launch_server", "--model-path", "/m/forked"], None, fork=True)
+    shell = subprocess.Popen(
+        ["sh", "-c", "sleep 60; echo python -m sglang.launch_server", "sh"],
+        start_new_session=True,
+    )
+    try:
+        assert wait_for(
+            lambda: (
+                len(
+                    [
+                        p
+                        for p in os.listdir("/proc")
+                        if p.isdigit() and _cmd(p) and "/m/forked" in _cmd(p)
+                    ]
+                )
+                == 2
+            )
+        )
+        result = remote.call(SCAN, {"metrics": False})
+        server = _mine(result, proc.pid)
+        assert len(server["children"]) == 1
+        assert not [s for s in result["servers"] if s.get("pid") in server["children"]]
+        assert not [s for s in result["servers"] if s.get("pid") == shell.pid]
+    finally:
+        stop_fake(proc)
+        stop_fake(shell)
+
+
+def _cmd(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def test_log_var_alone_takes_args_from_server_args_line(remote, tmp_path):
+    log = write_sglang_log(tmp_path / "old.log", [2.5, 2.7, 3.1], head=SERVER_ARGS_LINE)
+    result = remote.call(SCAN, {"log": str(log), "processes": False})
+    [server] = result["servers"]
+    assert server["source"] == "--var log" and server["pid"] is None
+    assert server["args"]["api-key"] == "***"
+    assert server["spec"]["algorithm"] == "EAGLE3" and server["spec"]["ceiling"] == 4
+    assert server["spec"]["port"] == 30123
+    assert server["log"]["server_args_line"] is True
+    assert server["log"]["figures"]["accept_length"]["last"] == 3.1
+    assert server["metrics"] is None  # nothing is fetched for a server that is not running
+
+
+def test_args_var_with_vllm_log(remote, tmp_path):
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "\n".join(
+            [
+                vllm_metrics(1.40, [0.3, 0.08, 0.02], 13.3),
+                "INFO Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+                "Avg generation throughput: 21.5 tokens/s, Running: 1 reqs",
+                vllm_metrics(1.20, [0.15, 0.04, 0.01], 6.7),
+            ]
+        )
+        + "\n"
+    )
+    args = (
+        "vllm serve /models/llama --speculative-config "
+        '\'{"method": "eagle", "model": "/models/eagle3-head", "num_speculative_tokens": 3}\''
+    )
+    result = remote.call(SCAN, {"log": str(log), "args": args, "processes": False})
+    [server] = result["servers"]
+    assert server["source"] == "--var args" and server["engine"] == "vllm"
+    assert server["spec"]["algorithm"] == "eagle"
+    assert server["spec"]["draft_model"] == "/models/eagle3-head"
+    figures = server["log"]["figures"]
+    assert figures["accept_length"]["values"] == [1.4, 1.2]
+    assert figures["accept_rate"]["last"] == pytest.approx(0.067)
+    assert figures["throughput"]["values"] == [21.5]
+    assert figures["per_position_last"] == [0.15, 0.04, 0.01]
+
+
+def test_missing_log_var_is_reported(remote, tmp_path):
+    result = remote.call(SCAN, {"log": str(tmp_path / "nope.log"), "processes": False})
+    [server] = result["servers"]
+    assert "nope.log" in server["log"]["error"]
+    assert server["log"]["figures"] == {}
