@@ -588,3 +588,26 @@ def test_spec_audit_without_args_says_what_it_could_not_check(
     assert outcome.verdict == "inconclusive", outcome.findings
     text = " ".join(outcome.inconclusive)
     assert "algorithm is unknown" in text and "train_layers" in text
+
+
+def test_spec_audit_through_the_cli(cli, spec_world, tmp_path):
+    report = tmp_path / "spec.md"
+    result = cli(
+        "playbook",
+        "spec-audit",
+        "-H",
+        "testbox",
+        "--report",
+        str(report),
+        "--var",
+        "args=" + _launch(spec_world["target"], spec_world["bare"], "EAGLE"),
+        "--var",
+        f"log={_decode_log(tmp_path / 'bad.log', 1.0)}",
+        "--var",
+        f"roots={spec_world['engine']}",
+    )
+    out = result.stdout.decode()
+    assert result.returncode == 1
+    assert "DEFECT" in out and "algorithm-mismatch" in out and "accept-length-low" in out
+    assert "accept length last 1.0" in out
+    assert "`algorithm-mismatch`" in report.read_text()

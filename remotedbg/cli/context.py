@@ -58,11 +58,12 @@ CONNECTION_PARAMETERS = [
             typer.Option(
                 "--host",
                 "-H",
-                help="ssh_config alias, user@host[:port], or 'local'.",
+                help="ssh_config alias, user@host[:port], or 'local'; playbooks take several, "
+                "comma-separated.",
                 rich_help_panel=HELP,
             ),
         ],
-        ...,
+        "",
     ),
     _option(
         "ssh_config",

@@ -15,6 +15,7 @@ from remotedbg.cli.context import CommandContext, remote_command, run_guarded
 from remotedbg.cli.locate import render_locate
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
 from remotedbg.playbook import (
     RunOutcome,
     Step,
@@ -141,10 +142,20 @@ def run_command(
         bool, typer.Option("--allow-write", help="Permit steps that may change the remote.")
     ] = False,
     playbook_path: PathOpt = None,
+    hosts_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--hosts-file", help="File with one host or alias per line: run on all in parallel."
+        ),
+    ] = None,
 ) -> int:
-    """Run a playbook against a host; exit 0 ok, 1 defect, 4 inconclusive."""
+    """Run a playbook against a host, or a fleet; exit 0 ok, 1 defect, 4 inconclusive, 3 host
+    unreachable (a fleet exits with its worst host's status)."""
     playbook = load_playbook(find_playbook(name, playbook_path))
     variables = bind_variables(playbook, _parse_vars(var or []))
+    if hosts_file is not None or "," in ctx.options.host:
+        hosts = parse_hosts(ctx.options.host, hosts_file)
+        return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
     document = outcome_document(outcome)
     if ctx.json:
@@ -156,6 +167,137 @@ def run_command(
         if not ctx.json:
             stderr_console.print(f"report written to {report}", markup=False)
     return VERDICT_EXIT[outcome.verdict]
+
+
+def run_fleet_command(
+    ctx: CommandContext,
+    playbook: Any,
+    variables: dict,
+    allow_write: bool,
+    hosts: list[str],
+    report: Path | None,
+) -> int:
+    if ctx.json:
+        results = run_fleet(hosts, ctx.options, playbook, variables, allow_write)
+    else:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=stderr_console,
+            transient=True,
+        ) as progress:
+            tasks = {host: progress.add_task(f"{host}: {playbook.name}", total=1) for host in hosts}
+
+            def done(result: HostResult) -> None:
+                state = result.outcome.verdict if result.outcome else "unreachable"
+                progress.update(
+                    tasks[result.host], description=f"{result.host}: {state}", completed=1
+                )
+
+            results = run_fleet(hosts, ctx.options, playbook, variables, allow_write, done)
+    diff = differences(results)
+    code = worst_exit([r.exit_code for r in results])
+    if ctx.json:
+        emit_json(
+            {
+                "playbook": playbook.name,
+                "exit_code": code,
+                "differences": diff,
+                "hosts": [_host_document(r) for r in results],
+            }
+        )
+    else:
+        render_fleet(playbook.name, results, diff)
+    if report:
+        report.write_text(fleet_markdown(playbook.name, results, diff), encoding="utf-8")
+    return code
+
+
+def _host_document(result: HostResult) -> dict:
+    document = (
+        outcome_document(result.outcome)
+        if result.outcome
+        else {"host": result.host, "verdict": "unreachable", "findings": []}
+    )
+    document.update(
+        exit_code=result.exit_code, error=result.error, fingerprints=result.fingerprints
+    )
+    return document
+
+
+def _fleet_rows(results: list[HostResult]) -> tuple[list[str], list[list[str]]]:
+    ids = sorted(
+        {
+            f["id"]
+            for r in results
+            if r.outcome
+            for f in r.outcome.findings
+            if f["severity"] != "info"
+        }
+    )
+    rows = []
+    for result in results:
+        if result.outcome is None:
+            rows.append([result.host, "unreachable", str(result.exit_code)] + ["?"] * len(ids))
+            continue
+        severities = {}
+        for item in result.outcome.findings:
+            severities.setdefault(item["id"], item["severity"])
+        rows.append(
+            [result.host, result.outcome.verdict, str(result.exit_code)]
+            + [severities.get(i, "-") for i in ids]
+        )
+    return ids, rows
+
+
+def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
+    ids, rows = _fleet_rows(results)
+    table = Table(
+        "host",
+        "verdict",
+        "exit",
+        *ids,
+        title=f"{name} on {len(results)} hosts",
+        title_justify="left",
+        box=None,
+    )
+    for row in rows:
+        table.add_row(*[printable(cell) for cell in row])
+    stdout_console.print(table)
+    for result in results:
+        if result.error:
+            stdout_console.print(f"{result.host}: {result.error}", markup=False)
+    if diff:
+        stdout_console.print("\n[bold]differences between hosts[/]")
+        for fact, values in diff.items():
+            spread = ", ".join(f"{host}={value}" for host, value in values.items())
+            stdout_console.print(f"  {fact}: {spread}", markup=False)
+    else:
+        stdout_console.print("no differences between the reachable hosts", markup=False)
+
+
+def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
+    ids, rows = _fleet_rows(results)
+    lines = [
+        f"# remotedbg {name} on {len(results)} hosts",
+        "",
+        "| host | verdict | exit | " + " | ".join(f"`{i}`" for i in ids) + " |",
+        "| --- " * (3 + len(ids)) + "|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if diff:
+        lines += ["", "## Differences", ""]
+        lines += [
+            f"- **{fact}**: " + ", ".join(f"{h}=`{v}`" for h, v in values.items())
+            for fact, values in diff.items()
+        ]
+    for result in results:
+        if result.outcome:
+            lines += ["", f"## {result.host}", "", outcome_markdown(result.outcome)]
+        else:
+            lines += ["", f"## {result.host}", "", f"unreachable: {result.error}"]
+    return "\n".join(lines) + "\n"
 
 
 def execute(ctx: CommandContext, playbook: Any, variables: dict, allow_write: bool) -> RunOutcome:
@@ -211,12 +353,34 @@ def render_outcome(outcome: RunOutcome) -> None:
             f" ({loader.get('d2t_handling', '-')})",
             highlight=False,
         )
+    for line in server_lines(outcome):
+        console.print(line, markup=False, highlight=False)
     render_findings(console, outcome.findings)
     located = outcome.results.get("engines")
     if outcome.playbook == "locate-eagle" and located:
         render_locate(located)
     steps = ", ".join(f"{s.id} {s.status} {s.duration_ms:.0f} ms" for s in outcome.steps)
     console.print(f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
+
+
+def server_lines(outcome: RunOutcome) -> list[str]:
+    """One line per server a spec-audit read: algorithm, ceiling and observed accept length."""
+    lines = []
+    for server in (outcome.results.get("servers") or {}).get("servers") or []:
+        spec = server.get("spec") or {}
+        figures = ((server.get("log") or {}).get("figures") or {}).get("accept_length") or {}
+        seen = (
+            f"accept length last {figures.get('last')} (mean {figures.get('mean')}, "
+            f"{figures.get('count')} decode lines)"
+            if figures
+            else "no decode lines read"
+        )
+        lines.append(
+            f"server {server.get('pid') or server.get('source')}: {server.get('engine')} "
+            f"{spec.get('algorithm') or '?'}, steps {spec.get('num_steps')}, ceiling "
+            f"{spec.get('ceiling')}; {seen}"
+        )
+    return lines
 
 
 def outcome_markdown(outcome: RunOutcome) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from remotedbg.errors import UsageError
 from remotedbg.session.base import DEFAULT_MAX_OUTPUT, Session
 from remotedbg.session.result import RunResult
 from remotedbg.session.target import LOCAL, ConnectOptions
@@ -10,6 +11,10 @@ __all__ = ["ConnectOptions", "RunResult", "Session", "open_session"]
 
 
 def open_session(options: ConnectOptions) -> Session:
+    if not options.host:
+        raise UsageError("--host is required (an ssh_config alias, user@host[:port] or 'local')")
+    if "," in options.host:
+        raise UsageError(f"--host {options.host}: several hosts are for playbooks only")
     max_output = options.max_output or DEFAULT_MAX_OUTPUT
     if options.host == LOCAL:
         from remotedbg.session.local import LocalSession

@@ -1,0 +1,128 @@
+"""Run one playbook on many hosts in parallel, and compare what should agree between them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.playbook import Playbook, RunOutcome, run_playbook
+from remotedbg.remote.primitives import Remote
+from remotedbg.session import ConnectOptions, open_session
+
+MAX_PARALLEL = 16
+FINGERPRINT_TENSORS = ["d2t", "t2d", "fc.weight", "lm_head.weight"]
+# worst first: what we know least about ranks highest
+EXIT_RANK = [ExitCode.OK, ExitCode.FINDINGS, ExitCode.REMOTE, ExitCode.CONNECTION]
+VERDICT_EXIT = {"ok": ExitCode.OK, "defect": ExitCode.FINDINGS, "inconclusive": ExitCode.REMOTE}
+
+
+def parse_hosts(host_option: str, hosts_file: Path | None) -> list[str]:
+    hosts = [h.strip() for h in host_option.split(",") if h.strip()] if host_option else []
+    if hosts_file is not None:
+        try:
+            lines = hosts_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise UsageError(f"--hosts-file {hosts_file}: {exc.strerror or exc}") from None
+        hosts += [line.split("#", 1)[0].strip() for line in lines]
+    hosts = [h for h in dict.fromkeys(hosts) if h]
+    if not hosts:
+        raise UsageError("no host given: --host H[,H...] or --hosts-file FILE")
+    return hosts
+
+
+@dataclasses.dataclass
+class HostResult:
+    host: str
+    exit_code: int
+    outcome: RunOutcome | None = None
+    error: str | None = None
+    fingerprints: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def worst_exit(codes: list[int]) -> int:
+    return max(codes, key=lambda code: EXIT_RANK.index(code) if code in EXIT_RANK else 99)
+
+
+def _fingerprint_request(outcome: RunOutcome) -> dict[str, Any]:
+    audit = outcome.results.get("audit") or {}
+    files = [d["loader"]["path"] for d in audit.get("drafts", []) if d.get("loader")]
+    tensors = {d["draft"]: FINGERPRINT_TENSORS for d in audit.get("drafts", [])}
+    return {"files": files, "tensors": tensors}
+
+
+def audit_host(
+    host: str,
+    base: ConnectOptions,
+    playbook: Playbook,
+    variables: dict[str, Any],
+    allow_write: bool,
+) -> HostResult:
+    options = dataclasses.replace(base, host=host)
+    try:
+        with open_session(options) as session:
+            remote = Remote(session)
+            outcome = run_playbook(playbook, remote, variables, allow_write)
+            prints = remote.call(
+                "remotedbg.agent.fingerprint:fingerprints", _fingerprint_request(outcome)
+            )
+        return HostResult(host, VERDICT_EXIT[outcome.verdict], outcome, fingerprints=prints)
+    except RemotedbgError as error:
+        return HostResult(host, error.exit_code, error=str(error))
+
+
+def run_fleet(
+    hosts: list[str],
+    base: ConnectOptions,
+    playbook: Playbook,
+    variables: dict[str, Any],
+    allow_write: bool,
+    on_done: Callable[[HostResult], None] | None = None,
+) -> list[HostResult]:
+    results: dict[str, HostResult] = {}
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
+        futures = {
+            host: pool.submit(audit_host, host, base, playbook, variables, allow_write)
+            for host in hosts
+        }
+        for host, future in futures.items():
+            results[host] = future.result()
+            if on_done:
+                on_done(results[host])
+    return [results[host] for host in hosts]
+
+
+def _host_facts(result: HostResult) -> dict[str, Any]:
+    """What should agree between hosts serving the same model."""
+    if result.outcome is None:
+        return {}
+    facts: dict[str, Any] = {}
+    located = result.outcome.results.get("engines") or {}
+    for engine in located.get("engines", []):
+        if engine.get("running") or len(located.get("engines", [])) == 1:
+            facts[f"{engine['name']} version"] = engine.get("version")
+    for path, digest in result.fingerprints.get("files", {}).items():
+        facts[f"sha256 {Path(path).name}"] = digest[:16]
+    for checkpoint, tensors in result.fingerprints.get("tensors", {}).items():
+        for name, digest in tensors.items():
+            facts[f"sha256 {Path(checkpoint).name}:{name}"] = digest[:16]
+    servers = (result.outcome.results.get("servers") or {}).get("servers") or []
+    for server in servers:
+        for flag, value in sorted((server.get("args") or {}).items()):
+            facts[f"--{flag}"] = value
+    return facts
+
+
+def differences(results: list[HostResult]) -> dict[str, dict[str, Any]]:
+    """Facts whose value is not the same on every reachable host: {fact: {host: value}}."""
+    facts = {r.host: _host_facts(r) for r in results if r.outcome is not None}
+    names = sorted({name for host_facts in facts.values() for name in host_facts})
+    out = {}
+    for name in names:
+        values = {host: host_facts.get(name) for host, host_facts in facts.items()}
+        if len({repr(v) for v in values.values()}) > 1:
+            out[name] = values
+    return out

@@ -1,0 +1,105 @@
+"""Playbooks on several hosts at once: one unreachable host, worst exit, differences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import HostResult, differences, parse_hosts, worst_exit
+from remotedbg.playbook import RunOutcome
+from tests.checkpoints import write_eagle3_checkpoint
+from tests.engine_trees import write_sglang_checkout
+
+
+@pytest.fixture(scope="module")
+def fleet_world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    return {
+        "engine": write_sglang_checkout(root / "engine"),
+        "draft": write_eagle3_checkpoint(root / "draft"),
+    }
+
+
+def test_fleet_audits_every_host_and_reports_the_unreachable_one(cli, fleet_world, tmp_path):
+    hosts_file = tmp_path / "hosts"
+    hosts_file.write_text("# the deployment\ntestbox\nnosftp   # no sftp here\n\n127.0.0.1:1\n")
+    result = cli(
+        "playbook",
+        "vocab-audit",
+        "--hosts-file",
+        str(hosts_file),
+        "--json",
+        "--connect-timeout",
+        "3",
+        "--var",
+        f"draft={fleet_world['draft']}",
+        "--var",
+        f"roots={fleet_world['engine']}",
+    )
+    doc = json.loads(result.stdout)
+    assert [h["host"] for h in doc["hosts"]] == ["testbox", "nosftp", "127.0.0.1:1"]
+    verdicts = {h["host"]: h["verdict"] for h in doc["hosts"]}
+    assert verdicts == {"testbox": "ok", "nosftp": "ok", "127.0.0.1:1": "unreachable"}
+    assert doc["hosts"][2]["exit_code"] == 3 and "cannot connect" in doc["hosts"][2]["error"]
+    assert result.returncode == doc["exit_code"] == 3  # the worst host's status
+    assert doc["differences"] == {}  # both reachable hosts serve the same files
+    prints = doc["hosts"][0]["fingerprints"]["tensors"][str(fleet_world["draft"])]
+    assert len(prints["d2t"]) == 64
+
+
+def test_fleet_text_report_has_one_row_per_host(cli, fleet_world, tmp_path):
+    report = tmp_path / "fleet.md"
+    result = cli(
+        "playbook",
+        "vocab-audit",
+        "-H",
+        "testbox,nosftp",
+        "--var",
+        f"draft={fleet_world['draft']}",
+        "--var",
+        f"roots={fleet_world['engine']}",
+        "--report",
+        str(report),
+    )
+    assert result.returncode == 0
+    out = result.stdout.decode()
+    assert "vocab-audit on 2 hosts" in out and "testbox" in out and "nosftp" in out
+    assert report.read_text().startswith("# remotedbg vocab-audit on 2 hosts")
+
+
+def _outcome(host: str, version: str, digest: str) -> HostResult:
+    outcome = RunOutcome(
+        "vocab-audit",
+        host,
+        "ok",
+        "",
+        [],
+        [],
+        {"engines": {"engines": [{"name": "sglang", "version": version, "running": [1]}]}},
+    )
+    return HostResult(
+        host, 0, outcome, fingerprints={"files": {"/x/llama_eagle3.py": digest * 64}, "tensors": {}}
+    )
+
+
+def test_differences_name_only_what_disagrees():
+    results = [
+        _outcome("a", "0.5.6", "1"),
+        _outcome("b", "0.5.6", "2"),
+        _outcome("c", "0.5.5", "1"),
+        HostResult("d", 3, error="down"),
+    ]
+    diff = differences(results)
+    assert set(diff) == {"sglang version", "sha256 llama_eagle3.py"}
+    assert diff["sglang version"] == {"a": "0.5.6", "b": "0.5.6", "c": "0.5.5"}
+
+
+def test_worst_exit_and_host_parsing(tmp_path):
+    assert worst_exit([0, 1, 0]) == ExitCode.FINDINGS
+    assert worst_exit([1, 4]) == ExitCode.REMOTE
+    assert worst_exit([4, 3, 0]) == ExitCode.CONNECTION
+    assert parse_hosts("a, b,a", None) == ["a", "b"]
+    with pytest.raises(UsageError):
+        parse_hosts("", tmp_path / "missing")
