@@ -18,16 +18,13 @@ import re
 import sys
 import time
 
+from remotedbg.agent.redact import redact_cmdline
+
 _VERSION_RE = re.compile(
     r"""(?m)^\s*__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']"""
 )
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
-# a flag whose LAST word names a secret (--api-key, --hf-token), not --speculative-token-map
-_SECRET_ARG_RE = re.compile(
-    r"(?:^|[-_])(?:key|token|secret|secrets|password|passwd|credential|credentials|auth)$", re.I
-)
-_MAX_CMDLINE_CHARS = 400
 _MAX_MAPS_BYTES = 4 * 1024 * 1024
 _MAX_LISTED_FILES = 2000
 
@@ -299,7 +296,7 @@ class _Scan(object):
                 {
                     "pid": pid,
                     "engine": engine,
-                    "cmdline": _redact(argv),
+                    "cmdline": redact_cmdline(argv),
                     "exe": exe,
                     "cwd": cwd,
                     "_argv": argv,
@@ -596,28 +593,6 @@ def _mapped_paths(pid):
         if i > 0:
             paths.add(line[i:].replace(" (deleted)", ""))
     return paths
-
-
-def _redact(argv):
-    out = []
-    hide = False
-    for a in argv:
-        if hide:
-            out.append("***")
-            hide = False
-            continue
-        if a.startswith("-") and _SECRET_ARG_RE.search(a.lstrip("-").split("=", 1)[0]):
-            if "=" in a:
-                out.append(a.split("=", 1)[0] + "=***")
-            else:
-                out.append(a)
-                hide = True
-            continue
-        out.append(a)
-    line = " ".join(out)
-    if len(line) > _MAX_CMDLINE_CHARS:
-        line = line[:_MAX_CMDLINE_CHARS] + "..."
-    return line
 
 
 def _version_of(inst, eng):

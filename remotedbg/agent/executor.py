@@ -8,7 +8,7 @@ running command, when its stdin closes: a dropped connection leaves nothing behi
 
 Frames both ways: 1 byte kind, 4 bytes big-endian length, payload.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
-                 C call {"entry", "args"}
+                 C call {"entry", "args", "cwd"}
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
                  R {"ok", "value"|"error"}
 """
@@ -112,13 +112,18 @@ class Executor:
             self.call(json.loads(payload.decode("utf-8")))
 
     def call(self, request):
+        home = os.getcwd()
         try:
+            if request.get("cwd"):
+                os.chdir(os.path.expanduser(request["cwd"]))
             module_name, func_name = request["entry"].split(":")
             func = getattr(importlib.import_module(module_name), func_name)
             answer = {"ok": True, "value": func(request["args"])}
         except Exception as exc:  # the caller gets a one-line error
             traceback.print_exc()
             answer = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+        finally:
+            os.chdir(home)
         _send_json("R", answer)
 
     def start(self, request):

@@ -31,6 +31,7 @@ import shlex
 import time
 
 from remotedbg.agent.engine_scan import _read_bytes, _readlink
+from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 
 PROCESS_PATTERNS = {
     "sglang": re.compile(
@@ -40,11 +41,6 @@ PROCESS_PATTERNS = {
 }
 DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
 JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
-# a flag name whose LAST word names a secret: --api-key, --admin-api-key, --hf-token, --password;
-# not --speculative-token-map, --max-total-tokens or --tokenizer-path
-_SECRET_FLAG_RE = re.compile(
-    r"(?:^|[-_])(?:key|token|secret|secrets|password|passwd|credential|credentials|auth)$", re.I
-)
 
 # SGLang: "Decode batch, #running-req: 1, ..., accept len: 3.12, accept rate: 0.78, ...,
 #          gen throughput (token/s): 101.12, ..."
@@ -62,7 +58,6 @@ _KV_LITERAL = re.compile(
     r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None|True|False|-?\d+(?:\.\d+)?(?:e-?\d+)?)"""
 )
 _PROM_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
-_MAX_CMDLINE_CHARS = 2000
 _MAX_HTTP_BYTES = 1 << 20
 _MAX_VALUES = 200
 
@@ -78,16 +73,12 @@ def split_args(text):
         return text.split()
 
 
-def _is_secret_flag(name):
-    return bool(_SECRET_FLAG_RE.search(name))
-
-
 def _redact_value(value):
     """JSON values: entries whose key looks secret become "***"."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            out[k] = "***" if _is_secret_flag(str(k)) else _redact_value(v)
+            out[k] = "***" if is_secret_flag(str(k)) else _redact_value(v)
         return out
     if isinstance(value, list):
         return [_redact_value(v) for v in value]
@@ -136,7 +127,7 @@ def parse_args(argv):
             program.append(word)
         i += 1
     for name in list(args):
-        if _is_secret_flag(name) and args[name] is not True:
+        if is_secret_flag(name) and args[name] is not True:
             args[name] = "***"
         elif name in JSON_FLAGS and isinstance(args[name], str):
             try:
@@ -152,28 +143,6 @@ def _looks_numeric(word):
         return True
     except ValueError:
         return False
-
-
-def redact_cmdline(argv):
-    out = []
-    hide = False
-    for a in argv:
-        if hide:
-            out.append("***")
-            hide = False
-            continue
-        if a.startswith("--") and _is_secret_flag(a[2:].split("=", 1)[0]):
-            if "=" in a:
-                out.append(a.split("=", 1)[0] + "=***")
-            else:
-                out.append(a)
-                hide = True
-            continue
-        out.append(a)
-    line = " ".join(shlex.quote(a) if (" " in a or not a) else a for a in out)
-    if len(line) > _MAX_CMDLINE_CHARS:
-        line = line[:_MAX_CMDLINE_CHARS] + "..."
-    return line
 
 
 def engine_of_argv(argv):
@@ -260,7 +229,7 @@ def server_args_from_log_line(line):
         else:
             value = raw
         name = key.replace("_", "-")
-        out[name] = "***" if _is_secret_flag(name) else value
+        out[name] = "***" if is_secret_flag(name) else value
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from remotedbg.cli import files, locate, playbooks, tensors
+from remotedbg.cli import files, locate, playbooks, repl, tensors
 from remotedbg.cli.context import remote_command
 
 app = typer.Typer(
@@ -25,6 +25,7 @@ app.command("history")(files.history)
 app.add_typer(tensors.app, name="tensors")
 app.add_typer(playbooks.app, name="playbook")
 app.command("demo")(playbooks.demo)
+app.command("repl")(repl.repl_command)
 app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(remote_command(tensors.vocab_check))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -18,6 +19,9 @@ from remotedbg.cli.output import emit_json, error_line
 from remotedbg.errors import ExitCode, RemotedbgError
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
+
+# The REPL lends its warm session to the commands it runs in-process (remotedbg.repl).
+SHARED_SESSION: ContextVar[Session | None] = ContextVar("remotedbg_shared_session", default=None)
 
 
 @dataclass
@@ -30,6 +34,9 @@ class CommandContext:
     @property
     def session(self) -> Session:
         if self._session is None:
+            shared = SHARED_SESSION.get()
+            if shared is not None:
+                return shared  # borrowed: close() leaves it open
             self._session = open_session(self.options)
         return self._session
 

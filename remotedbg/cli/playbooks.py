@@ -180,13 +180,7 @@ def run_fleet_command(
     if ctx.json:
         results = run_fleet(hosts, ctx.options, playbook, variables, allow_write)
     else:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=stderr_console,
-            transient=True,
-        ) as progress:
+        with _progress() as progress:
             tasks = {host: progress.add_task(f"{host}: {playbook.name}", total=1) for host in hosts}
 
             def done(result: HostResult) -> None:
@@ -300,16 +294,21 @@ def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def execute(ctx: CommandContext, playbook: Any, variables: dict, allow_write: bool) -> RunOutcome:
-    if ctx.json:
-        return run_playbook(playbook, ctx.remote, variables, allow_write)
-    with Progress(
+def _progress() -> Progress:
+    """Step or host progress on stderr; it disappears when done."""
+    return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
         console=stderr_console,
         transient=True,
-    ) as progress:
+    )
+
+
+def execute(ctx: CommandContext, playbook: Any, variables: dict, allow_write: bool) -> RunOutcome:
+    if ctx.json:
+        return run_playbook(playbook, ctx.remote, variables, allow_write)
+    with _progress() as progress:
         tasks: dict[str, Any] = {}
 
         def hook(step: Step, status: str) -> None:

@@ -57,6 +57,7 @@ def call(
     *,
     python: str | None = None,
     timeout: float | None = None,
+    cwd: str | None = None,
 ) -> Any:
     """Run `module:function(args)` on the remote Python and return its JSON value.
 
@@ -66,12 +67,16 @@ def call(
     interpreter = python or DEFAULT_PYTHON
     label = f"{interpreter} <agent {entry}> {json.dumps(args, default=str)[:500]}"
     if python is None:
-        answer = session.agent_call(entry, args, timeout, label)
+        answer = session.agent_call(entry, args, timeout, label, cwd)
         if answer is not None:
             return _unwrap(session, entry, answer)
     bundle = {"modules": _sources(), "entry": entry, "args": args}
     result = session.run(
-        boot_command(interpreter), stdin=bundle_bytes(bundle), timeout=timeout, label=label
+        boot_command(interpreter),
+        stdin=bundle_bytes(bundle),
+        timeout=timeout,
+        label=label,
+        cwd=cwd,
     )
     if result.truncated:
         raise RemoteCommandError(f"{entry}: the agent's answer passed the output cap")

@@ -191,13 +191,16 @@ class Session(ABC):
             label=label,
         )
 
-    def agent_call(self, entry: str, args: dict, timeout: float | None, label: str) -> dict | None:
-        """Run an agent function in the session's resident executor; None when there is none."""
+    def agent_call(
+        self, entry: str, args: dict, timeout: float | None, label: str, cwd: str | None = None
+    ) -> dict | None:
+        """Run an agent function in the session's resident executor (in `cwd` when given);
+        None when there is none."""
         call = getattr(self, "_agent_call", None)
         if call is None:
             return None
         start = time.monotonic()
-        answer = call(entry, args, timeout)
+        answer = call(entry, args, timeout, cwd)
         if answer is not None:
             self.commands_run += 1
             transcript.record(

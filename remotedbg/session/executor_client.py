@@ -137,9 +137,11 @@ class ExecutorChannel:
         except (TimeoutError, ExecutorGone):
             self.close()  # unresponsive: closing the channel makes it exit and stop the group
 
-    def call(self, entry: str, args: dict[str, Any], timeout: float | None) -> dict:
+    def call(
+        self, entry: str, args: dict[str, Any], timeout: float | None, cwd: str | None = None
+    ) -> dict:
         deadline = None if timeout is None else time.monotonic() + timeout
-        self.send_json("C", {"entry": entry, "args": args})
+        self.send_json("C", {"entry": entry, "args": args, "cwd": cwd})
         try:
             while True:
                 kind, payload = self.next_frame(deadline)

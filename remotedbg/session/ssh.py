@@ -174,12 +174,14 @@ class SSHSession(Session):
             return connection_lost(self.name, "")
         return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
 
-    def _agent_call(self, entry: str, args: dict, timeout: float | None) -> dict | None:
+    def _agent_call(
+        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
+    ) -> dict | None:
         executor = self.executor()
         if executor is None:
             return None
         try:
-            return executor.call(entry, args, timeout)
+            return executor.call(entry, args, timeout, cwd)
         except TimeoutError:
             self._executor = None
             raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None

@@ -1,0 +1,28 @@
+"""repl: the interactive shell as a command (the REPL itself lives in remotedbg/repl.py)."""
+
+import sys
+
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.errors import UsageError
+
+
+@remote_command
+def repl_command(ctx: CommandContext) -> int:
+    """Interactive shell on the host: plain lines run remotely in the current directory, `:cmd`
+    runs remotedbg commands on the same connection. Reads lines from stdin when it is not a
+    terminal and exits with the status of the last one."""
+    from remotedbg.repl import Repl, stdin_lines  # imported late: the REPL imports the CLI app
+
+    if ctx.json:
+        raise UsageError("repl has no --json; give it to individual :commands")
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    repl = Repl(
+        ctx.session,
+        ctx.options.host,
+        python=ctx.python,
+        line_timeout=None if interactive else ctx.options.timeout,
+    )
+    repl.start()
+    if interactive:
+        return repl.run_interactive()
+    return repl.run_script(stdin_lines())
