@@ -13,6 +13,7 @@ from remotedbg.analysis.crosscheck import (
 )
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote.interpreter import checkpoint_call
 from remotedbg.remote.primitives import Remote
 
 DEFAULT_SEARCH = ["~", "/models", "/data", "~/.cache/huggingface/hub"]
@@ -109,8 +110,8 @@ def audit_draft(
     remote: Remote, draft: str, target: str | None, located: dict | None
 ) -> dict[str, Any]:
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = remote.call(
-        "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
+    vocab = checkpoint_call(
+        remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
     )
     report["vocab"] = vocab["summary"]
     report["findings"] += vocab["findings"]
@@ -118,7 +119,9 @@ def audit_draft(
         report["inconclusive"].append(f"{draft}: checkpoint unreadable")
         return report
     try:
-        listing = remote.call("remotedbg.agent.checkpoint:list_tensors", {"path": draft})
+        listing = checkpoint_call(
+            remote, "remotedbg.agent.checkpoint:list_tensors", {"path": draft}
+        )
     except RemoteCommandError as error:
         report["inconclusive"].append(str(error))
         return report

@@ -14,6 +14,7 @@ from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.remote.fetch import fetch_range
+from remotedbg.remote.interpreter import checkpoint_call
 from remotedbg.report import render_findings, summary_table
 
 CHECKPOINT = "remotedbg.agent.checkpoint"
@@ -30,7 +31,7 @@ PathArg = Annotated[
 @remote_command
 def ls(ctx: CommandContext, path: PathArg) -> int:
     """List tensors: name, dtype, shape, bytes, shard (reads only the headers)."""
-    listing = ctx.remote.call(f"{CHECKPOINT}:list_tensors", {"path": path})
+    listing = checkpoint_call(ctx.remote, f"{CHECKPOINT}:list_tensors", {"path": path})
     if ctx.json:
         emit_json(listing)
         return ExitCode.OK
@@ -61,8 +62,8 @@ def show(
     head: Annotated[int, typer.Option("--head", min=0, help="First values to show.")] = 10,
 ) -> int:
     """Shape, dtype, min/max/mean, unique count (integers) and first values of one tensor."""
-    stats = ctx.remote.call(
-        f"{CHECKPOINT}:tensor_stats", {"path": path, "name": name, "head": head}
+    stats = checkpoint_call(
+        ctx.remote, f"{CHECKPOINT}:tensor_stats", {"path": path, "name": name, "head": head}
     )
     if ctx.json:
         emit_json(stats)
@@ -100,7 +101,9 @@ def pull(
     """Copy only the named tensors' bytes here, as a new safetensors file."""
     if output.exists() and output.is_dir():
         raise UsageError(f"--output {output} is a directory")
-    ranges = ctx.remote.call(f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names})
+    ranges = checkpoint_call(
+        ctx.remote, f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names}
+    )
     tensors = {t["name"]: t for t in ranges["tensors"]}
     slots = [TensorSlot(t["name"], t["dtype"], t["shape"], t["length"]) for t in ranges["tensors"]]
     total = sum(slot.length for slot in slots)
@@ -151,8 +154,8 @@ def vocab_check(
     ] = None,
 ) -> int:
     """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding."""
-    report = ctx.remote.call(
-        "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
+    report = checkpoint_call(
+        ctx.remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
     )
     if ctx.json:
         emit_json(report)

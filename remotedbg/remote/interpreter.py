@@ -1,0 +1,56 @@
+"""Which remote Python reads a checkpoint: --python wins; otherwise the session's own python3,
+and, for files only torch can read, the first interpreter on the box that has torch (an engine's
+venv usually does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remotedbg.engines.knowledge import PREFIX_GLOBS_HOME, PREFIX_GLOBS_SYSTEM
+from remotedbg.errors import RemoteCommandError
+from remotedbg.remote.primitives import Remote
+
+TORCH_NEEDED = "needs torch"
+
+
+def interpreters_with(remote: Remote, module: str) -> list[str]:
+    found = remote.call(
+        "remotedbg.agent.probe:interpreters",
+        {
+            "prefixes": PREFIX_GLOBS_HOME + PREFIX_GLOBS_SYSTEM,
+            "modules": [module, "sglang", "vllm"],
+        },
+    )
+    # an engine's own environment first: it is what serves the model
+    found.sort(key=lambda c: not (c["modules"].get("sglang") or c["modules"].get("vllm")))
+    return [c["python"] for c in found if c["modules"].get(module)]
+
+
+def _needs_torch(value: Any) -> bool:
+    """A vocab-check answer whose checkpoint could not be read for want of torch."""
+    findings = value.get("findings", []) if isinstance(value, dict) else []
+    return any(
+        f.get("id") == "checkpoint-unreadable"
+        and TORCH_NEEDED in f.get("title", "") + f.get("detail", "")
+        for f in findings
+    )
+
+
+def checkpoint_call(remote: Remote, entry: str, args: dict[str, Any]) -> Any:
+    """Call a checkpoint-reading agent function; retry under a torch-capable interpreter when
+    the file needs torch and the chosen one has none."""
+    try:
+        value = remote.call(entry, args)
+    except RemoteCommandError as error:
+        if TORCH_NEEDED not in str(error) or remote.python:
+            raise
+        value, failure = None, error
+    else:
+        if not _needs_torch(value) or remote.python:
+            return value
+        failure = None
+    for python in interpreters_with(remote, "torch")[:1]:
+        return Remote(remote.session, python).call(entry, args)
+    if failure is not None:
+        raise failure
+    return value
