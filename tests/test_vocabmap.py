@@ -316,20 +316,3 @@ def test_end_to_end_through_the_agent(boxes: dict, tmp_path: Path) -> None:
         close = getattr(session, "close", None)
         if close:
             close()
-
-
-def test_agent_modules_keep_old_syntax() -> None:
-    """Agent modules run on Python 3.8: no match statements, no runtime `X | Y` / `list[int]`."""
-    import ast
-
-    agent = Path(__file__).resolve().parent.parent / "remotedbg" / "agent"
-    for name in ("safetensors_file.py", "checkpoint.py", "vocabmap.py"):
-        tree = ast.parse((agent / name).read_text(), feature_version=(3, 8))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
-                assert (
-                    module is None
-                    or not module.startswith("remotedbg")
-                    or module.startswith("remotedbg.agent")
-                ), (name, module)
