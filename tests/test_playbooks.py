@@ -284,3 +284,37 @@ def test_demo_runs_without_a_box(cli):
     assert result.returncode == 0 and doc["as_expected"]
     assert doc["audits"]["bad"]["verdict"] == "defect"
     assert not os.path.exists(doc["box"]["good"])  # cleaned up
+
+
+def test_loader_is_taken_from_the_running_install_then_the_one_pointed_at():
+    from remotedbg.actions.audit import _loader_for
+
+    def install(path, how, running, handling):
+        engine = {
+            "name": "sglang",
+            "version": "x",
+            "path": path,
+            "how_found": how,
+            "running": running,
+        }
+        model = {
+            "install": path,
+            "relative_path": "srt/models/llama_eagle3.py",
+            "path": f"{path}/srt/models/llama_eagle3.py",
+            "evidence": [],
+            "entry_classes": ["LlamaForCausalLMEagle3"],
+            "classes": [{"name": "LlamaForCausalLMEagle3", "d2t_handling": handling}],
+            "architectures": ["LlamaForCausalLMEagle3"],
+            "d2t_handling": handling,
+        }
+        return engine, model
+
+    system = install("/usr/lib/sglang", ["site-packages:/usr/bin/python3"], [], "direct")
+    mine = install("/home/me/sglang", ["root-arg"], [], "offsets")
+    served = install("/opt/venv/sglang", ["process:42"], [42], "unknown")
+    arch = ["LlamaForCausalLMEagle3"]
+    located = {"engines": [system[0], mine[0]], "draft_models": [system[1], mine[1]]}
+    assert _loader_for(arch, located)["path"].startswith("/home/me/sglang")
+    located["engines"].append(served[0])
+    located["draft_models"].append(served[1])
+    assert _loader_for(arch, located)["path"].startswith("/opt/venv/sglang")

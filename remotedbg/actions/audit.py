@@ -81,10 +81,13 @@ def find_target(target: str = "", servers: list | None = None) -> dict[str, Any]
 
 
 def _loader_for(architectures: list[str], located: dict) -> dict | None:
-    """The draft-model file and class that would load these architectures: prefer an install
-    that a running server uses, then the first install that resolves."""
+    """The draft-model file and class that would load these architectures."""
     models = [m for m in located.get("draft_models", [])]
-    engines = sorted(located.get("engines", []), key=lambda e: not e.get("running"))
+    # the install a running server uses, then one the user pointed at (--var roots), then others
+    engines = sorted(
+        located.get("engines", []),
+        key=lambda e: (not e.get("running"), "root-arg" not in e.get("how_found", [])),
+    )
     for engine in engines:
         here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
         for hit in resolve_architectures(architectures, here, engine.get("registry")):

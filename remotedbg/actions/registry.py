@@ -32,10 +32,17 @@ def _as_list(value: Any) -> list:
     return list(value)
 
 
+def _as_bool(value: Any) -> bool:
+    """Playbook values come as YAML booleans or as --var text."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "0", "false", "no", "off")
+    return bool(value)
+
+
 def _locate(
-    remote: Remote, roots: Any = None, search_home: bool = True, architectures: Any = None
+    remote: Remote, roots: Any = None, search_home: Any = True, architectures: Any = None
 ) -> dict:
-    found = locate_engines(remote, _as_list(roots), bool(search_home), _as_list(architectures))
+    found = locate_engines(remote, _as_list(roots), _as_bool(search_home), _as_list(architectures))
     if not found["engines"]:
         found["inconclusive"] = "no SGLang or vLLM install found"
     return found

@@ -437,6 +437,7 @@ def demo(
                         "draft": str(box[label]),
                         "target": str(box["target"]),
                         "roots": str(box["engine"]),
+                        "search_home": "false",
                     },
                 )
                 ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=as_json)
