@@ -128,14 +128,19 @@ class Executor:
 
     def start(self, request):
         command = request["cmd"].encode("utf-8", "surrogateescape")
-        self.process = subprocess.Popen(
-            [self.shell, "-c", command],
-            stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            cwd=os.path.expanduser("~"),
-        )
+        try:
+            self.process = subprocess.Popen(
+                [self.shell, "-c", command],
+                stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                cwd=os.path.expanduser("~"),
+            )
+        except OSError as exc:  # e.g. the login shell vanished, or no more processes
+            _send("E", ("remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)).encode())
+            _send_json("S", {"exit": 127})
+            return
         _send_json("P", {"pid": self.process.pid})
         for stream, name in ((self.process.stdout, "O"), (self.process.stderr, "E")):
             os.set_blocking(stream.fileno(), False)

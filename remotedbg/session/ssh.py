@@ -1,8 +1,9 @@
-"""SSH sessions: fabric for the connection (gateways, auth), our own exec loop for speed.
+"""SSH sessions: fabric for the connection (gateways, auth), our own command path for speed.
 
 fabric's `run` polls with sleeps (~46 ms a command on loopback) and leaves remote processes
-running after a timeout; commands here go straight to a paramiko exec channel and wait on its
-readiness pipe, so a warm command costs little more than the remote fork.
+running after a timeout. Here commands go to the session's resident executor (one channel, see
+remotedbg/agent/executor.py), or, on a box without python3, each to a paramiko exec channel of
+its own; either way we wait on the channel's readiness pipe, never on a sleep.
 """
 
 from __future__ import annotations
