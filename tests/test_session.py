@@ -187,3 +187,16 @@ def test_without_a_remote_python_commands_use_plain_channels(box, monkeypatch):
         with pytest.raises(RemoteTimeout):
             session.run(["sleep", "38.5"], timeout=0.5)
     assert wait_for(lambda: not pids_with_argv("sleep", "38.5"))
+
+
+def test_agent_calls_obey_the_session_timeout(box, tmp_path):
+    from remotedbg.remote.primitives import Remote
+
+    with box.session(timeout=0.5) as session:
+        start = time.monotonic()
+        with pytest.raises(RemoteTimeout):
+            Remote(session).call(
+                "remotedbg.agent.snippet:run", {"code": "import time; time.sleep(3)"}
+            )
+        assert time.monotonic() - start < 2
+        assert session.run(["echo", "still", "usable"]).stdout == "still usable\n"

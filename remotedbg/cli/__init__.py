@@ -1,11 +1,11 @@
 """Layer 6: the command line. Each module registers one group of commands."""
 
-from __future__ import annotations
+from typing import Annotated
 
 import typer
 
+from remotedbg import __version__
 from remotedbg.cli import files, locate, playbooks, repl, tensors
-from remotedbg.cli.context import remote_command
 
 app = typer.Typer(
     name="remotedbg",
@@ -15,6 +15,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"remotedbg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM)."""
+
 
 app.command("run", context_settings={"allow_interspersed_args": False})(files.run)
 app.command("glob")(files.glob)
@@ -27,7 +46,7 @@ app.add_typer(playbooks.app, name="playbook")
 app.command("demo")(playbooks.demo)
 app.command("repl")(repl.repl_command)
 app.command("locate-eagle")(locate.locate_eagle)
-app.command("vocab-check")(remote_command(tensors.vocab_check))
+app.command("vocab-check")(tensors.vocab_check)
 
 
 def main() -> None:

@@ -146,6 +146,7 @@ def pull(
     return ExitCode.OK
 
 
+@remote_command
 def vocab_check(
     ctx: CommandContext,
     draft: Annotated[str, typer.Argument(help="Draft checkpoint on the host.")],

@@ -200,7 +200,7 @@ class Session(ABC):
         if call is None:
             return None
         start = time.monotonic()
-        answer = call(entry, args, timeout, cwd)
+        answer = call(entry, args, self.default_timeout if timeout is None else timeout, cwd)
         if answer is not None:
             self.commands_run += 1
             transcript.record(
