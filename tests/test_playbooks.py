@@ -287,7 +287,7 @@ def test_demo_runs_without_a_box(cli):
 
 
 def test_loader_is_taken_from_the_running_install_then_the_one_pointed_at():
-    from remotedbg.actions.audit import _loader_for
+    from remotedbg.actions.audit import loader_for
 
     def install(path, how, running, handling):
         engine = {
@@ -314,7 +314,7 @@ def test_loader_is_taken_from_the_running_install_then_the_one_pointed_at():
     served = install("/opt/venv/sglang", ["process:42"], [42], "unknown")
     arch = ["LlamaForCausalLMEagle3"]
     located = {"engines": [system[0], mine[0]], "draft_models": [system[1], mine[1]]}
-    assert _loader_for(arch, located)["path"].startswith("/home/me/sglang")
+    assert loader_for(arch, located)["path"].startswith("/home/me/sglang")
     located["engines"].append(served[0])
     located["draft_models"].append(served[1])
-    assert _loader_for(arch, located)["path"].startswith("/opt/venv/sglang")
+    assert loader_for(arch, located)["path"].startswith("/opt/venv/sglang")

@@ -80,7 +80,7 @@ def find_target(target: str = "", servers: list | None = None) -> dict[str, Any]
     }
 
 
-def _loader_for(architectures: list[str], located: dict) -> dict | None:
+def loader_for(architectures: list[str], located: dict) -> dict | None:
     """The draft-model file and class that would load these architectures."""
     models = [m for m in located.get("draft_models", [])]
     # the install a running server uses, then one the user pointed at (--var roots), then others
@@ -144,7 +144,7 @@ def audit_draft(
         report["inconclusive"].append("no engine install found: loader checks skipped")
         report["loader"] = None
         return report
-    loader = _loader_for(architectures, located)
+    loader = loader_for(architectures, located)
     report["loader"] = loader
     if loader is None:
         report["inconclusive"].append(

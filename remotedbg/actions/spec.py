@@ -10,10 +10,9 @@ pure checks of remotedbg.analysis.spec_checks.
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any
 
-from remotedbg.actions.audit import _loader_for
+from remotedbg.actions.audit import loader_for
 from remotedbg.analysis.spec_checks import parse_layers, run_checks
 from remotedbg.engines.knowledge import ENGINES
 from remotedbg.errors import RemoteCommandError
@@ -195,7 +194,7 @@ def spec_checks(
         loader = item.get("loader")
         if loader is None and located and item.get("config"):
             archs = [a for a in item["config"].get("architectures") or [] if isinstance(a, str)]
-            loader = _loader_for(archs, located)
+            loader = loader_for(archs, located)
         item["draft_class_path"] = (loader or {}).get("path")
     # 4) read the sources, one round trip
     paths = sorted(
@@ -296,17 +295,3 @@ def spec_checks(
     if inconclusive:
         result["inconclusive"] = "; ".join(dict.fromkeys(inconclusive))
     return result
-
-
-def describe_server(server: dict) -> str:
-    """One line for a report: `pid 123 sglang EAGLE3 steps=3 accept len 2.1 (log)`."""
-    spec = server.get("spec") or {}
-    fig = ((server.get("log") or {}).get("figures") or {}).get("accept_length") or {}
-    parts = [str(server.get("pid") or server.get("source")), str(server.get("engine"))]
-    if spec.get("algorithm"):
-        parts.append(str(spec["algorithm"]))
-    if spec.get("num_steps") is not None:
-        parts.append(f"steps={spec['num_steps']}")
-    if fig:
-        parts.append(f"accept len {fig['mean']} over {fig['count']} lines")
-    return " ".join(shlex.quote(p) if " " in p else p for p in parts)

@@ -94,8 +94,6 @@ class Executor:
         self.selector.register(0, selectors.EVENT_READ, "control")
         self.process = None
         self.open_pipes = 0
-        self.pending_stdin = []
-        self.stdin_done = False
         self.running = True
 
     # -- control frames ------------------------------------------------------------------
