@@ -179,3 +179,18 @@ def test_no_stream_and_no_sftp_is_a_clear_error(ssh_world, drafts, monkeypatch):
         )
         with pytest.raises(RemoteCommandError, match="tail: not found"):
             fetch_range(session, "/etc/hostname", 0, 4, lambda data: None)
+
+
+def test_a_proven_defect_wins_over_an_unreadable_target(cli, drafts, tmp_path):
+    result = cli(
+        "vocab-check",
+        "-H",
+        "testbox",
+        "--json",
+        str(drafts / "absolute"),
+        "--target",
+        str(tmp_path / "no-such-target"),
+    )
+    ids = {f["id"] for f in json.loads(result.stdout)["findings"]}
+    assert {"d2t-absolute-ids", "checkpoint-unreadable"} <= ids
+    assert result.returncode == 1

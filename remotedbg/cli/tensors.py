@@ -8,7 +8,6 @@ import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
-from remotedbg.agent.findings import has_errors
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
@@ -166,9 +165,12 @@ def vocab_check(
 
 
 def vocab_exit_code(findings: list[dict]) -> int:
+    """1 when a defect is proven, else 4 when something could not be read, else 0."""
+    if any(f["severity"] == "error" and f["id"] != "checkpoint-unreadable" for f in findings):
+        return ExitCode.FINDINGS
     if any(f["id"] == "checkpoint-unreadable" for f in findings):
         return ExitCode.REMOTE  # nothing could be concluded about the map
-    return ExitCode.FINDINGS if has_errors(findings) else ExitCode.OK
+    return ExitCode.OK
 
 
 def render_vocab_report(report: dict) -> None:
