@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,22 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.timing import median_ms, timed  # noqa: E402
 from remotedbg.repl import Repl  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
 from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
-
-
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
-
-
-def timed(action, count: int) -> list[float]:
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def repl_argv() -> list[str]:

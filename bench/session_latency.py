@@ -11,30 +11,16 @@ start-up alone, which ssh pays per command and remotedbg once per session.
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.timing import median_ms, timed  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
 from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
-
-
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
-
-
-def timed(action, count: int) -> list[float]:
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def main() -> None:

@@ -265,21 +265,10 @@ class _Scan(object):
     # ----------------------------------------------------------- processes
     def scan_processes(self):
         self.note("/proc/*/cmdline")
-        own = set([os.getpid(), os.getppid()])
-        try:
-            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-        except OSError:
-            return
         res = {}
         for name, eng in self.engines.items():
             res[name] = [re.compile(p) for p in eng.get("process_patterns") or []]
-        for pid in sorted(pids):
-            if pid in own:
-                continue
-            raw = _read_bytes("/proc/%d/cmdline" % pid, 65536)
-            if not raw:
-                continue
-            argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+        for pid, argv in process_argvs():
             line = " ".join(argv)
             engine = None
             for name, pats in res.items():
@@ -496,6 +485,21 @@ def scan(args):
 
 
 # ---------------------------------------------------------------------- file helpers
+def process_argvs():
+    """(pid, argv) of every other process whose command line is readable, by pid."""
+    own = set([os.getpid(), os.getppid()])
+    try:
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    except OSError:
+        return
+    for pid in pids:
+        if pid in own:
+            continue
+        raw = _read_bytes("/proc/%d/cmdline" % pid, 65536)
+        if raw:
+            yield pid, [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+
+
 def _read_bytes(path, limit):
     try:
         with open(path, "rb") as f:

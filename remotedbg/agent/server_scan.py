@@ -30,7 +30,7 @@ import re
 import shlex
 import time
 
-from remotedbg.agent.engine_scan import _read_bytes, _readlink
+from remotedbg.agent.engine_scan import _read_bytes, _readlink, process_argvs
 from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 
 PROCESS_PATTERNS = {
@@ -396,19 +396,8 @@ def _log_links(pid):
 
 
 def find_processes():
-    own = set([os.getpid(), os.getppid()])
-    try:
-        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
-    except OSError:
-        return []
     found = {}
-    for pid in pids:
-        if pid in own:
-            continue
-        raw = _read_bytes("/proc/%d/cmdline" % pid, 65536)
-        if not raw:
-            continue
-        argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    for pid, argv in process_argvs():
         engine = engine_of_argv(argv)
         if engine is None:
             continue
