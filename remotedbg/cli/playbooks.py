@@ -5,7 +5,6 @@ import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -33,7 +32,7 @@ VERDICT_EXIT = {"ok": ExitCode.OK, "defect": ExitCode.FINDINGS, "inconclusive": 
 class PlaybookGroup(TyperGroup):
     """`remotedbg playbook NAME ...` is `remotedbg playbook run NAME ...`."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+    def resolve_command(self, ctx: typer.Context, args: list[str]):  # type: ignore[override]
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["run", *args]
         return super().resolve_command(ctx, args)
