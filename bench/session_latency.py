@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.timing import median_ms, timed  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
-from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
+from tests.sshd import start_box  # noqa: E402
 
 
 def main() -> None:
@@ -28,8 +28,7 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=200)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
-    server = make_sshd(work / "sshd", keygen(work / "user_key"))
-    config = write_client_config(work / "ssh_config", {"benchbox": server}, work / "known_hosts")
+    server, config = start_box(work)
     try:
         session = open_session(ConnectOptions(host="benchbox", ssh_config=str(config)))
         session.run("true")

@@ -21,7 +21,7 @@ from remotedbg.cli.context import CommandContext  # noqa: E402
 from remotedbg.demo import build_demo_box  # noqa: E402
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook, run_playbook  # noqa: E402
 from remotedbg.session import ConnectOptions  # noqa: E402
-from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
+from tests.sshd import start_box  # noqa: E402
 
 MANUAL_PY = (
     "import json,struct,numpy as np;p='{p}/model.safetensors';f=open(p,'rb');"
@@ -36,8 +36,7 @@ MANUAL_PY = (
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
     box = build_demo_box(work / "box")
-    server = make_sshd(work / "sshd", keygen(work / "user_key"))
-    config = write_client_config(work / "ssh_config", {"benchbox": server}, work / "known_hosts")
+    server, config = start_box(work)
     try:
         playbook = load_playbook(find_playbook("vocab-audit"))
         variables = bind_variables(

@@ -110,6 +110,16 @@ def _mapping(path: Path, node: yaml.Node, what: str) -> dict[str, yaml.Node]:
     return out
 
 
+def _reject_unknown_keys(
+    path: Path, fields: dict[str, yaml.Node], allowed: set[str], what: str
+) -> None:
+    for key, node in fields.items():
+        if key not in allowed:
+            raise _fail(
+                path, node, f"unknown {what} {key!r}; expected one of {', '.join(sorted(allowed))}"
+            )
+
+
 def _plain(node: yaml.Node) -> Any:
     return yaml.safe_load(yaml.serialize(node))
 
@@ -129,13 +139,7 @@ def load_playbook(path: Path) -> Playbook:
     if root is None:
         raise PlaybookError(f"{path}:1: empty playbook")
     top = _mapping(path, root, "the playbook")
-    for key in top:
-        if key not in _TOP_KEYS:
-            raise _fail(
-                path,
-                top[key],
-                f"unknown key {key!r}; expected one of {', '.join(sorted(_TOP_KEYS))}",
-            )
+    _reject_unknown_keys(path, top, _TOP_KEYS, "key")
     for key in ("name", "steps"):
         if key not in top:
             raise _fail(path, root, f"missing {key!r}")
@@ -156,13 +160,7 @@ def load_playbook(path: Path) -> Playbook:
     steps: list[Step] = []
     for node in top["steps"].value:
         fields = _mapping(path, node, "a step")
-        for key in fields:
-            if key not in _STEP_KEYS:
-                raise _fail(
-                    path,
-                    fields[key],
-                    f"unknown step key {key!r}; expected one of {', '.join(sorted(_STEP_KEYS))}",
-                )
+        _reject_unknown_keys(path, fields, _STEP_KEYS, "step key")
         for key in ("id", "action"):
             if key not in fields:
                 raise _fail(path, node, f"step is missing {key!r}")

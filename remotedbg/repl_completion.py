@@ -57,18 +57,21 @@ class RemoteLister:
         with self._lock:
             self._cache.clear()
 
+    def _fresh(self, directory: str) -> tuple[float, list[str] | None] | None:
+        """The cached listing if younger than the ttl; call with the lock held."""
+        hit = self._cache.get(directory)
+        return hit if hit and time.monotonic() - hit[0] < self.ttl else None
+
     def cached(self, directory: str) -> list[str] | None:
         with self._lock:
-            hit = self._cache.get(directory)
-        if hit and time.monotonic() - hit[0] < self.ttl:
-            return hit[1]
-        return None
+            hit = self._fresh(directory)
+        return hit[1] if hit else None
 
     def list(self, directory: str, wait: float | None = None) -> list[str] | None:
         """The entries of `directory`, or None when not known within the deadline."""
         with self._lock:
-            hit = self._cache.get(directory)
-            if hit and time.monotonic() - hit[0] < self.ttl:
+            hit = self._fresh(directory)
+            if hit:
                 return hit[1]
             done = self._pending.get(directory)
             if done is None:

@@ -124,3 +124,9 @@ def write_client_config(
         for server in servers.values():
             handle.write(server.host_key_line)
     return path
+
+
+def start_box(work: Path, alias: str = "benchbox") -> tuple[Sshd, Path]:
+    """One sshd with a fresh user key under `work`, and an ssh_config naming it `alias`."""
+    server = make_sshd(work / "sshd", keygen(work / "user_key"))
+    return server, write_client_config(work / "ssh_config", {alias: server}, work / "known_hosts")

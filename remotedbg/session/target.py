@@ -9,8 +9,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import paramiko
-
 from remotedbg.errors import UsageError
 
 DEFAULT_SSH_CONFIG = "~/.ssh/config"
@@ -100,6 +98,8 @@ def _ssh_dash_g(host: str, config: str | None, explicit: bool) -> dict[str, list
 
 
 def _paramiko_lookup(host: str, config: str | None) -> dict[str, list[str]]:
+    import paramiko  # only without an OpenSSH client; keeps local-only commands quick to start
+
     parsed = paramiko.SSHConfig.from_path(config) if config else paramiko.SSHConfig()
     found = parsed.lookup(host)
     values: dict[str, list[str]] = {}
