@@ -20,8 +20,10 @@ import time
 
 from remotedbg.agent.redact import redact_cmdline
 
+# Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
+# (SGLang 0.5.14+ version.py), not the release's version.
 _VERSION_RE = re.compile(
-    r"""(?m)^\s*__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']"""
+    r"""(?m)^__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']"""
 )
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
@@ -601,7 +603,8 @@ def _mapped_paths(pid):
 
 def _version_of(inst, eng):
     pkg = inst["path"]
-    for site in (inst.get("site_packages"), inst.get("editable_from")):
+    sites = (inst.get("site_packages"), inst.get("editable_from"), os.path.dirname(pkg))
+    for site in dict.fromkeys(s for s in sites if s):
         if not site:
             continue
         best = None

@@ -65,12 +65,75 @@ FIGURES = ("accept_length", "accept_rate", "throughput")
 
 
 # ----------------------------------------------------------------------------- launch arguments
+_FLAG_EQ_JSON = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_.-]*=[{\[]")
+
+
+def _json_end(text, start):
+    """End index of the balanced JSON object/array starting at text[start], or -1."""
+    depth = 0
+    in_string = False
+    i = start
+    while i < len(text):
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
 def split_args(text):
-    """A launch-argument string as argv (shell quoting honoured)."""
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
+    """A launch-argument string as argv, shell quoting honoured. A word that starts with `{` or
+    `[` outside quotes is kept whole up to its balanced end, so a JSON value whose shell quotes
+    were already removed (`--var args='... --speculative-config {"method": "eagle3"}'`) survives
+    with its inner quotes and spaces."""
+    argv = []
+    i = 0
+    n = len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        m = _FLAG_EQ_JSON.match(text, i)
+        value_at = m.end() - 1 if m else i
+        if text[value_at] in "{[":
+            end = _json_end(text, value_at)
+            if end > 0 and (end == n or text[end].isspace()):
+                argv.append(text[i:end])
+                i = end
+                continue
+        j = i
+        quote = None
+        while j < n and (quote or not text[j].isspace()):
+            c = text[j]
+            if quote:
+                if c == quote:
+                    quote = None
+                elif c == "\\" and quote == '"':
+                    j += 1
+            elif c in "'\"":
+                quote = c
+            elif c == "\\":
+                j += 1
+            j += 1
+        word = text[i:j]
+        try:
+            argv.extend(shlex.split(word))
+        except ValueError:
+            argv.append(word)
+        i = j
+    return argv
 
 
 def _redact_value(value):
@@ -126,15 +189,21 @@ def parse_args(argv):
         else:
             program.append(word)
         i += 1
+    errors = []
     for name in list(args):
         if is_secret_flag(name) and args[name] is not True:
             args[name] = "***"
-        elif name in JSON_FLAGS and isinstance(args[name], str):
+        elif name in JSON_FLAGS and isinstance(args[name], (str, list)):
+            text = args[name] if isinstance(args[name], str) else " ".join(args[name])
             try:
-                args[name] = _redact_value(json.loads(args[name]))
-            except ValueError:
-                pass
-    return {"args": args, "positional": positional, "program": program}
+                args[name] = _redact_value(json.loads(text))
+            except ValueError as exc:
+                errors.append(
+                    "--%s is not valid JSON (%s) in %r: quote the whole value, e.g. "
+                    "--var args='... --%s {\"method\": \"eagle3\", ...}'"
+                    % (name, exc, text[:120], name)
+                )
+    return {"args": args, "positional": positional, "program": program, "errors": errors}
 
 
 def _looks_numeric(word):
@@ -532,7 +601,7 @@ def _server(source, engine, argv, parsed, notes=None):
         "log": None,
         "metrics": None,
         "server_info": None,
-        "notes": list(notes or []),
+        "notes": list(notes or []) + list(parsed.get("errors") or []),
     }
 
 

@@ -60,7 +60,9 @@ ENGINES: dict[str, dict[str, Any]] = {
         "models_dir": "srt/models",
         "worker_dirs": ["srt/speculative"],
         "registry_file": None,
-        "version_files": ["version.py", "_version.py"],
+        # _version.py is generated at build time (0.5.14+); version.py holds the literal in
+        # older releases and only a fallback in newer ones
+        "version_files": ["_version.py", "version.py"],
         # files in the models dir that are NOT draft models even though they match a pattern
         "name_excludes": [],
         "name_patterns": COMMON_NAME_PATTERNS,

@@ -1,0 +1,1289 @@
+"""Which checkpoint tensors an engine's draft-model loader keeps, drops or chokes on.
+
+The engine's own code decides, read from the box: the draft class's `__init__` (through its
+bases, across files) gives the module tree and so the parameter names; its `load_weights` (and
+the base-class or child-module `load_weights` it calls) is then executed abstractly over the
+checkpoint's tensor names. Names are concrete strings, so every `"d2t" in name`, `name.replace`,
+`params_dict[name]` is decided exactly; tensors are opaque. Whatever the interpreter cannot decide
+(a condition on an unknown value, an unsupported statement, a budget exceeded) makes the whole
+model `unknown` with the reason and the line: the checks built on it then say inconclusive.
+
+Engine helpers that are not worth interpreting (vLLM's AutoWeightsLoader, leaf layer classes)
+are modelled in remotedbg.engines.loader_rules, once, with the releases they were read in.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
+from remotedbg.engines import loader_rules
+
+STEP_LIMIT = 400_000
+DEPTH_LIMIT = 16
+
+
+class Undecidable(Exception):
+    """The interpreter cannot follow the code here."""
+
+
+class EngineRaises(Exception):
+    """The engine's code raises here (the load would fail and the server not start)."""
+
+    def __init__(self, kind: str, message: str, line: int, path: str) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.line, self.path = kind, message, line, path
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A checkpoint tensor (or a value computed from one)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+
+
+class Node:
+    """One module in the parameter tree. `wild`: any name below it is a parameter (a leaf layer,
+    or a class whose code was not read)."""
+
+    def __init__(
+        self, cls: str, wild: bool = False, approximate: bool = False, is_param: bool = False
+    ) -> None:
+        self.cls = cls
+        self.children: dict[str, Node] = {}
+        self.wild = wild
+        self.approximate = approximate
+        self.is_param = is_param
+
+    def has(self, name: str) -> bool:
+        node = self
+        parts = name.split(".")
+        for i, part in enumerate(parts):
+            if node.wild:
+                return i < len(parts)
+            child = node.children.get(part)
+            if child is None:
+                return False
+            node = child
+        return node.is_param
+
+    def leaves(self, prefix: str = "") -> list[str]:
+        """Module paths whose parameters the loader must fill (leaf layers and unread classes)."""
+        if self.approximate:
+            return []  # not known to hold parameters: never reported as unfilled
+        if self.wild or self.is_param:
+            return [prefix.rstrip(".")]
+        out: list[str] = []
+        for key, child in self.children.items():
+            out += child.leaves(f"{prefix}{key}.")
+        return out
+
+
+class Obj:
+    """An instance of an engine class: its module tree node and its plain attributes."""
+
+    def __init__(self, ref: ClassRef | None, node: Node, config: Config) -> None:
+        self.ref = ref
+        self.node = node
+        self.config = config
+        self.attrs: dict[str, Any] = {}
+
+
+class Config:
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+    def get(self, key: str, default: Any = UNKNOWN) -> Any:
+        value = self.data.get(key, default)
+        return Config(value) if isinstance(value, dict) else value
+
+
+class ParamDict:
+    """`dict(module.named_parameters())`: names relative to `obj`, `prefix` its path from the
+    root module (loads are recorded with absolute names)."""
+
+    def __init__(self, obj: Obj, prefix: str = "") -> None:
+        self.obj = obj
+        self.prefix = prefix
+
+
+@dataclass
+class Bound:
+    obj: Obj
+    cls: ClassRef
+    func: ast.FunctionDef
+
+
+@dataclass
+class Super:
+    obj: Obj
+    after: ClassRef
+
+
+@dataclass
+class Loader:
+    """A weight_loader bound to a parameter."""
+
+    param: Param
+
+
+@dataclass
+class AutoLoader:
+    obj: Obj
+    skip_prefixes: list[str]
+    skip_substrs: list[str]
+
+
+@dataclass
+class Named:
+    """A callable we know only by name (engine helper, torch function...)."""
+
+    name: str
+
+
+@dataclass
+class Mapper:
+    """vLLM's WeightsMapper: substring, stacked, prefix and suffix renames; None drops."""
+
+    substr: dict
+    stacked: dict
+    prefix: dict
+    suffix: dict
+
+    def map_name(self, key: str) -> str | None:
+        for old, new in self.substr.items():
+            if isinstance(old, str) and old in key:
+                if new is None:
+                    return None
+                if isinstance(new, str):
+                    key = key.replace(old, new, 1)
+        for old, new in self.stacked.items():
+            if isinstance(old, str) and old in key and isinstance(new, tuple) and new:
+                if isinstance(new[0], str):
+                    key = key.replace(old, new[0], 1)
+        for old, new in self.prefix.items():
+            if isinstance(old, str) and key.startswith(old):
+                if new is None:
+                    return None
+                if isinstance(new, str):
+                    key = key.replace(old, new, 1)
+        for old, new in self.suffix.items():
+            if isinstance(old, str) and key.endswith(old):
+                if new is None:
+                    return None
+                if isinstance(new, str):
+                    key = key[: -len(old)] + new
+        return key
+
+
+Const = loader_rules.KnownResult
+
+
+class NeedsFork(Exception):
+    def __init__(self, key: tuple, text: str) -> None:
+        super().__init__(text)
+        self.key, self.text = key, text
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+@dataclass
+class LoadModel:
+    """What the loader does with each checkpoint tensor."""
+
+    status: str  # "ok" | "raises" | "unknown"
+    outcomes: dict[str, dict] = field(default_factory=dict)  # tensor -> {"outcome", ...}
+    required: list[str] = field(default_factory=list)  # module paths needing weights
+    loaded_params: list[str] = field(default_factory=list)
+    reason: str | None = None
+    raised: dict | None = None
+    approximate: bool = False
+    draft_class: str | None = None
+
+    def unfilled(self) -> list[str]:
+        """Required module paths that no tensor was loaded into."""
+        out = []
+        for path in self.required:
+            if not any(p == path or p.startswith(path + ".") for p in self.loaded_params):
+                out.append(path)
+        return out
+
+
+_STR_METHODS = {
+    "replace", "startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip",
+    "removeprefix", "removesuffix", "format", "join", "lower", "upper", "count", "find",
+    "partition", "rpartition", "isdigit",
+}  # fmt: skip
+_LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
+
+
+class Interpreter:
+    def __init__(
+        self,
+        index: SourceIndex,
+        config: dict,
+        forced: dict | None = None,
+        engine_params: dict | None = None,
+    ) -> None:
+        self.index = index
+        self.config = Config(config)
+        self.forced = forced or {}
+        self.engine_params = engine_params or {}
+        self.steps = 0
+        self.depth = 0
+        self.loads: list[tuple[str, str, str]] = []  # (tensor, param, where)
+        self.special: dict[str, str] = {}
+        self.dropped_by_rule: dict[str, str] = {}
+        self.logged: set[str] = set()
+        self.current: str | None = None
+        self.approximate = False
+        self.root: Obj | None = None
+
+    # ------------------------------------------------------------------ the module tree
+    def instantiate(self, ref: ClassRef, depth: int = 0) -> Obj:
+        obj = Obj(ref, Node(ref.node.name), self.config)
+        if depth > 6:
+            obj.node.wild = obj.node.approximate = True
+            self.approximate = True
+            return obj
+        self._run_init(obj, ref, depth)
+        return obj
+
+    def _run_init(self, obj: Obj, ref: ClassRef, depth: int) -> None:
+        found = self.index.find_method(ref, "__init__")
+        if found is None:
+            return
+        cls, func = found
+        env: dict[str, Any] = {}
+        params = [a.arg for a in func.args.args] + [a.arg for a in func.args.kwonlyargs]
+        if params:
+            env[params[0]] = obj
+        defaults: dict[str, ast.expr] = {}
+        positional = func.args.args
+        for arg, default in zip(
+            positional[len(positional) - len(func.args.defaults) :], func.args.defaults, strict=True
+        ):
+            defaults[arg.arg] = default
+        for arg, default in zip(func.args.kwonlyargs, func.args.kw_defaults, strict=True):
+            if default is not None:
+                defaults[arg.arg] = default
+        for name in params[1:]:
+            if name == "config":
+                env[name] = self.config
+            elif name in self.engine_params:
+                env[name] = self._wrap(self.engine_params[name])
+            elif isinstance(defaults.get(name), ast.Name):
+                found = self.index.resolve(cls.module, defaults[name].id)  # type: ignore[union-attr]
+                env[name] = found if found is not None else UNKNOWN
+            else:
+                env[name] = UNKNOWN
+        self._init_block(func.body, env, obj, cls, depth)
+
+    def _wrap(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return Config({k: self._wrap(v) for k, v in value.items()})
+        return value
+
+    def _init_block(self, body: list[ast.stmt], env: dict, obj: Obj, cls: ClassRef, depth: int):
+        for stmt in body:
+            self._tick()
+            if isinstance(stmt, ast.If):
+                test = self._safe_eval(stmt.test, env, cls.module)
+                if test is UNKNOWN or isinstance(test, (Tensor, Named)):
+                    self._init_block(stmt.body, env, obj, cls, depth)
+                    self._init_block(stmt.orelse, env, obj, cls, depth)
+                else:
+                    self._init_block(stmt.body if test else stmt.orelse, env, obj, cls, depth)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    self._init_assign(target, stmt.value, env, obj, cls, depth)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                call = stmt.value
+                func = call.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in ("register_buffer", "register_parameter")
+                    and call.args
+                    and isinstance(call.args[0], ast.Constant)
+                    and isinstance(call.args[0].value, str)
+                ):
+                    persistent = not any(
+                        k.arg == "persistent"
+                        and isinstance(k.value, ast.Constant)
+                        and k.value.value is False
+                        for k in call.keywords
+                    )
+                    if func.attr == "register_parameter" or persistent:
+                        obj.node.children[call.args[0].value] = Node("buffer", is_param=True)
+                elif (
+                    isinstance(func, ast.Attribute)
+                    and func.attr == "__init__"
+                    and isinstance(func.value, ast.Call)
+                    and isinstance(func.value.func, ast.Name)
+                    and func.value.func.id == "super"
+                ):
+                    base = self._next_in_mro(obj, cls)
+                    if base is not None:
+                        self._run_init(obj, base, depth)
+            elif isinstance(stmt, (ast.With, ast.Try)):
+                self._init_block(stmt.body, env, obj, cls, depth)
+
+    def _init_assign(self, target, value, env, obj: Obj, cls: ClassRef, depth: int) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = self._safe_eval(value, env, cls.module)
+            return
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and env.get(target.value.id) is obj
+        ):
+            return
+        attr = target.attr
+        if attr == "config":
+            obj.attrs["config"] = self.config
+            return
+        module = self._module_of(value, env, cls.module, depth)
+        if module is not None:
+            obj.node.children[attr] = module.node
+            obj.attrs[attr] = module
+        else:
+            obj.attrs[attr] = self._safe_eval(value, env, cls.module)
+
+    def _module_of(self, value, env, mod: Module, depth: int) -> Obj | None:
+        """The module an __init__ expression builds, or None when it is not a module."""
+        if isinstance(value, ast.Attribute):
+            base = self._safe_eval(value, env, mod)
+            return base if isinstance(base, Obj) else None
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if isinstance(name, str) and isinstance(env.get(name), ClassRef):
+            return self.instantiate(env[name], depth + 1)  # `attn_layer_type=LlamaAttention`
+        if isinstance(name, str) and name in env and isinstance(func, ast.Name):
+            # `self.self_attn = attn_cls(...)`: a module whose class is chosen at run time
+            self.approximate = True
+            return Obj(None, Node(name, wild=True, approximate=True), self.config)
+        if not isinstance(name, str) or not name[:1].isupper():
+            return None
+        if loader_rules.is_paramless_class(name):
+            return None
+        if name == "Parameter":
+            return Obj(None, Node(name, is_param=True), self.config)
+        if name == "ModuleList":
+            holder = Obj(None, Node("ModuleList"), self.config)
+            items = value.args[0] if value.args else None
+            elts: list[ast.expr] = []
+            if isinstance(items, (ast.List, ast.Tuple)):
+                elts = list(items.elts)
+            elif isinstance(items, ast.ListComp):
+                count = self._range_len(items, env, mod)
+                if count is None:
+                    holder.node.wild = holder.node.approximate = True
+                    self.approximate = True
+                    return holder
+                elts = [items.elt] * count
+            for i, elt in enumerate(elts):
+                child = self._module_of(elt, env, mod, depth + 1)
+                if child is not None:
+                    holder.node.children[str(i)] = child.node
+            return holder
+        ref = self.index.resolve_expr(mod, func) if isinstance(func, ast.Name) else None
+        if ref is not None and not loader_rules.is_leaf_class(name):
+            return self.instantiate(ref, depth + 1)
+        node = Node(name, wild=True)
+        if not loader_rules.is_leaf_class(name):
+            node.approximate = True
+            self.approximate = True
+        return Obj(None, node, self.config)
+
+    def _range_len(self, comp: ast.ListComp, env, mod: Module) -> int | None:
+        if len(comp.generators) != 1:
+            return None
+        it = comp.generators[0].iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            args = [self._safe_eval(a, env, mod) for a in it.args]
+            if len(args) == 1 and isinstance(args[0], int) and 0 <= args[0] <= 512:
+                return args[0]
+        return None
+
+    def _next_in_mro(self, obj: Obj, cls: ClassRef) -> ClassRef | None:
+        if obj.ref is None:
+            return None
+        chain = self.index.mro(obj.ref)
+        for i, item in enumerate(chain):
+            if item.node is cls.node and i + 1 < len(chain):
+                return chain[i + 1]
+        return None
+
+    def path_of(self, node: Node) -> str:
+        """`model.layers.0.` for a node below the root module ('' for the root)."""
+        todo: list[tuple[Node, str]] = [(self.root.node, "")] if self.root else []
+        seen: set[int] = set()
+        while todo:
+            current, prefix = todo.pop()
+            if current is node:
+                return prefix
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            todo += [(child, f"{prefix}{key}.") for key, child in current.children.items()]
+        return ""
+
+    # ------------------------------------------------------------------ execution
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.steps > STEP_LIMIT:
+            raise Undecidable("step budget exhausted")
+
+    def _safe_eval(self, node: ast.expr, env: dict, mod: Module) -> Any:
+        try:
+            return self.eval(node, env, mod, None)
+        except (Undecidable, EngineRaises, _Return, _Break, _Continue):
+            return UNKNOWN
+
+    def call_method(self, obj: Obj, start: ClassRef, name: str, args: list[Any]) -> Any:
+        found = self.index.find_method(start, name)
+        if found is None:
+            raise Undecidable(f"{start.node.name}.{name} not found in the code read")
+        cls, func = found
+        return self.run_function(Bound(obj, cls, func), args, {})
+
+    def run_function(self, bound: Bound, args: list[Any], kwargs: dict) -> Any:
+        self.depth += 1
+        if self.depth > DEPTH_LIMIT:
+            raise Undecidable("call depth exceeded")
+        try:
+            func = bound.func
+            names = [a.arg for a in func.args.args]
+            env: dict[str, Any] = {}
+            values = [bound.obj, *args]
+            for i, name in enumerate(names):
+                env[name] = values[i] if i < len(values) else UNKNOWN
+            for a in func.args.kwonlyargs:
+                env[a.arg] = UNKNOWN
+            for key, value in kwargs.items():
+                env[key] = value
+            frame = {"cls": bound.cls, "self": bound.obj, "path": bound.cls.module.path}
+            try:
+                self.block(func.body, env, bound.cls.module, frame)
+            except _Return as ret:
+                return ret.value
+            return None
+        finally:
+            self.depth -= 1
+
+    def block(self, body: list[ast.stmt], env: dict, mod: Module, frame: dict) -> None:
+        for stmt in body:
+            self.stmt(stmt, env, mod, frame)
+
+    def stmt(self, node: ast.stmt, env: dict, mod: Module, frame: dict) -> None:
+        self._tick()
+        if isinstance(node, ast.Expr):
+            self.eval(node.value, env, mod, frame)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is None:
+                return
+            value = self.eval(node.value, env, mod, frame)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                self.assign(target, value, env, mod, frame)
+        elif isinstance(node, ast.AugAssign):
+            current = (
+                self.eval(node.target, env, mod, frame)
+                if not isinstance(node.target, ast.Attribute)
+                else UNKNOWN
+            )
+            value = self.binop(node.op, current, self.eval(node.value, env, mod, frame))
+            self.assign(node.target, value, env, mod, frame)
+        elif isinstance(node, ast.If):
+            test = self.truth(self.eval(node.test, env, mod, frame), node.test)
+            self.block(node.body if test else node.orelse, env, mod, frame)
+        elif isinstance(node, ast.For):
+            self.for_loop(node, env, mod, frame)
+        elif isinstance(node, ast.Continue):
+            raise _Continue()
+        elif isinstance(node, ast.Break):
+            raise _Break()
+        elif isinstance(node, ast.Return):
+            raise _Return(self.eval(node.value, env, mod, frame) if node.value else None)
+        elif isinstance(node, ast.Raise):
+            raise EngineRaises("raise", ast.unparse(node)[:200], node.lineno, mod.path)
+        elif isinstance(node, ast.Assert):
+            if not self.truth(self.eval(node.test, env, mod, frame), node.test):
+                raise EngineRaises("assert", ast.unparse(node)[:200], node.lineno, mod.path)
+        elif isinstance(node, ast.Try):
+            self.try_stmt(node, env, mod, frame)
+        elif isinstance(node, ast.With):
+            self.block(node.body, env, mod, frame)
+        elif isinstance(node, (ast.Pass, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+            return
+        elif isinstance(node, ast.FunctionDef):
+            env[node.name] = Named(node.name)
+        else:
+            raise Undecidable(f"line {node.lineno}: {type(node).__name__} not interpreted")
+
+    def try_stmt(self, node: ast.Try, env: dict, mod: Module, frame: dict) -> None:
+        try:
+            self.block(node.body, env, mod, frame)
+        except EngineRaises as exc:
+            for handler in node.handlers:
+                caught = handler.type is None or any(
+                    n in ("Exception", "KeyError", "ValueError", "AttributeError")
+                    for n in re.findall(r"\w+", ast.unparse(handler.type))
+                )
+                if caught:
+                    if handler.name:
+                        env[handler.name] = UNKNOWN
+                    self.block(handler.body, env, mod, frame)
+                    break
+            else:
+                raise exc
+        else:
+            self.block(node.orelse, env, mod, frame)
+        self.block(node.finalbody, env, mod, frame)
+
+    def for_loop(self, node: ast.For, env: dict, mod: Module, frame: dict) -> None:
+        items = self.iterate(self.eval(node.iter, env, mod, frame), node)
+        broke = False
+        for item in items:
+            self._tick()
+            if isinstance(item, tuple) and any(isinstance(v, Tensor) for v in item):
+                self.current = next(v.name for v in item if isinstance(v, Tensor))
+            self.assign(node.target, item, env, mod, frame)
+            try:
+                self.block(node.body, env, mod, frame)
+            except _Continue:
+                continue
+            except _Break:
+                broke = True
+                break
+        if not broke:
+            self.block(node.orelse, env, mod, frame)
+
+    def iterate(self, value: Any, node: ast.AST) -> list:
+        if isinstance(value, (list, tuple, set)):
+            return list(value)
+        if isinstance(value, dict):
+            return list(value)
+        if isinstance(value, str):
+            return list(value)
+        raise Undecidable(f"line {getattr(node, 'lineno', '?')}: iterating over {value!r}")
+
+    def truth(self, value: Any, node: ast.AST) -> bool:
+        if value is UNKNOWN or isinstance(value, (Tensor, Named, Obj, Config)):
+            if isinstance(value, (Obj, Config)):
+                return True
+            key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), ast.unparse(node))
+            if key in self.forced:
+                return self.forced[key]
+            if not isinstance(value, Tensor):
+                raise NeedsFork(key, f"line {key[0]}: `{key[2][:80]}`")
+            raise Undecidable(
+                f"line {getattr(node, 'lineno', '?')}: condition `{ast.unparse(node)[:80]}` "
+                "depends on something not known statically"
+                if isinstance(node, ast.expr)
+                else f"line {getattr(node, 'lineno', '?')}: undecidable condition"
+            )
+        return bool(value)
+
+    def assign(self, target: ast.expr, value: Any, env: dict, mod: Module, frame: dict) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (tuple, list)) and len(value) == len(target.elts):
+                for t, v in zip(target.elts, value, strict=True):
+                    self.assign(t, v, env, mod, frame)
+            else:
+                for t in target.elts:
+                    self.assign(t, UNKNOWN, env, mod, frame)
+        elif isinstance(target, ast.Subscript):
+            base = self.eval(target.value, env, mod, frame)
+            key = self.eval(target.slice, env, mod, frame)
+            if isinstance(base, dict) and key is not UNKNOWN:
+                base[key] = value
+        elif isinstance(target, ast.Attribute):
+            base = self.eval(target.value, env, mod, frame)
+            if isinstance(base, Obj):
+                base.attrs[target.attr] = value
+                if isinstance(value, Tensor):
+                    self.special[value.name] = f"self.{target.attr}"
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: ast.expr, env: dict, mod: Module, frame: dict | None) -> Any:
+        self._tick()
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            if node.id in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[node.id]
+            return Named(node.id)
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    parts.append(str(value.value))
+                elif isinstance(value, ast.FormattedValue):
+                    v = self.eval(value.value, env, mod, frame)
+                    if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                        return UNKNOWN
+                    parts.append(str(v))
+            return "".join(parts)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = [self.eval(e, env, mod, frame) for e in node.elts]
+            if isinstance(node, ast.Tuple):
+                return tuple(items)
+            return set(items) if isinstance(node, ast.Set) else items
+        if isinstance(node, ast.Dict):
+            out = {}
+            for k, v in zip(node.keys, node.values, strict=True):
+                if k is None:
+                    return UNKNOWN
+                out[self.eval(k, env, mod, frame)] = self.eval(v, env, mod, frame)
+            return out
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.eval(node.value, env, mod, frame), node.attr)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, env, mod, frame)
+        if isinstance(node, ast.BinOp):
+            return self.binop(
+                node.op,
+                self.eval(node.left, env, mod, frame),
+                self.eval(node.right, env, mod, frame),
+            )
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand, env, mod, frame)
+            if isinstance(node.op, ast.Not):
+                if operand is UNKNOWN or isinstance(operand, (Tensor, Named)):
+                    return UNKNOWN
+                return not operand
+            return operand if isinstance(operand, Tensor) else UNKNOWN
+        if isinstance(node, ast.BoolOp):
+            return self.boolop(node, env, mod, frame)
+        if isinstance(node, ast.Compare):
+            return self.compare(node, env, mod, frame)
+        if isinstance(node, ast.IfExp):
+            test = self.eval(node.test, env, mod, frame)
+            if test is UNKNOWN or isinstance(test, (Tensor, Named)):
+                return UNKNOWN
+            return self.eval(node.body if test else node.orelse, env, mod, frame)
+        if isinstance(node, ast.Call):
+            return self.call(node, env, mod, frame)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            return self.comprehension(node, env, mod, frame)
+        if isinstance(node, ast.Lambda):
+            return UNKNOWN
+        return UNKNOWN
+
+    def boolop(self, node: ast.BoolOp, env: dict, mod: Module, frame: dict | None) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        unknown = False
+        last: Any = None
+        for value_node in node.values:
+            value = self.eval(value_node, env, mod, frame)
+            if value is UNKNOWN or isinstance(value, (Tensor, Named)):
+                unknown = True
+                continue
+            last = value
+            if is_and and not value:
+                return value
+            if not is_and and value:
+                return value
+        return UNKNOWN if unknown else last
+
+    def compare(self, node: ast.Compare, env: dict, mod: Module, frame: dict | None) -> Any:
+        left = self.eval(node.left, env, mod, frame)
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(comp, env, mod, frame)
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                if left is UNKNOWN or right is UNKNOWN:
+                    return UNKNOWN
+                ok = (left is right) if isinstance(op, ast.Is) else (left is not right)
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                found = self.contains(right, left)
+                if found is UNKNOWN:
+                    return UNKNOWN
+                ok = found if isinstance(op, ast.In) else not found
+            else:
+                if not all(isinstance(v, (int, float, str)) for v in (left, right)):
+                    if isinstance(op, (ast.Eq, ast.NotEq)) and left is None or right is None:
+                        if left is UNKNOWN or right is UNKNOWN:
+                            return UNKNOWN
+                        ok = (left == right) == isinstance(op, ast.Eq)
+                    else:
+                        return UNKNOWN
+                else:
+                    try:
+                        ok = {
+                            ast.Eq: lambda a, b: a == b,
+                            ast.NotEq: lambda a, b: a != b,
+                            ast.Lt: lambda a, b: a < b,
+                            ast.LtE: lambda a, b: a <= b,
+                            ast.Gt: lambda a, b: a > b,
+                            ast.GtE: lambda a, b: a >= b,
+                        }[type(op)](left, right)
+                    except (TypeError, KeyError):
+                        return UNKNOWN
+            if not ok:
+                return False
+            left = right
+        return True
+
+    def contains(self, container: Any, item: Any) -> Any:
+        if item is UNKNOWN or container is UNKNOWN:
+            return UNKNOWN
+        if isinstance(container, ParamDict):
+            if not isinstance(item, str):
+                return UNKNOWN
+            return container.obj.node.has(item)
+        if isinstance(container, str):
+            return item in container if isinstance(item, str) else UNKNOWN
+        if isinstance(container, (list, tuple, set, dict)):
+            if any(v is UNKNOWN for v in container):
+                return UNKNOWN
+            try:
+                return item in container
+            except TypeError:
+                return UNKNOWN
+        return UNKNOWN
+
+    def subscript(self, node: ast.Subscript, env: dict, mod: Module, frame: dict | None) -> Any:
+        base = self.eval(node.value, env, mod, frame)
+        if isinstance(node.slice, ast.Slice):
+            lo = self.eval(node.slice.lower, env, mod, frame) if node.slice.lower else None
+            hi = self.eval(node.slice.upper, env, mod, frame) if node.slice.upper else None
+            if isinstance(base, (str, list, tuple)) and all(
+                v is None or isinstance(v, int) for v in (lo, hi)
+            ):
+                return base[lo:hi]
+            return Tensor(base.name) if isinstance(base, Tensor) else UNKNOWN
+        key = self.eval(node.slice, env, mod, frame)
+        if isinstance(base, ParamDict):
+            if not isinstance(key, str):
+                raise Undecidable(f"line {node.lineno}: params lookup with an unknown key")
+            if base.obj.node.has(key):
+                return Param(base.prefix + key)
+            raise EngineRaises(
+                "KeyError", f"KeyError: {key!r} (no such parameter)", node.lineno, mod.path
+            )
+        if isinstance(base, dict):
+            if key in base:
+                return base[key]
+            return UNKNOWN
+        if isinstance(base, (list, tuple, str)) and isinstance(key, int):
+            return base[key] if -len(base) <= key < len(base) else UNKNOWN
+        if isinstance(base, Tensor):
+            return base
+        return UNKNOWN
+
+    def binop(self, op: ast.operator, left: Any, right: Any) -> Any:
+        for v in (left, right):
+            if isinstance(v, Tensor):
+                return v
+        if left is UNKNOWN or right is UNKNOWN:
+            return UNKNOWN
+        try:
+            if isinstance(op, ast.Add):
+                return left + right
+            if isinstance(op, ast.Sub):
+                return left - right
+            if isinstance(op, ast.Mult):
+                return left * right
+            if isinstance(op, ast.FloorDiv):
+                return left // right
+            if isinstance(op, ast.Mod):
+                return left % right
+        except (TypeError, ZeroDivisionError, ValueError):
+            return UNKNOWN
+        return UNKNOWN
+
+    def attribute(self, base: Any, attr: str) -> Any:
+        if isinstance(base, Obj):
+            if attr in base.attrs:
+                return base.attrs[attr]
+            if attr == "config":
+                return self.config
+            if attr in ("named_parameters", "state_dict"):
+                return ("method", base, attr)
+            if base.ref is not None:
+                found = self.index.find_method(base.ref, attr)
+                if found is not None:
+                    return Bound(base, found[0], found[1])
+                for cls in self.index.mro(base.ref):
+                    for stmt in cls.node.body:
+                        if isinstance(stmt, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == attr for t in stmt.targets
+                        ):
+                            value = self.eval(stmt.value, {}, cls.module, None)
+                            base.attrs[attr] = value
+                            return value
+            return Named(attr)
+        if isinstance(base, Config):
+            if attr == "get" and "get" not in base.data:
+                return ("method", base, "get")
+            return base.get(attr)
+        if isinstance(base, Param):
+            return Loader(base) if attr == "weight_loader" else Named(attr)
+        if isinstance(base, Tensor):
+            return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
+        if isinstance(base, ParamDict) and attr == "keys":
+            return ("method", base, attr)
+        if isinstance(base, (str, dict, list, set, ParamDict, AutoLoader, Super)):
+            return ("method", base, attr)
+        if isinstance(base, Named):
+            return Named(f"{base.name}.{attr}")
+        return UNKNOWN
+
+    def comprehension(self, node, env: dict, mod: Module, frame: dict | None) -> Any:
+        results: list = []
+        pairs: dict = {}
+
+        def walk(i: int, scope: dict) -> None:
+            if i == len(node.generators):
+                if isinstance(node, ast.DictComp):
+                    pairs[self.eval(node.key, scope, mod, frame)] = self.eval(
+                        node.value, scope, mod, frame
+                    )
+                else:
+                    results.append(self.eval(node.elt, scope, mod, frame))
+                return
+            gen = node.generators[i]
+            for item in self.iterate(self.eval(gen.iter, scope, mod, frame), node):
+                local = dict(scope)
+                self.assign(gen.target, item, local, mod, frame or {})
+                if all(self.truth(self.eval(c, local, mod, frame), c) for c in gen.ifs):
+                    walk(i + 1, local)
+
+        walk(0, dict(env))
+        if isinstance(node, ast.DictComp):
+            return pairs
+        return set(results) if isinstance(node, ast.SetComp) else results
+
+    # ------------------------------------------------------------------ calls
+    def call(self, node: ast.Call, env: dict, mod: Module, frame: dict | None) -> Any:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "super" and frame is not None:
+            return Super(frame["self"], frame["cls"])
+        callee = self.eval(func, env, mod, frame)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                value = self.eval(a.value, env, mod, frame)
+                if not isinstance(value, (list, tuple)):
+                    return UNKNOWN
+                args.extend(value)
+            else:
+                args.append(self.eval(a, env, mod, frame))
+        kwargs = {k.arg: self.eval(k.value, env, mod, frame) for k in node.keywords if k.arg}
+        return self.apply(callee, args, kwargs, node, mod)
+
+    def apply(self, callee: Any, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "method":
+            return self.method(callee[1], callee[2], args, kwargs, node, mod)
+        if isinstance(callee, Bound):
+            return self.run_function(callee, args, kwargs)
+        if isinstance(callee, Loader):
+            self.load(args, callee.param, node, mod)
+            return None
+        if isinstance(callee, Const):
+            return callee.value
+        if isinstance(callee, Named):
+            return self.named_call(callee.name, args, kwargs, node, mod)
+        if isinstance(callee, Super):
+            return UNKNOWN
+        return UNKNOWN
+
+    def method(self, base: Any, name: str, args: list, kwargs: dict, node, mod: Module) -> Any:
+        if isinstance(base, Obj) and name in ("named_parameters", "state_dict"):
+            return ParamDict(base, self.path_of(base.node))
+        if isinstance(base, Super):
+            nxt = self._next_in_mro(base.obj, base.after)
+            if nxt is None:
+                raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
+            if name in ("named_parameters", "state_dict"):
+                return ParamDict(base.obj, self.path_of(base.obj.node))
+            return self.call_method(base.obj, nxt, name, args)
+        if isinstance(base, Config) and name == "get" and args and isinstance(args[0], str):
+            return base.get(args[0], args[1] if len(args) > 1 else None)
+        if isinstance(base, AutoLoader) and name == "load_weights":
+            mapper = kwargs.get("mapper")
+            return self.auto_load(
+                base,
+                args[0] if args else [],
+                node,
+                mod,
+                mapper if isinstance(mapper, Mapper) else None,
+            )
+        if isinstance(base, ParamDict):
+            if name == "keys":
+                return base
+            if name == "get":
+                key = args[0] if args else UNKNOWN
+                if not isinstance(key, str):
+                    return UNKNOWN
+                if base.obj.node.has(key):
+                    return Param(base.prefix + key)
+                return args[1] if len(args) > 1 else None
+            if name == "items":
+                raise Undecidable(f"line {node.lineno}: iterating over every parameter")
+        if isinstance(base, str) and name in _STR_METHODS:
+            if any(a is UNKNOWN or isinstance(a, (Tensor, Named)) for a in args):
+                return UNKNOWN
+            try:
+                return getattr(base, name)(*args)
+            except (TypeError, ValueError, AttributeError):
+                return UNKNOWN
+        if isinstance(base, dict):
+            if name == "items":
+                return list(base.items())
+            if name == "keys":
+                return list(base)
+            if name == "values":
+                return list(base.values())
+            if name == "get":
+                return base.get(args[0], args[1] if len(args) > 1 else None) if args else UNKNOWN
+            if name == "update" and args and isinstance(args[0], dict):
+                base.update(args[0])
+                return None
+            if name == "pop" and args:
+                return base.pop(args[0], args[1] if len(args) > 1 else None)
+        if isinstance(base, list):
+            if name == "append" and args:
+                base.append(args[0])
+                return None
+            if name == "extend" and args and isinstance(args[0], (list, tuple)):
+                base.extend(args[0])
+                return None
+        if isinstance(base, set) and name == "add" and args:
+            base.add(args[0])
+            return None
+        return UNKNOWN
+
+    def named_call(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        short = name.rsplit(".", 1)[-1]
+        if short in _LOG_NAMES and ("logger" in name or "warnings" in name or "log" in name):
+            if self.current:
+                self.logged.add(self.current)
+            return None
+        if name == "print":
+            return None
+        if name == "dict":
+            if args and isinstance(args[0], list) and not args[0]:
+                return {}
+            if args and isinstance(args[0], ParamDict):
+                return args[0]
+            if args and isinstance(args[0], list):
+                try:
+                    return dict(args[0])
+                except (TypeError, ValueError):
+                    return UNKNOWN
+            return {} if not args else UNKNOWN
+        if name in ("list", "tuple", "set", "sorted"):
+            if not args:
+                return {"list": [], "tuple": (), "set": set(), "sorted": []}[name]
+            value = args[0]
+            if isinstance(value, (list, tuple, set, dict)):
+                return {"list": list, "tuple": tuple, "set": set, "sorted": list}[name](value)
+            return UNKNOWN
+        if name == "len":
+            return (
+                len(args[0]) if args and isinstance(args[0], (list, tuple, str, dict)) else UNKNOWN
+            )
+        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[1], str):
+            obj, attr = args[0], args[1]
+            if isinstance(obj, Param):
+                if name == "hasattr":
+                    return True if attr == "weight_loader" else UNKNOWN
+                return Loader(obj) if attr == "weight_loader" else UNKNOWN
+            if isinstance(obj, Config):
+                if name == "hasattr":
+                    return attr in obj.data
+                return obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
+            if isinstance(obj, Obj):
+                if attr in obj.attrs or attr in obj.node.children:
+                    return True if name == "hasattr" else self.attribute(obj, attr)
+                if obj.ref is not None and self.index.find_method(obj.ref, attr):
+                    return True if name == "hasattr" else self.attribute(obj, attr)
+                if name == "hasattr":
+                    return False if obj.ref is not None and not obj.node.approximate else UNKNOWN
+                return args[2] if len(args) > 2 else UNKNOWN
+            return UNKNOWN
+        if name == "bool" and args:
+            value = args[0]
+            if value is UNKNOWN or isinstance(value, (Tensor, Named)):
+                return UNKNOWN
+            return True if isinstance(value, (Obj, Config)) else bool(value)
+        if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
+            return self.builtin(name, args)
+        if short in loader_rules.WEIGHTS_MAPPERS:
+
+            def table(key: str) -> dict:
+                value = kwargs.get(key)
+                return value if isinstance(value, dict) else {}
+
+            return Mapper(
+                table("orig_to_new_substr"),
+                table("orig_to_new_stacked"),
+                table("orig_to_new_prefix"),
+                table("orig_to_new_suffix"),
+            )
+        if short in loader_rules.AUTO_WEIGHTS_LOADERS:
+            target = args[0] if args else None
+            if not isinstance(target, Obj):
+                return UNKNOWN
+            return AutoLoader(
+                target,
+                [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
+                [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
+            )
+        if short.endswith("weight_loader") or short in loader_rules.WEIGHT_LOADER_FUNCTIONS:
+            params = [a for a in args if isinstance(a, Param)]
+            if params:
+                self.load(args, params[0], node, mod)
+                return None
+        if short == "copy_" or name.endswith(".data.copy_"):
+            return None
+        return UNKNOWN
+
+    def builtin(self, name: str, args: list) -> Any:
+        if any(a is UNKNOWN for a in args):
+            return UNKNOWN
+        try:
+            if name == "enumerate" and args and isinstance(args[0], (list, tuple)):
+                return list(enumerate(args[0]))
+            if name == "zip" and all(isinstance(a, (list, tuple)) for a in args):
+                return list(zip(*args, strict=False))
+            if name == "range" and all(isinstance(a, int) for a in args) and len(args) <= 3:
+                r = range(*args)
+                return list(r) if len(r) <= 4096 else UNKNOWN
+            if name == "str" and args and isinstance(args[0], (str, int)):
+                return str(args[0])
+            if name == "int" and args and isinstance(args[0], (str, int)):
+                return int(args[0])
+            if name in ("any", "all") and args and isinstance(args[0], list):
+                if any(v is UNKNOWN or isinstance(v, (Tensor, Named)) for v in args[0]):
+                    return UNKNOWN
+                return (any if name == "any" else all)(args[0])
+        except (TypeError, ValueError):
+            return UNKNOWN
+        return UNKNOWN
+
+    def load(self, args: list, param: Param, node: ast.AST, mod: Module) -> None:
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        tensor = tensors[0].name if tensors else self.current
+        if tensor is not None:
+            self.loads.append((tensor, param.name, f"{mod.path}:{getattr(node, 'lineno', 0)}"))
+
+    def auto_load(
+        self, loader: AutoLoader, weights: Any, node: ast.Call, mod: Module, mapper: Mapper | None
+    ) -> Any:
+        """vLLM's AutoWeightsLoader, as remotedbg.engines.loader_rules describes it."""
+        items = self.iterate(weights, node)
+        if mapper is not None:
+            mapped = []
+            for item in items:
+                if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                    raise Undecidable(f"line {node.lineno}: weights of unknown shape")
+                new = mapper.map_name(item[0])
+                if new is None:
+                    if isinstance(item[1], Tensor):
+                        self.dropped_by_rule[item[1].name] = loader_rules.MAPPER_DROP_CITATION
+                    continue
+                mapped.append((new, item[1]))
+            items = mapped
+        return self._auto_module(loader, loader.obj, "", items, node, mod, top=True)
+
+    def _auto_module(self, loader, obj: Obj, prefix: str, items: list, node, mod, top=False):
+        groups: dict[str, list] = {}
+        for item in items:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                raise Undecidable(f"line {node.lineno}: weights of unknown shape")
+            name, tensor = item
+            full = prefix + name
+            if isinstance(tensor, Tensor):
+                self.current = tensor.name
+            if any(full.startswith(p) for p in loader.skip_prefixes) or any(
+                s in full for s in loader.skip_substrs
+            ):
+                if isinstance(tensor, Tensor):
+                    self.dropped_by_rule[tensor.name] = loader_rules.AUTO_SKIP_CITATION
+                continue
+            head, _, rest = name.partition(".")
+            groups.setdefault(head, []).append((rest, tensor, name))
+        for head, entries in groups.items():
+            child = obj.attrs.get(head)
+            if isinstance(child, Obj) and child.ref is not None and entries[0][0]:
+                found = self.index.find_method(child.ref, "load_weights")
+                if found is not None and found[0].node is not loader.obj.ref.node:  # type: ignore[union-attr]
+                    self.run_function(
+                        Bound(child, found[0], found[1]), [[(r, t) for r, t, _ in entries]], {}
+                    )
+                    continue
+            for rest, tensor, name in entries:
+                if isinstance(tensor, Tensor):
+                    self.current = tensor.name
+                if obj.node.has(name):
+                    self.load([tensor], Param(self.path_of(obj.node) + name), node, mod)
+                    continue
+                if isinstance(child, Obj) and rest:
+                    self._auto_module(
+                        loader, child, f"{prefix}{head}.", [(rest, tensor)], node, mod
+                    )
+                    continue
+                raise EngineRaises(
+                    "ValueError",
+                    f"There is no module or parameter named {prefix + name!r}",
+                    node.lineno,
+                    loader_rules.AUTO_RAISE_CITATION,
+                )
+        return None
+
+
+def simulate_load(
+    index: SourceIndex,
+    draft_module_path: str,
+    class_name: str,
+    tensor_names: list[str],
+    draft_config: dict,
+    engine_params: dict | None = None,
+    max_runs: int = 16,
+) -> LoadModel:
+    """Run the draft class's load_weights over the checkpoint's tensor names. A condition the
+    code leaves open (a launch setting not known here) is tried both ways; when the ways
+    disagree on any tensor, the model is `unknown` and says which condition decides."""
+    todo: list[dict] = [{}]
+    results: list[tuple[dict, LoadModel]] = []
+    runs = 0
+    while todo:
+        runs += 1
+        if runs > max_runs:
+            return LoadModel("unknown", reason="too many undecided conditions in the loader code")
+        forced = todo.pop(0)
+        try:
+            results.append(
+                (
+                    forced,
+                    _simulate_once(
+                        index,
+                        draft_module_path,
+                        class_name,
+                        tensor_names,
+                        draft_config,
+                        engine_params,
+                        forced,
+                    ),
+                )
+            )
+        except NeedsFork as fork:
+            for choice in (True, False):
+                branch = dict(forced)
+                branch[fork.key] = choice
+                todo.append(branch)
+    first = results[0][1]
+    for _, other in results[1:]:
+        if _signature(other) != _signature(first):
+            keys = sorted({k for f, _ in results for k in f})
+            conditions = "; ".join(f"line {k[0]}: `{k[2][:80]}`" for k in keys)
+            return LoadModel(
+                "unknown",
+                reason=f"what the loader does depends on settings not known here ({conditions})",
+                draft_class=first.draft_class,
+            )
+    return first
+
+
+def _signature(model: LoadModel) -> tuple:
+    return (
+        model.status,
+        model.reason,
+        tuple(sorted((k, v["outcome"]) for k, v in model.outcomes.items())),
+        tuple(model.unfilled()),
+    )
+
+
+def _simulate_once(
+    index: SourceIndex,
+    draft_module_path: str,
+    class_name: str,
+    tensor_names: list[str],
+    draft_config: dict,
+    engine_params: dict | None,
+    forced: dict,
+) -> LoadModel:
+    mod = index.module_at(draft_module_path)
+    if mod is None:
+        return LoadModel("unknown", reason=f"{draft_module_path} was not read or does not parse")
+    ref = index.resolve(mod, class_name)
+    if ref is None:
+        return LoadModel("unknown", reason=f"no class {class_name} in {draft_module_path}")
+    interp = Interpreter(index, draft_config, forced, engine_params)
+    result = LoadModel("ok", draft_class=f"{class_name} ({ref.where})")
+    try:
+        obj = interp.instantiate(ref)
+        interp.root = obj
+        result.required = obj.node.leaves()
+        weights = [(n, Tensor(n)) for n in tensor_names]
+        interp.call_method(obj, ref, "load_weights", [weights])
+    except EngineRaises as exc:
+        result.status = "raises"
+        result.raised = {
+            "kind": exc.kind,
+            "message": exc.message,
+            "at": f"{exc.path}:{exc.line}",
+            "tensor": interp.current,
+        }
+    except Undecidable as exc:
+        return LoadModel("unknown", reason=str(exc), draft_class=result.draft_class)
+    except RecursionError:
+        return LoadModel("unknown", reason="the loader code nests too deeply to follow")
+    result.approximate = interp.approximate
+    for tensor, param, where in interp.loads:
+        result.outcomes.setdefault(tensor, {"outcome": "loaded", "params": [], "at": where})
+        result.outcomes[tensor]["params"].append(param)
+    result.loaded_params = sorted({p for _, p, _ in interp.loads})
+    for name in tensor_names:
+        if name in result.outcomes:
+            continue
+        if name in interp.special:
+            result.outcomes[name] = {"outcome": "consumed", "as": interp.special[name]}
+        elif result.raised and result.raised.get("tensor") == name:
+            result.outcomes[name] = {"outcome": "raises", **result.raised}
+        elif result.status == "raises" and name not in interp.logged:
+            result.outcomes[name] = {"outcome": "not-reached"}
+        else:
+            how = "logged" if name in interp.logged else "silent"
+            entry = {"outcome": "dropped", "how": how}
+            if name in interp.dropped_by_rule:
+                entry["by"] = interp.dropped_by_rule[name]
+            result.outcomes[name] = entry
+    return result

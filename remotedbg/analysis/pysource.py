@@ -1,0 +1,225 @@
+"""Engine source code as an index of modules, for analyses that follow code across files.
+
+Runs on the client over text read from the box, so it treats that text as hostile: parses are
+bounded in size, serialised (CPython's AST construction is not safe from several threads at once,
+see python/cpython#106905), cached by content hash, and a parse that fails for any reason
+(syntax, recursion, memory) is reported as unparsable, never raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import posixpath
+import threading
+from dataclasses import dataclass, field
+
+MAX_SOURCE_BYTES = 4 << 20
+_PARSE_LOCK = threading.Lock()
+_CACHE: dict[str, ast.Module | None] = {}
+_CACHE_LIMIT = 4096
+
+
+def parse(source: str) -> ast.Module | None:
+    """The module's AST, or None when it is too large or cannot be parsed."""
+    if len(source) > MAX_SOURCE_BYTES:
+        return None
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    with _PARSE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+        try:
+            tree: ast.Module | None = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
+            tree = None
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = tree
+        return tree
+
+
+def module_name(path: str, package_root: str, package: str) -> str | None:
+    """`/x/site-packages/sglang/srt/models/llama.py` -> `sglang.srt.models.llama` given the
+    package directory `/x/site-packages/sglang` and its import name `sglang`."""
+    root = package_root.rstrip("/")
+    if not path.startswith(root + "/") or not path.endswith(".py"):
+        return None
+    rel = path[len(root) + 1 : -3].split("/")
+    if rel[-1] == "__init__":
+        rel = rel[:-1]
+    return ".".join([package, *rel])
+
+
+def module_path(module: str, package_root: str, package: str) -> str | None:
+    """Inverse of module_name (a module file, not a package's __init__)."""
+    parts = module.split(".")
+    if parts[0] != package:
+        return None
+    return posixpath.join(package_root.rstrip("/"), *parts[1:]) + ".py"
+
+
+@dataclass
+class Module:
+    name: str
+    path: str
+    tree: ast.Module
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> "module:attr"
+
+    @classmethod
+    def build(cls, name: str, path: str, tree: ast.Module) -> Module:
+        mod = cls(name, path, tree)
+        package = name.rsplit(".", 1)[0]
+        for node in _runtime_body(tree.body):
+            if isinstance(node, ast.ClassDef):
+                mod.classes[node.name] = node
+            elif isinstance(node, ast.FunctionDef):
+                mod.functions[node.name] = node
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")
+                    up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
+                    base = ".".join(up + ([base] if base else []))
+                for alias in node.names:
+                    mod.imports[alias.asname or alias.name] = f"{base}:{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    mod.imports[alias.asname or alias.name.split(".")[0]] = f"{alias.name}:"
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Name)
+            ):
+                # `Base = ImportedName`: an alias, resolved like an import of the same thing
+                alias_of = node.value.id
+                if alias_of in mod.classes:
+                    mod.classes[node.targets[0].id] = mod.classes[alias_of]
+                elif alias_of in mod.imports:
+                    mod.imports[node.targets[0].id] = mod.imports[alias_of]
+        return mod
+
+
+def _runtime_body(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Module-level statements as they run: `if TYPE_CHECKING:` blocks are replaced by their
+    else branch, other top-level `if`/`try` blocks contribute both branches."""
+    out: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If):
+            test = ast.unparse(node.test)
+            if test in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                out += _runtime_body(node.orelse)
+            else:
+                out += _runtime_body(node.body) + _runtime_body(node.orelse)
+        elif isinstance(node, ast.Try):
+            out += _runtime_body(node.body)
+            for handler in node.handlers:
+                out += _runtime_body(handler.body)
+        else:
+            out.append(node)
+    return out
+
+
+@dataclass
+class ClassRef:
+    module: Module
+    node: ast.ClassDef
+
+    @property
+    def where(self) -> str:
+        return f"{self.module.path}:{self.node.lineno}"
+
+
+class SourceIndex:
+    """Modules of one engine install that were read, by dotted name."""
+
+    def __init__(self, package: str, package_root: str) -> None:
+        self.package = package
+        self.package_root = package_root
+        self.modules: dict[str, Module] = {}
+        self.unparsable: list[str] = []
+
+    def add(self, path: str, source: str) -> Module | None:
+        name = module_name(path, self.package_root, self.package)
+        if name is None:
+            return None
+        tree = parse(source)
+        if tree is None:
+            self.unparsable.append(path)
+            return None
+        mod = Module.build(name, path, tree)
+        self.modules[name] = mod
+        return mod
+
+    def module_at(self, path: str) -> Module | None:
+        name = module_name(path, self.package_root, self.package)
+        return self.modules.get(name or "")
+
+    def resolve(self, mod: Module, name: str, depth: int = 0) -> ClassRef | None:
+        """The class a bare name means inside `mod` (defined there or imported from a module
+        that was read), following re-exports a few levels."""
+        if depth > 4:
+            return None
+        if name in mod.classes:
+            return ClassRef(mod, mod.classes[name])
+        target = mod.imports.get(name)
+        if not target:
+            return None
+        module, _, attr = target.partition(":")
+        other = self.modules.get(module)
+        if other is None or not attr:
+            return None
+        return self.resolve(other, attr, depth + 1)
+
+    def resolve_expr(self, mod: Module, node: ast.expr) -> ClassRef | None:
+        if isinstance(node, ast.Name):
+            return self.resolve(mod, node.id)
+        return None
+
+    def wanted_modules(self, mod: Module) -> list[str]:
+        """Paths of engine modules `mod` imports names from, not read yet."""
+        out = []
+        for target in mod.imports.values():
+            module = target.partition(":")[0]
+            if module in self.modules or not module.startswith(self.package + "."):
+                continue
+            path = module_path(module, self.package_root, self.package)
+            if path and path not in out:
+                out.append(path)
+        return out
+
+    def bases(self, ref: ClassRef) -> list[ClassRef | str]:
+        """Base classes, resolved where their module was read, else their source text."""
+        out: list[ClassRef | str] = []
+        for base in ref.node.bases:
+            found = self.resolve_expr(ref.module, base)
+            if found is not None and found.node is ref.node:
+                # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the base is the imported name
+                target = ref.module.imports.get(getattr(base, "id", ""), "")
+                module, _, attr = target.partition(":")
+                other = self.modules.get(module)
+                found = self.resolve(other, attr) if other is not None and attr else None
+            out.append(found if found is not None else ast.unparse(base))
+        return out
+
+    def mro(self, ref: ClassRef) -> list[ClassRef]:
+        """The class and its resolvable bases, depth first (enough for single inheritance)."""
+        out, todo, seen = [], [ref], set()
+        while todo:
+            current = todo.pop(0)
+            key = (current.module.name, current.node.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(current)
+            todo[:0] = [b for b in self.bases(current) if isinstance(b, ClassRef)]
+        return out
+
+    def find_method(self, ref: ClassRef, name: str) -> tuple[ClassRef, ast.FunctionDef] | None:
+        for cls in self.mro(ref):
+            for node in cls.node.body:
+                if isinstance(node, ast.FunctionDef) and node.name == name:
+                    return cls, node
+        return None

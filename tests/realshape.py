@@ -1,0 +1,230 @@
+"""Draft checkpoints and target configs with real models' shapes, as sparse files.
+
+Weights are zeros (never written: the file is extended with a hole), so a 1.6 GB Llama-3.1-8B
+EAGLE-3 head costs a few hundred KB of disk. `d2t`/`t2d` are written for real, built the way
+SpecForge builds them (`specforge/data/preprocessing.py: generate_vocab_mapping_file`): the
+`draft_vocab` most frequent target ids, sorted; `d2t[i] = used[i] - i`;
+`t2d = isin(arange(V), used)`.
+
+The safetensors header is written here (the format is one little-endian u64 length, a JSON
+header, then the bytes); tests open every generated file with the real `safetensors` library
+to prove it is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tests.checkpoints import frequent_ids
+
+DTYPE_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I64": 8, "BOOL": 1, "F8_E4M3": 1}
+
+
+@dataclass(frozen=True)
+class TargetShape:
+    name: str
+    architecture: str
+    model_type: str
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    eos: int | list[int]
+    head_dim: int = 128
+    rope_theta: float = 500000.0
+    extra: dict = field(default_factory=dict)
+
+    def config(self) -> dict:
+        cfg = {
+            "architectures": [self.architecture],
+            "model_type": self.model_type,
+            "hidden_size": self.hidden,
+            "intermediate_size": self.intermediate,
+            "num_hidden_layers": self.layers,
+            "num_attention_heads": self.heads,
+            "num_key_value_heads": self.kv_heads,
+            "head_dim": self.head_dim,
+            "vocab_size": self.vocab,
+            "eos_token_id": self.eos,
+            "rope_theta": self.rope_theta,
+            "max_position_embeddings": 131072,
+            "rms_norm_eps": 1e-5,
+            "torch_dtype": "bfloat16",
+            "tie_word_embeddings": False,
+        }
+        cfg.update(self.extra)
+        return cfg
+
+
+# Llama-3.1-8B-Instruct and Qwen3-8B config.json values; DeepSeek-V3's.
+LLAMA31_8B = TargetShape(
+    "llama-3.1-8b", "LlamaForCausalLM", "llama", 4096, 14336, 32, 32, 8, 128256,
+    [128001, 128008, 128009],
+)  # fmt: skip
+QWEN3_8B = TargetShape(
+    "qwen3-8b", "Qwen3ForCausalLM", "qwen3", 4096, 12288, 36, 32, 8, 151936, 151645,
+    rope_theta=1000000.0,
+)  # fmt: skip
+DEEPSEEK_V3 = TargetShape(
+    "deepseek-v3", "DeepseekV3ForCausalLM", "deepseek_v3", 7168, 18432, 61, 128, 128, 129280, 1,
+    rope_theta=10000.0,
+    extra={
+        "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+        "num_experts_per_tok": 8, "first_k_dense_replace": 3, "num_nextn_predict_layers": 1,
+        "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "v_head_dim": 128,
+    },
+)  # fmt: skip
+TARGETS = {t.name: t for t in (LLAMA31_8B, QWEN3_8B, DEEPSEEK_V3)}
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes | None]]) -> None:
+    """Write `{name: (dtype, shape, data or None)}`; None leaves the bytes as a zero hole."""
+    header: dict = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape, _) in tensors.items():
+        size = DTYPE_BYTES[dtype] * int(np.prod(shape, dtype=np.int64))
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as out:
+        out.write(struct.pack("<Q", len(raw)))
+        out.write(raw)
+        start = out.tell()
+        for name, (_, _, data) in tensors.items():
+            if data is not None:
+                out.seek(start + header[name]["data_offsets"][0])
+                out.write(data)
+        out.truncate(start + offset)
+
+
+def vocab_map(draft_vocab: int, target_vocab: int) -> tuple[np.ndarray, np.ndarray]:
+    used = frequent_ids(draft_vocab, target_vocab)
+    d2t = used - np.arange(draft_vocab, dtype=np.int64)
+    t2d = np.isin(np.arange(target_vocab), used)
+    return d2t, t2d
+
+
+def eagle3_tensors(target: TargetShape, draft_vocab: int = 32000) -> dict:
+    """SpecForge's LlamaForCausalLMEagle3 state dict for `target` (one decoder layer whose
+    attention takes [embeds, hidden] = 2 * hidden inputs)."""
+    h, inter, hd = target.hidden, target.intermediate, target.head_dim
+    d2t, t2d = vocab_map(draft_vocab, target.vocab)
+    layer = "midlayer"
+    return {
+        "d2t": ("I64", [draft_vocab], d2t.astype("<i8").tobytes()),
+        "t2d": ("BOOL", [target.vocab], t2d.astype(np.uint8).tobytes()),
+        "fc.weight": ("BF16", [h, 3 * h], None),
+        f"{layer}.hidden_norm.weight": ("BF16", [h], None),
+        f"{layer}.input_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.self_attn.q_proj.weight": ("BF16", [target.heads * hd, 2 * h], None),
+        f"{layer}.self_attn.k_proj.weight": ("BF16", [target.kv_heads * hd, 2 * h], None),
+        f"{layer}.self_attn.v_proj.weight": ("BF16", [target.kv_heads * hd, 2 * h], None),
+        f"{layer}.self_attn.o_proj.weight": ("BF16", [h, target.heads * hd], None),
+        f"{layer}.mlp.gate_proj.weight": ("BF16", [inter, h], None),
+        f"{layer}.mlp.up_proj.weight": ("BF16", [inter, h], None),
+        f"{layer}.mlp.down_proj.weight": ("BF16", [h, inter], None),
+        "norm.weight": ("BF16", [h], None),
+        "lm_head.weight": ("BF16", [draft_vocab, h], None),
+    }
+
+
+def eagle3_config(target: TargetShape, draft_vocab: int = 32000) -> dict:
+    """SpecForge's draft config (configs/llama3-8B-eagle3.json style) for `target`."""
+    return {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": target.hidden,
+        "intermediate_size": target.intermediate,
+        "num_hidden_layers": 1,
+        "num_attention_heads": target.heads,
+        "num_key_value_heads": target.kv_heads,
+        "head_dim": target.head_dim,
+        "vocab_size": target.vocab,
+        "draft_vocab_size": draft_vocab,
+        "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": target.rope_theta,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "bos_token_id": 1,
+        "eos_token_id": target.eos,
+    }
+
+
+def nextn_tensors(target: TargetShape = DEEPSEEK_V3, experts: int | None = None) -> dict:
+    """DeepSeek-V3's MTP module (layer 61 of the release checkpoint), as SGLang's
+    export_deepseek_nextn script keeps it: embed, eh_proj, enorm/hnorm, attention, MoE, shared
+    head. `experts` limits the routed experts written (all 256 by default)."""
+    h = target.hidden
+    x = target.extra
+    p = f"model.layers.{target.layers}."
+    t: dict = {
+        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        p + "eh_proj.weight": ("BF16", [h, 2 * h], None),
+        p + "enorm.weight": ("BF16", [h], None),
+        p + "hnorm.weight": ("BF16", [h], None),
+        p + "input_layernorm.weight": ("BF16", [h], None),
+        p + "post_attention_layernorm.weight": ("BF16", [h], None),
+        p + "self_attn.q_a_proj.weight": ("BF16", [x["q_lora_rank"], h], None),
+        p + "self_attn.q_a_layernorm.weight": ("BF16", [x["q_lora_rank"]], None),
+        p + "self_attn.q_b_proj.weight": (
+            "BF16", [target.heads * (x["qk_nope_head_dim"] + x["qk_rope_head_dim"]),
+                     x["q_lora_rank"]], None,
+        ),
+        p + "self_attn.kv_a_proj_with_mqa.weight": (
+            "BF16", [x["kv_lora_rank"] + x["qk_rope_head_dim"], h], None,
+        ),
+        p + "self_attn.kv_a_layernorm.weight": ("BF16", [x["kv_lora_rank"]], None),
+        p + "self_attn.kv_b_proj.weight": (
+            "BF16", [target.heads * (x["qk_nope_head_dim"] + x["v_head_dim"]),
+                     x["kv_lora_rank"]], None,
+        ),
+        p + "self_attn.o_proj.weight": ("BF16", [h, target.heads * x["v_head_dim"]], None),
+        p + "mlp.gate.weight": ("BF16", [x["n_routed_experts"], h], None),
+        p + "mlp.gate.e_score_correction_bias": ("F32", [x["n_routed_experts"]], None),
+        p + "shared_head.norm.weight": ("BF16", [h], None),
+        p + "shared_head.head.weight": ("BF16", [target.vocab, h], None),
+    }  # fmt: skip
+    moe = x["moe_intermediate_size"]
+    for name in ("gate_proj", "up_proj"):
+        t[p + f"mlp.shared_experts.{name}.weight"] = ("BF16", [moe, h], None)
+    t[p + "mlp.shared_experts.down_proj.weight"] = ("BF16", [h, moe], None)
+    for e in range(x["n_routed_experts"] if experts is None else experts):
+        for name in ("gate_proj", "up_proj"):
+            t[p + f"mlp.experts.{e}.{name}.weight"] = ("BF16", [moe, h], None)
+        t[p + f"mlp.experts.{e}.down_proj.weight"] = ("BF16", [h, moe], None)
+    return t
+
+
+def nextn_config(target: TargetShape = DEEPSEEK_V3) -> dict:
+    cfg = target.config()
+    cfg["architectures"] = ["DeepseekV3ForCausalLMNextN"]
+    return cfg
+
+
+def write_checkpoint(directory: Path, config: dict, tensors: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    write_safetensors(directory / "model.safetensors", tensors)
+    (directory / "config.json").write_text(json.dumps(config, indent=2))
+    return directory
+
+
+def write_target(directory: Path, target: TargetShape) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(target.config(), indent=2))
+    return directory
+
+
+def rename(tensors: dict, prefix: str) -> dict:
+    return {prefix + name: value for name, value in tensors.items()}
