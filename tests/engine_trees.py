@@ -187,6 +187,11 @@ class LlamaForCausalLM(nn.Module):
 
     def set_eagle3_layers_to_capture(self, layer_ids=None):
         self.capture_aux_hidden_states = True
+        if layer_ids is None:
+            num_layers = self.config.num_hidden_layers
+            self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]
+        else:
+            self.model.layers_to_capture = [val + 1 for val in layer_ids]
 
 
 EntryClass = [LlamaForCausalLM]

@@ -106,8 +106,14 @@ def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes
         out.truncate(start + offset)
 
 
-def vocab_map(draft_vocab: int, target_vocab: int) -> tuple[np.ndarray, np.ndarray]:
-    used = frequent_ids(draft_vocab, target_vocab)
+def vocab_map(
+    draft_vocab: int, target_vocab: int, eos: int | list[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """SpecForge's map; the eos ids are in it, as they are in every chat corpus it counts."""
+    forced = np.array(sorted({eos} if isinstance(eos, int) else set(eos)), dtype=np.int64)
+    frequent = frequent_ids(draft_vocab, target_vocab)
+    rest = frequent[~np.isin(frequent, forced)][: draft_vocab - len(forced)]
+    used = np.sort(np.concatenate([forced, rest]))
     d2t = used - np.arange(draft_vocab, dtype=np.int64)
     t2d = np.isin(np.arange(target_vocab), used)
     return d2t, t2d
@@ -117,7 +123,7 @@ def eagle3_tensors(target: TargetShape, draft_vocab: int = 32000) -> dict:
     """SpecForge's LlamaForCausalLMEagle3 state dict for `target` (one decoder layer whose
     attention takes [embeds, hidden] = 2 * hidden inputs)."""
     h, inter, hd = target.hidden, target.intermediate, target.head_dim
-    d2t, t2d = vocab_map(draft_vocab, target.vocab)
+    d2t, t2d = vocab_map(draft_vocab, target.vocab, target.eos)
     layer = "midlayer"
     return {
         "d2t": ("I64", [draft_vocab], d2t.astype("<i8").tobytes()),

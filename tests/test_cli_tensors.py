@@ -134,8 +134,9 @@ def test_malformed_checkpoints_give_one_line_errors(cli, tmp_path):
         lines = result.stderr.decode().strip().splitlines()
         assert len(lines) == 1 and b"Traceback" not in result.stderr, (name, lines)
         check = cli("vocab-check", "-H", "testbox", "--json", str(path))
-        ids = {f["id"] for f in json.loads(check.stdout)["findings"]}
-        assert "checkpoint-unreadable" in ids and check.returncode == 4, name
+        report = json.loads(check.stdout)
+        assert not report["findings"] and report["unknown"][0]["code"] == "unreadable", name
+        assert check.returncode == 4, name
 
 
 def test_missing_path(cli, tmp_path):
@@ -191,6 +192,7 @@ def test_a_proven_defect_wins_over_an_unreadable_target(cli, drafts, tmp_path):
         "--target",
         str(tmp_path / "no-such-target"),
     )
-    ids = {f["id"] for f in json.loads(result.stdout)["findings"]}
-    assert {"d2t-absolute-ids", "checkpoint-unreadable"} <= ids
-    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert {f["id"] for f in report["findings"]} == {"d2t-absolute-ids"}
+    assert report["unknown"][0]["subject"].endswith("no-such-target")
+    assert result.returncode == 1  # a proven defect wins over what could not be read

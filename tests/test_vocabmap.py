@@ -240,22 +240,23 @@ def test_unreadable_checkpoints_are_findings(tmp_path: Path) -> None:
     paths = [tmp_path / "missing", tmp_path / "empty", *corpus.values()]
     for path in paths:
         result = vocab_check({"path": str(path)})
-        assert ids_of(result) == {"checkpoint-unreadable"}, path
-        (f,) = result["findings"]
-        assert f["severity"] == "error" and f["detail"] and "\n" not in f["detail"]
-        assert result["checkpoint"]["error"] == f["detail"]
+        # unreadable is not a defect: no finding, one unknown with its reason code
+        assert ids_of(result) == set(), path
+        (u,) = result["unknown"]
+        assert u["code"] == "unreadable" and "\n" not in u["reason"], path
+        assert result["checkpoint"]["error"] in u["reason"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
-def test_permission_denied_is_a_finding(boxes: dict, tmp_path: Path) -> None:
+def test_permission_denied_is_unknown(boxes: dict, tmp_path: Path) -> None:
     root = write_eagle3_checkpoint(tmp_path / "p", 100, 1000, hidden=8)
     (root / "model.safetensors").chmod(0)
     try:
         result = vocab_check({"path": str(root)})
     finally:
         (root / "model.safetensors").chmod(0o644)
-    assert ids_of(result) == {"checkpoint-unreadable"}
-    assert "permission denied" in result["findings"][0]["detail"]
+    assert ids_of(result) == set()
+    assert "permission denied" in result["unknown"][0]["reason"]
 
 
 def test_target_config_and_tokenizer_sample(boxes: dict, tmp_path: Path) -> None:
@@ -278,7 +279,8 @@ def test_target_config_and_tokenizer_sample(boxes: dict, tmp_path: Path) -> None
     )
     assert "tokenizer_sample" not in none["summary"]
     bad_target = vocab_check({"path": str(boxes[None]), "target_path": str(tmp_path / "nope")})
-    assert ids_of(bad_target) == {"checkpoint-unreadable"}
+    assert ids_of(bad_target) == set()
+    assert "target model's config" in bad_target["unknown"][0]["reason"]
     assert bad_target["summary"]["format"] == "offsets"  # the draft is still analysed
 
 

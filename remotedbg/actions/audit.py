@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from remotedbg.actions.engine_code import EngineCodeCache, vllm_lookup
 from remotedbg.agent.findings import ERROR, INFO, finding
-from remotedbg.analysis.crosscheck import (
-    aux_layers_ignored,
-    loader_direct_map,
-    server_paths,
-    unexpected_weights,
-)
+from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
+from remotedbg.engines.knowledge import draft_family
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.interpreter import checkpoint_call
 from remotedbg.remote.primitives import Remote
@@ -80,14 +77,17 @@ def find_target(target: str = "", servers: list | None = None) -> dict[str, Any]
     }
 
 
-def loader_for(architectures: list[str], located: dict) -> dict | None:
-    """The draft-model file and class that would load these architectures."""
+def loader_for(architectures: list[str], located: dict, install: str | None = None) -> dict | None:
+    """The draft-model file and class that would load these architectures: in `install` when
+    given, else in the install the user pointed at (--var roots), then one a running server
+    uses, then the others."""
     models = [m for m in located.get("draft_models", [])]
-    # the install a running server uses, then one the user pointed at (--var roots), then others
     engines = sorted(
         located.get("engines", []),
-        key=lambda e: (not e.get("running"), "root-arg" not in e.get("how_found", [])),
+        key=lambda e: ("root-arg" not in e.get("how_found", []), not e.get("running")),
     )
+    if install is not None:
+        engines = [e for e in engines if e["path"] == install]
     for engine in engines:
         here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
         for hit in resolve_architectures(architectures, here, engine.get("registry")):
@@ -109,6 +109,24 @@ def loader_for(architectures: list[str], located: dict) -> dict | None:
     return None
 
 
+def _vllm_loader(remote: Remote, located: dict, config: dict, tensors: list) -> dict | None:
+    """A vLLM install resolves a draft by the method it is served with; without a server, the
+    draft's own family says which (an EAGLE-3 head is served with eagle3)."""
+    archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    method = {"eagle3": "eagle3", "eagle": "eagle"}.get(draft_family(config, tensors=tensors) or "")
+    if not method:
+        return None
+    cache = EngineCodeCache(remote)
+    for install in located.get("engines") or []:
+        if install.get("name") != "vllm":
+            continue
+        lookup = vllm_lookup(cache.get(install), archs, method)["lookup"]
+        loader = loader_for(lookup, located, install["path"])
+        if loader is not None:
+            return loader
+    return None
+
+
 def audit_draft(
     remote: Remote, draft: str, target: str | None, located: dict | None
 ) -> dict[str, Any]:
@@ -118,8 +136,8 @@ def audit_draft(
     )
     report["vocab"] = vocab["summary"]
     report["findings"] += vocab["findings"]
-    if any(f["id"] == "checkpoint-unreadable" for f in vocab["findings"]):
-        report["inconclusive"].append(f"{draft}: checkpoint unreadable")
+    report["inconclusive"] += [f"{draft}: {u['reason']}" for u in vocab.get("unknown") or []]
+    if not vocab["summary"]:
         return report
     try:
         listing = checkpoint_call(
@@ -129,15 +147,6 @@ def audit_draft(
         report["inconclusive"].append(str(error))
         return report
     config = listing.get("config") or {}
-    report["findings"] += unexpected_weights([t["name"] for t in listing["tensors"]])
-    target_config = None
-    if target:
-        configs = remote.call("remotedbg.agent.draft_search:read_configs", {"paths": [target]})
-        target_config = configs.get(target)
-        if not isinstance(target_config, dict) or "error" in target_config:
-            report["inconclusive"].append(f"target config: {(target_config or {}).get('error')}")
-            target_config = None
-    report["findings"] += aux_layers_ignored(config, target_config)
     architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
     report["architectures"] = architectures
     if located is None or not located.get("engines"):
@@ -145,6 +154,8 @@ def audit_draft(
         report["loader"] = None
         return report
     loader = loader_for(architectures, located)
+    if loader is None:
+        loader = _vllm_loader(remote, located, config, listing["tensors"])
     report["loader"] = loader
     if loader is None:
         report["inconclusive"].append(

@@ -58,6 +58,20 @@ def _classify(remote: Remote, path: str) -> dict:
     return {"files": [classify_source(f["text"], f["path"]) for f in files if "text" in f]}
 
 
+def _spec_checks(
+    remote: Remote,
+    servers: Any = None,
+    located: Any = None,
+    drafts_audit: Any = None,
+    train_layers: Any = "",
+    target: Any = None,
+    draft: Any = "",
+) -> dict:
+    return spec_checks(
+        remote, servers, located, drafts_audit, train_layers, target or None, str(draft or "")
+    )
+
+
 def _python(remote: Remote, code: str, args: Any = None) -> dict:
     return remote.call("remotedbg.agent.snippet:run", {"code": code, "args": args or {}})
 
@@ -101,10 +115,8 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "spec-checks",
-            lambda r, servers=None, located=None, drafts_audit=None, train_layers="", target=None: (
-                spec_checks(r, servers, located, drafts_audit, train_layers, target or None)
-            ),
-            ("servers", "located", "drafts_audit", "train_layers", "target"),
+            _spec_checks,
+            ("servers", "located", "drafts_audit", "train_layers", "target", "draft"),
             description="speculative-decoding configuration checks for each draft and server",
         ),
         Action(

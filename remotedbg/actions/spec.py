@@ -1,27 +1,43 @@
 """find-servers and spec-checks: the speculative-decoding configuration audit as actions.
 
 find_servers: one agent round trip (remotedbg.agent.server_scan:scan_servers).
-spec_checks: per draft, its tensor listing + config (1 round trip), then once for all drafts the
-target configs (1), a grep for the target's model class in the engine install (1 per target
-architecture) and one read of the target-model and draft-model files (1); everything else is the
-pure checks of remotedbg.analysis.spec_checks.
+spec_checks: per draft its tensor listing and config (1 round trip each), the target configs
+(1), then per engine install its serving code, draft and target model files and the modules
+their classes come from (remotedbg.actions.engine_code: 3 at most); every verdict is then a pure
+function (remotedbg.analysis.spec_checks) of what was read.
+
+Scope: when the user names a draft (--var draft) or launch arguments (--var args / --var log),
+the audit is about those; other servers running on the box are listed (`other_servers`) with
+what they would have raised, but do not decide the verdict.
 """
 
 from __future__ import annotations
 
-import os
+import posixpath
 from typing import Any
 
 from remotedbg.actions.audit import loader_for
-from remotedbg.analysis.spec_checks import parse_layers, run_checks
-from remotedbg.engines.knowledge import ENGINES
+from remotedbg.actions.engine_code import EngineCodeCache, add_modules, vllm_lookup
+from remotedbg.analysis import engine_facts
+from remotedbg.analysis.capture import capture_point, evaluate_capture
+from remotedbg.analysis.loader_model import simulate_load
+from remotedbg.analysis.spec_checks import (
+    Deployment,
+    engine_ids,
+    parse_layers,
+    run_checks,
+    source_identifiers,
+)
+from remotedbg.engines import code_markers
+from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES
+from remotedbg.engines.loader_rules import vllm_engine_params
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
 
 SCAN = "remotedbg.agent.server_scan:scan_servers"
 LIST = "remotedbg.agent.checkpoint:list_tensors"
 CONFIGS = "remotedbg.agent.draft_search:read_configs"
-SOURCE_CAP = 2 << 20
+USER_SOURCES = ("--var args", "--var log")
 
 
 def _server_argv(server: dict) -> list[str]:
@@ -41,7 +57,8 @@ def find_servers(
     remote: Remote, log: str = "", args: str = "", tail_lines: int = 200, metrics: Any = None
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
-    metrics. `processes` is shaped for find-drafts (`processes:` parameter)."""
+    metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
+    launch arguments, only that server."""
     scan = remote.call(
         SCAN,
         {
@@ -52,13 +69,14 @@ def find_servers(
         },
     )
     servers = scan["servers"]
+    user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [
         {
             "pid": s.get("pid") if s.get("pid") is not None else s["source"],
             "engine": s.get("engine"),
             "cmdline": _server_argv(s),
         }
-        for s in servers
+        for s in (user or servers)
         if _server_argv(s)
     ]
     return {
@@ -75,38 +93,50 @@ def _servers_list(servers: Any) -> list[dict]:
     return [s for s in servers or [] if isinstance(s, dict)]
 
 
-def _same_path(a: str | None, b: str | None) -> bool:
-    if not a or not b:
-        return False
-    return os.path.normpath(os.path.expanduser(a)) == os.path.normpath(os.path.expanduser(b))
+def _label(server: dict) -> str:
+    return str(server.get("pid") or server.get("source"))
 
 
-def _pair(draft: str, servers: list[dict]) -> tuple[dict | None, str | None]:
+def _norm(path: str | None) -> str | None:
+    return posixpath.normpath(path) if path else None
+
+
+def _pair(item: dict, servers: list[dict], scoped: bool) -> tuple[dict | None, str | None]:
+    """The server that runs this draft: same path (as the box resolves it), else in a scoped
+    audit the user's own --var args/log server, else the only server there is."""
+    paths = {_norm(item.get("path")), _norm(item.get("real_path")), _norm(item.get("given"))}
     for server in servers:
-        if _same_path((server.get("spec") or {}).get("draft_model"), draft):
+        draft = _norm((server.get("spec") or {}).get("draft_model"))
+        if draft and draft in paths:
             return server, None
-    if len(servers) == 1:
-        where = servers[0].get("pid") or servers[0].get("source")
-        return servers[0], f"draft {draft} paired with the only server ({where})"
+    user = [s for s in servers if s.get("source") in USER_SOURCES]
+    if scoped and len(user) == 1:
+        return user[0], None
+    if not scoped and len(servers) == 1:
+        return servers[
+            0
+        ], f"draft {item['path']} paired with the only server ({_label(servers[0])})"
     return None, None
 
 
 def _install_for(server: dict | None, located: dict | None) -> dict | None:
+    """The install a server runs (by pid); for launch arguments given by hand, the install the
+    user pointed at (--var roots), then one a running server of that engine uses, then any."""
     engines = (located or {}).get("engines") or []
-    if not engines:
-        return None
     pid = (server or {}).get("pid")
     name = (server or {}).get("engine")
-    for engine in engines:
+    candidates = [e for e in engines if not name or e.get("name") == name] or engines
+    for engine in candidates:
         if pid is not None and pid in (engine.get("running") or []):
             return engine
-    for engine in engines:
-        if name and engine.get("name") == name and engine.get("running"):
+    if pid is None:
+        for engine in candidates:
+            if "root-arg" in (engine.get("how_found") or []):
+                return engine
+    for engine in candidates:
+        if engine.get("running"):
             return engine
-    for engine in engines:
-        if name and engine.get("name") == name:
-            return engine
-    return engines[0]
+    return candidates[0] if candidates else None
 
 
 def _grep_class(remote: Remote, install: dict, class_name: str) -> tuple[str | None, str | None]:
@@ -126,6 +156,149 @@ def _grep_class(remote: Remote, install: dict, class_name: str) -> tuple[str | N
     return paths[0], None
 
 
+def _draft_items(remote: Remote, servers: list[dict], drafts_audit: dict | None) -> list[dict]:
+    items: list[dict] = []
+    for report in (drafts_audit or {}).get("drafts") or []:
+        items.append({"path": report["draft"], "loader": report.get("loader")})
+    if not items:
+        for server in servers:
+            path = (server.get("spec") or {}).get("draft_model")
+            if path and not any(_norm(path) == _norm(d["path"]) for d in items):
+                items.append({"path": path, "loader": None})
+    unique: dict[str, dict] = {}
+    for item in items:
+        try:
+            listing = remote.call(LIST, {"path": item["path"]})
+            item["config"] = listing.get("config") or {}
+            item["tensors"] = listing.get("tensors") or []
+            item["real_path"] = listing.get("real_path") or listing.get("path")
+            item["given"] = listing.get("given")
+            if listing.get("config_error"):
+                item["error"] = f"config.json: {listing['config_error']}"
+                item["config"] = None
+        except RemoteCommandError as exc:
+            item["config"] = item["tensors"] = None
+            item["error"] = str(exc)
+        key = item.get("real_path") or item["path"]
+        unique.setdefault(key, item)  # `~/x` and `/home/u/x` are one draft
+    return list(unique.values())
+
+
+def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
+                target_configs: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
+    server = item.get("server") or {}
+    spec = server.get("spec") if server else None
+    dep = Deployment(
+        draft_config=item.get("config"),
+        tensors=item.get("tensors"),
+        draft_error=item.get("error"),
+        engine=server.get("engine"),
+        spec=spec,
+        server=server or None,
+        server_running=server.get("pid") is not None,
+        train_layers=trained,
+    )
+    cfg = target_configs.get(item.get("target") or "")
+    if isinstance(cfg, dict) and "error" in cfg:
+        dep.target_error = str(cfg["error"])
+    elif isinstance(cfg, dict):
+        dep.target_config = cfg
+    install = _install_for(server or None, located)
+    if install is None:
+        dep.code_error = "no engine install found on the box"
+        dep.load_error = dep.code_error
+        return dep
+    dep.engine = dep.engine or install["name"]
+    code = installs.get(install)
+    dep.code_read = True
+    item["install"] = install["path"]
+    archs = [a for a in (dep.draft_config or {}).get("architectures") or [] if isinstance(a, str)]
+    method = dep.algorithm or ""
+    lookup = archs
+    if dep.engine == "vllm":
+        dep.registry = install.get("registry")
+        dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
+        found = vllm_lookup(code, archs, method)
+        lookup = found["lookup"]
+        dep.class_by_method = found["class_by_method"]
+        dep.served_architectures = found["served_architectures"]
+    loader = loader_for(lookup, located or {}, install["path"]) if lookup else None
+    seeds = []
+    if loader:
+        seeds.append(loader["path"])
+        dep.draft_class = f"{code.rel(loader['path'])}:{loader['class']}"
+        item["draft_class_source"] = loader["path"]
+    target_class = ((dep.target_config or {}).get("architectures") or [None])[0]
+    target_path = None
+    if target_class:
+        target_path, error = _grep_class(remote, install, target_class)
+        if error:
+            dep.capture = {"error": error}
+        else:
+            seeds.append(target_path)
+            dep.capture_source = code.rel(target_path)
+            item["target_source"] = target_path
+    add_modules(remote, code, seeds)
+    dep.embedding = engine_facts.embedding_sharing(code)
+    dep.ids_source = engine_facts.aux_ids_source(code)
+    dep.capture_calls = engine_facts.capture_calls(code)
+    if target_path and target_class:
+        ref = engine_facts.resolve_class(code, target_path, target_class)
+        if ref is None:
+            dep.capture = {"error": f"{target_path} does not parse or has no {target_class}"}
+        else:
+            ids, _ = engine_ids(dep)
+            methods = tuple(dep.capture_calls) or code_markers.CAPTURE_METHODS
+            dep.capture = evaluate_capture(code.index, ref, ids, dep.target_config, methods)
+            if ids is not None and dep.capture.get("method") in code_markers.CAPTURE_GETTERS:
+                dep.capture["layers_to_capture"] = list(ids)  # config ids replace the default
+            module = code.index.module_at(target_path)
+            if module is not None:
+                dep.capture_point = capture_point(module.source)
+    if loader is None:
+        dep.load_error = (
+            f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"
+        )
+        return dep
+    ref = engine_facts.resolve_class(code, loader["path"], loader["class"])
+    if ref is None:
+        dep.load_error = f"{loader['path']} was not read or does not parse"
+        return dep
+    words: set[str] = set()
+    for cls in code.index.mro(ref):
+        words |= source_identifiers(cls.module.source)
+    dep.draft_words = words
+    params = None
+    if dep.engine == "vllm":
+        defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
+        launch = ((server.get("args") or {}).get("speculative-config")) if server else None
+        merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
+        params = vllm_engine_params(dep.draft_config or {}, dep.target_config, merged)
+    if dep.family not in LOADER_MODELLED_FAMILIES:
+        return dep
+    if dep.draft_config is not None and dep.tensors is not None:
+        dep.load = simulate_load(
+            code.index,
+            loader["path"],
+            loader["class"],
+            [t["name"] for t in dep.tensors],
+            dep.draft_config,
+            params,
+        )
+    return dep
+
+
+def _summary(dep: Deployment, checked: dict) -> dict:
+    return {
+        "draft_class": dep.draft_class,
+        "engine": dep.engine,
+        "checks": {
+            k: {"status": c["status"], "reason": c["reason"], "facts": c["facts"]}
+            for k, c in checked["checks"].items()
+        },
+    }
+
+
 def spec_checks(
     remote: Remote,
     servers: Any,
@@ -133,161 +306,84 @@ def spec_checks(
     drafts_audit: dict | None = None,
     train_layers: Any = "",
     target: str | None = None,
+    draft: str = "",
 ) -> dict[str, Any]:
-    """Run remotedbg.analysis.spec_checks for every draft (from the audit step, else the servers'
-    --speculative-draft-model-path), paired with the server that runs it."""
+    """The checks of remotedbg.analysis.spec_checks for every draft (from the audit step, else
+    the servers' --speculative-draft-model-path), paired with the server that runs it."""
     server_list = _servers_list(servers)
+    scoped = bool(draft) or any(s.get("source") in USER_SOURCES for s in server_list)
     trained = parse_layers(train_layers)
-    inconclusive: list[str] = []
     notes: list[str] = []
-    drafts: list[dict] = []
-    for report in (drafts_audit or {}).get("drafts") or []:
-        drafts.append({"path": report["draft"], "loader": report.get("loader")})
-    if not drafts:
-        for server in server_list:
-            path = (server.get("spec") or {}).get("draft_model")
-            if path and not any(_same_path(path, d["path"]) for d in drafts):
-                drafts.append({"path": path, "loader": None})
-    # 1) each draft's tensors and config
-    for item in drafts:
-        try:
-            listing = remote.call(LIST, {"path": item["path"]})
-            item["config"] = listing.get("config") or {}
-            item["tensors"] = listing.get("tensors") or []
-        except RemoteCommandError as exc:
-            item["config"] = None
-            item["tensors"] = None
-            item["error"] = str(exc)
-        item["server"], note = _pair(item["path"], server_list)
+    items = _draft_items(remote, server_list, drafts_audit)
+    for item in items:
+        item["server"], note = _pair(item, server_list, scoped)
         if note:
             notes.append(note)
         spec = (item["server"] or {}).get("spec") or {}
         item["target"] = target or spec.get("target_model")
-    # 2) target configs, one round trip
-    targets = sorted({d["target"] for d in drafts if d.get("target")})
+    targets = sorted({d["target"] for d in items if d.get("target")})
     target_configs: dict[str, Any] = {}
+    inconclusive: list[str] = []
     if targets:
         try:
             target_configs = remote.call(CONFIGS, {"paths": targets})
         except RemoteCommandError as exc:
             inconclusive.append(f"target configs: {exc}")
-    # 3) where the target's model class and the draft's model class live
-    wanted: dict[str, str | None] = {}
-    for item in drafts:
-        cfg = target_configs.get(item.get("target") or "")
-        if isinstance(cfg, dict) and "error" in cfg:
-            item["target_error"] = cfg["error"]
-            cfg = None
-        item["target_config"] = cfg if isinstance(cfg, dict) else None
-        install = _install_for(item["server"], located)
-        item["install"] = install.get("path") if install else None
-        archs = (item["target_config"] or {}).get("architectures") or []
-        item["target_class"] = archs[0] if archs and isinstance(archs[0], str) else None
-        item["target_source_path"] = None
-        if install and item["target_class"]:
-            key = f"{install['path']}|{item['target_class']}"
-            if key not in wanted:
-                wanted[key], error = _grep_class(remote, install, item["target_class"])
-                if error:
-                    item["target_source_error"] = error
-            item["target_source_path"] = wanted[key]
-        loader = item.get("loader")
-        if loader is None and located and item.get("config"):
-            archs = [a for a in item["config"].get("architectures") or [] if isinstance(a, str)]
-            loader = loader_for(archs, located)
-        item["draft_class_path"] = (loader or {}).get("path")
-    # 4) read the sources, one round trip
-    paths = sorted(
-        {p for d in drafts for p in (d["target_source_path"], d["draft_class_path"]) if p}
-    )
-    texts: dict[str, str] = {}
-    if paths:
-        try:
-            for entry in remote.read_text(paths, SOURCE_CAP):
-                if "text" in entry:
-                    texts[entry["path"]] = entry["text"]
-                    texts[entry["pattern"]] = entry["text"]
-        except RemoteCommandError as exc:
-            inconclusive.append(f"reading engine sources: {exc}")
-    # 5) the checks
-    per_draft = []
+    installs = EngineCodeCache(remote)
     findings: list[dict] = []
-    audited_ids: set[tuple[Any, str]] = set()
-    for f in (drafts_audit or {}).get("findings") or []:
-        audited_ids.add(((f.get("evidence") or {}).get("draft"), f["id"]))
-    for item in drafts:
-        reasons = []
-        if item.get("error"):
-            reasons.append(f"{item['path']}: {item['error']}")
+    per_draft: list[dict] = []
+    audited = {
+        ((f.get("evidence") or {}).get("draft"), f["id"])
+        for f in (drafts_audit or {}).get("findings") or []
+    }
+    for item in items:
+        dep = _deployment(item, located, installs, remote, target_configs, trained)
         if not item.get("target"):
-            reasons.append("the target model is unknown (pass --var target=...)")
-        elif item.get("target_error"):
-            reasons.append(f"target config: {item['target_error']}")
-        if item.get("target_source_error"):
-            reasons.append(item["target_source_error"])
-        elif item["target_config"] is not None and not item.get("install"):
-            reasons.append("no engine install found: the target model source is unknown")
-        checked = run_checks(
-            draft_config=item.get("config"),
-            tensors=item.get("tensors"),
-            target_config=item["target_config"],
-            target_source=texts.get(item["target_source_path"] or ""),
-            target_source_path=item["target_source_path"],
-            draft_class_source=texts.get(item["draft_class_path"] or ""),
-            draft_class_path=item["draft_class_path"],
-            server=item["server"],
-            train_layers=trained,
-        )
+            dep.target_error = "the target model is unknown (pass --var target=...)"
+        checked = run_checks(dep)
         for f in checked["findings"]:
-            if (item["path"], f["id"]) in audited_ids:
-                continue  # already reported by the audit step for this draft
-            f = dict(f)
-            f["evidence"] = dict(f.get("evidence") or {}, draft=item["path"])
-            findings.append(f)
-        reasons += checked["inconclusive"]
-        inconclusive += [f"{item['path']}: {r}" for r in reasons]
-        server = item["server"] or {}
-        per_draft.append(
-            {
-                "draft": item["path"],
-                "server": server.get("pid") or server.get("source"),
-                "target": item.get("target"),
-                "target_class": item["target_class"],
-                "target_source": item["target_source_path"],
-                "draft_class_source": item["draft_class_path"],
-                "install": item.get("install"),
-                "checks": {
-                    k: {"ran": c["ran"], "inconclusive": c["inconclusive"], "facts": c["facts"]}
-                    for k, c in checked["checks"].items()
-                },
-            }
-        )
-    # servers that run no audited draft still have launch/figure checks
-    for server in server_list:
-        if any(d["server"] is server for d in drafts):
-            continue
-        checked = run_checks(draft_config=None, tensors=None, server=server)
-        label = server.get("pid") or server.get("source")
-        for f in checked["findings"]:
-            if f["id"] == "spec-config-cleared":
+            if (item["path"], f["id"]) in audited:
                 continue
             f = dict(f)
-            f["evidence"] = dict(f.get("evidence") or {}, server=label)
+            f["evidence"] = dict(f.get("evidence") or {}, draft=item["path"])
+            if item["server"]:
+                f["evidence"]["server"] = _label(item["server"])
             findings.append(f)
-        skipped = [r for r in checked["inconclusive"] if "draft checkpoint was not read" not in r]
-        inconclusive += [f"server {label}: {r}" for r in skipped]
-        per_draft.append(
-            {
-                "draft": None,
-                "server": label,
-                "checks": {
-                    k: {"ran": c["ran"], "inconclusive": c["inconclusive"], "facts": c["facts"]}
-                    for k, c in checked["checks"].items()
-                },
-            }
-        )
-    result: dict[str, Any] = {"spec": per_draft, "findings": findings, "notes": notes}
-    if not drafts and not server_list:
+        inconclusive += [f"{item['path']}: {r}" for r in checked["inconclusive"]]
+        row = {
+            "draft": item["path"],
+            "server": _label(item["server"]) if item["server"] else None,
+            "target": item.get("target"),
+            "install": item.get("install"),
+            "target_source": item.get("target_source"),
+            "draft_class_source": item.get("draft_class_source"),
+        }
+        row.update(_summary(dep, checked))
+        per_draft.append(row)
+    others: list[dict] = []
+    for server in server_list:
+        if any(d["server"] is server for d in items):
+            continue
+        dep = Deployment(engine=server.get("engine"), spec=server.get("spec"), server=server,
+                         server_running=server.get("pid") is not None)  # fmt: skip
+        checked = run_checks(dep)
+        raised = [
+            dict(f, evidence=dict(f.get("evidence") or {}, server=_label(server)))
+            for f in checked["findings"]
+            if f["id"] != "spec-config-cleared"
+        ]
+        row = {"draft": None, "server": _label(server)}
+        row.update(_summary(dep, checked))
+        if scoped and server.get("source") not in USER_SOURCES:
+            row["findings"] = raised  # another server: listed, does not decide the verdict
+            others.append(row)
+            continue
+        findings += raised
+        inconclusive += [f"server {_label(server)}: {r}" for r in checked["inconclusive"]]
+        per_draft.append(row)
+    result: dict[str, Any] = {"spec": per_draft, "findings": findings, "notes": notes,
+                              "other_servers": others}  # fmt: skip
+    if not items and not server_list:
         inconclusive.append(
             "no draft and no server: nothing to check (pass --var draft=..., --var args=... "
             "or --var log=...)"

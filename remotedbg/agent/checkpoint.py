@@ -359,6 +359,7 @@ class Checkpoint:
     def describe(self):
         out = {
             "path": self.root,
+            "real_path": os.path.realpath(self.root),
             "given": self.given,
             "files": list(self.files),
             "config": self.config,

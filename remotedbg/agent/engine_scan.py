@@ -22,9 +22,7 @@ from remotedbg.agent.redact import redact_cmdline
 
 # Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
 # (SGLang 0.5.14+ version.py), not the release's version.
-_VERSION_RE = re.compile(
-    r"""(?m)^__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']"""
-)
+_VERSION_RE = re.compile(r"""(?m)^__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']""")
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
 _MAX_MAPS_BYTES = 4 * 1024 * 1024

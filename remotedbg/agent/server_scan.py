@@ -200,7 +200,7 @@ def parse_args(argv):
             except ValueError as exc:
                 errors.append(
                     "--%s is not valid JSON (%s) in %r: quote the whole value, e.g. "
-                    "--var args='... --%s {\"method\": \"eagle3\", ...}'"
+                    '--var args=\'... --%s {"method": "eagle3", ...}\''
                     % (name, exc, text[:120], name)
                 )
     return {"args": args, "positional": positional, "program": program, "errors": errors}

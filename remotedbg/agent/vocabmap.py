@@ -728,34 +728,28 @@ def _tensor_ref(ckpt, name):
 
 
 def vocab_check(args):
-    """{"path", "target_path"?, "tokenizer_sample"?} -> {"findings", "summary", "checkpoint"}.
+    """{"path", "target_path"?, "tokenizer_sample"?} -> {"findings", "unknown", "summary",
+    "checkpoint"}.
 
     Reads only d2t / t2d bytes and the lm_head header entry of the draft at `path`, plus the
     target's config.json (and tokenizer.json, to decode a few mapped ids) when target_path is
-    given. An unreadable checkpoint is reported as a `checkpoint-unreadable` finding.
+    given. What cannot be read is not a finding: it is listed under "unknown" with a reason code
+    (`unreadable`, `needs-torch`), and makes the verdict inconclusive, never a defect.
     """
     path = args.get("path")
     target_path = args.get("target_path")
     sample = args.get("tokenizer_sample")
     sample = DEFAULT_TOKENIZER_SAMPLE if sample is None else int(sample)
-    findings = []
+    unknown = []
     try:
         ckpt = open_checkpoint(path)
         refs = {key: _tensor_ref(ckpt, key) for key in ("d2t", "t2d", "lm_head.weight")}
         d2t = ckpt.read(refs["d2t"]["name"]) if refs["d2t"] else None
         t2d = ckpt.read(refs["t2d"]["name"]) if refs["t2d"] else None
     except CheckpointError as exc:
-        findings.append(
-            finding(
-                "checkpoint-unreadable",
-                ERROR,
-                "Cannot read the draft checkpoint",
-                str(exc),
-                {"path": path},
-            )
-        )
         return {
-            "findings": findings,
+            "findings": [],
+            "unknown": [_unknown(exc, "the draft checkpoint", path)],
             "summary": {},
             "checkpoint": {"path": path, "error": str(exc)},
         }
@@ -769,15 +763,7 @@ def vocab_check(args):
         try:
             target_config, target_dir = _target_config(target_path)
         except CheckpointError as exc:
-            findings.append(
-                finding(
-                    "checkpoint-unreadable",
-                    ERROR,
-                    "Cannot read the target model's config",
-                    str(exc),
-                    {"target_path": target_path},
-                )
-            )
+            unknown.append(_unknown(exc, "the target model's config", target_path))
     lm = refs["lm_head.weight"]
     result = analyze_vocab_map(
         d2t,
@@ -805,4 +791,16 @@ def vocab_check(args):
                 summary["notes"].append("tokenizer sample skipped: %s" % exc)
         else:
             summary["notes"].append("no tokenizer.json next to the target config")
-    return {"findings": findings + result["findings"], "summary": summary, "checkpoint": checkpoint}
+    return {
+        "findings": result["findings"],
+        "unknown": unknown,
+        "summary": summary,
+        "checkpoint": checkpoint,
+    }
+
+
+def _unknown(exc, what, path):
+    """A fact that could not be read: reason code, sentence, subject (remotedbg.contract)."""
+    text = str(exc)
+    code = "needs-torch" if "needs torch" in text else "unreadable"
+    return {"code": code, "reason": "cannot read %s: %s" % (what, text), "subject": path}

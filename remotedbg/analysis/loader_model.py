@@ -150,7 +150,7 @@ class AutoLoader:
     skip_substrs: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Named:
     """A callable we know only by name (engine helper, torch function...)."""
 
@@ -663,13 +663,21 @@ class Interpreter:
             items = [self.eval(e, env, mod, frame) for e in node.elts]
             if isinstance(node, ast.Tuple):
                 return tuple(items)
-            return set(items) if isinstance(node, ast.Set) else items
+            if isinstance(node, ast.Set):
+                try:
+                    return set(items)
+                except TypeError:
+                    return UNKNOWN
+            return items
         if isinstance(node, ast.Dict):
             out = {}
             for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:
                     return UNKNOWN
-                out[self.eval(k, env, mod, frame)] = self.eval(v, env, mod, frame)
+                key = self.eval(k, env, mod, frame)
+                if not isinstance(key, (str, int, float, bool, tuple, type(None))):
+                    return UNKNOWN
+                out[key] = self.eval(v, env, mod, frame)
             return out
         if isinstance(node, ast.Attribute):
             return self.attribute(self.eval(node.value, env, mod, frame), node.attr)
@@ -853,7 +861,11 @@ class Interpreter:
                 return ("method", base, "get")
             return base.get(attr)
         if isinstance(base, Param):
-            return Loader(base) if attr == "weight_loader" else Named(attr)
+            if attr == "data":
+                return base
+            if attr in ("weight_loader", "copy_", "fill_"):
+                return Loader(base)
+            return Named(attr)
         if isinstance(base, Tensor):
             return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
         if isinstance(base, ParamDict) and attr == "keys":
@@ -1266,6 +1278,14 @@ def _simulate_once(
         return LoadModel("unknown", reason=str(exc), draft_class=result.draft_class)
     except RecursionError:
         return LoadModel("unknown", reason="the loader code nests too deeply to follow")
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        # engine code is hostile input: an operation the interpreter does not model on the
+        # values it met (unhashable keys, odd types) makes the model unknown, never a crash
+        return LoadModel(
+            "unknown",
+            reason=f"the loader code does something not modelled ({type(exc).__name__}: {exc})",
+            draft_class=result.draft_class,
+        )
     result.approximate = interp.approximate
     for tensor, param, where in interp.loads:
         result.outcomes.setdefault(tensor, {"outcome": "loaded", "params": [], "at": where})

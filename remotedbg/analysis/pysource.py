@@ -63,13 +63,14 @@ class Module:
     name: str
     path: str
     tree: ast.Module
+    source: str = ""
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # local name -> "module:attr"
 
     @classmethod
-    def build(cls, name: str, path: str, tree: ast.Module) -> Module:
-        mod = cls(name, path, tree)
+    def build(cls, name: str, path: str, tree: ast.Module, source: str = "") -> Module:
+        mod = cls(name, path, tree, source)
         package = name.rsplit(".", 1)[0]
         for node in _runtime_body(tree.body):
             if isinstance(node, ast.ClassDef):
@@ -149,7 +150,7 @@ class SourceIndex:
         if tree is None:
             self.unparsable.append(path)
             return None
-        mod = Module.build(name, path, tree)
+        mod = Module.build(name, path, tree, source)
         self.modules[name] = mod
         return mod
 

@@ -11,10 +11,11 @@ from rich.table import Table
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.remote.fetch import fetch_range
 from remotedbg.remote.interpreter import checkpoint_call
-from remotedbg.report import render_findings, summary_table
+from remotedbg.report import render_findings, render_verdict, summary_table
 
 CHECKPOINT = "remotedbg.agent.checkpoint"
 PROGRESS_THRESHOLD = 8 << 20
@@ -161,19 +162,13 @@ def vocab_check(
         emit_json(report)
     else:
         render_vocab_report(report)
-    return vocab_exit_code(report["findings"])
-
-
-def vocab_exit_code(findings: list[dict]) -> int:
-    """1 when a defect is proven, else 4 when something could not be read, else 0."""
-    if any(f["severity"] == "error" and f["id"] != "checkpoint-unreadable" for f in findings):
-        return ExitCode.FINDINGS
-    if any(f["id"] == "checkpoint-unreadable" for f in findings):
-        return ExitCode.REMOTE  # nothing could be concluded about the map
-    return ExitCode.OK
+    reasons = [u["reason"] for u in report.get("unknown") or []]
+    return exit_code(verdict(report["findings"], reasons)[0])
 
 
 def render_vocab_report(report: dict) -> None:
+    reasons = [u["reason"] for u in report.get("unknown") or []]
+    render_verdict(stdout_console, *verdict(report["findings"], reasons))
     summary = report.get("summary", {})
     collapse = summary.get("direct_loader_collapse") or {}
     rows = [

@@ -26,6 +26,69 @@ D2T_NAMES = ["d2t", "draft_id_to_target_id"]
 #: Attributes whose value the engine uses as absolute TARGET token ids.
 TARGET_ID_SINKS = ["hot_token_id", "hot_token_ids", "target_token_ids", "token_map"]
 
+#: Draft families: what an architecture name says the head is, and what an algorithm serves.
+#: SGLang maps NEXTN to EAGLE (server_args.py in every release read); vLLM names its EAGLE head
+#: classes after the method (transformers_utils/configs/eagle.py), so a plain architecture
+#: (LlamaForCausalLM) in an EAGLE draft config is whatever the method makes of it.
+FAMILY_WORDS = (("eagle3", ("eagle3", "eagle-3")), ("mtp", ("mtp", "nextn")), ("eagle", ("eagle",)))
+SERVED_FAMILY = {
+    "sglang": {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle"},
+    "vllm": {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"},
+}
+#: Families whose draft loader remotedbg.analysis.loader_model follows.
+LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
+
+
+def served_family(engine: str | None, algorithm: str | None) -> str | None:
+    """'eagle3' | 'eagle' | 'mtp' for a --speculative-algorithm / vLLM method, else None."""
+    if not algorithm:
+        return None
+    algo = str(algorithm).strip().lower().replace("-", "_")
+    table = SERVED_FAMILY.get(engine or "sglang", SERVED_FAMILY["sglang"])
+    if algo in table:
+        return table[algo]
+    if (engine or "") == "vllm" and algo.endswith("_mtp"):
+        return "mtp"
+    return None
+
+
+def draft_family(
+    config: dict,
+    engine: str | None = None,
+    algorithm: str | None = None,
+    tensors: list[dict] | None = None,
+) -> str | None:
+    """'eagle3' | 'eagle' | 'mtp' from a draft config's architectures (and model_type), else
+    from its fc width (EAGLE-3 fuses three target layers, EAGLE-1/2 one plus the embedding);
+    for vLLM a plain architecture takes the family of the method serving it. None when nothing
+    says."""
+    names = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    names.append(str(config.get("model_type") or ""))
+    low = [n.lower() for n in names]
+    for family, words in FAMILY_WORDS:
+        if any(w in n for n in low for w in words):
+            return family
+    by_shape = _family_from_fc(config, tensors or [])
+    if by_shape:
+        return by_shape
+    if engine == "vllm":
+        served = served_family(engine, algorithm)
+        return served if served in ("eagle3", "eagle") else None
+    return None
+
+
+def _family_from_fc(config: dict, tensors: list[dict]) -> str | None:
+    hidden = config.get("target_hidden_size") or config.get("hidden_size")
+    if not isinstance(hidden, int) or hidden <= 0:
+        return None
+    for t in tensors:
+        parts = [p for p in str(t.get("name", "")).split(".") if p != "model"]
+        shape = t.get("shape") or []
+        if parts[-2:] == ["fc", "weight"] and len(shape) == 2:
+            return {3 * hidden: "eagle3", 2 * hidden: "eagle"}.get(shape[1])
+    return None
+
+
 #: Names of draft-head class/architecture fragments (EntryClass, class names, architectures).
 DRAFT_CLASS_WORDS = ["Eagle", "EAGLE", "MTP", "NextN", "Medusa", "Draft", "Speculator", "MLPSpec"]
 

@@ -28,12 +28,8 @@ def interpreters_with(remote: Remote, module: str) -> list[str]:
 
 def _needs_torch(value: Any) -> bool:
     """A vocab-check answer whose checkpoint could not be read for want of torch."""
-    findings = value.get("findings", []) if isinstance(value, dict) else []
-    return any(
-        f.get("id") == "checkpoint-unreadable"
-        and TORCH_NEEDED in f.get("title", "") + f.get("detail", "")
-        for f in findings
-    )
+    unknown = value.get("unknown", []) if isinstance(value, dict) else []
+    return any(u.get("code") == "needs-torch" for u in unknown)
 
 
 def checkpoint_call(remote: Remote, entry: str, args: dict[str, Any]) -> Any:

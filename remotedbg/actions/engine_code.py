@@ -1,0 +1,133 @@
+"""Read the engine code that decides how a draft is served: the draft and target model files,
+the modules their classes come from, and the serving code (workers, runners, configs) that a
+grep for the markers in remotedbg.engines.code_markers finds. Three round trips at most."""
+
+from __future__ import annotations
+
+import posixpath
+
+from remotedbg.analysis import engine_facts
+from remotedbg.analysis.pysource import SourceIndex
+from remotedbg.engines import code_markers
+from remotedbg.engines.knowledge import ENGINES
+from remotedbg.errors import RemoteCommandError
+from remotedbg.remote.primitives import Remote
+
+SOURCE_CAP = 2 << 20
+
+
+class EngineCode:
+    """One install's code as read: the module index plus the serving-code grep hits."""
+
+    def __init__(self, engine: str, install: str) -> None:
+        self.engine = engine
+        self.install = install.rstrip("/")
+        package = ENGINES.get(engine, {}).get("package", engine)
+        self.index = SourceIndex(package, self.install)
+        self.serving_hits: list[dict] = []  # {path, line, text}
+        self.errors: list[str] = []
+        self.tried: set[str] = set()
+
+    def rel(self, path: str) -> str:
+        return path[len(self.install) + 1 :] if path.startswith(self.install + "/") else path
+
+    def path(self, rel: str) -> str:
+        return posixpath.join(self.install, rel)
+
+    def has(self, rel: str) -> bool:
+        return self.index.module_at(self.path(rel)) is not None
+
+
+def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
+    todo = [
+        p for p in dict.fromkeys(paths) if code.index.module_at(p) is None and p not in code.tried
+    ]
+    todo = todo[: max(0, code_markers.MAX_FILES - len(code.index.modules))]
+    code.tried.update(todo)
+    if not todo:
+        return
+    try:
+        entries = remote.read_text(todo, SOURCE_CAP)
+    except RemoteCommandError as exc:
+        code.errors.append(f"reading engine sources: {exc}")
+        return
+    for entry in entries:
+        if "text" in entry and not entry.get("truncated"):
+            code.index.add(entry["path"], entry["text"])
+
+
+def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
+    """Engine modules that the classes of these files may come from (capitalised names)."""
+    wanted: list[str] = []
+    for path in paths:
+        mod = code.index.module_at(path)
+        if mod is None:
+            continue
+        for name, target in mod.imports.items():
+            module = target.partition(":")[0]
+            if not name[:1].isupper() or module in code.index.modules:
+                continue
+            file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
+            if module.startswith(code.index.package + ".") and file not in wanted:
+                wanted.append(file)
+    return wanted
+
+
+def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
+    """Round 1: the install's serving code (workers, runners, configs) that the markers find,
+    plus, for vLLM, the files holding SpeculativeConfig (which exists depends on the release)."""
+    code = EngineCode(engine, install)
+    models_dir = ENGINES.get(engine, {}).get("models_dir", "")
+    try:
+        found = remote.grep(code_markers.SERVING_CODE_PATTERN, [code.install], limit=4000)
+        records = found.get("records") or []
+    except RemoteCommandError as exc:
+        code.errors.append(f"grep in {code.install}: {exc}")
+        records = []
+    models = code.path(models_dir) + "/"
+    for record in records:
+        if not record["path"].endswith(".py") or record["path"].startswith(models):
+            continue
+        code.serving_hits.append(
+            {"path": record["path"], "line": record["line"], "text": record["text"]}
+        )
+    serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
+    extra = [code.path(p) for p in code_markers.VLLM_SPEC_CONFIGS] if engine == "vllm" else []
+    _read(remote, code, serving[: code_markers.MAX_FILES // 2] + extra)
+    return code
+
+
+def add_modules(remote: Remote, code: EngineCode, seeds: list[str]) -> None:
+    """Rounds 2-3: the draft and target model files, then the engine modules their classes
+    come from (bases and layers in other files)."""
+    _read(remote, code, seeds)
+    frontier = list(seeds)
+    for _ in range(code_markers.MAX_IMPORT_ROUNDS):
+        wanted = _class_imports(code, frontier)
+        if not wanted:
+            break
+        _read(remote, code, wanted)
+        frontier = wanted
+
+
+def vllm_lookup(code: EngineCode, architectures: list[str], method: str) -> dict:
+    """How a vLLM install finds the draft class for these architectures and method: the class
+    its proposer builds per method (0.8.5), else the registry names its EAGLEConfig makes."""
+    by_method = engine_facts.vllm_class_by_method(code)
+    served = engine_facts.vllm_served_architectures(code, architectures, method)
+    lookup = [by_method[method]] if by_method and method in by_method else served
+    return {"lookup": lookup, "class_by_method": by_method, "served_architectures": served}
+
+
+class EngineCodeCache:
+    """Engine code per install, read once per run."""
+
+    def __init__(self, remote: Remote) -> None:
+        self.remote = remote
+        self.code: dict[str, EngineCode] = {}
+
+    def get(self, install: dict) -> EngineCode:
+        key = install["path"]
+        if key not in self.code:
+            self.code[key] = gather_serving(self.remote, install["name"], install["path"])
+        return self.code[key]

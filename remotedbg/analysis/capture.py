@@ -1,0 +1,589 @@
+"""How a target model chooses the hidden states it feeds an EAGLE-3 draft (pure).
+
+The target's own method (SGLang `set_eagle3_layers_to_capture(layer_ids)`, vLLM
+`get_eagle3_aux_hidden_state_layers()` / the SupportsEagle3 default) is evaluated by a small
+abstract interpreter over its AST, for given draft-config ids and the target config: every path
+through undecidable branches is followed, and the result is only taken when all paths agree.
+
+Layer-id conventions (SGLang's, stated in its model files): a model with
+`layers_to_capture = [c, ...]` captures the INPUT of layer c (hidden + residual before the layer
+runs), i.e. the OUTPUT of layer c - 1; trainers (and `eagle_aux_hidden_state_layer_ids`) name layer
+OUTPUTS, hence the `val + 1` in most setters.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from remotedbg.analysis.pysource import ClassRef, SourceIndex, parse
+from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
+
+CAPTURE_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
+DELEGATE_METHODS = ("set_eagle3_layers_to_capture", "set_aux_hidden_state_layers")
+MAX_PATHS = 64
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
+
+
+class _Config:
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+
+class _Self:
+    """The target model instance: its config, and `model.layers` as many as the config says."""
+
+    def __init__(self, config: dict) -> None:
+        self.config = _Config(config)
+        layers = config.get("num_hidden_layers")
+        self.layers = list(range(layers)) if isinstance(layers, int) and layers < 4096 else UNKNOWN
+
+    def attribute(self, name: str) -> Any:
+        if name == "config":
+            return self.config
+        if name == "model":
+            return self
+        if name == "layers":
+            return self.layers
+        return UNKNOWN
+
+    def has(self, name: str) -> Any:
+        if name in ("config", "model", "layers"):
+            return True
+        if name in ("get_language_model", "language_model"):
+            return False  # a text-only causal LM
+        return UNKNOWN
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _known(*values: Any) -> bool:
+    return not any(v is UNKNOWN for v in values)
+
+
+def _index_node(node: ast.Subscript) -> ast.AST:
+    return node.slice  # Python 3.9+: the index expression itself
+
+
+def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
+    """A small evaluator for the expressions of set_eagle3_layers_to_capture."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id, UNKNOWN)
+    if isinstance(node, ast.Attribute):
+        base = _eval(node.value, env)
+        if isinstance(base, _Self):
+            return base.attribute(node.attr)
+        if isinstance(base, _Config):
+            return base.data.get(node.attr, UNKNOWN)
+        return UNKNOWN
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_eval(e, env) for e in node.elts]
+        return list(items) if _known(*items) else UNKNOWN
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        gen = node.generators[0]
+        seq = _eval(gen.iter, env)
+        if not isinstance(seq, (list, tuple)) or not isinstance(gen.target, ast.Name):
+            return UNKNOWN
+        out = []
+        for item in seq:
+            local = dict(env, **{gen.target.id: item})
+            conds = [_eval(c, local) for c in gen.ifs]
+            if not _known(*conds):
+                return UNKNOWN
+            if all(conds):
+                value = _eval(node.elt, local)
+                if value is UNKNOWN:
+                    return UNKNOWN
+                out.append(value)
+        return out
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left, env), _eval(node.right, env)
+        if not _known(left, right):
+            return UNKNOWN
+        try:
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, ast.FloorDiv):
+                return left // right
+            if isinstance(node.op, ast.Mod):
+                return left % right
+        except (TypeError, ZeroDivisionError):
+            return UNKNOWN
+        return UNKNOWN
+    if isinstance(node, ast.UnaryOp):
+        operand = _eval(node.operand, env)
+        if operand is UNKNOWN:
+            return UNKNOWN
+        if isinstance(node.op, ast.Not):
+            return not operand
+        if isinstance(node.op, ast.USub) and isinstance(operand, (int, float)):
+            return -operand
+        return UNKNOWN
+    if isinstance(node, ast.BoolOp):
+        is_and = isinstance(node.op, ast.And)
+        saw_unknown = False
+        for value_node in node.values:
+            value = _eval(value_node, env)
+            if value is UNKNOWN:
+                saw_unknown = True
+                continue
+            if is_and and not value:
+                return value
+            if not is_and and value:
+                return value
+        return UNKNOWN if saw_unknown else (True if is_and else False)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env)
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = _eval(comp, env)
+            if not _known(left, right):
+                return UNKNOWN
+            try:
+                ok = _compare(op, left, right)
+            except TypeError:
+                return UNKNOWN
+            if ok is UNKNOWN:
+                return UNKNOWN
+            if not ok:
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        test = _eval(node.test, env)
+        if test is UNKNOWN:
+            return UNKNOWN
+        return _eval(node.body if test else node.orelse, env)
+    if isinstance(node, ast.Subscript):
+        base = _eval(node.value, env)
+        index = _index_node(node)
+        if isinstance(index, ast.Slice):
+            lo = _eval(index.lower, env) if index.lower else None
+            hi = _eval(index.upper, env) if index.upper else None
+            if isinstance(base, list) and _known(lo, hi):
+                return base[lo:hi]
+            return UNKNOWN
+        key = _eval(index, env)
+        if isinstance(base, (list, tuple)) and isinstance(key, int):
+            return base[key] if -len(base) <= key < len(base) else UNKNOWN
+        return UNKNOWN
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        args = [_eval(a, env) for a in node.args]
+        name = node.func.id
+        if name in ("len", "list", "sorted", "int", "tuple") and len(args) == 1 and _known(*args):
+            try:
+                return {"len": len, "list": list, "sorted": sorted, "int": int, "tuple": list}[
+                    name
+                ](args[0])
+            except (TypeError, ValueError):
+                return UNKNOWN
+        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[0], _Self):
+            if name == "hasattr":
+                return args[0].has(args[1])
+            value = args[0].attribute(args[1])
+            return value if value is not UNKNOWN else (args[2] if len(args) > 2 else UNKNOWN)
+        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[0], _Config):
+            if name == "hasattr":
+                return args[1] in args[0].data
+            default = args[2] if len(args) > 2 else UNKNOWN
+            return args[0].data.get(args[1], default)
+    return UNKNOWN
+
+
+def _compare(op: ast.cmpop, left: Any, right: Any) -> Any:
+    if isinstance(op, ast.Eq):
+        return left == right
+    if isinstance(op, ast.NotEq):
+        return left != right
+    if isinstance(op, ast.Is):
+        return left is right
+    if isinstance(op, ast.IsNot):
+        return left is not right
+    if isinstance(op, ast.Lt):
+        return left < right
+    if isinstance(op, ast.LtE):
+        return left <= right
+    if isinstance(op, ast.Gt):
+        return left > right
+    if isinstance(op, ast.GtE):
+        return left >= right
+    if isinstance(op, ast.In):
+        return left in right
+    if isinstance(op, ast.NotIn):
+        return left not in right
+    return UNKNOWN
+
+
+def _capture_call(node: ast.AST) -> ast.Call | None:
+    """`<something>.set_eagle3_layers_to_capture(x)` (a delegation to the inner model)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in DELEGATE_METHODS:
+            return node
+    return None
+
+
+def _exec(stmts: list[ast.stmt], paths: list[dict]) -> list[dict]:
+    """Run statements on every live path; an undecidable `if` forks the path."""
+    for stmt in stmts:
+        nxt: list[dict] = []
+        for path in paths:
+            if path["done"]:
+                nxt.append(path)
+                continue
+            nxt.extend(_step(stmt, path))
+        if len(nxt) > MAX_PATHS:
+            raise _Unsupported("too many branches")
+        paths = nxt
+    return paths
+
+
+def _step(stmt: ast.stmt, path: dict) -> list[dict]:
+    env = path["env"]
+    if isinstance(stmt, ast.If):
+        test = _eval(stmt.test, env)
+        if test is UNKNOWN:
+            left = _exec(stmt.body, [_fork(path)])
+            right = _exec(stmt.orelse, [_fork(path)])
+            return left + right
+        return _exec(stmt.body if test else stmt.orelse, [path])
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        value_node = stmt.value
+        if value_node is None:
+            return [path]
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = _eval(value_node, env)
+        for target in targets:
+            if isinstance(target, ast.Name):
+                env[target.id] = value
+            elif isinstance(target, ast.Attribute) and target.attr in CAPTURE_ATTRS:
+                path["captures"].append(("assign", ast.unparse(target), value, stmt.lineno))
+        return [path]
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        fake = ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op)
+        fake.right = stmt.value
+        env[stmt.target.id] = _eval(fake, env)
+        return [path]
+    if isinstance(stmt, (ast.Expr, ast.Return)):
+        call = _capture_call(stmt.value) if stmt.value is not None else None
+        if call is not None:
+            value = _eval(call.args[0], env) if call.args else None
+            path["captures"].append(("delegate", ast.unparse(call.func), value, stmt.lineno))
+        elif isinstance(stmt, ast.Return) and stmt.value is not None and path.get("getter"):
+            path["captures"].append(("return", "return", _eval(stmt.value, env), stmt.lineno))
+        if isinstance(stmt, ast.Return):
+            path["done"] = True
+        return [path]
+    if isinstance(stmt, ast.Raise):
+        path["done"] = True
+        path["raised"] = True
+        return [path]
+    if isinstance(stmt, (ast.Pass, ast.Assert, ast.Global, ast.Nonlocal, ast.Import)):
+        return [path]
+    if isinstance(stmt, ast.ImportFrom):
+        return [path]
+    raise _Unsupported(f"line {stmt.lineno}: {type(stmt).__name__} not evaluated")
+
+
+def _fork(path: dict) -> dict:
+    return {
+        "env": dict(path["env"]),
+        "captures": list(path["captures"]),
+        "done": path["done"],
+        "raised": path.get("raised", False),
+        "getter": path.get("getter", False),
+    }
+
+
+def _run_method(
+    method: ast.FunctionDef, layer_ids: Any, config: dict
+) -> tuple[list[Any], list[str]]:
+    """Distinct captured values over the method's paths, plus notes."""
+    params = [a.arg for a in method.args.args]
+    env: dict[str, Any] = {}
+    if params:
+        env[params[0]] = _Self(config)
+    if len(params) > 1 and method.name not in CAPTURE_GETTERS:
+        env[params[1]] = layer_ids
+    getter = method.name in CAPTURE_GETTERS
+    path = {"env": env, "captures": [], "done": False, "raised": False, "getter": getter}
+    paths = _exec(method.body, [path])
+    values: list[Any] = []
+    notes: list[str] = []
+    for p in paths:
+        if not p["captures"]:
+            if p.get("raised"):
+                notes.append("a path raises (the engine refuses this input)")
+            continue
+        kind, target, value, line = p["captures"][-1]
+        item = {"kind": kind, "target": target, "value": value, "line": line}
+        if item not in values:
+            values.append(item)
+    return values, notes
+
+
+def _as_int_list(value: Any) -> list[int] | None:
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        return list(value)
+    return None
+
+
+def find_capture_method(
+    index: SourceIndex, target: ClassRef, methods: tuple[str, ...] = CAPTURE_METHODS
+) -> dict[str, Any]:
+    """The capture method the target class has (itself or a base, across the files read):
+    {"class", "method", "where", "node"}; or {"missing": True, "unresolved": [bases]} when no
+    class in its hierarchy defines one (`unresolved` lists engine bases whose code was not
+    read, in which case the answer is not final)."""
+    for name in methods:
+        found = index.find_method(target, name)
+        if found is not None:
+            cls, func = found
+            return {
+                "class": cls.node.name,
+                "method": name,
+                "where": f"{cls.module.path}:{func.lineno}",
+                "node": func,
+            }
+    unresolved = []
+    for cls in index.mro(target):
+        for base in index.bases(cls):
+            if isinstance(base, str) and _engine_name(index, cls, base):
+                unresolved.append(base)
+    return {"missing": True, "unresolved": unresolved}
+
+
+_EXTERNAL_MODULES = {"torch", "typing", "typing_extensions", "abc", "transformers", "collections",
+                     "dataclasses", "enum", "nn", "Generic", "Protocol", "object"}  # fmt: skip
+
+
+def _engine_name(index: SourceIndex, cls: ClassRef, base: str) -> bool:
+    """Whether an unresolved base may hold engine code we did not read (anything but torch,
+    typing and the like)."""
+    head = base.split(".")[0].split("[")[0]
+    if head in _EXTERNAL_MODULES:
+        return False
+    target = cls.module.imports.get(head, "")
+    module = target.partition(":")[0].split(".")[0]
+    return module not in _EXTERNAL_MODULES
+
+
+def evaluate_capture(
+    index: SourceIndex,
+    target: ClassRef,
+    layer_ids: list[int] | None,
+    target_config: dict | None,
+    methods: tuple[str, ...] = CAPTURE_METHODS,
+) -> dict[str, Any]:
+    """Evaluate the target's capture method for the draft-config ids (None: none given).
+    Returns {"layers_to_capture", "class", "method", "where", "line", "delegated", "notes"} or
+    {"error": reason} (with "missing": True when the hierarchy defines no capture method)."""
+    found = find_capture_method(index, target, methods)
+    if found.get("missing"):
+        if found["unresolved"]:
+            return {
+                "error": f"{target.node.name} inherits from {', '.join(found['unresolved'])}, "
+                "whose code was not read"
+            }
+        return {
+            "error": f"{target.node.name} (and its bases) define none of {', '.join(methods)}",
+            "missing": True,
+        }
+    method = found["node"]
+    config = dict(target_config or {})
+    try:
+        values, notes = _run_method(method, layer_ids, config)
+    except _Unsupported as exc:
+        return {"error": f"{found['class']}.{method.name}: {exc}"}
+    if not values:
+        return {"error": f"{found['class']}.{method.name} sets no capture layers we could follow"}
+    distinct = []
+    for item in values:
+        if item["value"] not in distinct:
+            distinct.append(item["value"])
+    if len(distinct) > 1:
+        return {
+            "error": f"{found['class']}.{method.name} depends on something we cannot evaluate: "
+            f"{distinct}"
+        }
+    chosen = next((v for v in values if v["kind"] == "delegate"), values[0])
+    out: dict[str, Any] = {
+        "class": found["class"],
+        "method": method.name,
+        "where": found["where"],
+        "method_line": method.lineno,
+        "line": chosen["line"],
+        "target": chosen["target"],
+        "layers_to_capture": chosen["value"],
+        "delegated": None,
+        "notes": notes,
+    }
+    if chosen["kind"] == "delegate":
+        # `self.model.set_eagle3_layers_to_capture(v)`: the inner model's own method
+        module = index.module_at(found["where"].rsplit(":", 1)[0])
+        for other_name, other in (module.classes if module else {}).items():
+            if other_name == found["class"]:
+                continue
+            inner = _method(other, DELEGATE_METHODS)
+            if inner is None:
+                continue
+            try:
+                inner_values, _ = _run_method(inner, chosen["value"], config)
+            except _Unsupported:
+                continue
+            if len(inner_values) == 1 and inner_values[0]["kind"] == "assign":
+                out["delegated"] = {"class": other_name, "line": inner_values[0]["line"]}
+                out["layers_to_capture"] = inner_values[0]["value"]
+                break
+    if out["layers_to_capture"] is UNKNOWN or _as_int_list(out["layers_to_capture"]) is None:
+        missing = [] if "num_hidden_layers" in config else ["num_hidden_layers"]
+        why = " (the target config's num_hidden_layers is unknown)" if missing else ""
+        return {"error": f"{found['class']}.{method.name}: capture layers not computable{why}"}
+    out["layers_to_capture"] = _as_int_list(out["layers_to_capture"])
+    return out
+
+
+def _method(cls: ast.ClassDef, names: tuple[str, ...]) -> ast.FunctionDef | None:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            return node
+    return None
+
+
+def single_file_index(source: str, path: str = "/engine/pkg/model.py") -> SourceIndex:
+    """An index over one model file (for callers that have only the target's file)."""
+    index = SourceIndex("pkg", "/engine/pkg")
+    index.add(path, source)
+    return index
+
+
+def _entry_or_capturing_class(index: SourceIndex, target_class: str | None) -> ClassRef | None:
+    module = next(iter(index.modules.values()), None)
+    if module is None:
+        return None
+    if target_class and index.resolve(module, target_class):
+        return index.resolve(module, target_class)
+    for node in module.tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+        ):
+            value = node.value
+            elts = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            for e in elts:
+                if isinstance(e, ast.Name) and index.resolve(module, e.id):
+                    return index.resolve(module, e.id)
+    for cls in module.classes.values():
+        if _method(cls, CAPTURE_METHODS):
+            return ClassRef(module, cls)
+    return None
+
+
+def capture_indices(
+    source: str,
+    layer_ids: list[int] | None,
+    target_config: dict | None,
+    target_class: str | None = None,
+) -> dict[str, Any]:
+    """evaluate_capture over a single model file: the class named (else its EntryClass, else
+    the first class with a capture method)."""
+    index = single_file_index(source)
+    if not index.modules:
+        return {"error": "the target model source does not parse"}
+    ref = _entry_or_capturing_class(index, target_class)
+    if ref is None:
+        return {"error": "no class in the target model file defines set_eagle3_layers_to_capture"}
+    return evaluate_capture(index, ref, layer_ids, target_config)
+
+
+def conversion_rule(source: str, target_class: str | None = None) -> str:
+    """How the file's set_eagle3_layers_to_capture turns given ids into capture indices:
+    'add-1', 'add-1-when-first-is-1', 'keep', 'other' or 'unknown'."""
+    cfg = {"num_hidden_layers": 64}
+    probes = {}
+    for key, ids in (("one", [1, 5, 9]), ("two", [2, 6, 10])):
+        got = capture_indices(source, ids, cfg, target_class)
+        probes[key] = got.get("layers_to_capture")
+    one, two = probes["one"], probes["two"]
+    if one is None or two is None:
+        return "unknown"
+    if one == [2, 6, 10] and two == [3, 7, 11]:
+        return "add-1"
+    if one == [1, 5, 9] and two == [2, 6, 10]:
+        return "keep"
+    if one == [2, 6, 10] and two == [2, 6, 10]:
+        return "add-1-when-first-is-1"
+    return "other"
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def capture_point(source: str) -> dict[str, Any]:
+    """Whether the model's layer loop captures a layer's input ('input': index c = output of
+    layer c - 1) or its output ('output'), from the order of `if i in self.layers_to_capture`
+    and the layer call in the loop body. 'unknown' when no such loop is in the file."""
+    try:
+        tree = parse(source)
+    except SyntaxError:  # pragma: no cover - parse() returns None instead
+        return {"point": "unknown", "evidence": None}
+    if tree is None:
+        return {"point": "unknown", "evidence": None}
+    found = []
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.For):
+            continue
+        layer_names = _names_in(loop.target)
+        for stmt in loop.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+                    if isinstance(node.value.value, ast.Attribute) and node.value.value.attr in (
+                        "layers",
+                        "h",
+                        "blocks",
+                    ):
+                        layer_names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        capture_at = call_at = None
+        for index, stmt in enumerate(loop.body):
+            for node in ast.walk(stmt):
+                if (
+                    capture_at is None
+                    and isinstance(node, ast.Compare)
+                    and any(isinstance(op, ast.In) for op in node.ops)
+                    and any(
+                        isinstance(c, ast.Attribute) and c.attr in CAPTURE_ATTRS
+                        for c in node.comparators
+                    )
+                ):
+                    capture_at = (index, node.lineno)
+                if call_at is None and isinstance(node, ast.Call):
+                    func = node.func
+                    if isinstance(func, ast.Name) and func.id in layer_names:
+                        call_at = (index, node.lineno)
+                    elif isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute):
+                        if func.value.attr in ("layers", "h", "blocks"):
+                            call_at = (index, node.lineno)
+        if capture_at and call_at and capture_at[0] != call_at[0]:
+            point = "input" if capture_at[0] < call_at[0] else "output"
+            found.append({"point": point, "capture_line": capture_at[1], "call_line": call_at[1]})
+    points = {f["point"] for f in found}
+    if len(points) == 1:
+        return {"point": points.pop(), "evidence": found[0]}
+    if len(points) > 1:
+        return {"point": "ambiguous", "evidence": found[:3]}
+    return {"point": "unknown", "evidence": None}

@@ -1,0 +1,254 @@
+"""Facts about how an engine install serves a draft, read from its code (pure).
+
+Each function takes the install's code as read (remotedbg.actions.engine_code.EngineCode, or any
+object with `index`, `serving_hits`, `engine`, `install`, `rel()`, `path()`) and returns a plain
+dict with the answer, the evidence (file:line) and, when the code does not decide, `None` and the
+reason. Nothing here guesses: an undecided fact makes the checks built on it inconclusive.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from remotedbg.analysis.pysource import ClassRef, Module
+from remotedbg.engines import code_markers
+
+
+def _serving_modules(code: Any) -> list[Module]:
+    paths = dict.fromkeys(h["path"] for h in code.serving_hits)
+    out = []
+    for path in paths:
+        if code.engine == "vllm" and _v1_only(code, path):
+            continue
+        mod = code.index.module_at(path)
+        if mod is not None:
+            out.append(mod)
+    return out
+
+
+def _v1_only(code: Any, path: str) -> bool:
+    """vLLM: a file only the V1 model runner uses, on a release whose default runner is V2."""
+    if not code.has(code_markers.VLLM_V2_MARKER) and not any(
+        h["path"].endswith(code_markers.VLLM_V2_MARKER) for h in code.serving_hits
+    ):
+        return False
+    return any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY)
+
+
+def _where(code: Any, mod: Module, node: ast.AST) -> str:
+    return f"{code.rel(mod.path)}:{getattr(node, 'lineno', 0)}"
+
+
+def embedding_sharing(code: Any) -> dict[str, Any]:
+    """Does the engine give an EAGLE draft the target's embedding? SGLang's worker calls
+    draft.set_embed / set_embed_and_head; vLLM's proposer assigns the target's embed_tokens."""
+    evidence = []
+    for mod in _serving_modules(code):
+        for node in ast.walk(mod.tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in code_markers.EMBED_SHARING_CALLS
+            ):
+                evidence.append(f"{_where(code, mod, node)} {node.func.attr}(...)")
+            elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == "embed_tokens" for t in node.targets
+            ):
+                value = ast.unparse(node.value)
+                if "target" in value:
+                    evidence.append(f"{_where(code, mod, node)} embed_tokens = {value[:60]}")
+    if evidence:
+        return {"shared": True, "evidence": evidence[:4]}
+    if not code.serving_hits:
+        return {"shared": None, "reason": "the engine's worker code was not found or not read"}
+    return {"shared": False, "evidence": [], "reason": "no worker code shares the embedding"}
+
+
+def capture_calls(code: Any) -> list[str]:
+    """Which capture methods the engine's runner calls on the target model."""
+    called = []
+    for mod in _serving_modules(code):
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in code_markers.CAPTURE_METHODS:
+                    called.append(node.func.attr)
+    return list(dict.fromkeys(called))
+
+
+def aux_ids_source(code: Any) -> dict[str, Any]:
+    """Where the engine reads the draft config's eagle_aux_hidden_state_layer_ids: from the
+    `eagle_config` dict, from the top level of the config, both or neither."""
+    places: dict[str, list[str]] = {"eagle_config": [], "top_level": []}
+    for mod in _serving_modules(code):
+        if any(part in code.rel(mod.path) for part in code_markers.AUX_IDS_OTHER_READERS):
+            continue
+        for node in ast.walk(mod.tree):
+            for child in ast.iter_child_nodes(node):
+                if not (
+                    isinstance(child, ast.Constant) and child.value == code_markers.AUX_IDS_KEY
+                ):
+                    continue
+                if isinstance(node, ast.keyword) or not isinstance(
+                    node, (ast.Call, ast.Subscript)
+                ):
+                    continue
+                nested = "eagle_config" in ast.unparse(node)
+                places["eagle_config" if nested else "top_level"].append(_where(code, mod, node))
+    return {
+        "eagle_config": bool(places["eagle_config"]),
+        "top_level": bool(places["top_level"]),
+        "where": places["eagle_config"] + places["top_level"],
+        "read": bool(code.serving_hits),
+    }
+
+
+def acceptance_includes_bonus(code: Any) -> bool | None:
+    """vLLM: whether 'Mean acceptance length' counts the bonus token (`1 + accepted/drafts`,
+    0.10.1.1+) or not (`accepted/drafts`, 0.8.5). None when the metrics code was not read."""
+    mod = code.index.module_at(code.path(code_markers.VLLM_METRICS))
+    if mod is None:
+        return None
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "mean_acceptance_length" for t in node.targets
+        ):
+            value = node.value
+            return (
+                isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Add)
+                and isinstance(value.left, ast.Constant)
+                and value.left.value == 1
+            )
+    return None
+
+
+def vllm_class_by_method(code: Any) -> dict[str, str] | None:
+    """vLLM 0.8.5's proposer builds the draft class per method itself instead of asking the
+    registry (v1/spec_decode/eagle.py:228-236 `self.model = Eagle3LlamaForCausalLM(...)`):
+    {"eagle3": "Eagle3LlamaForCausalLM", "eagle": "EagleLlamaForCausalLM"} when it does."""
+    mod = code.index.module_at(code.path(code_markers.VLLM_PROPOSER))
+    if mod is None:
+        return None
+    imported: dict[str, str] = {}
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            method = {"llama_eagle3": "eagle3", "llama_eagle": "eagle"}.get(
+                node.module.rsplit(".", 1)[-1]
+            )
+            if method:
+                imported[node.names[0].asname or node.names[0].name] = method
+    built = {
+        node.func.id
+        for node in ast.walk(mod.tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    found = {method: name for name, method in imported.items() if name in built}
+    return found or None
+
+
+def vllm_served_architectures(code: Any, architectures: list[str], method: str) -> list[str]:
+    """The architectures vLLM looks up for a draft: EAGLEConfig's rewrite for the method
+    (transformers_utils/configs/eagle.py, evaluated from the install's own code)."""
+    mod = code.index.module_at(code.path(code_markers.VLLM_EAGLE_CONFIG))
+    if mod is None:
+        return list(architectures)
+    for node in ast.walk(mod.tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+            continue
+        test = node.test
+        if not (
+            isinstance(test.left, ast.Name)
+            and test.left.id == "method"
+            and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == method
+        ):
+            continue
+        for stmt in node.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Subscript)
+                and ast.unparse(stmt.targets[0].slice).strip("'\"") == "architectures"
+                and isinstance(stmt.value, ast.ListComp)
+            ):
+                return _rewrite(stmt.value, architectures)
+    return list(architectures)
+
+
+def _rewrite(comp: ast.ListComp, architectures: list[str]) -> list[str]:
+    """Evaluate `[f"Eagle3{arch}" if ... else arch for arch in self.model.architectures]`."""
+    gen = comp.generators[0]
+    if not isinstance(gen.target, ast.Name):
+        return list(architectures)
+    out = []
+    for arch in architectures:
+        value = _str_expr(comp.elt, {gen.target.id: arch})
+        out.append(value if isinstance(value, str) else arch)
+    return out
+
+
+def _str_expr(node: ast.expr, env: dict[str, str]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                inner = _str_expr(value.value, env)
+                if not isinstance(inner, str):
+                    return None
+                parts.append(inner)
+        return "".join(parts)
+    if isinstance(node, ast.IfExp):
+        test = _str_expr(node.test, env)
+        if not isinstance(test, bool):
+            return None
+        return _str_expr(node.body if test else node.orelse, env)
+    if isinstance(node, ast.BoolOp):
+        values = [_str_expr(v, env) for v in node.values]
+        if not all(isinstance(v, bool) for v in values):
+            return None
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _str_expr(node.operand, env)
+        return (not inner) if isinstance(inner, bool) else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("startswith", "endswith")
+        and len(node.args) == 1
+    ):
+        base = _str_expr(node.func.value, env)
+        arg = _str_expr(node.args[0], env)
+        if isinstance(base, str) and isinstance(arg, (str, tuple)):
+            return getattr(base, node.func.attr)(arg)
+    return None
+
+
+def field_defaults(code: Any, class_name: str) -> dict[str, Any]:
+    """Constant defaults of a config dataclass's fields (e.g. vLLM's SpeculativeConfig), from
+    whichever of the files read defines it."""
+    for mod in code.index.modules.values():
+        cls = mod.classes.get(class_name)
+        if cls is None:
+            continue
+        out: dict[str, Any] = {}
+        for stmt in cls.body:
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(stmt.value, ast.Constant)
+            ):
+                out[stmt.target.id] = stmt.value.value
+        return out
+    return {}
+
+
+def resolve_class(code: Any, path: str, name: str) -> ClassRef | None:
+    mod = code.index.module_at(path)
+    return code.index.resolve(mod, name) if mod is not None else None

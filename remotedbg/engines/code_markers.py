@@ -1,0 +1,55 @@
+"""What to look for in an engine's code to learn how it serves a draft (knowledge, data only).
+
+The analyses in remotedbg.analysis.engine_facts read these facts from the install itself; the
+names here only say where to look. Releases they were read in: SGLang 0.4.6.post5, 0.4.10.post2,
+0.5.1, 0.5.6, 0.5.14, 0.5.23; vLLM 0.8.5, 0.10.1.1, 0.33.0 (tests/conformance_table.py cites
+the lines).
+"""
+
+from __future__ import annotations
+
+#: A grep (ERE) over the engine package, model files excluded, finding the code that serves a
+#: draft: embedding sharing, aux-layer capture calls, where draft-config layer ids are read,
+#: acceptance metrics, vLLM's EAGLE config and proposer.
+SERVING_CODE_PATTERN = (
+    r"set_embed|embed_tokens *=|eagle_aux_hidden_state_layer_ids|set_eagle3_layers_to_capture"
+    r"|eagle3_aux_hidden_state_layers|eagle3_default_aux_hidden_state_layers"
+    r"|mean_acceptance_length|class EAGLEConfig|llama_eagle3 import|requires_aux_hidden_states"
+)
+
+#: Methods an engine calls on the TARGET model to choose the hidden states fed to an EAGLE-3
+#: draft: SGLang's setter, vLLM's getters (0.8.5/0.10.1.1 per model; 0.33.0 a default in the
+#: SupportsEagle3 interface).
+CAPTURE_SETTERS = ("set_eagle3_layers_to_capture",)
+CAPTURE_GETTERS = (
+    "get_eagle3_aux_hidden_state_layers",
+    "get_eagle3_default_aux_hidden_state_layers",
+)
+CAPTURE_METHODS = CAPTURE_SETTERS + CAPTURE_GETTERS
+
+#: Methods the SGLang worker calls on the draft to give it the target's embedding (and head).
+EMBED_SHARING_CALLS = ("set_embed", "set_embed_and_head")
+
+#: The draft-config key holding the training's aux layer ids.
+AUX_IDS_KEY = "eagle_aux_hidden_state_layer_ids"
+
+#: Code that reads the aux-layer ids for other methods than EAGLE-3 (SGLang dflash_utils.py,
+#: vLLM extract_hidden_states.py), or converts other config formats (vLLM
+#: transformers_utils/configs/speculators): not where an EAGLE-3 deployment's ids are chosen.
+AUX_IDS_OTHER_READERS = ("dflash", "extract_hidden_states", "transformers_utils/", "dspark")
+
+#: vLLM: files of the model runner that the default runner replaces. From 0.33.0 on Model Runner
+#: V2 (v1/worker/gpu/) is the default (vllm/config/vllm.py:731-767), and what only the V1 runner
+#: reads does not apply unless the user switched runners.
+VLLM_V2_MARKER = "v1/worker/gpu/model_runner.py"
+VLLM_V1_ONLY = ("v1/worker/gpu_model_runner.py",)
+
+#: Files the loader model and the facts read besides the draft and target model files.
+VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"
+VLLM_SPEC_CONFIGS = ("config/speculative.py", "config/__init__.py", "config.py")
+VLLM_METRICS = "v1/spec_decode/metrics.py"
+VLLM_PROPOSER = "v1/spec_decode/eagle.py"
+
+#: Import budget when following a draft or target class into the modules it comes from.
+MAX_IMPORT_ROUNDS = 2
+MAX_FILES = 64

@@ -1,0 +1,211 @@
+"""Release x scenario -> what `playbook spec-audit` must say, written from the engines' code.
+
+Every expectation cites the release's own file:line (paths relative to the package directory in
+site-packages) that makes the engine behave so; none was derived from remotedbg's output. The
+releases are downloaded by tests/releases.py; the scenarios are built by tests/test_conformance.py.
+
+`verdict` is the playbook verdict (ok -> exit 0, defect -> exit 1, inconclusive -> exit 4);
+`errors` are the error-level finding ids that must be reported (and no other error may be);
+`warnings` are warning ids that must be reported (other warnings are allowed only on `ok` rows
+when listed in `allow`).
+"""
+
+from __future__ import annotations
+
+SGLANG = ["0.4.6.post5", "0.4.10.post2", "0.5.1", "0.5.6", "0.5.14", "0.5.23"]
+VLLM = ["0.8.5", "0.10.1.1", "0.33.0"]
+
+
+def row(verdict: str, errors=(), warnings=(), cite: str = "", allow=()) -> dict:
+    return {
+        "verdict": verdict,
+        "errors": sorted(errors),
+        "warnings": sorted(warnings),
+        "allow": sorted(allow),
+        "cite": cite,
+    }
+
+
+OK = "ok"
+DEFECT = "defect"
+
+# scenario -> {("sglang"|"vllm", version): row}
+TABLE: dict[str, dict[tuple[str, str], dict]] = {}
+
+
+def _put(scenario: str, engine: str, versions: list[str], expected: dict) -> None:
+    TABLE.setdefault(scenario, {}).update({(engine, v): expected for v in versions})
+
+
+# ------------------------------------------------------------------ correct deployments
+_put("correct", "sglang", ["0.4.6.post5"], row(OK, cite=(
+    "srt/models/llama_eagle3.py:183-193 loads midlayer/fc/norm/lm_head through "
+    "llama.py:532-596; d2t -> hot_token_id le3:185-187; embedding shared: "
+    "srt/speculative/eagle_worker.py:125 set_embed; capture [2,16,29] llama.py:706")))
+_put("correct", "sglang", ["0.4.10.post2", "0.5.1"], row(OK, cite=(
+    "srt/models/llama_eagle3.py:202-243 own load_weights; eagle_worker.py:141-147 set_embed + "
+    "hot_token_id; llama.py:733-755 capture [2,16,29]")))
+_put("correct", "sglang", ["0.5.6"], row(OK, cite=(
+    "srt/models/llama_eagle3.py:229-270; eagle_worker.py:147-164 (set_embed :158); "
+    "llama.py:737 default [2, n//2, n-3]")))
+_put("correct", "sglang", ["0.5.14"], row(OK, cite=(
+    "srt/models/llama_eagle3.py:310-350 (midlayer -> layers.0); "
+    "srt/speculative/eagle_worker_v2.py:319-335 set_embed; llama.py:819")))
+_put("correct", "sglang", ["0.5.23"], row(OK, cite=(
+    "srt/models/llama_eagle3.py:338-378 legacy_name_map midlayer->layers.0; "
+    "eagle_worker_v2.py:336-369; llama.py:936")))
+_put("correct", "vllm", ["0.8.5"], row(OK, cite=(
+    "v1/spec_decode/eagle.py:228-236 class by method (Eagle3LlamaForCausalLM); "
+    "model_executor/models/llama_eagle3.py:216-232 + AutoWeightsLoader; embed shared "
+    "eagle.py:242-246; capture (2, n//2, n-3) model_executor/models/llama.py:534-536")))
+_put("correct", "vllm", ["0.10.1.1"], row(OK, cite=(
+    "draft config arch LlamaForCausalLM -> EAGLEConfig prefixes Eagle3 "
+    "(transformers_utils/configs/eagle.py:56-62) -> registry Eagle3LlamaForCausalLM "
+    "(model_executor/models/registry.py:263); llama_eagle3.py:262-288; embed shared "
+    "v1/spec_decode/eagle.py:617-626; capture llama.py:552-557")))
+_put("correct", "vllm", ["0.33.0"], row(OK, cite=(
+    "registry.py:702 LlamaForCausalLMEagle3 -> llama_eagle3.Eagle3LlamaForCausalLM; "
+    "llama_eagle3.py:420-470 + AutoWeightsLoader/WeightsMapper (models/utils.py:49-140); "
+    "embed shared v1/worker/gpu/spec_decode/eagle/utils.py:74-77; default capture "
+    "model_executor/models/interfaces.py:1751-1772")))
+
+_put("correct-qwen3", "sglang", ["0.4.6.post5"], row(DEFECT, ["target-unsupported"], cite=(
+    "Qwen3ForCausalLM has no set_eagle3_layers_to_capture (srt/models/qwen3.py:219), which "
+    "model_executor/model_runner.py:312 calls for EAGLE3: AttributeError at start")))
+_put("correct-qwen3", "sglang", ["0.4.10.post2"], row(OK, cite="srt/models/qwen3.py:525-536"))
+_put("correct-qwen3", "sglang", ["0.5.1"], row(OK, cite="srt/models/qwen3.py:501-512"))
+_put("correct-qwen3", "sglang", ["0.5.6"], row(OK, cite="srt/models/qwen3.py:588-601"))
+_put("correct-qwen3", "sglang", ["0.5.14"], row(OK, cite="srt/models/qwen3.py:692-705"))
+_put("correct-qwen3", "sglang", ["0.5.23"], row(OK, cite="srt/models/qwen3.py:778-791"))
+_put("correct-qwen3", "vllm", ["0.8.5"], row(DEFECT, ["target-unsupported"], cite=(
+    "Qwen3ForCausalLM has no get_eagle3_aux_hidden_state_layers (only "
+    "model_executor/models/llama.py:531-536 defines it); v1/worker/gpu_model_runner.py:1342-1344 "
+    "calls it for eagle3 (and config.py:2588-2592 refuses non-llama targets)")))
+_put("correct-qwen3", "vllm", ["0.10.1.1"], row(OK, cite="model_executor/models/qwen3.py:307-312"))
+_put("correct-qwen3", "vllm", ["0.33.0"], row(OK, cite=(
+    "Qwen3ForCausalLM(SupportsEagle3) qwen3.py:280-281; default interfaces.py:1751-1772")))
+
+_put("correct-nextn", "sglang", SGLANG, row(OK, cite=(
+    "NEXTN is rewritten to EAGLE (0.4.6.post5 server_args.py:378-380; 0.5.6 "
+    "server_args.py:1668-1669; 0.5.23 speculative_hook.py:109-116); draft arch "
+    "DeepseekV3ForCausalLMNextN (srt/models/deepseek_nextn.py EntryClass); embed and head shared "
+    "by set_embed_and_head (0.5.6 eagle_worker.py:166-173)")))
+
+# ------------------------------------------------------------------ algorithm vs draft family
+_put("eagle3-as-eagle", "sglang", SGLANG, row(DEFECT, ["algorithm-mismatch"], cite=(
+    "no check of architecture vs algorithm: EAGLE runs the EAGLE-3 head without aux capture "
+    "(0.5.6 model_runner.py:531 needs is_eagle3), fc skipped (llama_eagle3.py:162-163), target "
+    "head swapped in (eagle_worker.py:173): silent garbage drafts")))
+_put("eagle3-as-eagle", "vllm", ["0.8.5"], row(DEFECT, ["algorithm-mismatch"], cite=(
+    "method eagle builds EagleLlamaForCausalLM (v1/spec_decode/eagle.py:228-231): midlayer/d2t "
+    "KeyError (llama_eagle.py:105,110)")))
+_put("eagle3-as-eagle", "vllm", ["0.10.1.1", "0.33.0"], row(DEFECT, ["algorithm-mismatch"], cite=(
+    "method eagle: EAGLEConfig prefixes Eagle (0.33.0 transformers_utils/configs/eagle.py:46-53) "
+    "-> unregistered arch ValueError (0.33.0 model_executor/models/registry.py:1249-1252)")))
+
+_put("nextn-as-eagle3", "sglang", SGLANG, row(DEFECT, ["algorithm-mismatch"], cite=(
+    "EAGLE3 path calls set_eagle3_layers_to_capture / set_embed that the DeepSeek NextN classes "
+    "lack: AttributeError at start (0.4.6.post5 deepseek_v2.py:1855 + model_runner.py:312; "
+    "0.5.6 eagle_worker.py:158, deepseek_v2.py:3341,4069)")))
+_put("nextn-as-eagle3", "vllm", VLLM, row(DEFECT, ["algorithm-mismatch"], cite=(
+    "0.8.5 config.py:2588-2592 eagle3 only for llama; 0.10.1.1 config/__init__.py:2347-2354; "
+    "0.33.0 config/speculative.py:749-764 rewrites to DeepSeekMTPModel, Eagle3DeepSeekMTPModel "
+    "unregistered (registry.py:1249-1252)")))
+
+# ------------------------------------------------------------------ checkpoint defects
+_put("d2t-absolute", "sglang", SGLANG, row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "hot_token_id = d2t + arange (0.4.6.post5 llama_eagle3.py:187; 0.5.23 llama_eagle3.py:352): "
+    "absolute ids are shifted again")))
+_put("d2t-absolute", "vllm", VLLM, row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "compute_logits scatters to arange + draft_id_to_target_id (0.8.5 llama_eagle3.py:200-214; "
+    "0.33.0 llama_eagle3.py:385-394)")))
+
+_put("fc-other-target", "sglang", SGLANG, row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc = Linear(hidden*3 or target_hidden_size*3, hidden) (0.5.6 llama_eagle3.py:135); a "
+    "[4096, 15360] fc.weight cannot take the 3 x 4096 the Llama-3.1-8B target feeds")))
+_put("fc-other-target", "vllm", VLLM, row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc in-features target_hidden_size*3 (0.8.5 llama_eagle3.py:102-109)")))
+
+_put("prefix-model", "sglang", ["0.4.6.post5"], row(DEFECT, ["draft-load-fails"], cite=(
+    "llama_eagle3.py:189-191 prepends model. -> model.model.midlayer...qkv_proj: "
+    "params_dict[name] KeyError (llama.py:578)")))
+_put("prefix-model", "sglang", SGLANG[1:], row(DEFECT, ["required-weights-missing"], cite=(
+    "name tried as is, then model.+name; model.lm_head.weight matches neither and is dropped "
+    "without a message (0.5.1 llama_eagle3.py:237-238; 0.5.23 :372-373): lm_head uninitialised")))
+_put("prefix-model", "vllm", VLLM, row(DEFECT, ["draft-load-fails"], cite=(
+    "0.8.5 llama_eagle3.py:160 / 0.10.1.1 :186 KeyError; 0.33.0 models/utils.py:442-448 "
+    "ValueError 'There is no module or parameter named'")))
+
+_put("prefix-draft_model", "sglang", ["0.4.6.post5"], row(DEFECT, ["draft-load-fails"], cite=(
+    "model.draft_model.midlayer...qkv_proj KeyError (llama.py:578)")))
+_put("prefix-draft_model", "sglang", SGLANG[1:], row(DEFECT, ["required-weights-missing"], cite=(
+    "every tensor but d2t/t2d dropped silently (0.5.6 llama_eagle3.py:255,265; 0.5.23 :363,373)")))
+_put("prefix-draft_model", "vllm", VLLM, row(DEFECT, ["draft-load-fails"], cite=(
+    "0.8.5 models/utils.py:248-250 / llama_eagle3.py:160; 0.33.0 models/utils.py:442-448")))
+
+_put("lm-head-missing", "sglang", SGLANG, row(DEFECT, ["required-weights-missing"], cite=(
+    "draft_vocab_size set -> lm_head is ParallelLMHead(32000), not shared (set_embed only: "
+    "0.5.6 llama_eagle3.py:206-218, eagle_worker.py:157-158); nothing loads it")))
+_put("lm-head-missing", "vllm", ["0.8.5", "0.10.1.1"], row(DEFECT, ["required-weights-missing"],
+    cite="eagle3 never shares lm_head (0.8.5 eagle.py:242-249; 0.10.1.1 eagle.py:636)"))
+_put("lm-head-missing", "vllm", ["0.33.0"], row(DEFECT, ["required-weights-missing"], cite=(
+    "target head (128256 rows) shared (v1/worker/gpu/spec_decode/eagle/utils.py:109-119) while "
+    "logits are cut to draft_vocab_size and scattered by d2t (llama_eagle3.py:385-394)")))
+
+# ------------------------------------------------------------------ norm flags
+_put("norm-before-fc", "sglang", SGLANG[:5], row(DEFECT, ["norm-flag-unsupported"], cite=(
+    "norm_before_fc is read nowhere (0.5.6 llama_eagle3.py:130-143; 0.5.14 no occurrence); "
+    "input_norm.weight dropped")))
+_put("norm-before-fc", "sglang", ["0.5.23"], row(OK, cite=(
+    "llama_eagle3.py:169-182 input_norm RMSNorm(3*hidden) when norm_before_fc; applied :238-240")))
+_put("norm-before-fc", "vllm", ["0.8.5", "0.10.1.1"],
+     row(DEFECT, ["draft-load-fails", "norm-flag-unsupported"], cite=(
+         "flag not read; input_norm.weight -> model.input_norm.weight KeyError "
+         "(0.8.5 llama_eagle3.py:160; 0.10.1.1 :186)")))
+_put("norm-before-fc", "vllm", ["0.33.0"], row(OK, cite="llama_eagle3.py:184-188, 223-227"))
+
+_put("fc-norm", "sglang", ["0.4.6.post5"], row(DEFECT, ["norm-flag-unsupported"], cite=(
+    "fc_norm.* not a parameter: warning 'Parameter ... not found' (llama.py:596), not applied")))
+_put("fc-norm", "sglang", ["0.4.10.post2", "0.5.1", "0.5.6"],
+     row(DEFECT, ["norm-flag-unsupported"],
+         cite="dropped silently (0.5.6 llama_eagle3.py:264-265)"))
+_put("fc-norm", "sglang", ["0.5.14", "0.5.23"], row(OK, cite=(
+    "fc_norm ModuleList when config fc_norm (0.5.23 llama_eagle3.py:184-196), loaded :372-378")))
+_put("fc-norm", "vllm", ["0.8.5", "0.10.1.1"],
+     row(DEFECT, ["draft-load-fails", "norm-flag-unsupported"], cite=(
+         "model.fc_norm.0.weight KeyError (0.8.5 llama_eagle3.py:160; 0.10.1.1 :186)")))
+_put("fc-norm", "vllm", ["0.33.0"], row(OK, cite="llama_eagle3.py:231-240 fc_norm ModuleList"))
+
+# ------------------------------------------------------------------ launch and telemetry
+_put("token-map", "sglang", SGLANG, row(OK, warnings=["token-map-ignored"], cite=(
+    "'Speculative token map specified, but EAGLE3 models already have this. Ignoring' "
+    "(0.4.6.post5 eagle_worker.py:93-98; 0.5.6 :114-119; 0.5.23 eagle_worker_v2.py:325-330)")))
+
+_put("aux-off-by-one", "sglang", ["0.4.6.post5"], row(OK, warnings=["aux-layers-ignored"], cite=(
+    "eagle_config ids not read: captures the default [2,16,29] (llama.py:706) = outputs 1,15,28, "
+    "the training layers; the ids in the config are ignored")))
+_put("aux-off-by-one", "sglang", SGLANG[1:], row(DEFECT, ["aux-layers-mismatch"], cite=(
+    "ids read from eagle_config (0.5.1 model_runner.py:368-380; 0.5.23 spec_aux_hidden_state.py:"
+    "185-196), +1 each (llama.py set_eagle3_layers_to_capture): [3,17,30] = outputs 2,16,29 "
+    "!= training 1,15,28")))
+_put("aux-off-by-one", "vllm", VLLM, row(OK, warnings=["aux-layers-ignored"], cite=(
+    "eagle_config.eagle_aux_hidden_state_layer_ids not read by the default runner "
+    "(0.8.5/0.10.1.1: no occurrence; 0.33.0 V2 eagle3_utils.py:113-150 reads top-level keys "
+    "only)")))
+
+_put("low-accept", "sglang", SGLANG, row(DEFECT, ["accept-length-low"], cite=(
+    "'accept len: {:.2f}' is accepted/forward (0.4.6.post5 scheduler.py:1217; 0.5.6 "
+    "scheduler_metrics_mixin.py:294): 1.05 of a possible num_steps+1 = 4")))
+_put("low-accept", "vllm", ["0.10.1.1", "0.33.0"], row(DEFECT, ["accept-length-low"], cite=(
+    "'Mean acceptance length' = 1 + accepted/drafts (0.10.1.1 v1/spec_decode/metrics.py:80-81; "
+    "0.33.0 :113-114): 1.05 of a possible 4")))
+_put("low-accept", "vllm", ["0.8.5"], row(DEFECT, ["accept-length-low"], cite=(
+    "'Mean acceptance length' = accepted/drafts, no bonus token (v1/spec_decode/metrics.py:76): "
+    "0.05 of a possible 3")))
+
+_put("arch-specforge", "vllm", ["0.10.1.1"], row(DEFECT, ["draft-arch-unsupported"], cite=(
+    "LlamaForCausalLMEagle3 kept by EAGLEConfig (ends with Eagle3, "
+    "transformers_utils/configs/eagle.py:56-62) but its registry entry is commented out "
+    "(model_executor/models/registry.py:264-265): 'Model architectures ... are not supported' "
+    "(registry.py:497-499)")))
+_put("arch-specforge", "vllm", ["0.33.0"], row(OK, cite="registry.py:702 registers it again"))

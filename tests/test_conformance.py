@@ -1,0 +1,209 @@
+"""Conformance: `playbook spec-audit` against unmodified SGLang and vLLM releases.
+
+For every release in tests/releases.py, unpacked both as a venv (with its dist-info) and as a
+bare checkout tree, and every scenario in tests/conformance_table.py: build the box (real-shape
+sparse checkpoints, target configs, a log when the scenario needs one), audit it with the launch
+arguments a user would pass (`--var args`), and compare the verdict and finding ids with the
+table, whose rows cite the release's code. The audits run in-process through the same playbook
+runner the CLI uses, on the `local` target; tests/test_conformance_cli.py runs a few of them
+through the installed CLI over the real sshd fixture.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from remotedbg.agent.findings import ERROR, WARNING
+from remotedbg.playbook import bind_variables, find_playbook, load_playbook, run_playbook
+from remotedbg.remote.primitives import Remote
+from remotedbg.session import ConnectOptions, open_session
+from tests import realshape as rs
+from tests.conformance_table import TABLE
+from tests.releases import RELEASES, Release, release
+
+pytestmark = pytest.mark.network
+
+LAYOUTS = ("venv", "tree")
+
+
+def _draft_arch(engine: str, version: str) -> str:
+    # vLLM 0.10.1.1 refuses SpecForge's LlamaForCausalLMEagle3 (its registry entry is commented
+    # out, model_executor/models/registry.py:264-265): a working deployment there names the
+    # plain Llama architecture, which EAGLEConfig turns into Eagle3LlamaForCausalLM
+    # (transformers_utils/configs/eagle.py:56-62).
+    if (engine, version) == ("vllm", "0.10.1.1"):
+        return "LlamaForCausalLM"
+    return "LlamaForCausalLMEagle3"
+
+
+def launch_args(engine: str, target: Path, draft: Path, algorithm: str, extra: str = "") -> str:
+    if engine == "sglang":
+        return (
+            f"python -m sglang.launch_server --model-path {target} --speculative-algorithm "
+            f"{algorithm} --speculative-draft-model-path {draft} --speculative-num-steps 3 "
+            f"--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 {extra}"
+        ).strip()
+    config = {"method": algorithm, "model": str(draft), "num_speculative_tokens": 3}
+    # as typed in a shell, single-quoted, and as it reaches --var after the shell removed them
+    return f"vllm serve {target} --speculative-config {json.dumps(config)} {extra}".strip()
+
+
+def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
+    """The box for one scenario: returns the playbook variables a user would pass."""
+    algorithm = {"sglang": "EAGLE3", "vllm": "eagle3"}[engine]
+    target_shape = rs.LLAMA31_8B
+    config = tensors = None
+    extra_args = ""
+    variables: dict[str, str] = {}
+    if scenario == "correct-qwen3":
+        target_shape = rs.QWEN3_8B
+    if scenario in ("correct-nextn", "nextn-as-eagle3"):
+        target_shape = rs.DEEPSEEK_V3
+        config, tensors = rs.nextn_config(), rs.nextn_tensors(experts=8)
+        if scenario == "correct-nextn":
+            algorithm = {"sglang": "NEXTN", "vllm": "deepseek_mtp"}[engine]
+    if config is None:
+        config = rs.eagle3_config(target_shape)
+        config["architectures"] = [_draft_arch(engine, version)]
+        tensors = rs.eagle3_tensors(target_shape)
+    if scenario == "arch-specforge":
+        config["architectures"] = ["LlamaForCausalLMEagle3"]
+    if scenario == "eagle3-as-eagle":
+        algorithm = {"sglang": "EAGLE", "vllm": "eagle"}[engine]
+    elif scenario == "d2t-absolute":
+        d2t = tensors["d2t"]
+        offsets = rs.np.frombuffer(d2t[2], dtype="<i8")
+        absolute = offsets + rs.np.arange(len(offsets), dtype="<i8")
+        tensors["d2t"] = (d2t[0], d2t[1], absolute.astype("<i8").tobytes())
+    elif scenario == "fc-other-target":
+        tensors["fc.weight"] = ("BF16", [target_shape.hidden, 3 * 5120], None)
+    elif scenario == "prefix-model":
+        tensors = rs.rename(tensors, "model.")
+    elif scenario == "prefix-draft_model":
+        tensors = rs.rename(tensors, "draft_model.")
+    elif scenario == "lm-head-missing":
+        del tensors["lm_head.weight"]
+    elif scenario == "norm-before-fc":
+        config["norm_before_fc"] = True
+        tensors["input_norm.weight"] = ("BF16", [3 * target_shape.hidden], None)
+    elif scenario == "fc-norm":
+        config["fc_norm"] = True
+        for i in range(3):
+            tensors[f"fc_norm.{i}.weight"] = ("BF16", [target_shape.hidden], None)
+    elif scenario == "token-map":
+        (root / "hot_map.pt").write_bytes(b"\0" * 16)
+        extra_args = f"--speculative-token-map {root / 'hot_map.pt'}"
+    elif scenario == "aux-off-by-one":
+        # trained on the outputs of layers 1, 15, 28 (SpecForge's default for 32 layers), but
+        # the converter wrote layer-input ids into the config
+        config["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [2, 16, 29]}
+        variables["train_layers"] = "1,15,28"
+    elif scenario == "low-accept":
+        variables["log"] = str(write_log(root / "server.log", engine, version))
+    target = rs.write_target(root / "target", target_shape)
+    draft = rs.write_checkpoint(root / "draft", config, tensors)
+    variables["args"] = launch_args(engine, target, draft, algorithm, extra_args)
+    variables["draft"] = str(draft)
+    return variables
+
+
+def write_log(path: Path, engine: str, version: str) -> Path:
+    """Decode lines in the release's own format (see conformance_table 'low-accept' rows)."""
+    lines = []
+    for i in range(12):
+        if engine == "sglang":
+            lines.append(
+                f"[2026-11-29 10:00:{i:02d}] Decode batch. #running-req: 8, #token: 9000, "
+                "token usage: 0.05, accept len: 1.05, accept rate: 0.01, cuda graph: True, "
+                "gen throughput (token/s): 410.22, #queue-req: 0, "
+            )
+        elif version == "0.8.5":
+            lines.append(
+                f"INFO 11-29 10:00:{i:02d} [metrics.py:82] SpecDecoding metrics: Draft acceptance "
+                "rate: 1.7%, Mean acceptance length: 0.05, Accepted: 60 tokens, Drafted: 3600 "
+                "tokens, Per-position acceptance rate: 0.040, 0.010, 0.000"
+            )
+        elif version == "0.10.1.1":
+            lines.append(
+                f"INFO 11-29 10:00:{i:02d} [metrics.py:96] SpecDecoding metrics: Draft acceptance "
+                "rate: 1.7%, Mean acceptance length: 1.05, Accepted: 60 tokens, Drafted: 3600 "
+                "tokens, Per-position acceptance rate: 0.040, 0.010, 0.000"
+            )
+        else:
+            lines.append(
+                f"INFO 11-29 10:00:{i:02d} [metrics.py:136] SpecDecoding metrics: Mean acceptance "
+                "length: 1.05, Accepted throughput: 6.00 tokens/s, Drafted throughput: 360.00 "
+                "tokens/s, Accepted: 60 tokens, Drafted: 3600 tokens, Per-position acceptance "
+                "rate: 0.040, 0.010, 0.000, Avg Draft acceptance rate: 1.7%"
+            )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def engine_root(rel: Release, layout: str) -> str:
+    return str(rel.venv if layout == "venv" else rel.tree)
+
+
+def audit(variables: dict, roots: str) -> dict:
+    playbook = load_playbook(find_playbook("spec-audit"))
+    given = dict(variables, roots=roots, search_home="false")
+    bound = bind_variables(playbook, given)
+    session = open_session(ConnectOptions(host="local", timeout=120))
+    try:
+        outcome = run_playbook(playbook, Remote(session), bound)
+    finally:
+        session.close()
+    return {
+        "verdict": outcome.verdict,
+        "headline": outcome.headline,
+        "errors": sorted({f["id"] for f in outcome.findings if f["severity"] == ERROR}),
+        "warnings": sorted({f["id"] for f in outcome.findings if f["severity"] == WARNING}),
+        "inconclusive": outcome.inconclusive,
+    }
+
+
+CASES = [
+    pytest.param(scenario, engine, version, layout, id=f"{scenario}-{engine}-{version}-{layout}")
+    for scenario, rows in TABLE.items()
+    for (engine, version) in rows
+    for layout in LAYOUTS
+]
+
+
+def check(got: dict, expected: dict) -> list[str]:
+    problems = []
+    if got["verdict"] != expected["verdict"]:
+        problems.append(f"verdict {got['verdict']} != {expected['verdict']}")
+    if got["errors"] != expected["errors"]:
+        problems.append(f"errors {got['errors']} != {expected['errors']}")
+    missing = set(expected["warnings"]) - set(got["warnings"])
+    extra = set(got["warnings"]) - set(expected["warnings"]) - set(expected["allow"])
+    if missing:
+        problems.append(f"warnings missing {sorted(missing)}")
+    if extra:
+        problems.append(f"unexpected warnings {sorted(extra)}")
+    return problems
+
+
+@pytest.mark.parametrize("scenario,engine,version,layout", CASES)
+def test_release_scenario(tmp_path, scenario, engine, version, layout):
+    rel = release(engine, version)
+    expected = TABLE[scenario][(engine, version)]
+    variables = build_box(tmp_path, engine, version, scenario)
+    got = audit(variables, engine_root(rel, layout))
+    problems = check(got, expected)
+    assert not problems, (
+        f"{scenario} on {engine} {version} ({layout}): {'; '.join(problems)}\n"
+        f"expected because: {expected['cite']}\n"
+        f"headline: {got['headline']}\ninconclusive: {got['inconclusive']}"
+    )
+
+
+def test_every_release_is_in_the_table():
+    covered = {key for rows in TABLE.values() for key in rows}
+    assert set(RELEASES) <= covered
+    for scenario in ("correct", "eagle3-as-eagle", "prefix-model", "lm-head-missing"):
+        assert set(RELEASES) <= set(TABLE[scenario]), scenario
