@@ -66,6 +66,36 @@ def box(ssh_world: SshWorld) -> Box:
     return ssh_world.box
 
 
+FOREIGN_SERVER_ARGS = [
+    "-m", "sglang.launch_server", "--model-path", "/nonexistent/foreign-target",
+    "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+    "/nonexistent/foreign-draft", "--speculative-num-steps", "3", "--port", "31999",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def foreign_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    """Users run this suite on GPU boxes where an SGLang server is serving: so does every run.
+    A stand-in with an SGLang command line (wrong algorithm, missing draft) and a log full of
+    `accept len: 1.00` runs for the whole session; no test may report it unless the test asked
+    for it, and none may depend on the machine having no server."""
+    log = tmp_path_factory.mktemp("foreign") / "server.log"
+    line = "Decode batch, #running-req: 1, accept len: 1.00, accept rate: 0.00\n"
+    log.write_text(line * 50)
+    with open(log, "a") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(7200)", *FOREIGN_SERVER_ARGS],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(autouse=True)
 def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test gets its own XDG state dir (transcript, REPL history)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from remotedbg.actions.engine_code import EngineCodeCache, vllm_lookup
@@ -27,6 +28,7 @@ def find_drafts(
     remote: Remote, draft: str = "", processes: list | None = None, search: list[str] | None = None
 ) -> dict[str, Any]:
     servers = server_paths(processes or [])
+    explicit_search = bool(search) and list(search or []) != DEFAULT_SEARCH
     if draft:
         paths = [p for p in str(draft).split(",") if p]
         return {
@@ -34,7 +36,7 @@ def find_drafts(
             "servers": servers,
         }
     from_servers = [s["draft"] for s in servers if s.get("draft")]
-    if from_servers:
+    if from_servers and not explicit_search:
         return {
             "drafts": [
                 {"path": p, "how_found": "running server --speculative-draft-model-path"}
@@ -56,18 +58,35 @@ def find_drafts(
     return result
 
 
-def find_target(target: str = "", servers: list | None = None) -> dict[str, Any]:
+def find_target(
+    target: str = "", servers: list | None = None, drafts: list | None = None
+) -> dict[str, Any]:
+    """--var target, else for each draft the --model-path of the server that serves it (another
+    server on the box serves another model). `target` is the first found, `by_draft` maps each
+    served draft to its own target."""
     if target:
-        return {"target": target, "how_found": "--var target"}
+        return {"target": target, "how_found": "--var target", "by_draft": {}}
+    audited = {posixpath.normpath(d["path"]) for d in drafts or [] if d.get("path")}
+    by_draft: dict[str, str] = {}
+    first = None
     for server in servers or []:
+        draft = server.get("draft")
+        if drafts is not None and (not draft or posixpath.normpath(draft) not in audited):
+            continue
         if server.get("target"):
-            return {
-                "target": server["target"],
-                "how_found": f"server pid {server['pid']} --model-path",
-            }
+            if draft:
+                by_draft.setdefault(draft, server["target"])
+            first = first or server
+    if first is not None:
+        return {
+            "target": first["target"],
+            "how_found": f"server pid {first['pid']} --model-path",
+            "by_draft": by_draft,
+        }
     return {
         "target": None,
         "how_found": None,
+        "by_draft": {},
         "skipped": [
             "target vocab size from the target's own config (taken from the draft config instead)",
             "eos ids of the target",
@@ -169,9 +188,17 @@ def audit_draft(
 
 
 def audit_drafts(
-    remote: Remote, drafts: list | None, target: str | None, located: dict | None
+    remote: Remote,
+    drafts: list | None,
+    target: str | None,
+    located: dict | None,
+    targets: dict | None = None,
 ) -> dict[str, Any]:
-    per_draft = [audit_draft(remote, d["path"], target, located) for d in drafts or []]
+    """Each draft against its own server's target when one serves it, else `target`."""
+    per_draft = [
+        audit_draft(remote, d["path"], (targets or {}).get(d["path"], target), located)
+        for d in drafts or []
+    ]
     findings = []
     for report in per_draft:
         for item in report["findings"]:

@@ -95,16 +95,18 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "find-target",
-            lambda r, target="", servers=None: find_target(str(target or ""), servers),
-            ("target", "servers"),
+            lambda r, target="", servers=None, drafts=None: find_target(
+                str(target or ""), servers, drafts
+            ),
+            ("target", "servers", "drafts"),
             description="the target model: --var, or a server's",
         ),
         Action(
             "audit-drafts",
-            lambda r, drafts=None, target=None, located=None: audit_drafts(
-                r, drafts, target or None, located
+            lambda r, drafts=None, target=None, located=None, targets=None: audit_drafts(
+                r, drafts, target or None, located, targets if isinstance(targets, dict) else None
             ),
-            ("drafts", "target", "located"),
+            ("drafts", "target", "located", "targets"),
             description="vocab map in place + loader cross-checks for each draft",
         ),
         Action(
