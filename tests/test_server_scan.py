@@ -389,3 +389,41 @@ def test_missing_log_var_is_reported(remote, tmp_path):
     [server] = result["servers"]
     assert "nope.log" in server["log"]["error"]
     assert server["log"]["figures"] == {}
+
+
+@pytest.mark.parametrize("wrapper", ["timeout", "bash"])
+def test_a_wrapper_is_followed_to_the_python_server(remote, tmp_path, wrapper):
+    """`timeout 60 python -m sglang...` and `bash -c "python -m sglang... > log; true"` stay in
+    /proc as the server's parent with its command line in theirs; the server is the Python
+    process, whose stdout is the log full of accept len 1.00 (not the wrapper's)."""
+    log = write_sglang_log(tmp_path / "served.log", [1.0, 1.0, 1.0])
+    tail = ["-m", "sglang.launch_server", "--model-path", f"/m/{wrapper}-wrapped"]
+    python = [sys.executable, "-c", "import time; time.sleep(60)", *tail]
+    if wrapper == "timeout":
+        argv = ["timeout", "60", *python]
+        out = open(log, "ab")
+    else:
+        inner = " ".join(f"'{w}'" for w in python) + f" >> '{log}' 2>&1; true"
+        argv = ["bash", "-c", inner]
+        out = subprocess.DEVNULL
+    outer = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    if out is not subprocess.DEVNULL:
+        out.close()
+    try:
+        assert wait_for(
+            lambda: any(
+                _cmd(p).startswith(sys.executable) and f"/m/{wrapper}-wrapped" in _cmd(p)
+                for p in os.listdir("/proc")
+                if p.isdigit()
+            )  # fmt: skip
+        )
+        result = remote.call(SCAN, {"metrics": False})
+        mine = [s for s in result["servers"] if f"/m/{wrapper}-wrapped" in (s["cmdline"] or "")]
+        assert len(mine) == 1, mine  # the wrapper is not a second server
+        [server] = mine
+        assert server["pid"] != outer.pid and server["wrapped_by"]["pid"] == outer.pid
+        assert server["log"]["path"] == str(log)
+        assert server["log"]["figures"]["accept_length"]["values"] == [1.0, 1.0, 1.0]
+        assert server["spec"]["target_model"] == f"/m/{wrapper}-wrapped"
+    finally:
+        stop_fake(outer)

@@ -29,7 +29,7 @@ from remotedbg.analysis.spec_checks import (
     source_identifiers,
 )
 from remotedbg.engines import code_markers
-from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES
+from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES, server_scan_knowledge
 from remotedbg.engines.loader_rules import vllm_engine_params
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
@@ -66,6 +66,7 @@ def find_servers(
             "args": str(args or ""),
             "tail_lines": int(tail_lines or 200),
             "metrics": metrics if metrics in (True, False) else None,
+            "knowledge": server_scan_knowledge(),
         },
     )
     servers = scan["servers"]

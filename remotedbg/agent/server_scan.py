@@ -33,12 +33,15 @@ import time
 from remotedbg.agent.engine_scan import _read_bytes, _readlink, process_argvs
 from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 
+# Defaults for a standalone call; the client sends remotedbg.engines.knowledge's own
+# (process_patterns per engine, server_wrappers), so both scans recognise servers one way.
 PROCESS_PATTERNS = {
-    "sglang": re.compile(
-        r"\bsglang\.launch_server\b|\bsglang\s+serve\b|/bin/sglang\s+serve\b|-m\s+sglang\b"
-    ),
-    "vllm": re.compile(r"\bvllm\s+serve\b|/bin/vllm\s+serve\b|\bvllm\.entrypoints\b|-m\s+vllm\b"),
+    "sglang": [r"\bsglang\.launch_server\b", r"-m\s+sglang\b", r"\bsglang\s+serve\b"],
+    "vllm": [r"\bvllm\s+serve\b", r"\bvllm\.entrypoints\b", r"-m\s+vllm\b"],
 }
+SERVER_WRAPPERS = ("runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env",
+                   "setsid", "stdbuf", "timeout", "nice", "ionice", "taskset", "numactl",
+                   "chrt", "time", "tini", "dumb-init")  # fmt: skip
 DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
 JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
 
@@ -214,10 +217,10 @@ def _looks_numeric(word):
         return False
 
 
-def engine_of_argv(argv):
+def engine_of_argv(argv, patterns=None):
     line = " ".join(argv)
-    for name, rx in PROCESS_PATTERNS.items():
-        if rx.search(line):
+    for name, sources in (patterns or PROCESS_PATTERNS).items():
+        if any(re.search(source, line) for source in sources):
             return name
     if argv and os.path.basename(argv[0]) in ("sglang", "vllm") and "serve" in argv[1:2]:
         return os.path.basename(argv[0])
@@ -464,34 +467,73 @@ def _log_links(pid):
     return out
 
 
-def find_processes():
+def _uid(pid):
+    try:
+        return os.stat("/proc/%d" % pid).st_uid
+    except OSError:
+        return None
+
+
+def _is_wrapper(argv, exe, wrappers):
+    names = [os.path.basename(exe or ""), os.path.basename(argv[0]) if argv else ""]
+    return any(n in wrappers for n in names if n)
+
+
+def find_processes(patterns=None, wrappers=SERVER_WRAPPERS):
+    """Server processes: the Python process that runs the engine. A wrapper that started it
+    (runuser, sudo, bash -c, timeout...) repeats its command line in /proc: it is named on the
+    server it started (`wrapped_by`), never reported as a server itself; a forked worker
+    repeats its parent's and is listed as a child."""
     found = {}
     for pid, argv in process_argvs():
-        engine = engine_of_argv(argv)
+        engine = engine_of_argv(argv, patterns)
         if engine is None:
             continue
         exe = _readlink("/proc/%d/exe" % pid)
+        wrapper = _is_wrapper(argv, exe, wrappers)
         names = [os.path.basename(exe or "")] + [os.path.basename(a) for a in argv[:2]]
-        if not any(n.startswith(("python", "pypy", "sglang", "vllm")) for n in names):
+        if not wrapper and not any(
+            n.startswith(("python", "pypy", "sglang", "vllm")) for n in names
+        ):
             if exe is not None:
                 continue  # e.g. `grep sglang.launch_server`, `tail -f vllm serve.log`
-        found[pid] = {"pid": pid, "engine": engine, "argv": argv, "exe": exe}
-    # a forked worker repeats its parent's cmdline: report the parent, list the children
+        found[pid] = {"pid": pid, "engine": engine, "argv": argv, "exe": exe, "wrapper": wrapper}
     servers = []
     for pid in sorted(found):
         proc = found[pid]
+        if proc["wrapper"]:
+            continue
         parent = _ppid(pid)
         seen = set()
         top = None
+        wrappers_above = []
         while parent and parent in found and parent not in seen:
             seen.add(parent)
-            top = parent
+            if found[parent]["wrapper"]:
+                wrappers_above.append(parent)
+            else:
+                top = parent
             parent = _ppid(parent)
         if top is not None:
             found[top].setdefault("children", []).append(pid)
             continue
+        if wrappers_above:
+            outer = found[wrappers_above[-1]]
+            proc["wrapped_by"] = {"pid": outer["pid"], "cmdline": redact_cmdline(outer["argv"])}
         servers.append(proc)
     return servers
+
+
+def _owner_note(pid):
+    uid = _uid(pid)
+    if uid is None or uid == os.getuid():
+        return ""
+    try:
+        import pwd
+
+        return " (user %s, uid %d)" % (pwd.getpwuid(uid).pw_name, uid)
+    except (ImportError, KeyError):
+        return " (uid %d)" % uid
 
 
 # -------------------------------------------------------------------------------------- HTTP
@@ -647,15 +689,21 @@ def scan_servers(args):
     args_var = args.get("args") or ""
     servers = []
     notes = []
+    knowledge = args.get("knowledge") or {}
+    patterns = knowledge.get("process_patterns")
+    wrappers = tuple(knowledge.get("server_wrappers") or SERVER_WRAPPERS)
     if args.get("processes", True):
-        for proc in find_processes():
+        for proc in find_processes(patterns, wrappers):
             pid = proc["pid"]
-            parsed = parse_args(proc["argv"])
-            server = _server("process", proc["engine"], proc["argv"], parsed)
+            argv = proc["argv"]
+            parsed = parse_args(argv)
+            server = _server("process", proc["engine"], argv, parsed)
             server["pid"] = pid
             server["exe"] = proc["exe"]
             server["cwd"] = _readlink("/proc/%d/cwd" % pid)
             server["children"] = sorted(proc.get("children") or [])
+            if proc.get("wrapped_by"):
+                server["wrapped_by"] = proc["wrapped_by"]
             links = _log_links(pid)
             if links:
                 path, how = links[0]
@@ -666,10 +714,16 @@ def scan_servers(args):
                         "stdout and stderr go to different files; read %s, not %s"
                         % (path, ", ".join(p for p, _ in links[1:]))
                     )
+            elif _uid(pid) not in (None, os.getuid()):
+                server["notes"].append(
+                    "the log cannot be read: pid %d runs as another user%s, so its "
+                    "stdout/stderr are hidden; pass --var log=PATH for the decode figures"
+                    % (pid, _owner_note(pid))
+                )
             else:
                 server["notes"].append(
-                    "stdout/stderr are not regular files (terminal, pipe, journald or "
-                    "unreadable): pass --var log=PATH for the decode figures"
+                    "stdout/stderr are not regular files (terminal, pipe, journald): pass "
+                    "--var log=PATH for the decode figures"
                 )
             if want_metrics is not False:
                 _http_figures(server, want_metrics, timeout)

@@ -247,6 +247,23 @@ KNOWLEDGE: dict[str, Any] = {
 }
 
 
+#: Programs that start a server and stay in /proc as its parent with its command line in their
+#: own (runuser/sudo/su, shells with -c, nohup and the like).
+SERVER_WRAPPERS = [
+    "runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env", "setsid", "stdbuf",
+    "timeout", "nice", "ionice", "taskset", "numactl", "chrt", "time", "tini", "dumb-init",
+]  # fmt: skip
+
+
+def server_scan_knowledge() -> dict[str, Any]:
+    """What remotedbg.agent.server_scan needs to recognise servers, from the same rules the
+    engine scan uses."""
+    return {
+        "process_patterns": {name: list(e["process_patterns"]) for name, e in ENGINES.items()},
+        "server_wrappers": list(SERVER_WRAPPERS),
+    }
+
+
 def knowledge() -> dict[str, Any]:
     """A deep copy of KNOWLEDGE, safe to modify and to send as JSON."""
     return copy.deepcopy(KNOWLEDGE)
