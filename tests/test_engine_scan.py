@@ -18,6 +18,7 @@ from remotedbg.remote import pyagent
 from remotedbg.session import ConnectOptions, open_session
 from tests import engine_trees as trees
 from tests.procs import wait_for
+from tests.releases import RELEASES, release
 
 
 @pytest.fixture()
@@ -276,36 +277,27 @@ def test_agent_module_is_python38_syntax() -> None:
 
 
 @pytest.mark.network
-def test_real_sglang_wheel_is_classified_offsets(tmp_path: Path) -> None:
-    """The real SGLang 0.5.6 source: its EAGLE-3 loaders must read d2t as offsets."""
-    import zipfile
-
-    cache = Path.home() / ".cache" / "remotedbg-tests"
-    cache.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(cache.glob("sglang-0.5.6-*.whl"))
-    if not wheels:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "sglang==0.5.6", "-d", cache],
-            capture_output=True,
-            timeout=300,
-        )
-        wheels = sorted(cache.glob("sglang-0.5.6-*.whl"))
-        if proc.returncode != 0 or not wheels:
-            pytest.skip("pip download sglang==0.5.6 failed")
-    with zipfile.ZipFile(wheels[0]) as whl:
-        whl.extractall(tmp_path / "site")
-    result = run_scan(roots=[str(tmp_path / "site")], search_home=False)
-    [inst] = by_engine(result, tmp_path).values()
-    assert inst["engine"] == "sglang" and inst["version"] == "0.5.6"
+@pytest.mark.parametrize("name,version", RELEASES, ids=[f"{n}-{v}" for n, v in RELEASES])
+@pytest.mark.parametrize("layout", ["venv", "tree"])
+def test_real_releases_versions_and_eagle3_loaders(name: str, version: str, layout: str) -> None:
+    """Each real release, as a venv install (dist-info beside it) and as a bare checkout: the
+    version is the release's (SGLang 0.5.14+ keeps it in _version.py, version.py holding only a
+    0.0.0.dev0 fallback), and its EAGLE-3 loader reads d2t as offsets: SGLang
+    `hot_token_id = d2t + arange` (srt/models/llama_eagle3.py, e.g. 0.5.6:242-245), vLLM
+    `arange + draft_id_to_target_id` in compute_logits (0.8.5 llama_eagle3.py:200-214)."""
+    rel = release(name, version)
+    root = rel.venv if layout == "venv" else rel.tree
+    result = run_scan(roots=[str(root)], search_home=False)
+    [inst] = by_engine(result, root).values()
+    assert inst["engine"] == name and inst["version"] == version
     classified = {m["path"]: m for m in classify_install(inst)["draft_models"]}
-    assert classified["srt/models/llama_eagle3.py"]["d2t_handling"] == "offsets"
-    if "srt/models/kimi_k25_eagle3.py" in classified:
-        assert classified["srt/models/kimi_k25_eagle3.py"]["d2t_handling"] == "offsets"
-    assert classified["srt/models/qwen2_eagle.py"]["d2t_handling"] == "none"
+    loader = (
+        "srt/models/llama_eagle3.py"
+        if name == "sglang"
+        else ("model_executor/models/llama_eagle3.py")
+    )
+    assert classified[loader]["d2t_handling"] == "offsets"
     assert all(m["d2t_handling"] != "direct" for m in classified.values())
-    assert "srt/speculative/eagle_worker.py" in inst["worker_files"]
-    [hit] = resolve_architectures(["LlamaForCausalLMEagle3"], list(classified.values()))
-    assert hit["path"] == "srt/models/llama_eagle3.py" and hit["d2t_handling"] == "offsets"
 
 
 def test_non_python_processes_mentioning_an_engine_are_ignored(world: dict) -> None:
@@ -320,3 +312,23 @@ def test_non_python_processes_mentioning_an_engine_are_ignored(world: dict) -> N
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+@pytest.mark.network
+def test_vllm_033_draft_heads_under_the_models_package_are_found() -> None:
+    """vLLM 0.33.0 registers newer heads by full module path under vllm/models/
+    (model_executor/models/registry.py:692-695: MuseSparkDSparkModel ->
+    vllm.models.muse_spark.common.dspark.MuseSparkDSparkForCausalLM, defined at
+    models/muse_spark/common/dspark.py:278); the flat layout's heads are still found too."""
+    rel = release("vllm", "0.33.0")
+    result = run_scan(roots=[str(rel.venv)], search_home=False)
+    [inst] = by_engine(result, rel.venv).values()
+    classified = classify_install(inst)
+    paths = [m["path"] for m in classified["draft_models"]]
+    assert "models/muse_spark/common/dspark.py" in paths
+    assert "model_executor/models/llama_eagle3.py" in paths
+    [hit] = resolve_architectures(
+        ["MuseSparkDSparkModel"], classified["draft_models"], classified["registry"]
+    )
+    assert hit["resolved"] and hit["path"] == "models/muse_spark/common/dspark.py"
+    assert hit["class"] == "MuseSparkDSparkForCausalLM"

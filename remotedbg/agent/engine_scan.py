@@ -347,9 +347,10 @@ class _Scan(object):
         git = _git_head(pkg)
         if git:
             inst["git"] = git
-        models_dir = os.path.join(pkg, eng["models_dir"])
         inst["models_dir"] = eng["models_dir"]
-        inst["draft_files"] = self.draft_files(inst["engine"], pkg, models_dir)
+        inst["draft_files"] = []
+        for sub in [eng["models_dir"]] + list(eng.get("extra_models_dirs") or []):
+            inst["draft_files"] += self.draft_files(inst["engine"], pkg, os.path.join(pkg, sub))
         inst["worker_files"] = []
         for sub in eng.get("worker_dirs") or []:
             for path in _py_files(os.path.join(pkg, sub)):

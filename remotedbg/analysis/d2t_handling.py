@@ -830,6 +830,21 @@ def registry_architectures(source: str, only: Iterable[str] | None = None) -> di
     return result
 
 
+def _registry_candidates(module: str, cls: str, models: list[dict[str, Any]]) -> list[dict]:
+    """Draft files a registry entry can mean: a short module name is a file in the models dir
+    (`llama_eagle3`); a full one (`vllm.models.muse_spark.common.dspark`) is that file, or for a
+    package (`vllm.models.deepseek_v4`) a file below it that defines the class."""
+    if "." not in module:
+        return [m for m in models if _module_of(m["path"]) == module]
+    rel = module.split(".", 1)[1].replace(".", "/")
+    exact = [m for m in models if m["path"].replace("\\", "/").endswith(rel + ".py")]
+    if exact:
+        return exact
+    below = [m for m in models if ("/" + rel + "/") in "/" + m["path"].replace("\\", "/")]
+    defining = [m for m in below if any(c["name"] == cls for c in m.get("classes", []))]
+    return sorted(defining or below, key=lambda m: m["path"])
+
+
 def _module_of(path: str) -> str:
     base = path.replace("\\", "/").rsplit("/", 1)[-1]
     return base[:-3] if base.endswith(".py") else base
@@ -852,10 +867,9 @@ def resolve_architectures(
         hit: dict[str, Any] | None = None
         if registry and arch in registry:
             module, cls = registry[arch]
-            for m in models:
-                if _module_of(m["path"]) == module.rsplit(".", 1)[-1]:
-                    hit = _hit(arch, m, cls, "registry")
-                    break
+            for m in _registry_candidates(module, cls, models):
+                hit = _hit(arch, m, cls, "registry")
+                break
             if hit is None:
                 hit = {
                     "architecture": arch,

@@ -113,6 +113,8 @@ COMMON_NAME_PATTERNS = [
     r"medusa.*\.py$",
     r"mlp_speculator.*\.py$",
     r"draft.*\.py$",
+    r"dspark.*\.py$",
+    r"dflash.*\.py$",
 ]
 
 ENGINES: dict[str, dict[str, Any]] = {
@@ -145,6 +147,9 @@ ENGINES: dict[str, dict[str, Any]] = {
         "package": "vllm",
         "package_markers": ["model_executor"],
         "models_dir": "model_executor/models",
+        # vLLM 0.33+ keeps newer heads under the top-level models/ package (the registry names
+        # them by full module path, model_executor/models/registry.py:655-745 in 0.33.0)
+        "extra_models_dirs": ["models"],
         "worker_dirs": ["v1/spec_decode", "spec_decode"],
         "registry_file": "model_executor/models/registry.py",
         "version_files": ["_version.py", "version.py"],
