@@ -38,6 +38,7 @@ class Sshd:
     user_key: Path
     process: subprocess.Popen | None = None
     sftp: bool = True
+    extra_config: tuple[str, ...] = ()
 
     @property
     def host_key_line(self) -> str:
@@ -66,6 +67,7 @@ class Sshd:
         server = next((p for p in SFTP_SERVERS if os.path.exists(p)), None)
         if self.sftp and server:
             lines.append(f"Subsystem sftp {server}")
+        lines += list(self.extra_config)
         config.write_text("\n".join(lines) + "\n")
         if os.geteuid() == 0:
             os.makedirs("/run/sshd", exist_ok=True)
@@ -91,11 +93,21 @@ class Sshd:
         self.process = None
 
 
-def make_sshd(directory: Path, user_key: Path, sftp: bool = True) -> Sshd:
+def make_sshd(
+    directory: Path, user_key: Path, sftp: bool = True, extra_config: tuple[str, ...] = ()
+) -> Sshd:
     directory.mkdir(parents=True, exist_ok=True)
     host_key = keygen(directory / "host_key")
     (directory / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
-    return Sshd(directory, free_port(), getpass.getuser(), host_key, user_key, sftp=sftp).start()
+    return Sshd(
+        directory,
+        free_port(),
+        getpass.getuser(),
+        host_key,
+        user_key,
+        sftp=sftp,
+        extra_config=tuple(extra_config),
+    ).start()
 
 
 def write_client_config(

@@ -56,5 +56,6 @@ try:
 except Exception as _exc:  # reported to the caller as a one-line error, traceback on stderr
     traceback.print_exc()
     _result = {"ok": False, "error": "%s: %s" % (type(_exc).__name__, _exc)}
-sys.stdout.write(json.dumps(_result))
+# after the marker only: whatever the login printed on stdout before us is skipped by the client
+sys.stdout.write("\x1eRDBG-ANSWER\x1e" + json.dumps(_result))
 sys.stdout.flush()

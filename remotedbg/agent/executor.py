@@ -6,9 +6,17 @@ executor starts once (paying that once), then runs each command as a child in it
 group, streams its output back in frames, and stops the group on request. It exits, stopping any
 running command, when its stdin closes: a dropped connection leaves nothing behind.
 
+Agent calls (remotedbg's own checks) run the same way as commands: each in a forked child in
+its own process group, under memory and CPU limits, so a check that blocks (a FIFO posing as a
+shard) or grows (a huge declared tensor) is stopped with its group at the deadline, on a kill
+frame, or when the channel closes; nothing of remotedbg outlives the client.
+
+Before its first frame the executor writes the marker the client sent in its bundle: anything a
+login prints on stdout (banners, MOTDs, `conda init` chatter) comes before it and is skipped.
+
 Frames both ways: 1 byte kind, 4 bytes big-endian length, payload.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
-                 C call {"entry", "args", "cwd"}
+                 C call {"entry", "args", "cwd", "timeout", "memory"}
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
                  R {"ok", "value"|"error"}
 """
@@ -19,6 +27,7 @@ import importlib
 import json
 import os
 import pwd
+import resource
 import selectors
 import signal
 import struct
@@ -29,6 +38,8 @@ import traceback
 HEADER = struct.Struct("!BI")
 CHUNK = 65536
 KILL_GRACE = 0.5
+DEFAULT_CALL_MEMORY = 4 << 30  # bytes of address space a check may add to the executor's
+DEFAULT_CALL_CPU = 600  # CPU seconds of a check without a timeout
 
 
 def _login_shell():
@@ -86,6 +97,75 @@ def _stop_group(process):
         pass
 
 
+def _vm_bytes():
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _limit_child(request):
+    """In the forked child: bound its address space (what it has plus the budget) and CPU."""
+    memory = int(request.get("memory") or DEFAULT_CALL_MEMORY)
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = _vm_bytes() + memory
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    except (ValueError, OSError):
+        pass
+    timeout = request.get("timeout")
+    cpu = int(timeout) + 5 if timeout else DEFAULT_CALL_CPU
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard != resource.RLIM_INFINITY:
+            cpu = min(cpu, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def _run_call(request, write_fd):
+    """The child's whole life: run the entry, write its JSON answer, exit."""
+    try:
+        os.setpgid(0, 0)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)  # the protocol is the parent's: nothing of the check may print there
+        _limit_child(request)
+        if request.get("cwd"):
+            os.chdir(os.path.expanduser(request["cwd"]))
+        module_name, func_name = request["entry"].split(":")
+        func = getattr(importlib.import_module(module_name), func_name)
+        answer = {"ok": True, "value": func(request["args"])}
+        data = json.dumps(answer).encode("utf-8")
+    except BaseException as exc:  # noqa: B036 - the child reports everything, then exits
+        if not isinstance(exc, (MemoryError, RecursionError)):
+            traceback.print_exc()
+        if isinstance(exc, MemoryError):
+            error = "MemoryError: the check passed its memory limit"
+        else:
+            error = "%s: %s" % (type(exc).__name__, exc)
+        data = json.dumps({"ok": False, "error": error}).encode("utf-8")
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view) :]
+    finally:
+        os._exit(0)
+
+
+class _Call:
+    def __init__(self, pid, fd, deadline):
+        self.pid = pid
+        self.fd = fd
+        self.deadline = deadline
+        self.data = b""
+        self.stopped = None  # why the parent stopped it
+
+
 class Executor:
     def __init__(self):
         self.shell = _login_shell()
@@ -95,6 +175,7 @@ class Executor:
         self.process = None
         self.open_pipes = 0
         self.running = True
+        self.current_call = None
 
     # -- control frames ------------------------------------------------------------------
     def on_frame(self, kind, payload):
@@ -106,22 +187,89 @@ class Executor:
             self.close_stdin()
         elif kind == "K" and self.process is not None:
             _stop_group(self.process)
+        elif kind == "K" and self.current_call is not None:
+            self.stop_call("stopped on request")
         elif kind == "C":
             self.call(json.loads(payload.decode("utf-8")))
 
     def call(self, request):
-        home = os.getcwd()
+        if self.current_call is not None:
+            _send_json("R", {"ok": False, "error": "busy: a check is already running"})
+            return
         try:
-            if request.get("cwd"):
-                os.chdir(os.path.expanduser(request["cwd"]))
-            module_name, func_name = request["entry"].split(":")
-            func = getattr(importlib.import_module(module_name), func_name)
-            answer = {"ok": True, "value": func(request["args"])}
-        except Exception as exc:  # the caller gets a one-line error
-            traceback.print_exc()
-            answer = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
-        finally:
-            os.chdir(home)
+            # our own modules, imported here once so that every forked call finds them warm
+            importlib.import_module(request["entry"].split(":")[0])
+        except Exception as exc:
+            _send_json("R", {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)})
+            return
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            _send_json("R", {"ok": False, "error": "cannot start the check: %s" % exc})
+            return
+        if pid == 0:
+            os.close(read_fd)
+            _run_call(request, write_fd)
+        os.close(write_fd)
+        timeout = request.get("timeout")
+        deadline = time.monotonic() + float(timeout) if timeout else None
+        self.current_call = _Call(pid, read_fd, deadline)
+        self.selector.register(read_fd, selectors.EVENT_READ, "call")
+
+    def stop_call(self, why):
+        call = self.current_call
+        if call is None or call.stopped:
+            return
+        call.stopped = why
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(call.pid, sig)
+            except OSError:
+                pass
+            if sig == signal.SIGTERM:
+                deadline = time.monotonic() + KILL_GRACE
+                while time.monotonic() < deadline:
+                    if os.waitpid(call.pid, os.WNOHANG)[0]:
+                        try:
+                            os.killpg(call.pid, signal.SIGKILL)  # the rest of its group
+                        except OSError:
+                            pass
+                        call.pid = None
+                        return
+                    time.sleep(0.01)
+
+    def on_call_output(self):
+        call = self.current_call
+        try:
+            data = os.read(call.fd, CHUNK)
+        except BlockingIOError:
+            return
+        if data:
+            call.data += data
+            return
+        self.selector.unregister(call.fd)
+        os.close(call.fd)
+        status = 0
+        if call.pid is not None:
+            status = os.waitpid(call.pid, 0)[1]
+            try:
+                os.killpg(call.pid, signal.SIGKILL)  # whatever the check started
+            except OSError:
+                pass
+        self.current_call = None
+        if call.stopped:
+            _send_json("R", {"ok": False, "error": "the check was %s" % call.stopped})
+            return
+        try:
+            answer = json.loads(call.data.decode("utf-8"))
+        except ValueError:
+            why = "killed by signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else ""
+            if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+                why = "stopped at its CPU limit"
+            answer = {"ok": False, "error": "the check ended without an answer (%s)" % why}
         _send_json("R", answer)
 
     def start(self, request):
@@ -178,7 +326,15 @@ class Executor:
 
     def serve(self):
         while self.running:
-            for key, _ in self.selector.select():
+            wait = None
+            call = self.current_call
+            if call is not None and call.deadline is not None and not call.stopped:
+                wait = max(0.0, call.deadline - time.monotonic())
+            events = self.selector.select(wait)
+            if not events and call is not None and call.deadline is not None:
+                if time.monotonic() >= call.deadline:
+                    self.stop_call("stopped at its deadline")
+            for key, _ in events:
                 if key.data == "control":
                     data = os.read(0, CHUNK)
                     if not data:
@@ -186,10 +342,14 @@ class Executor:
                         break
                     for kind, payload in self.frames.feed(data):
                         self.on_frame(kind, payload)
+                elif key.data == "call":
+                    self.on_call_output()
                 else:
                     self.on_output(key)
         if self.process is not None:
             _stop_group(self.process)
+        if self.current_call is not None:
+            self.stop_call("stopped: the client went away")
 
 
 def serve(args):
@@ -199,6 +359,9 @@ def serve(args):
     # (it does so for SSH sessions at shell level 1); at level 2 it does not.
     if os.environ.get("SHLVL", "0") in ("", "0"):
         os.environ["SHLVL"] = "1"
+    marker = str(args.get("marker") or "")
+    if marker:
+        os.write(1, marker.encode("ascii"))
     _send_json("P", {"pid": os.getpid(), "ready": True})
     Executor().serve()
     os._exit(0)

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from remotedbg.analysis.pysource import parse
 from remotedbg.engines.knowledge import (
     D2T_NAMES,
     DRAFT_CLASS_WORDS,
@@ -641,19 +642,29 @@ def classify_source(source: str, path: str = "<source>") -> dict[str, Any]:
     "draft_like", "inherited_from"} and each evidence item {"line", "text", "symbol", "role",
     "note"} with role in source/read/store/offsets/direct/unknown.
     """
-    lines = source.splitlines()
+    tree = parse(source)
+    if tree is None:
+        return _unparsed(source, path, "the file does not parse (syntax, size or nesting)")
     try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        return {
-            "path": path,
-            "d2t_handling": UNKNOWN,
-            "architectures": [],
-            "entry_classes": [],
-            "classes": [],
-            "evidence": evidence_lines(source, ["d2t", "draft_id_to_target_id", "hot_token_id"]),
-            "reason": f"the file does not parse ({exc.msg}, line {exc.lineno})",
-        }
+        return _classify_tree(tree, source, path)
+    except RecursionError:  # hostile nesting the parser accepted but a walk cannot follow
+        return _unparsed(source, path, "the file nests too deeply to analyse")
+
+
+def _unparsed(source: str, path: str, reason: str) -> dict[str, Any]:
+    return {
+        "path": path,
+        "d2t_handling": UNKNOWN,
+        "architectures": [],
+        "entry_classes": [],
+        "classes": [],
+        "evidence": evidence_lines(source, ["d2t", "draft_id_to_target_id", "hot_token_id"]),
+        "reason": reason,
+    }
+
+
+def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
+    lines = source.splitlines()
     d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
     aranges = _arange_aliases(tree)
     units = _units(tree)
@@ -806,7 +817,9 @@ def registry_architectures(source: str, only: Iterable[str] | None = None) -> di
     named dicts.
     """
     wanted = set(only) if only is not None else None
-    tree = ast.parse(source)
+    tree = parse(source)
+    if tree is None:
+        raise SyntaxError("the registry file does not parse")
     result: dict[str, tuple] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign):

@@ -32,11 +32,18 @@ def _boot_code() -> str:
     return (AGENT_DIR / "_boot.py").read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=1)
-def executor_bundle() -> bytes:
-    """Every agent module, with the executor as entry: agent calls then run in-process there."""
+ANSWER_MARKER = b"\x1eRDBG-ANSWER\x1e"  # written by agent/_boot.py before its JSON answer
+
+
+def executor_bundle(marker: str = "") -> bytes:
+    """Every agent module, with the executor as entry; `marker` is written before its first
+    frame, so the client can skip whatever the login printed."""
     return bundle_bytes(
-        {"modules": _sources(), "entry": "remotedbg.agent.executor:serve", "args": {}}
+        {
+            "modules": _sources(),
+            "entry": "remotedbg.agent.executor:serve",
+            "args": {"marker": marker},
+        }
     )
 
 
@@ -85,8 +92,8 @@ def call(
             f"no Python at {interpreter!r} on {session.name} (pass --python PATH)"
         )
     try:
-        answer = json.loads(result.stdout_bytes)
-    except ValueError:
+        answer = json.loads(result.stdout_bytes.rsplit(ANSWER_MARKER, 1)[1])
+    except (ValueError, IndexError):
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         raise RemoteCommandError(f"{entry} failed on {session.name}: {last}") from None
     return _unwrap(session, entry, answer)

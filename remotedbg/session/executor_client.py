@@ -4,9 +4,11 @@ carries every command and agent call as frames, so the login shell's start-up is
 from __future__ import annotations
 
 import json
+import secrets
 import select
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 import paramiko
@@ -32,14 +34,23 @@ class ExecutorChannel:
 
     @classmethod
     def start(
-        cls, transport: paramiko.Transport, boot: str, bundle: bytes, timeout: float
+        cls,
+        transport: paramiko.Transport,
+        boot: str,
+        bundle_for: Callable[[str], bytes],
+        timeout: float,
     ) -> ExecutorChannel | None:
-        """Start the executor; None when the remote cannot run it (no Python there)."""
+        """Start the executor; None when the remote cannot run it (no Python there). The
+        executor writes a fresh random marker before its first frame: whatever the login
+        printed before it (banners, MOTDs) is skipped, and the time a slow login takes is
+        paid here once, within `timeout`."""
+        marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
         channel = transport.open_session(timeout=timeout)
         channel.exec_command(boot)
-        channel.sendall(bundle)
+        channel.sendall(bundle_for(marker))
         executor = cls(channel)
         try:
+            executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, payload = executor.next_frame(time.monotonic() + timeout)
         except (ExecutorGone, TimeoutError):
             channel.close()
@@ -71,28 +82,37 @@ class ExecutorChannel:
         self.buffer = self.buffer[HEADER.size + length :]
         return chr(kind), payload
 
+    def skip_to(self, marker: bytes, deadline: float) -> None:
+        """Drop everything before `marker` (and the marker)."""
+        while marker not in self.buffer:
+            self._fill(deadline)
+            if len(self.buffer) > (1 << 20) + len(marker):
+                self.buffer = self.buffer[-len(marker) :]  # a login that prints megabytes
+        self.buffer = self.buffer.split(marker, 1)[1]
+
+    def _fill(self, deadline: float | None) -> None:
+        while self.channel.recv_stderr_ready():
+            self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
+        if self.channel.recv_ready():
+            data = self.channel.recv(1 << 20)
+            if data:
+                self.buffer += data
+                return
+        if self.channel.closed or self.channel.eof_received:
+            if not self.channel.recv_ready():
+                raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError
+        select.select([self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0))
+
     def next_frame(self, deadline: float | None) -> tuple[str, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""
         while True:
             frame = self._parse()
             if frame:
                 return frame
-            while self.channel.recv_stderr_ready():
-                self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
-            if self.channel.recv_ready():
-                data = self.channel.recv(1 << 20)
-                if data:
-                    self.buffer += data
-                    continue
-            if self.channel.closed or self.channel.eof_received:
-                if not self.channel.recv_ready():
-                    raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise TimeoutError
-            select.select(
-                [self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0)
-            )
+            self._fill(deadline)
 
     # -- requests -------------------------------------------------------------------------
     def execute(
@@ -138,21 +158,47 @@ class ExecutorChannel:
             self.close()  # unresponsive: closing the channel makes it exit and stop the group
 
     def call(
-        self, entry: str, args: dict[str, Any], timeout: float | None, cwd: str | None = None
+        self,
+        entry: str,
+        args: dict[str, Any],
+        timeout: float | None,
+        cwd: str | None = None,
+        memory: int | None = None,
     ) -> dict:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        self.send_json("C", {"entry": entry, "args": args, "cwd": cwd})
+        """Run an agent check in the executor's child. The executor stops the check's process
+        group at the deadline (and answers); the client only waits a moment longer, then
+        closes the channel, which stops the executor and the check just as well."""
+        request = {"entry": entry, "args": args, "cwd": cwd, "timeout": timeout}
+        if memory:
+            request["memory"] = memory
+        self.send_json("C", request)
+        deadline = None if timeout is None else time.monotonic() + timeout + STOP_WAIT
         try:
             while True:
                 kind, payload = self.next_frame(deadline)
                 if kind == "R":
-                    return json.loads(payload)
+                    answer = json.loads(payload)
+                    if not answer.get("ok") and "deadline" in str(answer.get("error")):
+                        raise TimeoutError
+                    return answer
         except TimeoutError:
-            self.close()
+            if deadline is not None and time.monotonic() >= deadline:
+                self.close()
             raise
         except KeyboardInterrupt:
-            self.close()
+            self._stop_call()
             raise
+
+    def _stop_call(self) -> None:
+        try:
+            self.send("K")
+            deadline = time.monotonic() + STOP_WAIT
+            while True:
+                kind, _ = self.next_frame(deadline)
+                if kind == "R":
+                    return
+        except (TimeoutError, ExecutorGone):
+            self.close()
 
     def close(self) -> None:
         try:

@@ -25,6 +25,7 @@ from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, us
 KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
 DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~15 minutes
 BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
+LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
 
 
 def _tune_socket(sock: object) -> None:
@@ -160,8 +161,8 @@ class SSHSession(Session):
             self._executor = ExecutorChannel.start(
                 transport,
                 pyagent.boot_command(pyagent.DEFAULT_PYTHON),
-                pyagent.executor_bundle(),
-                self.options.connect_timeout,
+                pyagent.executor_bundle,
+                max(self.options.connect_timeout, LOGIN_BUDGET),
             )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
@@ -184,7 +185,8 @@ class SSHSession(Session):
         try:
             return executor.call(entry, args, timeout, cwd)
         except TimeoutError:
-            self._executor = None
+            if executor.channel.closed:
+                self._executor = None
             raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None

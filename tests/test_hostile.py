@@ -1,0 +1,130 @@
+"""Boxes that behave badly: a login that prints a banner (or takes seconds), a shard that is a
+FIFO. Each gives the right output or a one-line error with its exit code, and leaves no process
+of remotedbg behind on the box.
+
+The banner comes from the login's shell start-up, as a `~/.bashrc` `echo` does on shared
+clusters: sshd's `SetEnv BASH_ENV=...` makes every bash it starts read the test's script, which
+prints only in the shell sshd starts, the one that reads `.bashrc`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.checkpoints import write_eagle3_checkpoint
+from tests.procs import wait_for
+from tests.sshd import make_sshd, write_client_config
+
+BANNER = "Welcome to GPU box (shared cluster, be nice)"
+
+
+def _agent_processes() -> list[int]:
+    """Processes of remotedbg's agent on this machine (the box): its boot code is in argv."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"RDBG-ANSWER" in raw:
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module")
+def hostile(ssh_world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    login = root / "login.sh"
+    # only the shell sshd starts prints, once, as only it reads ~/.bashrc (the scripts it execs,
+    # such as a pyenv shim, get BASH_ENV too, but never read .bashrc)
+    login.write_text(
+        'if [ -z "$RDBG_TEST_LOGIN_DONE" ] && [ "$(cat /proc/$PPID/comm)" = sshd ]; then\n'
+        "  export RDBG_TEST_LOGIN_DONE=1\n"
+        f'  echo "{BANNER}"\n'
+        '  echo "Last login: yesterday" >&2\n'
+        '  [ -n "$RDBG_TEST_SLOW_LOGIN" ] && sleep "$RDBG_TEST_SLOW_LOGIN"\n'
+        "fi\n"
+        "true\n"
+    )
+    banner = make_sshd(
+        root / "banner", ssh_world.user_key, extra_config=(f"SetEnv BASH_ENV={login}",)
+    )
+    slow = make_sshd(
+        root / "slow",
+        ssh_world.user_key,
+        extra_config=(f"SetEnv BASH_ENV={login} RDBG_TEST_SLOW_LOGIN=3",),
+    )
+    config = write_client_config(
+        root / "ssh_config", {"bannerbox": banner, "slowbox": slow}, root / "known_hosts"
+    )
+    try:
+        yield {"root": root, "config": config}
+    finally:
+        banner.stop()
+        slow.stop()
+
+
+def _cli(hostile, *args, timeout=90):
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(hostile["config"]), COLUMNS="200")
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "remotedbg", *args],
+        capture_output=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    return result, time.monotonic() - start
+
+
+def test_a_login_banner_never_reaches_the_output_or_the_protocol(hostile, tmp_path):
+    result, _ = _cli(hostile, "run", "-H", "bannerbox", "--", "echo", "hello")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"hello\n"
+    (tmp_path / "a.py").write_text("x = 1\n")
+    found, _ = _cli(hostile, "glob", "-H", "bannerbox", "--json", str(tmp_path / "*.py"))
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["matches"] == [str(tmp_path / "a.py")]
+    draft = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
+    check, _ = _cli(hostile, "vocab-check", "-H", "bannerbox", "--json", str(draft))
+    assert check.returncode == 0 and json.loads(check.stdout)["summary"]["format"] == "offsets"
+
+
+def test_a_slow_login_is_paid_once_per_session(hostile, tmp_path):
+    """A 3 s login: one CLI invocation runs a 2-command playbook step set within one login."""
+    (tmp_path / "b.py").write_text("y = 2\n")
+    result, seconds = _cli(hostile, "glob", "-H", "slowbox", "--json", str(tmp_path / "*.py"))
+    assert result.returncode == 0, result.stderr
+    assert 3 <= seconds < 3 + 5  # the login once, not once per command
+    assert BANNER.encode() not in result.stdout
+
+
+def test_a_fifo_shard_times_out_and_leaves_nothing_running(hostile, box, tmp_path):
+    draft = tmp_path / "fifo-draft"
+    draft.mkdir()
+    (draft / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}')
+    os.mkfifo(draft / "model.safetensors")  # a read blocks forever: nobody writes
+    before = set(_agent_processes())
+    env_cli = {"REMOTEDBG_SSH_CONFIG": str(box.ssh_config)}
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "tensors", "ls", "-H", "testbox", "--timeout", "3",
+         str(draft / "model.safetensors")],
+        capture_output=True, timeout=60, env=dict(os.environ, **env_cli), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    elapsed = time.monotonic() - start
+    assert result.returncode == 4, result.stderr
+    assert b"timed out" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert elapsed < 3 + 6
+    assert wait_for(lambda: not (set(_agent_processes()) - before), timeout=3.0), (
+        "a remotedbg process was left running on the box"
+    )
