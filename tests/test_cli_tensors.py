@@ -196,3 +196,55 @@ def test_a_proven_defect_wins_over_an_unreadable_target(cli, drafts, tmp_path):
     assert {f["id"] for f in report["findings"]} == {"d2t-absolute-ids"}
     assert report["unknown"][0]["subject"].endswith("no-such-target")
     assert result.returncode == 1  # a proven defect wins over what could not be read
+
+
+def test_pull_keeps_an_existing_file_and_follows_no_planted_link(cli, drafts, tmp_path):
+    out = tmp_path / "map.safetensors"
+    out.write_bytes(b"precious")
+    args = ["tensors", "pull", "-H", "testbox", str(drafts / "good"), "d2t", "-o", str(out)]
+    refused = cli(*args)
+    assert refused.returncode == 2 and b"--force" in refused.stderr
+    assert out.read_bytes() == b"precious"
+    # the old predictable temporary name, planted as a link to a file it must not touch
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"untouched")
+    (tmp_path / "map.safetensors.partial").symlink_to(victim)
+    forced = cli(*args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert set(load_file(str(out))) == {"d2t"}
+    assert victim.read_bytes() == b"untouched"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".map.safetensors.")]
+
+
+def test_pull_failure_leaves_no_partial_file(cli, drafts, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "nothing.safetensors"
+    result = cli(
+        "tensors", "pull", "-H", "testbox", str(drafts / "good"), "no_such", "-o", str(out)
+    )
+    assert result.returncode == 4 and len(result.stderr.strip().splitlines()) == 1
+    assert list(out_dir.iterdir()) == []
+
+
+def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path):
+    from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
+
+    def broken(slot, handle):
+        handle.write(b"\0" * 3)
+        raise ConnectionError("the shard shrank during the read")
+
+    with pytest.raises(ConnectionError):
+        write_safetensors(tmp_path / "x.safetensors", [TensorSlot("d2t", "I64", [4], 32)], broken)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_index_naming_files_outside_the_checkpoint_is_refused(cli, tmp_path):
+    ckpt = tmp_path / "escape"
+    ckpt.mkdir()
+    (ckpt / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {"d2t": "../../../../../../etc/passwd"}})
+    )
+    result = cli("tensors", "ls", "-H", "testbox", str(ckpt))
+    assert result.returncode == 4
+    assert b"outside the checkpoint" in result.stderr and b"root:" not in result.stderr

@@ -160,10 +160,17 @@ def _weight_files(root):
                 if shard not in files:
                     files.append(shard)
             paths = []
+            real_root = os.path.realpath(root)
             for shard in sorted(files):
                 full = os.path.join(root, shard)
+                inside = os.path.realpath(full)
+                if os.path.isabs(shard) or not inside.startswith(real_root + os.sep):
+                    # an index is data from the box: it names files in this checkpoint only
+                    _fail(index_path, "weight_map names %r, outside the checkpoint" % (shard,))
                 if not os.path.exists(full):
                     _fail(full, "shard listed in %s is missing" % index_name)
+                if not os.path.isfile(full):
+                    _fail(full, "shard listed in %s is not a regular file" % index_name)
                 paths.append(full)
             return paths, weight_map, index_path
     found = [n for n in names if n.endswith(".safetensors")]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,16 +43,33 @@ def write_safetensors(
     slots: list[TensorSlot],
     fill: Callable[[TensorSlot, BinaryIO], None],
     metadata: dict[str, str] | None = None,
+    force: bool = False,
 ) -> int:
-    """Write the header, then let `fill` stream each slot's bytes. Returns the file size."""
-    partial = out.with_name(out.name + ".partial")
-    with open(partial, "wb") as handle:
-        handle.write(header_bytes(slots, metadata))
-        for slot in slots:
-            start = handle.tell()
-            fill(slot, handle)
-            if handle.tell() - start != slot.length:
-                raise ValueError(f"{slot.name}: expected {slot.length} bytes")
-        size = handle.tell()
-    partial.replace(out)
+    """Write the header, then let `fill` stream each slot's bytes. Returns the file size.
+
+    The bytes go to a new temporary file beside `out` (created with O_EXCL under an
+    unpredictable name, so no symlink or file planted there is followed), renamed over `out`
+    only when complete; on any failure or interrupt it is removed. An existing `out` is kept
+    unless `force`."""
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists (pass --force to replace it)")
+    handle = tempfile.NamedTemporaryFile(
+        "wb", dir=out.parent, prefix=f".{out.name}.", suffix=".partial", delete=False
+    )
+    partial = Path(handle.name)
+    try:
+        with handle:
+            handle.write(header_bytes(slots, metadata))
+            for slot in slots:
+                start = handle.tell()
+                fill(slot, handle)
+                if handle.tell() - start != slot.length:
+                    raise ValueError(f"{slot.name}: expected {slot.length} bytes")
+            size = handle.tell()
+        if not force and out.exists():
+            raise FileExistsError(f"{out} exists (pass --force to replace it)")
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return size

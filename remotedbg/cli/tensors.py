@@ -97,10 +97,16 @@ def pull(
     path: PathArg,
     names: Annotated[list[str], typer.Argument(help="Tensor names to pull.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Local .safetensors file.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace --output if it already exists.")
+    ] = False,
 ) -> int:
-    """Copy only the named tensors' bytes here, as a new safetensors file."""
+    """Copy only the named tensors' bytes here, as a new safetensors file (an existing file is
+    kept unless --force)."""
     if output.exists() and output.is_dir():
         raise UsageError(f"--output {output} is a directory")
+    if output.exists() and not force:
+        raise UsageError(f"--output {output} exists (pass --force to replace it)")
     ranges = checkpoint_call(
         ctx.remote, f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names}
     )
@@ -123,11 +129,14 @@ def pull(
             fetch_range(ctx.session, tensor["file"], tensor["offset"], tensor["length"], sink)
         )
 
-    if progress:
-        with progress:
-            size = write_safetensors(output, slots, fill)
-    else:
-        size = write_safetensors(output, slots, fill)
+    try:
+        if progress:
+            with progress:
+                size = write_safetensors(output, slots, fill, force=force)
+        else:
+            size = write_safetensors(output, slots, fill, force=force)
+    except FileExistsError as exc:  # another process wrote it meanwhile
+        raise UsageError(str(exc)) from None
     summary = {
         "output": str(output),
         "tensors": [s.name for s in slots],
