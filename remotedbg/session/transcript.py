@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from platformdirs import user_state_path
 
+from remotedbg.agent.redact import redact_text
 from remotedbg.session.result import RunResult
 
-_SECRET_NAME = (
-    r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|ACCESS_?KEY|CREDENTIALS?)"
-)
-_REDACTIONS = [
-    # NAME=value where NAME looks like a secret (env assignments, --flag=value)
-    (re.compile(rf"(?i)(\b{_SECRET_NAME}\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"), r"\1***"),
-    # --token VALUE, --password VALUE
-    (re.compile(r"(?i)(--[a-z0-9-]*(?:token|password|secret|api-key)\s+)(\S+)"), r"\1***"),
-    # scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)"), r"\1***\3"),
-    # Authorization: Bearer xxx
-    (re.compile(r"(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)"), r"\1***"),
-    # well-known token shapes (Hugging Face, GitHub, OpenAI-style)
-    (re.compile(r"\b(hf_|ghp_|gho_|github_pat_|sk-)[A-Za-z0-9_-]{8,}"), r"\1***"),
-]
-
-
-def redact(text: str) -> str:
-    for pattern, replacement in _REDACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
+MAX_BYTES = 8 << 20  # a transcript past this is rotated to transcript.jsonl.1
 
 
 def transcript_path() -> Path:
@@ -47,7 +27,7 @@ def record(target: str, label: str, result: RunResult) -> None:
     entry = {
         "ts": round(time.time(), 3),
         "target": target,
-        "command": redact(label),
+        "command": redact_text(label),
         "exit_status": result.exit_status,
         "duration_ms": round(result.duration * 1000, 2),
         "stdout_bytes": len(result.stdout_bytes),
@@ -57,8 +37,14 @@ def record(target: str, label: str, result: RunResult) -> None:
     }
     path = transcript_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if path.parent.stat().st_mode & 0o077:
+            os.chmod(path.parent, 0o700)  # made 0755 by an earlier version
+        if path.exists() and path.stat().st_size > MAX_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+        # private to the user: commands name hosts, paths and (redacted) arguments
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry) + "\n")
     except OSError:
         pass  # a transcript that cannot be written must never stop the investigation
