@@ -128,3 +128,25 @@ def test_a_fifo_shard_times_out_and_leaves_nothing_running(hostile, box, tmp_pat
     assert wait_for(lambda: not (set(_agent_processes()) - before), timeout=3.0), (
         "a remotedbg process was left running on the box"
     )
+
+
+def test_names_with_escape_sequences_and_newlines_cannot_drive_the_terminal(cli, tmp_path):
+    """A tensor and a file named to retitle/clear the terminal or forge a row: shown escaped;
+    --json keeps the exact name (escaped as JSON does)."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    evil = "w\x1b]0;pwned\x07\x1b[2J\nforged  F32  [1]"
+    ckpt = tmp_path / "evil"
+    ckpt.mkdir()
+    save_file({evil: np.zeros(1, dtype=np.float32)}, str(ckpt / "model.safetensors"))
+    shown = cli("tensors", "ls", "-H", "testbox", str(ckpt))
+    assert shown.returncode == 0, shown.stderr
+    assert b"\x1b" not in shown.stdout and b"\x07" not in shown.stdout
+    assert b"\\e]0;pwned\\x07\\e[2J\\nforged" in shown.stdout
+    assert len([line for line in shown.stdout.splitlines() if b"forged" in line]) == 1
+    exact = cli("tensors", "ls", "-H", "testbox", "--json", str(ckpt))
+    assert json.loads(exact.stdout)["tensors"][0]["name"] == evil
+    (tmp_path / "f\x1b[2Jx.py").write_text("")
+    found = cli("glob", "-H", "testbox", str(tmp_path / "f*.py"))
+    assert found.returncode == 0 and b"f\x1b[2Jx.py" in found.stdout  # a pipe gets the bytes

@@ -3,23 +3,50 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-stdout_console = Console(highlight=False, soft_wrap=True)
-stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# C0 and C1 control characters and DEL: what a terminal acts on instead of showing
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def _escape_char(match: re.Match) -> str:
+    char = match.group(0)
+    return _NAMED.get(char, f"\\x{ord(char):02x}")
 
 
 def printable(text: str) -> str:
-    """Names may hold undecodable bytes (carried as surrogates): show them escaped."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A name from the box, safe for a terminal on one line: undecodable bytes (carried as
+    surrogates) and control characters (ESC sequences that retitle or clear the terminal, a
+    newline that forges a table row) are shown escaped, as GNU ls does."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(_escape_char, text)
+
+
+class SafeConsole(Console):
+    """A rich console that never passes control characters through from the strings it is
+    given (its own styling is added after): every remote-sourced string is covered, whatever
+    the print site. Newlines and tabs of multi-line text stay."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super().render_str(_CONTROL_BUT_LAYOUT.sub(_escape_char, text), *args, **kwargs)
+
+
+stdout_console = SafeConsole(highlight=False, soft_wrap=True)
+stderr_console = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def write_raw(text: str) -> None:
-    """Write text to stdout byte-exact (undecodable names come out as the original bytes)."""
+    """Write text to stdout: byte-exact into a pipe or file (undecodable names come out as the
+    original bytes); on a terminal with its control characters escaped."""
+    if sys.stdout.isatty():
+        text = "\n".join(printable(line) for line in text.split("\n"))
     sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
     sys.stdout.buffer.flush()
 
