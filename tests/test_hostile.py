@@ -150,3 +150,60 @@ def test_names_with_escape_sequences_and_newlines_cannot_drive_the_terminal(cli,
     (tmp_path / "f\x1b[2Jx.py").write_text("")
     found = cli("glob", "-H", "testbox", str(tmp_path / "f*.py"))
     assert found.returncode == 0 and b"f\x1b[2Jx.py" in found.stdout  # a pipe gets the bytes
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_nothing_outlives_a_killed_or_interrupted_client(box, tmp_path, how):
+    """The client killed with SIGKILL, or interrupted (Ctrl-C), while a check blocks on the box:
+    the box is clean within a few seconds."""
+    import signal
+
+    fifo = tmp_path / "shard.safetensors"
+    os.mkfifo(fifo)
+    before = set(_agent_processes())
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "tensors", "ls", "-H", "testbox", str(fifo)],
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config)),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # the check is running on the box: its child of the executor exists
+        assert wait_for(lambda: len(set(_agent_processes()) - before) >= 2, timeout=20)
+        client.send_signal(getattr(signal, how))
+        client.wait(timeout=15)
+        start = time.monotonic()
+        assert wait_for(lambda: not (set(_agent_processes()) - before), timeout=5.0), (
+            f"remotedbg processes left on the box after {how}"
+        )
+        print(f"box clean {time.monotonic() - start:.2f} s after {how}")
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    if how == "SIGINT":
+        assert client.returncode == 130
+        assert len(client.stderr.read().strip().splitlines()) == 1
+
+
+def test_a_huge_declared_d2t_is_judged_from_its_header_not_loaded(cli, tmp_path):
+    """A d2t header declaring 10^8 entries (an 800 MB sparse file): never read into memory."""
+    from tests.realshape import write_safetensors
+
+    for name, vocab in (("with-vocab", 163840), ("no-vocab", None)):
+        ckpt = tmp_path / name
+        ckpt.mkdir()
+        write_safetensors(ckpt / "model.safetensors", {"d2t": ("I64", [10**8], None)})
+        config = {"architectures": ["LlamaForCausalLMEagle3"], "draft_vocab_size": 32000}
+        if vocab:
+            config["vocab_size"] = vocab
+        (ckpt / "config.json").write_text(json.dumps(config))
+    start = time.monotonic()
+    judged = cli("vocab-check", "-H", "testbox", "--json", str(tmp_path / "with-vocab"))
+    assert time.monotonic() - start < 15
+    doc = json.loads(judged.stdout)
+    assert judged.returncode == 1 and [f["id"] for f in doc["findings"]] == ["d2t-out-of-range"]
+    unread = cli("vocab-check", "-H", "testbox", "--json", str(tmp_path / "no-vocab"))
+    doc = json.loads(unread.stdout)
+    assert unread.returncode == 4 and "more than any vocab" in doc["unknown"][0]["reason"]

@@ -741,15 +741,24 @@ def vocab_check(args):
     sample = args.get("tokenizer_sample")
     sample = DEFAULT_TOKENIZER_SAMPLE if sample is None else int(sample)
     unknown = []
+    target_config, target_dir = None, None
+    if target_path:
+        try:
+            target_config, target_dir = _target_config(target_path)
+        except CheckpointError as exc:
+            unknown.append(_unknown(exc, "the target model's config", target_path))
     try:
         ckpt = open_checkpoint(path)
         refs = {key: _tensor_ref(ckpt, key) for key in ("d2t", "t2d", "lm_head.weight")}
+        oversized = _oversized(refs, ckpt.config or {}, target_config)
+        if oversized:
+            return oversized
         d2t = ckpt.read(refs["d2t"]["name"]) if refs["d2t"] else None
         t2d = ckpt.read(refs["t2d"]["name"]) if refs["t2d"] else None
     except CheckpointError as exc:
         return {
             "findings": [],
-            "unknown": [_unknown(exc, "the draft checkpoint", path)],
+            "unknown": unknown + [_unknown(exc, "the draft checkpoint", path)],
             "summary": {},
             "checkpoint": {"path": path, "error": str(exc)},
         }
@@ -757,13 +766,6 @@ def vocab_check(args):
     checkpoint.update(refs)
     if ckpt.config is None:
         checkpoint["config_missing"] = True
-
-    target_config, target_dir = None, None
-    if target_path:
-        try:
-            target_config, target_dir = _target_config(target_path)
-        except CheckpointError as exc:
-            unknown.append(_unknown(exc, "the target model's config", target_path))
     lm = refs["lm_head.weight"]
     result = analyze_vocab_map(
         d2t,
@@ -797,6 +799,66 @@ def vocab_check(args):
         "summary": summary,
         "checkpoint": checkpoint,
     }
+
+
+MAX_VOCAB = 1 << 24  # no tokenizer has more ids: a longer map is not read whatever it says
+
+
+def _numel(ref):
+    count = 1
+    for dim in (ref or {}).get("shape") or []:
+        count *= int(dim)
+    return count
+
+
+def _oversized(refs, draft_config, target_config):
+    """Sizes from the headers, before any allocation: a d2t or t2d declaring more entries than
+    the target vocab (or than any vocab) is not read."""
+    vocab = None
+    for config in (target_config or {}, draft_config):
+        if isinstance(config.get("vocab_size"), int) and config["vocab_size"] > 0:
+            vocab = config["vocab_size"]
+            break
+    for key in ("d2t", "t2d"):
+        ref = refs.get(key)
+        if not ref:
+            continue
+        count = _numel(ref)
+        limit = vocab if vocab is not None else MAX_VOCAB
+        if count <= limit and count <= MAX_VOCAB:
+            continue
+        summary = {"d2t_entries": _numel(refs.get("d2t")), "target_vocab": vocab}
+        if vocab is not None:
+            return {
+                "findings": [
+                    finding(
+                        "d2t-out-of-range",
+                        ERROR,
+                        "%s declares %d entries, more than the target vocab of %d"
+                        % (key, count, vocab),
+                        "The draft vocab is a subset of the target's: a %s with %d entries "
+                        "(shape %s) cannot be right; it was not read." % (key, count, ref["shape"]),
+                        {key: ref["name"], "shape": ref["shape"], "target_vocab": vocab},
+                    )
+                ],
+                "unknown": [],
+                "summary": summary,
+                "checkpoint": {"refs": refs},
+            }
+        return {
+            "findings": [],
+            "unknown": [
+                {
+                    "code": "unreadable",
+                    "reason": "%s declares %d entries, more than any vocab: not read"
+                    % (key, count),
+                    "subject": ref["name"],
+                }
+            ],
+            "summary": summary,
+            "checkpoint": {"refs": refs},
+        }
+    return None
 
 
 def _unknown(exc, what, path):
