@@ -207,3 +207,48 @@ def test_a_huge_declared_d2t_is_judged_from_its_header_not_loaded(cli, tmp_path)
     unread = cli("vocab-check", "-H", "testbox", "--json", str(tmp_path / "no-vocab"))
     doc = json.loads(unread.stdout)
     assert unread.returncode == 4 and "more than any vocab" in doc["unknown"][0]["reason"]
+
+
+def test_a_service_that_is_not_ssh_is_one_line_and_exit_3(tmp_path):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def answer() -> None:
+        for _ in range(3):
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "run", "-H", f"u@127.0.0.1:{port}", "--", "true"],
+            capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, XDG_STATE_HOME=str(tmp_path)),
+        )  # fmt: skip
+    finally:
+        listener.close()
+    assert result.returncode == 3
+    assert len(result.stderr.strip().splitlines()) == 1 and b"Traceback" not in result.stderr
+
+
+def test_a_corrupted_known_hosts_line_is_skipped_like_openssh_does(ssh_world, tmp_path):
+    known = tmp_path / "known_hosts"
+    known.write_bytes(b"[127.0.0.1]:1 ssh-ed25519 \xff\xfe not utf-8\n" + b"garbage line\n")
+    config = write_client_config(tmp_path / "ssh_config", {"kh": ssh_world.box.server}, known)
+    result = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "run", "--ssh-config", str(config), "-H", "kh", "--",
+         "echo", "ok"],
+        capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, XDG_STATE_HOME=str(tmp_path)),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"ok\n"

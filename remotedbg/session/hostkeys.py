@@ -46,12 +46,33 @@ class StrictPolicy(paramiko.MissingHostKeyPolicy):
 
 
 def load_known_hosts(client: paramiko.SSHClient, files: list[str]) -> None:
+    """Every known_hosts file, as OpenSSH reads them: a line that is not UTF-8 or not a host
+    key entry is skipped, not fatal (it cannot vouch for any host)."""
+    keys = client._system_host_keys  # noqa: SLF001 - what load_system_host_keys fills
     for path in SYSTEM_KNOWN_HOSTS + files:
-        if os.path.isfile(path):
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise HostKeyError(f"cannot read known hosts file {path}: {exc}") from exc
+        for number, data in enumerate(raw.splitlines(), start=1):
             try:
-                client.load_system_host_keys(path)
-            except (OSError, paramiko.SSHException) as exc:
-                raise HostKeyError(f"cannot read known hosts file {path}: {exc}") from exc
+                line = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                entry = HostKeyEntry.from_line(line, number)
+            except (paramiko.SSHException, ValueError, TypeError, IndexError):
+                continue
+            if entry is None:
+                continue
+            entry.hostnames = [h for h in entry.hostnames if not keys.check(h, entry.key)]
+            if entry.hostnames:
+                keys._entries.append(entry)  # noqa: SLF001 - as paramiko's HostKeys.load does
 
 
 def find_known_host_lines(files: list[str], hostname: str) -> list[str]:

@@ -8,6 +8,7 @@ its own; either way we wait on the channel's readiness pipe, never on a sleep.
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import time
@@ -24,6 +25,11 @@ from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, us
 
 KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
 DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~15 minutes
+# paramiko logs a traceback for a peer that is not an SSH server before raising; the one-line
+# error remotedbg prints is all a user should see
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logging.getLogger("paramiko").propagate = False
+
 BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
 
