@@ -252,3 +252,44 @@ def test_a_corrupted_known_hosts_line_is_skipped_like_openssh_does(ssh_world, tm
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"ok\n"
+
+
+def test_proxycommand_and_hostkeyalias_are_honoured(ssh_world, tmp_path):
+    """The target's HostName does not resolve: only the ProxyCommand (ssh -W through the first
+    box) reaches it, so a direct connection cannot pass. Its key is known only under the
+    HostKeyAlias. A setting remotedbg does not implement is refused in one line."""
+    hidden = make_sshd(tmp_path / "hidden", ssh_world.user_key)
+    try:
+        base = write_client_config(
+            tmp_path / "base_config", {"jump": ssh_world.box.server}, tmp_path / "known_hosts"
+        )
+        kind, blob = hidden.host_key.with_suffix(".pub").read_text().split()[:2]
+        with open(tmp_path / "known_hosts", "a") as handle:
+            handle.write(f"hidden-alias {kind} {blob}\n")
+        config = tmp_path / "ssh_config"
+        config.write_text(
+            base.read_text()
+            + "\nHost viaproxy\n  HostName target.invalid\n"
+            + f"  Port {hidden.port}\n  User {hidden.user}\n  IdentityFile {hidden.user_key}\n"
+            + f"  UserKnownHostsFile {tmp_path / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
+            + f"  ProxyCommand ssh -F {base} -W 127.0.0.1:%p jump\n"
+            + "  HostKeyAlias hidden-alias\n"
+            + "\nHost refused\n  HostName 127.0.0.1\n  RemoteCommand uptime\n"
+        )
+        env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+        through = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "run", "--ssh-config", str(config),
+             "-H", "viaproxy", "--", "echo", "through the proxy"],
+            capture_output=True, timeout=60, stdin=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        assert through.returncode == 0, through.stderr
+        assert through.stdout == b"through the proxy\n"
+        refused = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "run", "--ssh-config", str(config),
+             "-H", "refused", "--", "true"],
+            capture_output=True, timeout=60, stdin=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        assert refused.returncode == 2 and b"remotecommand" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+    finally:
+        hidden.stop()

@@ -24,10 +24,13 @@ def fingerprint(key: paramiko.PKey) -> str:
 class StrictPolicy(paramiko.MissingHostKeyPolicy):
     """Refuse unknown hosts, or record them (first use only) when `accept_new` is set."""
 
-    def __init__(self, accept_new: bool, record_to: Path, display: str) -> None:
+    def __init__(
+        self, accept_new: bool, record_to: Path, display: str, record_as: str | None = None
+    ) -> None:
         self.accept_new = accept_new
         self.record_to = record_to
         self.display = display
+        self.record_as = record_as  # HostKeyAlias: the name the key is known under
 
     def missing_host_key(
         self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
@@ -41,7 +44,7 @@ class StrictPolicy(paramiko.MissingHostKeyPolicy):
         self.record_to.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.record_to, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as handle:
-            handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+            handle.write(f"{self.record_as or hostname} {key.get_name()} {key.get_base64()}\n")
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 
@@ -73,6 +76,13 @@ def load_known_hosts(client: paramiko.SSHClient, files: list[str]) -> None:
             entry.hostnames = [h for h in entry.hostnames if not keys.check(h, entry.key)]
             if entry.hostnames:
                 keys._entries.append(entry)  # noqa: SLF001 - as paramiko's HostKeys.load does
+
+
+def alias_keys(client: paramiko.SSHClient, alias: str, connect_key: str) -> None:
+    """HostKeyAlias: the keys known for `alias` vouch for the host paramiko connects to."""
+    keys = client._system_host_keys  # noqa: SLF001 - what load_system_host_keys fills
+    for keytype, key in (keys.lookup(alias) or {}).items():
+        keys.add(connect_key, keytype, key)
 
 
 def find_known_host_lines(files: list[str], hostname: str) -> list[str]:

@@ -71,7 +71,9 @@ class SSHSession(Session):
             host=target.hostname,
             user=target.user,
             port=target.port,
-            gateway=gateway,
+            # ProxyCommand wins over ProxyJump, as in ssh (fabric runs it as paramiko's
+            # ProxyCommand: the byte stream goes through it, never directly)
+            gateway=target.proxy_command or gateway,
             connect_timeout=max(1, round(timeout)),
             # An explicit empty ssh_config: we resolved the target already (with `ssh -G`).
             config=fabric.Config(ssh_config=paramiko.SSHConfig()),
@@ -83,9 +85,14 @@ class SSHSession(Session):
             },
         )
         hostkeys.load_known_hosts(connection.client, target.known_hosts_files)
+        if target.host_key_alias:
+            hostkeys.alias_keys(connection.client, target.known_hosts_key, target.connect_key)
         connection.client.set_missing_host_key_policy(
             hostkeys.StrictPolicy(
-                self.options.accept_new_host_key, user_known_hosts(target), target.spec
+                self.options.accept_new_host_key,
+                user_known_hosts(target),
+                target.spec,
+                target.host_key_alias,
             )
         )
         return connection

@@ -44,10 +44,19 @@ class ResolvedTarget:
     proxy_jump: str | None
     known_hosts_files: list[str]
     ssh_config: str | None  # the file used, so jump hosts resolve through it too
+    proxy_command: str | None = None  # with its %h %p %r tokens expanded
+    host_key_alias: str | None = None
 
     @property
     def known_hosts_key(self) -> str:
-        """The name OpenSSH and paramiko use for this host in known_hosts."""
+        """The name OpenSSH and paramiko use for this host in known_hosts (HostKeyAlias when
+        the config sets one)."""
+        host = self.host_key_alias or self.hostname
+        return host if self.port == 22 or self.host_key_alias else f"[{host}]:{self.port}"
+
+    @property
+    def connect_key(self) -> str:
+        """The name paramiko looks the server's key up under."""
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
@@ -128,6 +137,13 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
     for entry in values.get("userknownhostsfile", ["~/.ssh/known_hosts"]):
         known_hosts.extend(os.path.expanduser(p) for p in entry.split())
     jump = first("proxyjump")
+    _refuse_unsupported(spec, values)
+    proxy = first("proxycommand")
+    if proxy in (None, "none", ""):
+        proxy = None
+    else:
+        proxy = expand_tokens(proxy, hostname, resolved_port, resolved_user, host)
+    alias = first("hostkeyalias")
     return ResolvedTarget(
         spec=spec,
         hostname=hostname,
@@ -137,7 +153,36 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         proxy_jump=None if jump in (None, "none") else jump,
         known_hosts_files=known_hosts,
         ssh_config=config,
+        proxy_command=proxy,
+        host_key_alias=None if alias in (None, "none", "") else alias,
     )
+
+
+#: ssh_config settings that change where or how ssh connects and that remotedbg does not
+#: implement: refused with a one-line error rather than silently ignored.
+UNSUPPORTED = {
+    "proxyusefdpass": lambda v: v == "yes",
+    "remotecommand": lambda v: v not in ("", "none"),
+    "certificatefile": lambda v: bool(v),
+    "pkcs11provider": lambda v: v not in ("", "none"),
+    "hostbasedauthentication": lambda v: v == "yes",
+}
+
+
+def _refuse_unsupported(spec: str, values: dict[str, list[str]]) -> None:
+    for key, unsupported in UNSUPPORTED.items():
+        for value in values.get(key, []):
+            if unsupported(value.strip()):
+                raise UsageError(
+                    f"--host {spec}: ssh_config sets {key} {value}, which remotedbg does not "
+                    "support; connect without it (another Host block) or use plain ssh"
+                )
+
+
+def expand_tokens(text: str, hostname: str, port: int, user: str, alias: str) -> str:
+    """ProxyCommand's tokens, as ssh expands them: %h %p %r %n %%."""
+    table = {"h": hostname, "p": str(port), "r": user, "n": alias, "%": "%"}
+    return re.sub(r"%(.)", lambda m: table.get(m.group(1), m.group(0)), text)
 
 
 def _local_user() -> str:
