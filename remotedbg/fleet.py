@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.playbook import Playbook, RunOutcome, run_playbook
 from remotedbg.remote.primitives import Remote
@@ -17,7 +18,6 @@ MAX_PARALLEL = 16
 FINGERPRINT_TENSORS = ["d2t", "t2d", "fc.weight", "lm_head.weight"]
 # worst first: what we know least about ranks highest
 EXIT_RANK = [ExitCode.OK, ExitCode.FINDINGS, ExitCode.REMOTE, ExitCode.CONNECTION]
-VERDICT_EXIT = {"ok": ExitCode.OK, "defect": ExitCode.FINDINGS, "inconclusive": ExitCode.REMOTE}
 
 
 def parse_hosts(host_option: str, hosts_file: Path | None) -> list[str]:
@@ -72,6 +72,12 @@ def audit_host(
         return HostResult(host, VERDICT_EXIT[outcome.verdict], outcome, fingerprints=prints)
     except RemotedbgError as error:
         return HostResult(host, error.exit_code, error=str(error))
+    except Exception as error:  # noqa: BLE001 - one host's surprise is that host's row only
+        return HostResult(
+            host,
+            VERDICT_EXIT["inconclusive"],
+            error=f"{host}: could not be audited ({type(error).__name__}: {error})",
+        )
 
 
 def run_fleet(

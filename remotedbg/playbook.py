@@ -30,7 +30,7 @@ import yaml
 
 import remotedbg
 from remotedbg.actions.registry import ACTIONS
-from remotedbg.agent.findings import ERROR
+from remotedbg.contract import verdict
 from remotedbg.errors import ConnectionFailed, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
 
@@ -330,11 +330,11 @@ def run_playbook(
         )
         if progress:
             progress(step, status)
-    verdict, headline = decide(findings, inconclusive)
+    decided, headline = verdict(findings, inconclusive)
     return RunOutcome(
         playbook.name,
         remote.session.name,
-        verdict,
+        decided,
         headline,
         findings,
         records,
@@ -342,13 +342,3 @@ def run_playbook(
         inconclusive,
         remote.session.commands_run - commands_before,
     )
-
-
-def decide(findings: list[dict], inconclusive: list[str]) -> tuple[str, str]:
-    errors = [f for f in findings if f["severity"] == ERROR]
-    if errors:
-        ids = ", ".join(dict.fromkeys(f["id"] for f in errors))
-        return "defect", f"{len(errors)} error-level finding(s): {ids}"
-    if inconclusive:
-        return "inconclusive", "could not check everything: " + "; ".join(inconclusive)
-    return "ok", "no error-level finding"

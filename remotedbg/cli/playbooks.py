@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 from remotedbg.cli.context import CommandContext, remote_command, run_guarded
 from remotedbg.cli.locate import render_locate
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
 from remotedbg.playbook import (
@@ -25,8 +26,6 @@ from remotedbg.playbook import (
     run_playbook,
 )
 from remotedbg.report import findings_markdown, render_findings, render_verdict
-
-VERDICT_EXIT = {"ok": ExitCode.OK, "defect": ExitCode.FINDINGS, "inconclusive": ExitCode.REMOTE}
 
 
 class PlaybookGroup(TyperGroup):
