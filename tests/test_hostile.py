@@ -293,3 +293,20 @@ def test_proxycommand_and_hostkeyalias_are_honoured(ssh_world, tmp_path):
         assert len(refused.stderr.strip().splitlines()) == 1
     finally:
         hidden.stop()
+
+
+def test_a_recursive_glob_through_symlink_loops_ends_at_once(cli, tmp_path):
+    """`**` below directories that link back to their parents: each file found once, quickly;
+    symlinked directories are not a way down (as in find)."""
+    tree = tmp_path / "loops"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "model.py").write_text("")
+    (tree / "top.py").write_text("")
+    for name, target in (("a/b/up", ".."), ("a/self", "."), ("a/b/root", str(tree))):
+        (tree / name).symlink_to(target)
+    start = time.monotonic()
+    result = cli("glob", "-H", "testbox", "--json", str(tree / "**" / "*.py"))
+    assert time.monotonic() - start < 10
+    assert result.returncode == 0, result.stderr
+    [entry] = json.loads(result.stdout)["results"]
+    assert entry["matches"] == [str(tree / "a" / "b" / "model.py"), str(tree / "top.py")]

@@ -28,12 +28,58 @@ SUGGEST_WALK_LIMIT = 20000  # directory entries looked at when searching for sug
 SUGGEST_WALK_SECONDS = 1.0
 
 
-def expand(pattern):
-    """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive)."""
+EXPAND_MAX_DIRS = 200000  # directories a `**` may walk
+EXPAND_MAX_MATCHES = 100000
+EXPAND_SECONDS = 10.0
+
+
+class ExpandTruncated(Exception):
+    pass
+
+
+def expand(pattern, budget=None):
+    """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive).
+
+    `**` walks below the directories before it without following symlinked directories (as
+    `find` does: a symlink loop is not a way down) and skips hidden ones (as glob does), within
+    EXPAND_MAX_DIRS directories, EXPAND_MAX_MATCHES matches and EXPAND_SECONDS; past a bound
+    the matches so far are returned and `budget["truncated"]` says why."""
     expanded = os.path.expanduser(pattern)
     if not globmod.has_magic(expanded):
         return [expanded] if os.path.lexists(expanded) else []
-    return sorted(globmod.glob(expanded, recursive=True))
+    budget = {} if budget is None else budget
+    if "**" not in expanded.split(os.sep):
+        return sorted(globmod.glob(expanded))
+    parts = expanded.split(os.sep)
+    cut = parts.index("**")
+    head = os.sep.join(parts[:cut]) or (os.sep if expanded.startswith(os.sep) else ".")
+    tail = parts[cut + 1 :]
+    bases = globmod.glob(head) if globmod.has_magic(head) else [head]
+    found = []
+    deadline = time.monotonic() + EXPAND_SECONDS
+    walked = 0
+    try:
+        for base in sorted(bases):
+            if not os.path.isdir(base):
+                continue
+            for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+                walked += 1
+                if walked > EXPAND_MAX_DIRS or time.monotonic() > deadline:
+                    raise ExpandTruncated("the walk passed its bounds (%d dirs)" % walked)
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                if tail:
+                    rest = os.sep.join(tail).replace("**", "*")
+                    found.extend(globmod.glob(os.path.join(globmod.escape(dirpath), rest)))
+                else:
+                    found.append(dirpath)
+                    found.extend(
+                        os.path.join(dirpath, n) for n in filenames if not n.startswith(".")
+                    )
+                if len(found) > EXPAND_MAX_MATCHES:
+                    raise ExpandTruncated("more than %d matches" % EXPAND_MAX_MATCHES)
+    except ExpandTruncated as why:
+        budget["truncated"] = str(why)
+    return sorted(set(found))
 
 
 def _literal_runs(text):
@@ -105,12 +151,15 @@ def suggest(pattern, limit=10):
 def glob_paths(args):
     results = []
     for pattern in args["patterns"]:
-        matches = expand(pattern)
+        budget = {}
+        matches = expand(pattern, budget)
         entry = {
             "pattern": pattern,
             "matches": matches[: args.get("limit", 10000)],
             "count": len(matches),
         }
+        if budget.get("truncated"):
+            entry["truncated"] = budget["truncated"]
         if not matches:
             entry["suggestions"] = suggest(pattern)
         results.append(entry)
