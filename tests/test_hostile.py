@@ -310,3 +310,56 @@ def test_a_recursive_glob_through_symlink_loops_ends_at_once(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     [entry] = json.loads(result.stdout)["results"]
     assert entry["matches"] == [str(tree / "a" / "b" / "model.py"), str(tree / "top.py")]
+
+
+def test_a_stalled_bulk_pull_obeys_timeout_and_stops_the_remote_pipeline(ssh_world, tmp_path):
+    """A box whose `tail` hangs (a wedged NFS read): a bulk pull gives up after --timeout with
+    one line, exit 4, and the remote `tail | head` pipeline is stopped, not left behind."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "tail").write_text(
+        f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(3600)' wedged-tail-$$\n"
+    )
+    (fake / "tail").chmod(0o755)
+    server = make_sshd(
+        tmp_path / "sshd",
+        ssh_world.user_key,
+        extra_config=(f"SetEnv PATH={fake}:/usr/local/bin:/usr/bin:/bin",),
+    )
+    try:
+        config = write_client_config(tmp_path / "ssh_config", {"wedged": server}, tmp_path / "kh")
+        ckpt = tmp_path / "big"
+        ckpt.mkdir()
+        save_file({"w": np.zeros(20 << 18, dtype=np.float32)}, str(ckpt / "model.safetensors"))
+        start = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "tensors", "pull", "--ssh-config", str(config),
+             "-H", "wedged", "--timeout", "3", str(ckpt), "w", "-o", str(tmp_path / "w.st")],
+            capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state")),
+        )  # fmt: skip
+        assert result.returncode == 4, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert time.monotonic() - start < 3 + 10
+        assert not (tmp_path / "w.st").exists()
+
+        def wedged() -> list[int]:
+            return [
+                int(p)
+                for p in os.listdir("/proc")
+                if p.isdigit() and b"wedged-tail-" in _read_cmdline(p)
+            ]
+
+        assert wait_for(lambda: not wedged(), timeout=5.0), "the remote pipeline was left running"
+    finally:
+        server.stop()
+
+
+def _read_cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -9,6 +9,7 @@ its own; either way we wait on the channel's readiness pipe, never on a sleep.
 from __future__ import annotations
 
 import logging
+import re
 import select
 import socket
 import time
@@ -29,6 +30,22 @@ DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~1
 # error remotedbg prints is all a user should see
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
+
+_BULK_PID = "RDBG-PGID:"
+_BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
+
+
+def _bulk_pid(channel: paramiko.Channel, seen: bytes) -> int | None:
+    """The pipeline's process group, from the first line of its stderr."""
+    data = seen
+    try:
+        while channel.recv_stderr_ready() and len(data) < 4096:
+            data += channel.recv_stderr(4096)
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
+    match = _BULK_PID_LINE.search(data)
+    return int(match.group(1)) if match else None
+
 
 BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
@@ -296,25 +313,37 @@ class SSHSession(Session):
         start = time.monotonic()
         channel = self._open_channel()
         received, stderr = 0, b""
+        stall = self.default_timeout
+        # the shell sshd starts leads its process group: its pid (on stderr, before any data)
+        # is what stops the whole `tail | head` pipeline when the read is abandoned
+        wrapped = f"printf '{_BULK_PID}%s\\n' \"$$\" >&2; {command}"
         try:
-            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+            channel.exec_command(wrapped.encode("utf-8", "surrogateescape"))
             channel.shutdown_write()
+            channel.settimeout(stall)
             while received < limit:
                 data = channel.recv(min(1 << 20, limit - received))
                 if not data:
                     break
                 received += len(data)
                 sink(data)
+            channel.settimeout(None)
             while channel.recv_stderr_ready():
                 stderr += channel.recv_stderr(65536)
             status = channel.recv_exit_status()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, TimeoutError) as exc:
+            self._stop(_bulk_pid(channel, stderr))
             channel.close()
-            raise
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise RemoteTimeout(
+                f"{self.name}: {label}: no data for {stall:g}s (the remote read was stopped)"
+            ) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
         finally:
             channel.close()
+        stderr = _BULK_PID_LINE.sub(b"", stderr)
         result = RunResult(command, status, b"", stderr, time.monotonic() - start)
         transcript.record(self.name, label, result)
         self.commands_run += 1
