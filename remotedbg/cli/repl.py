@@ -9,8 +9,9 @@ from remotedbg.errors import UsageError
 @remote_command
 def repl_command(ctx: CommandContext) -> int:
     """Interactive shell on the host: plain lines run remotely in the current directory, `:cmd`
-    runs remotedbg commands on the same connection. Reads lines from stdin when it is not a
-    terminal and exits with the status of the last one."""
+    runs remotedbg commands on the same connection. Every line obeys --timeout (default 120 s;
+    raise it for lines such as `tail -f`), Ctrl-C stops one at any time. Reads lines from stdin
+    when it is not a terminal and exits with the status of the last one."""
     from remotedbg.repl import Repl, stdin_lines  # imported late: the REPL imports the CLI app
 
     if ctx.json:
@@ -20,7 +21,7 @@ def repl_command(ctx: CommandContext) -> int:
         ctx.session,
         ctx.options.host,
         python=ctx.python,
-        line_timeout=None if interactive else ctx.options.timeout,
+        line_timeout=ctx.options.timeout,  # a frozen peer must not hold a line forever
     )
     repl.start()
     if interactive:
