@@ -363,3 +363,46 @@ def _read_cmdline(pid: str) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_an_interpreter_that_corrupts_its_answers_gives_one_line(box, tmp_path):
+    """--python names a wrapper whose stdout turns every `{` into `<` (a conda activation hook
+    gone wrong): the answers keep their length but not their JSON. One line, exit 4, no
+    traceback."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    corrupt = tmp_path / "corrupt.py"
+    corrupt.write_text(
+        "import os\n"
+        "while True:\n"
+        "    data = os.read(0, 65536)\n"
+        "    if not data:\n"
+        "        break\n"
+        "    os.write(1, data.replace(b'{', b'<'))\n"
+    )
+    (fake / "python3").write_text(
+        f'#!/bin/sh\n"{sys.executable}" "$@" | "{sys.executable}" "{corrupt}"\n'
+    )
+    (fake / "python3").chmod(0o755)
+    (tmp_path / "draft").mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "tensors", "ls", "-H", "testbox", "--python",
+         str(fake / "python3"), "--timeout", "10", str(tmp_path / "draft")],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config),
+                 XDG_STATE_HOME=str(tmp_path / "state")),
+    )  # fmt: skip
+    assert result.returncode == 4, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert b"Traceback" not in result.stderr
+
+
+def test_a_malformed_executor_frame_ends_the_executor_not_the_client():
+    from remotedbg.session.executor_client import HEADER, ExecutorGone, _decode
+
+    with pytest.raises(ExecutorGone):
+        _decode(b"<'ok': true>")
+    with pytest.raises(ExecutorGone):
+        _decode(b"[1, 2]")
+    assert _decode(b'{"ok": true}') == {"ok": True}
+    assert HEADER.size == 5

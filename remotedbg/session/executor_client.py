@@ -55,7 +55,10 @@ class ExecutorChannel:
         except (ExecutorGone, TimeoutError):
             channel.close()
             return None
-        hello = json.loads(payload) if kind == "P" else {}
+        try:
+            hello = json.loads(payload) if kind == "P" else {}
+        except ValueError:
+            hello = {}
         if not hello.get("ready"):
             channel.close()
             return None
@@ -137,7 +140,7 @@ class ExecutorChannel:
                 elif kind == "E":
                     collector.feed("stderr", payload)
                 elif kind == "S":
-                    return (None if stopping else json.loads(payload)["exit"]), False
+                    return (None if stopping else _decode(payload)["exit"]), False
                 if collector.overflowed and not stopping:
                     stopping = True
                     self.send("K")
@@ -177,7 +180,7 @@ class ExecutorChannel:
             while True:
                 kind, payload = self.next_frame(deadline)
                 if kind == "R":
-                    answer = json.loads(payload)
+                    answer = _decode(payload)
                     if not answer.get("ok") and "deadline" in str(answer.get("error")):
                         raise TimeoutError
                     return answer
@@ -205,6 +208,17 @@ class ExecutorChannel:
             self.channel.close()
         except (OSError, EOFError, paramiko.SSHException):
             pass
+
+
+def _decode(payload: bytes) -> dict:
+    """A frame's JSON; a corrupted one ends the executor (the caller reports one line)."""
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        raise ExecutorGone("the remote executor sent a malformed frame") from None
+    if not isinstance(value, dict):
+        raise ExecutorGone("the remote executor sent a malformed frame")
+    return value
 
 
 def connection_lost(name: str, detail: str) -> ConnectionFailed:
