@@ -71,8 +71,9 @@ def test_agent_entry_points_run_on_python_38(tmp_path: Path) -> None:
 @pytest.mark.skipif(_old_python() is None, reason="no Python 3.8 on this machine")
 def test_the_executor_runs_on_python_38(box, monkeypatch) -> None:
     from remotedbg.remote import pyagent
+    from remotedbg.session import agent_bundle
 
-    monkeypatch.setattr(pyagent, "DEFAULT_PYTHON", _old_python())
+    monkeypatch.setattr(agent_bundle, "DEFAULT_PYTHON", _old_python())
     with box.session() as session:
         assert session.run("echo $((40+2))").stdout == "42\n"
         assert session.executor() is not None

@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
+from remotedbg.actions import interpreter
 from remotedbg.agent.probe import interpreters
 from remotedbg.errors import RemoteCommandError
-from remotedbg.remote import interpreter
 from remotedbg.remote.primitives import Remote
 
 # A stand-in for torch, enough for torch.load(weights_only=True) of a tiny JSON "checkpoint".

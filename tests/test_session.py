@@ -177,9 +177,9 @@ def test_resident_executor_serves_commands_and_calls_then_leaves(box):
 
 
 def test_without_a_remote_python_commands_use_plain_channels(box, monkeypatch):
-    from remotedbg.remote import pyagent
+    from remotedbg.session import agent_bundle
 
-    monkeypatch.setattr(pyagent, "DEFAULT_PYTHON", "no-such-python3")
+    monkeypatch.setattr(agent_bundle, "DEFAULT_PYTHON", "no-such-python3")
     with box.session() as session:
         result = session.run("echo fallback; exit 4")
         assert (result.exit_status, result.stdout) == (4, "fallback\n")

@@ -6,12 +6,12 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions.engine_code import EngineCodeCache, vllm_lookup
+from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.agent.findings import ERROR, INFO, finding
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.engines.knowledge import draft_family
 from remotedbg.errors import RemoteCommandError
-from remotedbg.remote.interpreter import checkpoint_call
 from remotedbg.remote.primitives import Remote
 
 DEFAULT_SEARCH = ["~", "/models", "/data", "~/.cache/huggingface/hub"]

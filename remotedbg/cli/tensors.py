@@ -8,13 +8,13 @@ import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
+from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.remote.fetch import fetch_range
-from remotedbg.remote.interpreter import checkpoint_call
 from remotedbg.report import render_findings, render_verdict, summary_table
 
 CHECKPOINT = "remotedbg.agent.checkpoint"

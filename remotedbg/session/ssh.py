@@ -184,14 +184,14 @@ class SSHSession(Session):
         self._executor = None
         if self._executor_unavailable:
             return None
-        from remotedbg.remote import pyagent
+        from remotedbg.session import agent_bundle
 
         transport = self._transport()
         try:
             self._executor = ExecutorChannel.start(
                 transport,
-                pyagent.boot_command(pyagent.DEFAULT_PYTHON),
-                pyagent.executor_bundle,
+                agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
+                agent_bundle.executor_bundle,
                 max(self.options.connect_timeout, LOGIN_BUDGET),
             )
         except (paramiko.SSHException, OSError, EOFError) as exc:

@@ -1,0 +1,72 @@
+"""Layers import downward only (README "Architecture"): a module may import from its own layer
+or the ones below, never above. The agent modules (code that runs on the box) import nothing of
+remotedbg but other agent modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "remotedbg"
+
+# bottom up
+LAYERS = {
+    "remotedbg.errors": 0,
+    "remotedbg.contract": 0,
+    "remotedbg.agent": 0,
+    "remotedbg.session": 1,
+    "remotedbg.remote": 2,
+    "remotedbg.engines": 3,
+    "remotedbg.checkpoints": 3,
+    "remotedbg.analysis": 4,
+    "remotedbg.actions": 5,
+    "remotedbg.playbook": 6,
+    "remotedbg.fleet": 6,
+    "remotedbg.report": 7,
+    "remotedbg.demo": 7,
+    "remotedbg.cli": 7,
+    "remotedbg.repl": 7,
+    "remotedbg.repl_completion": 7,
+}
+
+
+def layer_of(module: str) -> tuple[str, int] | None:
+    found = [(k, v) for k, v in LAYERS.items() if module == k or module.startswith(k + ".")]
+    return max(found, key=lambda kv: len(kv[0])) if found else None
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+    return [(line, mod) for line, mod in out if mod.startswith("remotedbg")]
+
+
+def test_every_module_has_a_layer():
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if module.endswith("__init__") or module in ("remotedbg.__main__",):
+            continue
+        assert layer_of(module), f"{module} belongs to no layer: add it to LAYERS and README"
+
+
+def test_imports_go_downward_only():
+    upward = []
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        mine = layer_of(module)
+        if mine is None:
+            continue
+        for line, imported in imports(path):
+            other = layer_of(imported)
+            if other is None:
+                continue
+            if mine[0] == "remotedbg.agent" and not imported.startswith("remotedbg.agent"):
+                upward.append(f"{module}:{line} imports {imported} (agent code runs remotely)")
+            elif other[1] > mine[1]:
+                upward.append(f"{module}:{line} (layer {mine[1]}) imports {imported} ({other[1]})")
+    assert not upward, "\n".join(upward)
