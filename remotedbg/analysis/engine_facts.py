@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from remotedbg.analysis.loader_model import Config, EngineRaises, Interpreter, Undecidable
 from remotedbg.analysis.pysource import ClassRef, Module
 from remotedbg.engines import code_markers
 
@@ -149,7 +150,7 @@ def vllm_class_by_method(code: Any) -> dict[str, str] | None:
 
 def vllm_served_architectures(code: Any, architectures: list[str], method: str) -> list[str]:
     """The architectures vLLM looks up for a draft: EAGLEConfig's rewrite for the method
-    (transformers_utils/configs/eagle.py, evaluated from the install's own code)."""
+    (transformers_utils/configs/eagle.py), evaluated from the install's own code."""
     mod = code.index.module_at(code.path(code_markers.VLLM_EAGLE_CONFIG))
     if mod is None:
         return list(architectures)
@@ -170,64 +171,18 @@ def vllm_served_architectures(code: Any, architectures: list[str], method: str) 
                 isinstance(stmt, ast.Assign)
                 and isinstance(stmt.targets[0], ast.Subscript)
                 and ast.unparse(stmt.targets[0].slice).strip("'\"") == "architectures"
-                and isinstance(stmt.value, ast.ListComp)
             ):
-                return _rewrite(stmt.value, architectures)
+                # `[f"Eagle3{arch}" if ... else arch for arch in self.model.architectures]`
+                model = Config({"model": {"architectures": list(architectures)}})
+                try:
+                    value = Interpreter(code.index, {}).eval(
+                        stmt.value, {"self": model, "method": method}, mod, None
+                    )
+                except (Undecidable, EngineRaises):
+                    return list(architectures)
+                if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                    return value
     return list(architectures)
-
-
-def _rewrite(comp: ast.ListComp, architectures: list[str]) -> list[str]:
-    """Evaluate `[f"Eagle3{arch}" if ... else arch for arch in self.model.architectures]`."""
-    gen = comp.generators[0]
-    if not isinstance(gen.target, ast.Name):
-        return list(architectures)
-    out = []
-    for arch in architectures:
-        value = _str_expr(comp.elt, {gen.target.id: arch})
-        out.append(value if isinstance(value, str) else arch)
-    return out
-
-
-def _str_expr(node: ast.expr, env: dict[str, str]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return env.get(node.id)
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                parts.append(str(value.value))
-            elif isinstance(value, ast.FormattedValue):
-                inner = _str_expr(value.value, env)
-                if not isinstance(inner, str):
-                    return None
-                parts.append(inner)
-        return "".join(parts)
-    if isinstance(node, ast.IfExp):
-        test = _str_expr(node.test, env)
-        if not isinstance(test, bool):
-            return None
-        return _str_expr(node.body if test else node.orelse, env)
-    if isinstance(node, ast.BoolOp):
-        values = [_str_expr(v, env) for v in node.values]
-        if not all(isinstance(v, bool) for v in values):
-            return None
-        return all(values) if isinstance(node.op, ast.And) else any(values)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _str_expr(node.operand, env)
-        return (not inner) if isinstance(inner, bool) else None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in ("startswith", "endswith")
-        and len(node.args) == 1
-    ):
-        base = _str_expr(node.func.value, env)
-        arg = _str_expr(node.args[0], env)
-        if isinstance(base, str) and isinstance(arg, (str, tuple)):
-            return getattr(base, node.func.attr)(arg)
-    return None
 
 
 def field_defaults(code: Any, class_name: str) -> dict[str, Any]:
