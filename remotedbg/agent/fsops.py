@@ -28,6 +28,7 @@ SUGGEST_WALK_LIMIT = 20000  # directory entries looked at when searching for sug
 SUGGEST_WALK_SECONDS = 1.0
 
 
+MAX_LINE_BYTES = 4096  # of one grep line returned
 EXPAND_MAX_DIRS = 200000  # directories a `**` may walk
 EXPAND_MAX_MATCHES = 100000
 EXPAND_SECONDS = 10.0
@@ -148,6 +149,22 @@ def suggest(pattern, limit=10):
     }
 
 
+def _bounded_lines(stream, limit):
+    """Lines of at most `limit` bytes: the rest of a longer line is read and dropped, so a
+    300 MB line never sits in memory."""
+    while True:
+        line = stream.readline(limit)
+        if not line:
+            return
+        if not line.endswith(b"\n"):
+            while True:
+                rest = stream.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            line += b"\n"
+        yield line
+
+
 def glob_paths(args):
     results = []
     for pattern in args["patterns"]:
@@ -245,7 +262,7 @@ def grep(args):
         raise RuntimeError("cannot run grep on the remote: %s" % exc) from None
     records = result["records"]
     pending = []
-    for raw in process.stdout:
+    for raw in _bounded_lines(process.stdout, MAX_LINE_BYTES + 4096):
         raw = raw.rstrip(b"\n")
         match = _GREP_LINE.match(raw)
         if not match:
@@ -253,7 +270,10 @@ def grep(args):
             continue
         path = os.fsdecode(match.group(1))
         number = int(match.group(2))
-        text = match.group(4).decode("utf-8", "surrogateescape")
+        raw_text = match.group(4)
+        if len(raw_text) > MAX_LINE_BYTES:  # a minified or binary-ish line: the start is enough
+            raw_text = raw_text[:MAX_LINE_BYTES] + b"...[line cut]"
+        text = raw_text.decode("utf-8", "surrogateescape")
         if match.group(3) == b":":
             records.append(
                 {"path": path, "line": number, "text": text, "before": pending, "after": []}

@@ -17,6 +17,7 @@ import ast
 from typing import Any
 
 from remotedbg.analysis.pysource import ClassRef, SourceIndex, parse
+from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
 
 CAPTURE_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
@@ -117,12 +118,12 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             if isinstance(node.op, ast.Sub):
                 return left - right
             if isinstance(node.op, ast.Mult):
-                return left * right
+                return _bounded_product(left, right)
             if isinstance(node.op, ast.FloorDiv):
                 return left // right
             if isinstance(node.op, ast.Mod):
                 return left % right
-        except (TypeError, ZeroDivisionError):
+        except (TypeError, ZeroDivisionError, ValueError):
             return UNKNOWN
         return UNKNOWN
     if isinstance(node, ast.UnaryOp):

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
+from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex, bounded_product
 from remotedbg.engines import loader_rules
 
 STEP_LIMIT = 400_000
@@ -826,7 +826,7 @@ class Interpreter:
             if isinstance(op, ast.Sub):
                 return left - right
             if isinstance(op, ast.Mult):
-                return left * right
+                return bounded_product(left, right)
             if isinstance(op, ast.FloorDiv):
                 return left // right
             if isinstance(op, ast.Mod):

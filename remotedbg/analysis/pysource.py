@@ -224,3 +224,16 @@ class SourceIndex:
                 if isinstance(node, ast.FunctionDef) and node.name == name:
                     return cls, node
         return None
+
+
+MAX_SEQUENCE = 100_000  # a list or string the engine code builds while being evaluated here
+
+
+def bounded_product(left: object, right: object) -> object:
+    """`a * b` as the analysed code means it, except that a sequence repeated past
+    MAX_SEQUENCE items raises (`[0] * 10**8` in hostile code must not exhaust this machine)."""
+    for seq, count in ((left, right), (right, left)):
+        if isinstance(seq, (list, tuple, str)) and isinstance(count, int):
+            if len(seq) * max(count, 0) > MAX_SEQUENCE:
+                raise ValueError("sequence too large to evaluate")
+    return left * right  # type: ignore[operator]
