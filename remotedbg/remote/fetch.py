@@ -40,7 +40,10 @@ def fetch_range(session: Session, path: str, offset: int, length: int, sink: Sin
         (start, min(CHUNK, offset + length - start))
         for start in range(offset, offset + length, CHUNK)
     ]
-    with sftp.open(path, "rb") as handle:
-        for data in handle.readv(chunks):
-            sink(data)
+    try:
+        with sftp.open(path, "rb") as handle:
+            for data in handle.readv(chunks):
+                sink(data)
+    except (OSError, EOFError, ValueError) as exc:  # the file changed or vanished meanwhile
+        raise RemoteCommandError(f"reading {path} over SFTP: {exc or type(exc).__name__}") from None
     return "sftp"
