@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -208,3 +209,16 @@ def test_unreachable_host_exit_3_one_line(cli):
     assert result.returncode == 3
     assert len(result.stderr.decode().strip().splitlines()) == 1
     assert b"Traceback" not in result.stderr
+
+
+def test_grep_minus_i_ignores_case_as_grep_does(cli, tmp_path):
+    (tmp_path / "m.py").write_text("self.hot_token_id = D2T + arange\n")
+    found = cli("grep", "-H", "testbox", "-i", "d2t", str(tmp_path / "*.py"))
+    assert found.returncode == 0, found.stderr
+    assert b"D2T + arange" in found.stdout
+    exact = cli("grep", "-H", "testbox", "d2t", str(tmp_path / "*.py"))
+    assert exact.returncode == 1  # no match without -i
+    # elsewhere -i is still the identity file, as in ssh
+    identity_i = re.compile(rb"--identity\s+-i\s")
+    assert identity_i.search(cli("glob", "--help").stdout)
+    assert not identity_i.search(cli("grep", "--help").stdout)

@@ -204,6 +204,32 @@ def remote_command(func: Callable[..., int | None]) -> Callable[..., None]:
             ctx.close()
 
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=own + CONNECTION_PARAMETERS, return_annotation=None
+        parameters=own + _without_clashes(own), return_annotation=None
     )
     return wrapper
+
+
+def _flags(parameter: inspect.Parameter) -> set[str]:
+    meta = getattr(parameter.annotation, "__metadata__", ())
+    names: set[str] = set()
+    for item in meta:
+        names |= {d for d in getattr(item, "param_decls", ()) or () if d.startswith("-")}
+    return names
+
+
+def _without_clashes(own: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    """The connection options minus any short flag the command gives a meaning of its own
+    (grep's -i is ignore-case, as in grep; --identity stays)."""
+    taken = set().union(*(_flags(p) for p in own)) if own else set()
+    out = []
+    for parameter in CONNECTION_PARAMETERS:
+        clash = _flags(parameter) & taken
+        if not clash:
+            out.append(parameter)
+            continue
+        typ = parameter.annotation.__origin__
+        info = parameter.annotation.__metadata__[0]
+        decls = [d for d in info.param_decls if d not in clash]
+        option = typer.Option(*decls, help=info.help, rich_help_panel=info.rich_help_panel)
+        out.append(parameter.replace(annotation=Annotated[typ, option]))
+    return out

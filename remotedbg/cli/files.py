@@ -127,12 +127,19 @@ def grep(
     ctx: CommandContext,
     pattern: Annotated[str, typer.Argument(help="Extended regular expression (grep -E).")],
     paths: Annotated[list[str], typer.Argument(help="Files, directories or globs.")],
-    context: Annotated[int, typer.Option("--context", "-C", min=0)] = 0,
-    ignore_case: Annotated[bool, typer.Option("--ignore-case", "-I")] = False,
-    fixed: Annotated[bool, typer.Option("--fixed-strings", "-F")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 5000,
+    context: Annotated[
+        int, typer.Option("--context", "-C", min=0, help="Lines of context around a match.")
+    ] = 0,
+    ignore_case: Annotated[
+        bool, typer.Option("--ignore-case", "-i", help="Ignore case, as grep -i.")
+    ] = False,
+    fixed: Annotated[
+        bool, typer.Option("--fixed-strings", "-F", help="PATTERN is a string, not a regex.")
+    ] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Stop after N matches.")] = 5000,
 ) -> int:
-    """Search files on the host; binary files are skipped."""
+    """Search files on the host with the remote's grep -E; binary files are skipped. As in grep,
+    -i ignores case (the key file is --identity here)."""
     found = ctx.remote.grep(pattern, paths, context, ignore_case, fixed, limit)
     if ctx.json:
         emit_json(found)
