@@ -222,3 +222,10 @@ def test_grep_minus_i_ignores_case_as_grep_does(cli, tmp_path):
     identity_i = re.compile(rb"--identity\s+-i\s")
     assert identity_i.search(cli("glob", "--help").stdout)
     assert not identity_i.search(cli("grep", "--help").stdout)
+
+
+def test_run_expands_a_quoted_leading_tilde_on_the_remote(cli):
+    home = cli("run", "-H", "testbox", "--", "sh", "-c", 'echo "$HOME"').stdout.strip()
+    result = cli("run", "-H", "testbox", "--", "echo", "~/x y", "~", "a~b", "$HOME")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == home + b"/x y " + home + b" a~b $HOME"

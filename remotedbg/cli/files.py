@@ -35,10 +35,12 @@ def run(
     ] = False,
     cwd: Annotated[str | None, typer.Option("--cwd", help="Remote working directory.")] = None,
 ) -> int:
-    """Run a command on the host; its exit status is passed through, as ssh does."""
+    """Run a command on the host; its exit status is passed through, as ssh does. Every word
+    is passed quoted, except that a leading `~` or `~/` (quoted locally, as with the other
+    commands) means the remote home."""
     if shell and len(command) != 1:
         raise UsageError("--shell takes the whole command line as ONE argument (quote it)")
-    line = command[0] if shell else shlex.join(command)
+    line = command[0] if shell else " ".join(_remote_word(word) for word in command)
     result = ctx.session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
     if ctx.json:
         emit_json(
@@ -54,6 +56,15 @@ def run(
     if result.truncated:
         raise RemoteCommandError("output passed the capture cap; the remote command was stopped")
     return result.exit_status if result.exit_status is not None else ExitCode.REMOTE
+
+
+def _remote_word(word: str) -> str:
+    """One argv word for the remote shell: quoted, with a leading ~ left to expand there."""
+    if word == "~":
+        return '"$HOME"'
+    if word.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(word[2:]) if word[2:] else '"$HOME"/'
+    return shlex.quote(word)
 
 
 def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
