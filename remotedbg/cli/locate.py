@@ -63,6 +63,7 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             markup=False,
         )
         return
+    console.print(locate_summary(found), markup=False)
     for engine in found["engines"]:
         running = (
             f"  [bold green]running (pid {', '.join(map(str, engine['running']))})[/]"
@@ -114,6 +115,33 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             f"(d2t: {hit.get('d2t_handling')})",
             markup=False,
         )
+
+
+def locate_summary(found: dict) -> str:
+    """The line that matters first: installs, and what their draft loaders do with d2t."""
+    engines = found["engines"]
+    models = found["draft_models"]
+    counts: dict[str, int] = {}
+    for model in models:
+        counts[model["d2t_handling"]] = counts.get(model["d2t_handling"], 0) + 1
+    running = sum(1 for e in engines if e.get("running"))
+    parts = [
+        f"{len(engines)} install(s)" + (f", {running} serving" if running else ""),
+        f"{len(models)} draft-model file(s)",
+    ]
+    direct = [m for m in models if m["d2t_handling"] == "direct"]
+    if direct:
+        parts.append(
+            f"{len(direct)} loader(s) use d2t as direct ids (an offsets checkpoint is mis-mapped): "
+            + ", ".join(printable(m["relative_path"]) for m in direct[:3])
+        )
+    else:
+        parts.append(
+            f"d2t read as offsets by {counts.get('offsets', 0)}, not read by "
+            f"{counts.get('none', 0)}, unknown in {counts.get('unknown', 0)}; none reads it as "
+            "direct ids"
+        )
+    return "; ".join(parts)
 
 
 def _merged_blocks(lines: list[dict]) -> list[tuple[list[tuple[int, str]], set[int]]]:
