@@ -13,7 +13,7 @@ from safetensors.numpy import save_file
 
 from remotedbg.analysis import capture as cap
 from remotedbg.analysis import spec_checks as sc
-from remotedbg.analysis.loader_model import LoadModel
+from remotedbg.analysis.loader_values import LoadModel
 
 # ----------------------------------------------------------- target-model sources (our own code)
 # The layer loop captures a layer's INPUT (hidden + residual before the layer runs), as SGLang's

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from remotedbg.analysis.loader_model import Config, EngineRaises, Interpreter, Undecidable
+from remotedbg.analysis.loader_model import Interpreter
+from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
 from remotedbg.analysis.pysource import ClassRef, Module
 from remotedbg.engines import code_markers
 

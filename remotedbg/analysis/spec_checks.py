@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
-from remotedbg.analysis.loader_model import LoadModel
+from remotedbg.analysis.loader_values import LoadModel
 from remotedbg.analysis.pysource import parse
 from remotedbg.contract import (
     MISSING_INPUT,
