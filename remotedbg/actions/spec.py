@@ -211,7 +211,6 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         return dep
     dep.engine = dep.engine or install["name"]
     code = installs.get(install)
-    dep.code_read = True
     item["install"] = install["path"]
     archs = [a for a in (dep.draft_config or {}).get("architectures") or [] if isinstance(a, str)]
     method = dep.algorithm or ""

@@ -73,8 +73,7 @@ class Deployment:
     spec: dict | None = None  # launch settings (server_scan.spec_summary)
     server: dict | None = None  # the server scan entry (figures, log, notes)
     server_running: bool = False
-    code_read: bool = False  # the engine install's code was found and read
-    code_error: str | None = None
+    code_error: str | None = None  # why the engine's code is not there at all
     draft_class: str | None = None  # "path:Class" the engine would load
     served_architectures: list[str] | None = None
     registry: dict | None = None  # vLLM registry (arch -> (module, class)) when read
@@ -85,7 +84,6 @@ class Deployment:
     capture: dict | None = None  # capture.evaluate_capture, or {"error"}
     capture_source: str | None = None
     capture_point: dict = field(default_factory=dict)
-    conversion: str | None = None
     ids_source: dict = field(default_factory=dict)  # engine_facts.aux_ids_source
     capture_calls: list[str] = field(default_factory=list)
     train_layers: list[int] | None = None
@@ -178,7 +176,7 @@ def target_unsupported(dep: Deployment) -> dict[str, Any]:
     if dep.family not in ("eagle3", None):
         return not_applicable(result, "the draft is not an EAGLE-3 head (see algorithm-mismatch)")
     if dep.capture is None:
-        return unknown(result, "the target model's code was not found or not read")
+        return unknown(result, dep.code_error or "the target model's code was not found or read")
     if not dep.capture.get("missing"):
         if "error" in dep.capture and "inherits from" in dep.capture["error"]:
             return unknown(result, dep.capture["error"], UNSUPPORTED_CODE)
@@ -304,7 +302,7 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
     if dep.family != "eagle3" or dep.served not in ("eagle3", None):
         return not_applicable(result, "not an EAGLE-3 draft served as EAGLE-3")
     if dep.capture is None:
-        return unknown(result, "the target model's code was not found or not read")
+        return unknown(result, dep.code_error or "the target model's code was not found or read")
     if "error" in dep.capture:
         if dep.capture.get("missing"):
             return not_applicable(result, "the target cannot capture (see target-unsupported)")
@@ -324,7 +322,6 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
         "recorded": recorded,
         "engine_reads": dep.ids_source.get("where"),
         "capture_point": point or "input (assumed)",
-        "conversion": dep.conversion,
     }
     result["facts"] = facts
     ignored = {k: v for k, v in recorded.items() if k != passed_from}
