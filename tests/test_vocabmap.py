@@ -318,3 +318,19 @@ def test_end_to_end_through_the_agent(boxes: dict, tmp_path: Path) -> None:
         close = getattr(session, "close", None)
         if close:
             close()
+
+
+def test_one_reader_of_model_configs_understands_hf_cache_folders(tmp_path: Path) -> None:
+    """spec-audit's target configs (draft_search.read_configs) and vocab-check's use the same
+    reader: a Hugging Face cache folder resolves to its snapshot's config.json."""
+    from remotedbg.agent.draft_search import read_configs
+
+    snapshot = tmp_path / "models--org--target" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text('{"vocab_size": 7, "hidden_size": 4}')
+    refs = tmp_path / "models--org--target" / "refs"
+    refs.mkdir()
+    (refs / "main").write_text("abc123")
+    got = read_configs({"paths": [str(tmp_path / "models--org--target"), str(tmp_path / "none")]})
+    assert got[str(tmp_path / "models--org--target")] == {"vocab_size": 7, "hidden_size": 4}
+    assert "no such file" in got[str(tmp_path / "none")]["error"]

@@ -404,6 +404,22 @@ def open_checkpoint(path):
 # ----------------------------------------------------------------------------- entry functions
 
 
+def read_model_config(target_path):
+    """(config dict, directory holding it) for a model dir, a Hugging Face cache folder
+    (`models--org--name` or a snapshot) or a config.json: the one reader of a model's config."""
+    resolved = resolve_checkpoint_dir(target_path)
+    if os.path.isdir(resolved):
+        config_path = os.path.join(resolved, "config.json")
+        if not os.path.exists(config_path):
+            raise CheckpointError("%s: no config.json in the target model directory" % resolved)
+    else:
+        config_path = resolved
+    config = load_json_file(config_path, "target config")
+    if not isinstance(config, dict):
+        raise CheckpointError("%s: target config is not a JSON object" % config_path)
+    return config, os.path.dirname(config_path)
+
+
 def list_tensors(args):
     """{"path"} -> {"path", "files", "tensors": [{"name","dtype","shape","bytes","file","offset"}],
     "config"}."""

@@ -8,6 +8,8 @@ import re
 import struct
 import time
 
+from remotedbg.agent.checkpoint import CheckpointError, read_model_config
+
 DRAFT_ARCH = re.compile(r"eagle|mtp|nextn|medusa", re.I)
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".cache_tmp", "proc", "sys", "dev"}
 HEADER_PEEK = 1 << 20
@@ -82,15 +84,12 @@ def find_drafts(args):
 
 
 def read_configs(args):
-    """config.json of each path (a dir or the file itself); {path: config | {"error": ...}}."""
+    """config.json of each model path (a dir, an HF cache folder or the file itself):
+    {path: config | {"error": ...}}."""
     out = {}
     for path in args["paths"]:
-        full = os.path.expanduser(path)
-        if os.path.isdir(full):
-            full = os.path.join(full, "config.json")
         try:
-            with open(full, "rb") as handle:
-                out[path] = json.loads(handle.read(16 << 20).decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            out[path] = {"error": "%s: %s" % (full, getattr(exc, "strerror", None) or exc)}
+            out[path] = read_model_config(path)[0]
+        except CheckpointError as exc:
+            out[path] = {"error": str(exc)}
     return out

@@ -20,7 +20,7 @@ from remotedbg.agent.checkpoint import (
     CheckpointError,
     load_json_file,
     open_checkpoint,
-    resolve_checkpoint_dir,
+    read_model_config,
 )
 from remotedbg.agent.findings import ERROR, WARNING, finding
 from remotedbg.agent.safetensors_file import numpy_or_none
@@ -657,21 +657,6 @@ def distinct_mapped(ops, mapped):
 # ---------------------------------------------------------------------------------- agent entry
 
 
-def _target_config(target_path):
-    """(config dict, directory holding it) for a target model dir, HF cache folder or config."""
-    resolved = resolve_checkpoint_dir(target_path)
-    if os.path.isdir(resolved):
-        config_path = os.path.join(resolved, "config.json")
-        if not os.path.exists(config_path):
-            raise CheckpointError("%s: no config.json in the target model directory" % resolved)
-    else:
-        config_path = resolved
-    config = load_json_file(config_path, "target config")
-    if not isinstance(config, dict):
-        raise CheckpointError("%s: target config is not a JSON object" % config_path)
-    return config, os.path.dirname(config_path)
-
-
 def _tokenizer_tokens(tokenizer_path, ids):
     """{id: token string} for `ids`, from tokenizer.json's model.vocab and added_tokens."""
     data = load_json_file(tokenizer_path, "tokenizer.json", cap=TOKENIZER_CAP)
@@ -744,7 +729,7 @@ def vocab_check(args):
     target_config, target_dir = None, None
     if target_path:
         try:
-            target_config, target_dir = _target_config(target_path)
+            target_config, target_dir = read_model_config(target_path)
         except CheckpointError as exc:
             unknown.append(_unknown(exc, "the target model's config", target_path))
     try:
