@@ -34,6 +34,123 @@ def test_agent_module_is_stdlib_python38(path: Path) -> None:
                 assert root in sys.stdlib_module_names or root == "__future__", (path.name, name)
 
 
+# Standard-library names added after 3.8: a module using one parses under feature_version=(3, 8)
+# but fails on the remote's interpreter, so these are checked on every machine, not only on
+# one that happens to have a Python 3.8 for the tests below.
+NEWER_MODULES = {"zoneinfo", "graphlib", "tomllib"}
+NEWER_ATTRIBUTES = {
+    "removeprefix",  # str, 3.9
+    "removesuffix",  # str, 3.9
+    "bit_count",  # int, 3.10
+    "pairwise",  # itertools, 3.10
+    "randbytes",  # random, 3.9
+    "lcm",  # math, 3.9
+    "is_relative_to",  # pathlib, 3.9
+    "with_stem",  # pathlib, 3.9
+    "readlink",  # pathlib.Path, 3.9 (os.readlink is fine, see below)
+    "cache",  # functools, 3.9
+    "batched",  # itertools, 3.12
+    "to_thread",  # asyncio, 3.9
+    "waitstatus_to_exitcode",  # os, 3.9
+    "pidfd_open",  # os, 3.9
+}
+BUILTIN_GENERICS = {"list", "dict", "tuple", "set", "frozenset", "type"}
+
+
+def _runtime_annotations(tree: ast.Module) -> list[ast.expr]:
+    """Annotations Python 3.8 evaluates when the def or class runs: those of functions and of
+    module or class attributes. `from __future__ import annotations` makes them all strings."""
+    found: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+            found += [a.annotation for a in every if a is not None and a.annotation is not None]
+            found += [node.returns] if node.returns is not None else []
+        elif isinstance(node, (ast.Module, ast.ClassDef)):
+            found += [s.annotation for s in node.body if isinstance(s, ast.AnnAssign)]
+    return found
+
+
+def _newer_than_38(tree: ast.Module) -> list[str]:
+    problems = []
+    future = any(
+        isinstance(n, ast.ImportFrom)
+        and n.module == "__future__"
+        and "annotations" in {a.name for a in n.names}
+        for n in tree.body
+    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in NEWER_ATTRIBUTES:
+            if not (
+                node.attr == "readlink"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
+                problems.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            if node.module.split(".")[0] in NEWER_MODULES:
+                problems.append(f"line {node.lineno}: from {node.module}")
+            problems += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name in NEWER_ATTRIBUTES
+            ]
+        elif isinstance(node, ast.Import):
+            problems += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in NEWER_MODULES
+            ]
+        elif isinstance(node, ast.keyword) and node.arg == "strict":
+            problems.append(f"line {node.lineno}: strict= (zip, 3.10)")
+    if not future:
+        for annotation in _runtime_annotations(tree):
+            for part in ast.walk(annotation):
+                if isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr):
+                    problems.append(
+                        f"line {part.lineno}: X | Y annotation without the __future__ import"
+                    )
+                elif (
+                    isinstance(part, ast.Subscript)
+                    and isinstance(part.value, ast.Name)
+                    and part.value.id in BUILTIN_GENERICS
+                ):
+                    problems.append(
+                        f"line {part.lineno}: {part.value.id}[...] annotation, no __future__ import"
+                    )
+    return problems
+
+
+@pytest.mark.parametrize("path", sorted(AGENT.glob("*.py")), ids=lambda p: p.name)
+def test_agent_module_uses_nothing_newer_than_python38(path: Path) -> None:
+    assert _newer_than_38(ast.parse(path.read_text())) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(x: list[int]) -> None: pass",
+        "def f(x: int | None): pass",
+        "s = 'ab'.removeprefix('a')",
+        "import functools\n@functools.cache\ndef f(): pass",
+        "from zoneinfo import ZoneInfo",
+        "pairs = list(zip([1], [2], strict=True))",
+        "class A:\n    x: dict[str, int] = {}",
+    ],
+)
+def test_the_python38_check_catches_newer_code(source: str) -> None:
+    assert _newer_than_38(ast.parse(source)) != []
+
+
+def test_the_python38_check_accepts_postponed_annotations_and_os_readlink() -> None:
+    source = (
+        "from __future__ import annotations\nimport os\n"
+        "def f(x: list[int] | None) -> str:\n    return os.readlink('x')"
+    )
+    assert _newer_than_38(ast.parse(source)) == []
+
+
 def _old_python() -> str | None:
     import glob
     import shutil

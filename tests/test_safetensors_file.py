@@ -32,6 +32,7 @@ from remotedbg.agent.safetensors_file import (
     read_tensor,
 )
 from tests.checkpoints import write_eagle3_checkpoint, write_malformed_corpus
+from tests.unprivileged import call_unprivileged, shared_dir
 
 ALL_NUMPY = {
     "b": np.array([True, False, True]),
@@ -257,22 +258,17 @@ def test_missing_empty_and_unreadable(tmp_path: Path) -> None:
         list_tensors({})
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
-def test_permission_denied(tmp_path: Path) -> None:
-    root = write_eagle3_checkpoint(tmp_path / "p", draft_vocab=100, target_vocab=1000, hidden=8)
-    weights = root / "model.safetensors"
-    weights.chmod(0)
-    try:
+def test_permission_denied() -> None:
+    with shared_dir() as tmp:
+        root = write_eagle3_checkpoint(tmp / "p", draft_vocab=100, target_vocab=1000, hidden=8)
+        weights = root / "model.safetensors"
+        weights.chmod(0)
         with pytest.raises(CheckpointError, match="permission denied"):
-            list_tensors({"path": str(root)})
-    finally:
+            call_unprivileged(list_tensors, {"path": str(root)})
         weights.chmod(0o644)
-    root.chmod(0)
-    try:
+        root.chmod(0)
         with pytest.raises(CheckpointError, match="permission denied"):
-            list_tensors({"path": str(root)})
-    finally:
-        root.chmod(0o755)
+            call_unprivileged(list_tensors, {"path": str(root)})
 
 
 def test_torch_file_needs_torch(tmp_path: Path) -> None:

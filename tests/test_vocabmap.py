@@ -5,7 +5,6 @@ findings, and one end-to-end run through the agent shipping on a local session."
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.checkpoints import (
     write_malformed_corpus,
     write_target_config,
 )
+from tests.unprivileged import call_unprivileged, shared_dir
 
 N, V = 512, 4096  # small boxes; one test runs the full 32000 / 163840 size
 
@@ -247,14 +247,11 @@ def test_unreadable_checkpoints_are_findings(tmp_path: Path) -> None:
         assert result["checkpoint"]["error"] in u["reason"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
-def test_permission_denied_is_unknown(boxes: dict, tmp_path: Path) -> None:
-    root = write_eagle3_checkpoint(tmp_path / "p", 100, 1000, hidden=8)
-    (root / "model.safetensors").chmod(0)
-    try:
-        result = vocab_check({"path": str(root)})
-    finally:
-        (root / "model.safetensors").chmod(0o644)
+def test_permission_denied_is_unknown(boxes: dict) -> None:
+    with shared_dir() as tmp:
+        root = write_eagle3_checkpoint(tmp / "p", 100, 1000, hidden=8)
+        (root / "model.safetensors").chmod(0)
+        result = call_unprivileged(vocab_check, {"path": str(root)})
     assert ids_of(result) == set()
     assert "permission denied" in result["unknown"][0]["reason"]
 

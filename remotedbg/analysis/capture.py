@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from remotedbg.analysis.pysource import ClassRef, SourceIndex, parse
+from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse
 from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
 
@@ -531,10 +531,6 @@ def conversion_rule(source: str, target_class: str | None = None) -> str:
     return "other"
 
 
-def _names_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def capture_point(source: str) -> dict[str, Any]:
     """Whether the model's layer loop captures a layer's input ('input': index c = output of
     layer c - 1) or its output ('output'), from the order of `if i in self.layers_to_capture`
@@ -549,7 +545,7 @@ def capture_point(source: str) -> dict[str, Any]:
     for loop in ast.walk(tree):
         if not isinstance(loop, ast.For):
             continue
-        layer_names = _names_in(loop.target)
+        layer_names = names_in(loop.target)
         for stmt in loop.body:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):

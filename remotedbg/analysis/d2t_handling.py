@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from remotedbg.analysis.pysource import parse
+from remotedbg.analysis.pysource import names_in, parse
 from remotedbg.engines.knowledge import (
     D2T_NAMES,
     DRAFT_CLASS_WORDS,
@@ -142,10 +142,6 @@ def _str_const(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
-
-
-def _names_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _last_component(s: str) -> str:
@@ -326,7 +322,7 @@ class _Interp:
                 ]
                 if consts:
                     for p in parts:
-                        names |= _names_in(p)
+                        names |= names_in(p)
             elif isinstance(node, ast.Call):
                 func = node.func
                 attr = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -340,9 +336,9 @@ class _Interp:
                 ):
                     if any(_is_d2t_string(_str_const(a), self.d2t_names) for a in node.args):
                         if isinstance(func, ast.Attribute):
-                            names |= _names_in(func.value)
+                            names |= names_in(func.value)
                         for a in node.args:
-                            names |= _names_in(a)
+                            names |= names_in(a)
         names -= {"re"}
         return names or None
 
@@ -496,7 +492,7 @@ class _Interp:
         kinds = {lk, rk}
         if kinds == {RAW, ARANGE}:
             attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-            attrs |= _names_in(node)
+            attrs |= names_in(node)
             self.event(node, "offsets", "d2t", "adds an arange to d2t", attrs)
             return CONV
         if RAW in kinds:

@@ -91,9 +91,7 @@ def aux_ids_source(code: Any) -> dict[str, Any]:
                     isinstance(child, ast.Constant) and child.value == code_markers.AUX_IDS_KEY
                 ):
                     continue
-                if isinstance(node, ast.keyword) or not isinstance(
-                    node, (ast.Call, ast.Subscript)
-                ):
+                if isinstance(node, ast.keyword) or not isinstance(node, (ast.Call, ast.Subscript)):
                     continue
                 nested = "eagle_config" in ast.unparse(node)
                 places["eagle_config" if nested else "top_level"].append(_where(code, mod, node))

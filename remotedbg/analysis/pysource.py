@@ -38,6 +38,11 @@ def parse(source: str) -> ast.Module | None:
         return tree
 
 
+def names_in(node: ast.AST) -> set[str]:
+    """Every bare name read or bound anywhere under `node`."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def module_name(path: str, package_root: str, package: str) -> str | None:
     """`/x/site-packages/sglang/srt/models/llama.py` -> `sglang.srt.models.llama` given the
     package directory `/x/site-packages/sglang` and its import name `sglang`."""

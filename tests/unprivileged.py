@@ -1,0 +1,62 @@
+"""Run a call as an unprivileged user, so permission checks mean something when the tests run
+as root (CI does): root reads every file whatever its mode."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import pwd
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+NOBODY = "nobody"
+
+
+@contextmanager
+def shared_dir() -> Iterator[Path]:
+    """A folder every user can reach (pytest's tmp_path is private to its owner)."""
+    path = Path(tempfile.mkdtemp(prefix="remotedbg-perm-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        for dirpath, dirnames, _ in os.walk(path):
+            for name in dirnames:
+                os.chmod(os.path.join(dirpath, name), 0o755)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def call_unprivileged(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) in this process when not root; otherwise in a forked child running as nobody.
+    The child's result or exception comes back pickled, so pytest.raises works either way."""
+    if os.geteuid() != 0:
+        return fn(*args)
+    user = pwd.getpwnam(NOBODY)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_end)
+        try:
+            os.setgroups([])
+            os.setgid(user.pw_gid)
+            os.setuid(user.pw_uid)
+            try:
+                outcome: tuple[str, Any] = ("value", fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed back to the parent to raise
+                outcome = ("raised", exc)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(outcome, out)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    kind, payload = pickle.loads(data)
+    if kind == "raised":
+        raise payload
+    return payload
