@@ -35,6 +35,13 @@ class RemoteCommandError(RemotedbgError):
     exit_code = ExitCode.REMOTE
 
 
+class RemoteInputMissing(RemoteCommandError):
+    """A path or tensor the user named is not on the host: reported like a glob that matched
+    nothing (exit 1), with near names when there are any."""
+
+    exit_code = ExitCode.FINDINGS
+
+
 class RemoteTimeout(RemoteCommandError):
     pass
 

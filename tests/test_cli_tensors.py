@@ -139,9 +139,25 @@ def test_malformed_checkpoints_give_one_line_errors(cli, tmp_path):
         assert check.returncode == 4, name
 
 
-def test_missing_path(cli, tmp_path):
+def test_missing_path_reads_like_a_glob_that_matched_nothing(cli, tmp_path):
     result = cli("tensors", "ls", "-H", "testbox", str(tmp_path / "nope"))
-    assert result.returncode == 4 and b"nope" in result.stderr
+    assert result.returncode == 1
+    assert (
+        result.stderr.decode()
+        == f"remotedbg: testbox: {tmp_path / 'nope'}: no such file or directory\n"
+    )
+
+
+def test_a_mistyped_tensor_name_suggests_the_near_ones(cli, drafts):
+    for typo, meant in [
+        ("d2tt", "d2t"),
+        ("midlayer.self_attn.q_prj.weight", "midlayer.self_attn.q_proj.weight"),
+    ]:
+        result = cli("tensors", "show", "-H", "testbox", str(drafts / "good"), typo)
+        lines = result.stderr.decode().splitlines()
+        assert result.returncode == 1 and len(lines) == 1, lines
+        assert f"no tensor named {typo!r}" in lines[0] and f"did you mean {meant}" in lines[0]
+        assert "remotedbg.agent" not in lines[0] and "Error" not in lines[0]
 
 
 def test_sftp_reads_when_the_box_cannot_stream(ssh_world, drafts, monkeypatch):
@@ -223,7 +239,7 @@ def test_pull_failure_leaves_no_partial_file(cli, drafts, tmp_path):
     result = cli(
         "tensors", "pull", "-H", "testbox", str(drafts / "good"), "no_such", "-o", str(out)
     )
-    assert result.returncode == 4 and len(result.stderr.strip().splitlines()) == 1
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
     assert list(out_dir.iterdir()) == []
 
 

@@ -282,7 +282,7 @@ def test_target_config_and_tokenizer_sample(boxes: dict, tmp_path: Path) -> None
 
 
 def test_end_to_end_through_the_agent(boxes: dict, tmp_path: Path) -> None:
-    from remotedbg.errors import RemoteCommandError
+    from remotedbg.errors import RemoteInputMissing
     from remotedbg.remote import pyagent
     from remotedbg.session import ConnectOptions, open_session
 
@@ -307,7 +307,7 @@ def test_end_to_end_through_the_agent(boxes: dict, tmp_path: Path) -> None:
             {"path": str(boxes[None]), "name": "t2d"},
         )
         assert stats["true"] == N
-        with pytest.raises(RemoteCommandError, match="CheckpointError: .*no such file"):
+        with pytest.raises(RemoteInputMissing, match="no such file"):
             pyagent.call(
                 session, "remotedbg.agent.checkpoint:list_tensors", {"path": str(tmp_path / "x")}
             )

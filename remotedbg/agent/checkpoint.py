@@ -21,7 +21,11 @@ from remotedbg.agent.safetensors_file import (
     DTYPE_BITS,
     PACKED_DTYPES,
     CheckpointError,
+    MissingInput,
+    _fail,
+    _missing,
     decode,
+    did_you_mean,
     dtype_kind,
     numpy_or_none,
     read_bytes,
@@ -31,6 +35,7 @@ from remotedbg.agent.safetensors_file import (
 __all__ = [
     "Checkpoint",
     "CheckpointError",
+    "MissingInput",
     "open_checkpoint",
     "resolve_checkpoint_dir",
     "load_json_file",
@@ -70,10 +75,6 @@ _TORCH_DTYPES = {
 }
 
 
-def _fail(path, reason):
-    raise CheckpointError("%s: %s" % (path, reason))
-
-
 def _listdir(path):
     try:
         return sorted(os.listdir(path))
@@ -110,7 +111,7 @@ def resolve_checkpoint_dir(path):
         parent = os.path.dirname(path)
         if parent and os.path.isdir(parent) and not os.access(parent, os.X_OK):
             _fail(path, "permission denied (cannot search %s)" % parent)
-        _fail(path, "no such file or directory")
+        _missing(path, "no such file or directory")
     if not os.path.exists(path):
         _fail(path, "dangling symlink (target %s is missing)" % os.path.realpath(path))
     if not os.path.isdir(path):
@@ -347,11 +348,10 @@ class Checkpoint:
     def info(self, name):
         full = self.find(name)
         if full is None:
-            near = [n for n in self.tensors if name.split(".")[-1] in n][:5]
-            _fail(
+            _missing(
                 self.root,
                 "no tensor named %r among %d tensors%s"
-                % (name, len(self.tensors), (" (similar: %s)" % ", ".join(near)) if near else ""),
+                % (name, len(self.tensors), did_you_mean(name, self.tensors)),
             )
         return self.tensors[full]
 

@@ -98,8 +98,32 @@ class CheckpointError(ValueError):
     """A checkpoint (file, directory, header) that cannot be read; the message is one line."""
 
 
+class MissingInput(CheckpointError):
+    """The path or tensor the user named is not there (a typo, most often): the host side
+    reports it like a glob that matched nothing, not like a failed check."""
+
+
 def _fail(path, reason):
     raise CheckpointError("%s: %s" % (path, reason))
+
+
+def _missing(path, reason):
+    raise MissingInput("%s: %s" % (path, reason))
+
+
+def did_you_mean(name, names):
+    """'; did you mean a, b?' from the names closest to `name` (whole or last component)."""
+    import difflib
+
+    names = list(names)
+    by_last = {}
+    for full in names:
+        by_last.setdefault(full.split(".")[-1], full)
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    for last in difflib.get_close_matches(name.split(".")[-1], list(by_last), n=3, cutoff=0.6):
+        if by_last[last] not in near:
+            near.append(by_last[last])
+    return "; did you mean %s?" % ", ".join(near[:3]) if near else ""
 
 
 def numpy_or_none():
@@ -142,7 +166,7 @@ def _open(path):
     try:
         return open(path, "rb")
     except FileNotFoundError:
-        _fail(path, "no such file")
+        _missing(path, "no such file")
     except PermissionError:
         _fail(path, "permission denied (cannot open for reading)")
     except IsADirectoryError:
@@ -293,7 +317,7 @@ def read_tensor(path, name, header=None, use_numpy=None):
         header = read_header(path)
     info = header["tensors"].get(name)
     if info is None:
-        _fail(path, "no tensor named %r" % (name,))
+        _missing(path, "no tensor named %r%s" % (name, did_you_mean(name, header["tensors"])))
     raw = read_bytes(path, info["offset"], info["bytes"])
     return decode(raw, info["dtype"], info["shape"], use_numpy=use_numpy)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from remotedbg.errors import RemoteCommandError
+from remotedbg.errors import RemoteCommandError, RemoteInputMissing
 from remotedbg.session import Session, agent_bundle
 from remotedbg.session.agent_bundle import (
     ANSWER_MARKER,
@@ -45,7 +45,10 @@ def call(
         cwd=cwd,
     )
     if result.truncated:
-        raise RemoteCommandError(f"{entry}: the agent's answer passed the output cap")
+        check = entry.rpartition(":")[2].replace("_", " ")
+        raise RemoteCommandError(
+            f"{session.name}: the {check} check's answer passed the output cap"
+        )
     if result.exit_status == MISSING_PYTHON_STATUS:
         raise RemoteCommandError(
             f"no Python at {interpreter!r} on {session.name} (pass --python PATH)"
@@ -54,11 +57,28 @@ def call(
         answer = json.loads(result.stdout_bytes.rsplit(ANSWER_MARKER, 1)[1])
     except (ValueError, IndexError):
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RemoteCommandError(f"{entry} failed on {session.name}: {last}") from None
+        raise RemoteCommandError(
+            f"{session.name}: the {_check(entry)} check failed: {last}"
+        ) from None
     return _unwrap(session, entry, answer)
 
 
+# Agent exceptions whose message is already a sentence for the user ("PATH: reason"); any other
+# type is a fault in the check itself and keeps its type name.
+USER_FACING_ERRORS = {"CheckpointError": RemoteCommandError, "MissingInput": RemoteInputMissing}
+
+
 def _unwrap(session: Session, entry: str, answer: dict[str, Any]) -> Any:
-    if not answer.get("ok"):
-        raise RemoteCommandError(f"{entry} failed on {session.name}: {answer.get('error')}")
-    return answer["value"]
+    if answer.get("ok"):
+        return answer["value"]
+    error = str(answer.get("error"))
+    kind, _, message = error.partition(": ")
+    if kind in USER_FACING_ERRORS:
+        raise USER_FACING_ERRORS[kind](f"{session.name}: {message}")
+    raise RemoteCommandError(f"{session.name}: the {_check(entry)} check failed: {error}")
+
+
+def _check(entry: str) -> str:
+    """What the user calls an agent entry: "remotedbg.agent.checkpoint:list_tensors" -> "list
+    tensors" (module paths are internal)."""
+    return entry.rpartition(":")[2].replace("_", " ")
