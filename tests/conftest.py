@@ -111,7 +111,11 @@ def cli(box: Box, isolated_state: Path):
     """Run the installed CLI in a subprocess, the way a user does, against the test box."""
 
     def run(
-        *args: str, input: bytes | None = None, timeout: float = 60, env: dict | None = None
+        *args: str,
+        input: bytes | None = None,
+        timeout: float = 60,
+        env: dict | None = None,
+        prefix: list[str] | None = None,
     ) -> subprocess.CompletedProcess:
         full_env = dict(
             os.environ,
@@ -121,7 +125,7 @@ def cli(box: Box, isolated_state: Path):
         )
         full_env.update(env or {})
         return subprocess.run(
-            [sys.executable, "-m", "remotedbg", *args],
+            [*(prefix or []), sys.executable, "-m", "remotedbg", *args],
             input=input,
             capture_output=True,
             timeout=timeout,

@@ -229,3 +229,31 @@ def test_run_expands_a_quoted_leading_tilde_on_the_remote(cli):
     result = cli("run", "-H", "testbox", "--", "echo", "~/x y", "~", "a~b", "$HOME")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == home + b"/x y " + home + b" a~b $HOME"
+
+
+def test_a_mistyped_alias_names_the_config_and_the_near_aliases(cli, box):
+    # In a network namespace of its own the lookup fails at once, without asking any resolver.
+    result = cli("run", "-H", "tesbox", "--", "true", prefix=["unshare", "-rn"])
+    lines = result.stderr.decode().splitlines()
+    assert result.returncode == 3 and len(lines) == 1, lines
+    assert "cannot resolve host name 'tesbox'" in lines[0]
+    assert f"no alias 'tesbox' in {box.ssh_config}; did you mean testbox?" in lines[0]
+
+
+def test_a_missing_identity_file_is_named(cli, box, tmp_path):
+    result = cli("run", "-H", "testbox", "-i", str(tmp_path / "no-key"), "--", "true")
+    assert result.returncode == 2
+    assert (
+        result.stderr.decode() == f"remotedbg: identity file {tmp_path / 'no-key'}: no such file\n"
+    )
+    config = tmp_path / "ssh_config"
+    text = box.ssh_config.read_text()
+    config.write_text(re.sub(r"IdentityFile \S+", f"IdentityFile {tmp_path / 'gone'}", text))
+    home = tmp_path / "home"  # no ~/.ssh keys and no agent to fall back on
+    home.mkdir()
+    env = {"REMOTEDBG_SSH_CONFIG": str(config), "HOME": str(home), "SSH_AUTH_SOCK": ""}
+    result = cli("run", "-H", "testbox", "--", "true", env=env)
+    lines = result.stderr.decode().splitlines()
+    assert result.returncode == 3 and len(lines) == 1, lines
+    assert "authentication failed" in lines[0], lines
+    assert f"ssh_config names {tmp_path / 'gone'}, which does not exist" in lines[0]

@@ -22,7 +22,14 @@ from remotedbg.session import hostkeys, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
 from remotedbg.session.result import RunResult
-from remotedbg.session.target import ConnectOptions, ResolvedTarget, resolve, user_known_hosts
+from remotedbg.session.target import (
+    ConnectOptions,
+    ResolvedTarget,
+    near_aliases,
+    parse_host_spec,
+    resolve,
+    user_known_hosts,
+)
 
 KEEPALIVE_INTERVAL = 3  # seconds between SSH keepalives; with TCP_USER_TIMEOUT a dead peer is
 DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~15 minutes
@@ -126,8 +133,17 @@ class SSHSession(Session):
                 target.spec, target.known_hosts_key, exc, target.known_hosts_files
             ) from None
         except paramiko.AuthenticationException as exc:
-            raise ConnectionFailed(f"{where}: authentication failed: {exc}") from None
+            raise ConnectionFailed(
+                f"{where}: authentication failed: {exc}{_missing(target)}"
+            ) from None
+        except socket.gaierror as exc:
+            raise ConnectionFailed(_unresolved(target, exc)) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
+            if str(exc) == "No authentication methods available":
+                message = (
+                    f"{where}: authentication failed: no key or agent to offer{_missing(target)}"
+                )
+                raise ConnectionFailed(message) from None
             reason = str(exc) or type(exc).__name__
             raise ConnectionFailed(f"{where}: cannot connect: {reason}") from None
         transport = connection.client.get_transport()
@@ -376,3 +392,19 @@ class SSHSession(Session):
                 gateway.close()
                 gateway = gateway.gateway
             self._connection = None
+
+
+def _missing(target: ResolvedTarget) -> str:
+    files = target.missing_identity_files
+    return f" (ssh_config names {', '.join(files)}, which does not exist)" if files else ""
+
+
+def _unresolved(target: ResolvedTarget, exc: socket.gaierror) -> str:
+    """'cannot resolve' naming what was looked up, with near ssh_config aliases for a typo."""
+    typed = parse_host_spec(target.spec)[1]
+    message = f"{target.spec}: cannot resolve host name {target.hostname!r} ({exc.strerror})"
+    if typed != target.hostname:  # an alias whose HostName does not resolve
+        return message
+    near = near_aliases(typed, target.ssh_config)
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    return f"{message}; no alias {typed!r} in {target.ssh_config or 'ssh_config'}{hint}"

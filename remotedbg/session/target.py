@@ -46,6 +46,7 @@ class ResolvedTarget:
     ssh_config: str | None  # the file used, so jump hosts resolve through it too
     proxy_command: str | None = None  # with its %h %p %r tokens expanded
     host_key_alias: str | None = None
+    missing_identity_files: list[str] = field(default_factory=list)  # named in ssh_config
 
     @property
     def known_hosts_key(self) -> str:
@@ -58,6 +59,45 @@ class ResolvedTarget:
     def connect_key(self) -> str:
         """The name paramiko looks the server's key up under."""
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
+
+
+#: The identity files `ssh -G` lists when ssh_config names none; their absence is normal.
+OPENSSH_DEFAULT_IDENTITIES = frozenset(
+    f"~/.ssh/{name}"
+    for name in (
+        "id_rsa",
+        "id_ecdsa",
+        "id_ecdsa_sk",
+        "id_ed25519",
+        "id_ed25519_sk",
+        "id_xmss",
+        "id_dsa",
+    )
+)
+
+
+def config_host_names(text: str) -> list[str]:
+    """The literal names on `Host` lines of an ssh_config text (patterns with * ? ! left out)."""
+    names: list[str] = []
+    for line in text.splitlines():
+        words = line.replace("=", " ", 1).split()
+        if len(words) > 1 and words[0].lower() == "host":
+            names += [w for w in words[1:] if not any(c in w for c in "*?!")]
+    return list(dict.fromkeys(names))
+
+
+def near_aliases(host: str, config: str | None) -> list[str]:
+    """Aliases of the ssh_config file close to a name that did not resolve (a typo, most often)."""
+    import difflib
+
+    if not config:
+        return []
+    try:
+        with open(config, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError:
+        return []
+    return difflib.get_close_matches(host, config_host_names(text), n=3, cutoff=0.6)
 
 
 def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
@@ -131,8 +171,16 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
     hostname = first("hostname", host) or host
     resolved_port = options.port or port or int(first("port", "22") or 22)
     resolved_user = options.user or user or first("user") or _local_user()
+    for path in options.identity:
+        if not os.path.isfile(os.path.expanduser(path)):
+            raise UsageError(f"identity file {path}: no such file")
     identities = [os.path.expanduser(path) for path in options.identity]
     identities += [os.path.expanduser(p) for p in values.get("identityfile", [])]
+    missing = [
+        p
+        for p in values.get("identityfile", [])
+        if p not in OPENSSH_DEFAULT_IDENTITIES and not os.path.isfile(os.path.expanduser(p))
+    ]
     known_hosts: list[str] = []
     for entry in values.get("userknownhostsfile", ["~/.ssh/known_hosts"]):
         known_hosts.extend(os.path.expanduser(p) for p in entry.split())
@@ -155,6 +203,7 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         ssh_config=config,
         proxy_command=proxy,
         host_key_alias=None if alias in (None, "none", "") else alias,
+        missing_identity_files=missing,
     )
 
 
