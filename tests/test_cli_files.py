@@ -136,6 +136,33 @@ def test_grep_pattern_is_data_not_shell(cli, models_dir, tmp_path):
     assert result.returncode == 1 and not canary.exists()
 
 
+def test_cat_tail_binary_guard_and_fifo(cli, tmp_path):
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(b"decode batch %d accept len 1.9\n" % i for i in range(200_000)))
+    result = cli("cat", "-H", "testbox", "--tail", "2", str(log))
+    assert result.returncode == 0
+    assert (
+        result.stdout == b"decode batch 199998 accept len 1.9\ndecode batch 199999 accept len 1.9\n"
+    )
+    capped = cli("cat", "-H", "testbox", "--tail", "100000", "--max-bytes", "64", str(log))
+    assert capped.stdout == b"decode batch 199999 accept len 1.9\n"  # no partial first line
+    blob = tmp_path / "model.safetensors"
+    blob.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}\x00\x1b[2J")
+    guarded = cli("cat", "-H", "testbox", str(blob))
+    assert guarded.returncode == 0 and guarded.stdout == b""
+    assert (
+        guarded.stderr.decode()
+        == f"{blob}: binary file ({blob.stat().st_size} bytes), not printed; --binary prints it\n"
+    )
+    assert cli("cat", "-H", "testbox", "--binary", str(blob)).stdout == blob.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    blocked = cli("cat", "-H", "testbox", "--timeout", "20", str(fifo))
+    assert time.monotonic() - started < 10  # never opened, so nothing waits for a writer
+    assert blocked.returncode == 1 and blocked.stderr.decode() == f"{fifo}: not a regular file\n"
+
+
 def test_cat_prints_bytes_and_reports_missing(cli, models_dir):
     result = cli("cat", "-H", "testbox", str(models_dir / "llama_eagle3.py"))
     assert result.stdout == (models_dir / "llama_eagle3.py").read_bytes()

@@ -302,9 +302,15 @@ def grep(args):
     return result
 
 
+BINARY_PROBE = 8192  # a NUL in the first 8 KiB marks a binary file, as grep and git decide
+
+
 def read_text(args):
-    """The first `max_bytes` of each path (globs expanded), decoded losslessly."""
+    """The first `max_bytes` of each path (globs expanded), or its last `tail` lines (from at
+    most the last `max_bytes`), decoded losslessly. Only regular files are opened, so a FIFO or
+    device cannot block the read; a binary file's bytes are left out unless `binary` is set."""
     max_bytes = int(args.get("max_bytes", 1 << 20))
+    tail = args.get("tail")
     files = []
     for pattern in args["paths"]:
         matches = expand(pattern)
@@ -314,23 +320,50 @@ def read_text(args):
             )
             continue
         for path in matches:
+            entry = {"pattern": pattern, "path": path}
             try:
-                size = os.path.getsize(path)
+                info = os.stat(path)
+                if not statmod.S_ISREG(info.st_mode):
+                    is_dir = statmod.S_ISDIR(info.st_mode)
+                    entry["error"] = "is a directory" if is_dir else "not a regular file"
+                    files.append(entry)
+                    continue
                 with open(path, "rb") as handle:
-                    data = handle.read(max_bytes)
+                    if tail is None:
+                        data = handle.read(max_bytes)
+                        cut = info.st_size > len(data)
+                    else:
+                        data, cut = _last_lines(handle, info.st_size, int(tail), max_bytes)
             except OSError as exc:
-                files.append({"pattern": pattern, "path": path, "error": exc.strerror or str(exc)})
+                entry["error"] = exc.strerror or str(exc)
+                files.append(entry)
                 continue
-            files.append(
-                {
-                    "pattern": pattern,
-                    "path": path,
-                    "size": size,
-                    "truncated": size > len(data),
-                    "text": data.decode("utf-8", "surrogateescape"),
-                }
-            )
+            entry.update(size=info.st_size, truncated=cut)
+            if b"\0" in data[:BINARY_PROBE] and not args.get("binary"):
+                entry["binary"] = True
+            else:
+                entry["text"] = data.decode("utf-8", "surrogateescape")
+            files.append(entry)
     return files
+
+
+def _last_lines(handle, size, count, max_bytes):
+    """The last `count` lines of a file (reading backwards in blocks, at most `max_bytes`) and
+    whether anything before them was left out."""
+    start = size
+    data = b""
+    while start > 0 and data.count(b"\n") <= count and len(data) < max_bytes:
+        step = min(65536, start, max_bytes - len(data))
+        start -= step
+        handle.seek(start)
+        data = handle.read(step) + data
+    body = data[:-1] if data.endswith(b"\n") else data
+    lines = body.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first block may begin mid-line
+    kept = lines[-count:] if count else []
+    text = b"\n".join(kept) + (b"\n" if data.endswith(b"\n") and kept else b"")
+    return text, start > 0 or len(lines) > len(kept)
 
 
 def stat_paths(args):

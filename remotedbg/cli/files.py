@@ -171,11 +171,23 @@ def grep(
 @remote_command
 def cat(
     ctx: CommandContext,
-    paths: Annotated[list[str], typer.Argument(help="Files or globs.")],
-    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1)] = 1 << 20,
+    paths: Annotated[list[str], typer.Argument(help="Files or globs.", metavar="PATH...")],
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", min=1, metavar="N", help="Read at most N bytes a file.")
+    ] = 1 << 20,
+    tail: Annotated[
+        int | None,
+        typer.Option("--tail", min=0, metavar="N", help="The last N lines only, as tail -n."),
+    ] = None,
+    binary: Annotated[
+        bool, typer.Option("--binary", help="Print a binary file's bytes too.")
+    ] = False,
 ) -> int:
-    """Print files from the host (the first --max-bytes of each)."""
-    files = ctx.remote.read_text(paths, max_bytes)
+    """Print files from the host: the first --max-bytes of each, or its last --tail lines.
+    A binary file (a NUL byte in its first 8 KiB) is named, not printed, unless --binary.
+
+    Example: remotedbg cat -H gpu-box --tail 50 '~/logs/server.log'"""
+    files = ctx.remote.read_text(paths, max_bytes, tail=tail, binary=binary)
     if ctx.json:
         emit_json({"files": files})
     missing = False
@@ -191,13 +203,21 @@ def cat(
                         markup=False,
                     )
             continue
-        if not ctx.json:
-            write_raw(entry["text"])
-            if entry["truncated"]:
-                stderr_console.print(
-                    f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)",
-                    markup=False,
-                )
+        if ctx.json:
+            continue
+        if entry.get("binary"):
+            stderr_console.print(
+                f"{printable(entry['path'])}: binary file ({entry['size']} bytes), not printed;"
+                " --binary prints it",
+                markup=False,
+            )
+            continue
+        write_raw(entry["text"])
+        if entry["truncated"] and tail is None:
+            stderr_console.print(
+                f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)",
+                markup=False,
+            )
     return ExitCode.FINDINGS if missing else ExitCode.OK
 
 

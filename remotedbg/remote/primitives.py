@@ -64,8 +64,16 @@ class Remote:
             },
         )
 
-    def read_text(self, paths: list[str], max_bytes: int = 1 << 20) -> list[dict]:
-        return self.call(f"{FS}:read_text", {"paths": paths, "max_bytes": max_bytes})
+    def read_text(
+        self,
+        paths: list[str],
+        max_bytes: int = 1 << 20,
+        *,
+        tail: int | None = None,
+        binary: bool = False,
+    ) -> list[dict]:
+        args = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
+        return self.call(f"{FS}:read_text", args)
 
     def stat(self, paths: list[str]) -> list[dict]:
         return self.call(f"{FS}:stat_paths", {"paths": paths})
