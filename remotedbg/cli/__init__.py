@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__
-from remotedbg.cli import files, locate, playbooks, repl, tensors
+from remotedbg.cli import files, help_text, locate, playbooks, repl, tensors
 
 app = typer.Typer(
     name="remotedbg",
@@ -50,4 +50,6 @@ app.command("vocab-check")(tensors.vocab_check)
 
 
 def main() -> None:
-    app()
+    command = typer.main.get_command(app)
+    help_text.name_values(command)
+    command(prog_name="remotedbg")

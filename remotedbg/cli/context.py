@@ -79,7 +79,7 @@ CONNECTION_PARAMETERS = [
             typer.Option(
                 "--ssh-config",
                 envvar="REMOTEDBG_SSH_CONFIG",
-                help="ssh_config file [~/.ssh/config].",
+                help="ssh_config file (default ~/.ssh/config).",
                 rich_help_panel=HELP,
             ),
         ],
@@ -147,7 +147,7 @@ CONNECTION_PARAMETERS = [
             str | None,
             typer.Option(
                 "--python",
-                help="Remote Python interpreter for in-place checks [python3].",
+                help="Remote Python interpreter for in-place checks (default python3).",
                 rich_help_panel=HELP,
             ),
         ],

@@ -171,7 +171,7 @@ def grep(
 @remote_command
 def cat(
     ctx: CommandContext,
-    paths: Annotated[list[str], typer.Argument(help="Files or globs.", metavar="PATH...")],
+    paths: Annotated[list[str], typer.Argument(help="Files or globs.", metavar="PATH")],
     max_bytes: Annotated[
         int, typer.Option("--max-bytes", min=1, metavar="N", help="Read at most N bytes a file.")
     ] = 1 << 20,
