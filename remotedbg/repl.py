@@ -14,6 +14,7 @@ import re
 import shlex
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -38,7 +39,7 @@ from remotedbg.repl_completion import (
     list_command,
     parse_listing,
 )
-from remotedbg.session import Session
+from remotedbg.session import Session, transcript
 
 HISTORY_FILE = "repl_history"
 STARTUP_TIMEOUT = 20.0
@@ -313,6 +314,18 @@ class Repl:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             return None
+        started = time.time()
+        status: int | None = 1
+        try:
+            status = self._execute(stripped)
+        except Quit:
+            status = 0
+            raise
+        finally:
+            transcript.record_typed(stripped, self.host, status, started)
+        return status
+
+    def _execute(self, stripped: str) -> int | None:
         try:
             if stripped.startswith(":"):
                 status = self.colon(stripped[1:])

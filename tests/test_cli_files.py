@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -219,11 +220,33 @@ def test_host_local_runs_the_same_commands(cli, models_dir):
 
 def test_history_shows_redacted_entries(cli):
     cli("run", "-H", "testbox", "--shell", "--", "HF_TOKEN=hf_secretsecret123 true")
-    result = cli("history", "--json")
+    result = cli("history", "--json", "-v")
     entries = json.loads(result.stdout)["entries"]
     assert entries and entries[-1]["target"] == "testbox"
     assert "hf_secretsecret123" not in result.stdout.decode()
     assert "HF_TOKEN=***" in entries[-1]["command"]
+
+
+def test_history_shows_what_was_typed_by_host_and_time(cli, tmp_path):
+    cli("glob", "-H", "testbox", str(tmp_path / "*"))
+    cli("run", "-H", "local", "--", "sh", "-c", "exit 3")
+    cli("grep", "--help")  # help and history itself are not history
+    typed = json.loads(cli("history", "--json").stdout)["entries"]
+    assert [e["command"] for e in typed] == [
+        shlex.join(["remotedbg", "glob", "-H", "testbox", str(tmp_path / "*")]),
+        "remotedbg run -H local -- sh -c 'exit 3'",
+    ]
+    assert [e["exit_status"] for e in typed] == [1, 3]  # the glob matched nothing
+    only = json.loads(cli("history", "--json", "-H", "testbox").stdout)["entries"]
+    assert [e["command"].split()[1] for e in only] == ["glob"]
+    everything = json.loads(cli("history", "--json", "-v").stdout)["entries"]
+    glob_calls = [e for e in everything if e["kind"] == "call" and e["pid"] == typed[0]["pid"]]
+    assert glob_calls and all("fsops:glob_paths" in e["command"] for e in glob_calls)
+    assert everything.index(typed[0]) < everything.index(glob_calls[0])  # a line, then its calls
+    assert json.loads(cli("history", "--json", "--since", "2000-01-01").stdout)["entries"] == typed
+    assert json.loads(cli("history", "--json", "--since", "0s").stdout)["entries"] == []
+    bad = cli("history", "--since", "yesterday")
+    assert bad.returncode == 2 and b"--since 'yesterday'" in bad.stderr
 
 
 def test_bad_host_spec_is_a_usage_error(cli):

@@ -397,3 +397,15 @@ def test_colon_commands_borrow_the_repl_session(repl, tree, capfd, monkeypatch):
     assert repl.session.commands_run == before + 2  # cd, then the agent: same connection
     assert capfd.readouterr().out == "llama.py\nllama_eagle3.py\n"
     assert repl.execute("true") == 0  # the session is still open afterwards
+
+
+def test_repl_lines_are_history_with_their_calls(repl, isolated_state):
+    from remotedbg.session import transcript
+
+    assert repl.execute("echo typed-line | tr a-z A-Z") == 0
+    typed = list(transcript.recent(10, calls=False))
+    assert [(e["command"], e["target"], e["exit_status"]) for e in typed] == [
+        ("echo typed-line | tr a-z A-Z", "testbox", 0)
+    ]
+    calls = [e for e in transcript.recent(50) if e["kind"] == "call"]
+    assert any("echo typed-line" in e["command"] for e in calls)

@@ -1,11 +1,15 @@
 """Layer 6: the command line. Each module registers one group of commands."""
 
+import shlex
+import sys
+import time
 from typing import Annotated
 
 import typer
 
 from remotedbg import __version__
 from remotedbg.cli import files, help_text, locate, playbooks, repl, tensors
+from remotedbg.session import transcript
 
 app = typer.Typer(
     name="remotedbg",
@@ -49,7 +53,42 @@ app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(tensors.vocab_check)
 
 
+def host_named(words: list[str]) -> str:
+    """The --host/-H value of a command line ('' when it names none)."""
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        if word in ("-H", "--host") and index + 1 < len(words):
+            return words[index + 1]
+        if word.startswith("--host="):
+            return word[len("--host=") :]
+        if word.startswith("-H") and len(word) > 2:
+            return word[2:]
+    return ""
+
+
+def worth_recording(words: list[str]) -> bool:
+    """Command lines `history` shows: not help, version, or history itself."""
+    before_dashes = words[: words.index("--")] if "--" in words else words
+    quiet = {"-h", "--help", "--version", "history"}
+    return bool(words) and not quiet.intersection(before_dashes)
+
+
 def main() -> None:
     command = typer.main.get_command(app)
     help_text.name_values(command)
-    command(prog_name="remotedbg")
+    words = sys.argv[1:]
+    started = time.time()
+    status: int = 1
+    try:
+        command(prog_name="remotedbg", args=words)
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        raise
+    except KeyboardInterrupt:
+        status = 130
+        raise
+    finally:
+        if worth_recording(words):
+            line = shlex.join(["remotedbg", *words])
+            transcript.record_typed(line, host_named(words), status, started)

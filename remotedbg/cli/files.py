@@ -221,30 +221,61 @@ def cat(
     return ExitCode.FINDINGS if missing else ExitCode.OK
 
 
+def parse_since(text: str, now: float) -> float:
+    """A --since value as a timestamp: '30m', '2h', '1d', '90s', or an ISO date/time."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if text and text[-1] in units and text[:-1].replace(".", "", 1).isdigit():
+        return now - float(text[:-1]) * units[text[-1]]
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        message = f"--since {text!r}: expected 30m, 2h, 1d or a date like 2026-11-29T14:00"
+        raise UsageError(message) from None
+
+
 def history(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show the last N.")] = 20,
+    host: Annotated[
+        str | None, typer.Option("--host", "-H", help="Only what went to this host.")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only newer entries: 30m, 2h, 1d or a date.")
+    ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Also the remote calls each command made."),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout.")
+    ] = False,
 ) -> None:
-    """Show the most recent remote commands from the transcript (secrets redacted)."""
+    """Show the command lines you ran, newest last (secrets redacted); -v adds the remote
+    calls each one made. The transcript is private to your user.
+
+    Example: remotedbg history -H gpu-box --since 2h -v"""
+    import time
 
     def body() -> int:
-        entries = list(transcript.recent(limit))
+        cutoff = parse_since(since, time.time()) if since else None
+        entries = list(transcript.recent(limit, calls=verbose, host=host, since=cutoff))
         if as_json:
             emit_json({"transcript": str(transcript.transcript_path()), "entries": entries})
             return ExitCode.OK
-        table = Table("time", "target", "exit", "ms", "out", "command", box=None)
-        import time
-
+        table = Table("time", "host", "exit", "ms", "command", box=None)
         for entry in entries:
-            stamp = time.strftime("%H:%M:%S", time.localtime(entry.get("ts", 0)))
+            stamp = time.strftime("%m-%d %H:%M:%S", time.localtime(entry.get("ts", 0)))
             status = "timeout" if entry.get("timed_out") else str(entry.get("exit_status"))
+            command = printable(entry.get("command", ""))[:160]
+            typed = entry.get("kind") == "typed"
             table.add_row(
                 stamp,
                 entry.get("target", ""),
                 status,
                 f"{entry.get('duration_ms', 0):.1f}",
-                str(entry.get("stdout_bytes", 0)),
-                printable(entry.get("command", ""))[:120],
+                command if typed else f"  ↳ {command}",
+                style=None if typed else "dim",
             )
         stdout_console.print(table)
         return ExitCode.OK

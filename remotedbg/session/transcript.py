@@ -26,6 +26,8 @@ def transcript_path() -> Path:
 def record(target: str, label: str, result: RunResult) -> None:
     entry = {
         "ts": round(time.time(), 3),
+        "kind": "call",
+        "pid": os.getpid(),
         "target": target,
         "command": redact_text(label),
         "exit_status": result.exit_status,
@@ -35,6 +37,26 @@ def record(target: str, label: str, result: RunResult) -> None:
         "truncated": result.truncated,
         "timed_out": result.timed_out,
     }
+    _append(entry)
+
+
+def record_typed(line: str, target: str, exit_status: int | None, started: float) -> None:
+    """What the user typed (a command line, or a REPL line), so `history` shows that rather
+    than the remote calls it made; those carry the same pid."""
+    _append(
+        {
+            "ts": round(started, 3),
+            "kind": "typed",
+            "pid": os.getpid(),
+            "target": target,
+            "command": redact_text(line),
+            "exit_status": exit_status,
+            "duration_ms": round((time.time() - started) * 1000, 2),
+        }
+    )
+
+
+def _append(entry: dict) -> None:
     path = transcript_path()
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -50,15 +72,33 @@ def record(target: str, label: str, result: RunResult) -> None:
         pass  # a transcript that cannot be written must never stop the investigation
 
 
-def recent(limit: int) -> Iterator[dict]:
+def recent(
+    limit: int,
+    *,
+    calls: bool = True,
+    host: str | None = None,
+    since: float | None = None,
+) -> Iterator[dict]:
+    """The last `limit` entries, oldest first: remote calls only when `calls`, one host's only
+    when `host`, none older than the `since` timestamp."""
     path = transcript_path()
     if not path.exists():
         return iter(())
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]
     entries = []
-    for line in lines:
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            entries.append(json.loads(line))
+            entry = json.loads(line)
         except ValueError:
             continue
-    return iter(entries)
+        if not isinstance(entry, dict):
+            continue
+        if not calls and entry.get("kind") != "typed":
+            continue
+        if host is not None and entry.get("target") != host:
+            continue
+        if since is not None and float(entry.get("ts") or 0) < since:
+            continue
+        entries.append(entry)
+    # a typed line is written when it ends, stamped when it started: before its calls
+    entries.sort(key=lambda e: float(e.get("ts") or 0))
+    return iter(entries[-limit:])
