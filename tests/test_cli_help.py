@@ -47,3 +47,43 @@ def test_connection_help_keeps_its_defaults() -> None:
     assert "(default python3)" in page.stdout and "(default ~/.ssh/config)" in page.stdout
     assert re.search(r"--timeout\s+SECONDS", page.stdout)
     assert re.search(r"--host\s+-H\s+HOST", page.stdout)
+
+
+def _complete(words: str, env: dict[str, str]) -> list[str]:
+    """What bash completion offers for the last word of `words` (typer's protocol: the
+    script from --show-completion calls the program with these variables)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "remotedbg"],
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "_REMOTEDBG_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+            **env,
+        },
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_shell_completion_offers_hosts_commands_and_playbooks(tmp_path) -> None:
+    from remotedbg.playbook import list_playbooks
+
+    config = tmp_path / "ssh_config"
+    config.write_text("Host gpu-box gpu-box-b\n  HostName 127.0.0.1\nHost *\n  User x\n")
+    env = {"REMOTEDBG_SSH_CONFIG": str(config)}
+    assert _complete("remotedbg gr", env) == ["grep"]
+    assert _complete("remotedbg glob -H gpu", env) == ["gpu-box", "gpu-box-b"]
+    assert _complete("remotedbg playbook run -H gpu-box,lo", env) == ["gpu-box,local"]
+    assert _complete("remotedbg playbook run ", env) == sorted(list_playbooks())
+    script = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/bash"},
+        timeout=60,
+    )
+    assert "complete -o default -F _remotedbg_completion remotedbg" in script.stdout

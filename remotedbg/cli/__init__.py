@@ -14,7 +14,7 @@ from remotedbg.session import transcript
 app = typer.Typer(
     name="remotedbg",
     help="Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},

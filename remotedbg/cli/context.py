@@ -57,6 +57,24 @@ def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
 
 
 HELP = "Connection"
+
+
+def complete_hosts(incomplete: str) -> list[str]:
+    """Shell completion for --host: 'local' and the aliases of the ssh_config in use; after a
+    comma (a fleet), the next host."""
+    from remotedbg.session.target import config_host_names, config_path
+
+    done, _, last = incomplete.rpartition(",")
+    prefix = f"{done}," if done else ""
+    try:
+        config, _explicit = config_path(None)
+        with open(config or "/dev/null", encoding="utf-8", errors="replace") as fh:
+            names = ["local", *config_host_names(fh.read(1 << 20))]
+    except (OSError, RemotedbgError):
+        names = ["local"]
+    return [prefix + name for name in names if name.startswith(last)]
+
+
 CONNECTION_PARAMETERS = [
     _option(
         "host",
@@ -68,6 +86,7 @@ CONNECTION_PARAMETERS = [
                 help="ssh_config alias, user@host[:port], or 'local'; playbooks take several, "
                 "comma-separated.",
                 rich_help_panel=HELP,
+                autocompletion=lambda incomplete: complete_hosts(incomplete),
             ),
         ],
         "",

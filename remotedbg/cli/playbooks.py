@@ -128,7 +128,15 @@ def _parse_vars(pairs: list[str]) -> dict[str, str]:
 @remote_command
 def run_command(
     ctx: CommandContext,
-    name: Annotated[str, typer.Argument(help="Playbook name (or a .yaml file).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Playbook name (or a .yaml file).",
+            autocompletion=lambda incomplete: [
+                n for n in list_playbooks() if n.startswith(incomplete)
+            ],
+        ),
+    ],
     var: Annotated[
         list[str] | None,
         typer.Option("--var", help="KEY=VALUE for a playbook variable (repeatable)."),
