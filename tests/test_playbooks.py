@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -300,6 +302,23 @@ def test_demo_runs_without_a_box(cli):
     assert result.returncode == 0 and doc["as_expected"]
     assert doc["audits"]["bad"]["verdict"] == "defect"
     assert not os.path.exists(doc["box"]["good"])  # cleaned up
+
+
+def test_demo_text_teaches_and_its_commands_paste(cli):
+    result = cli("demo", "--keep", timeout=120)
+    text = result.stdout.decode()
+    assert result.returncode == 0, result.stderr
+    shown = [line[2:] for line in text.splitlines() if line.startswith("$ remotedbg ")]
+    titles = [line for line in text.splitlines() if line.startswith(("1/2", "2/2"))]
+    assert len(shown) == 2 and len(titles) == 2 and titles[0][:40] != titles[1][:40]
+    assert "what you just saw" in text and "Now run it on your box" in text
+    try:
+        pasted = [cli(*shlex.split(command)[1:], timeout=120) for command in shown]
+        assert [p.returncode for p in pasted] == [0, 1]  # ok, then the d2t defect
+        assert b"d2t-absolute-ids" in pasted[1].stdout
+    finally:
+        draft = shlex.split(shown[0])[shlex.split(shown[0]).index("--var") + 1]
+        shutil.rmtree(draft.split("=", 1)[1].rsplit("/models/", 1)[0], ignore_errors=True)
 
 
 def test_loader_is_taken_from_the_install_pointed_at_then_the_running_one():

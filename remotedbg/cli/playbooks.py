@@ -2,6 +2,7 @@
 # No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
 
 import dataclasses
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -417,6 +418,19 @@ def outcome_markdown(outcome: RunOutcome) -> str:
     return "\n".join(lines) + "\n"
 
 
+DEMO_SUMMARY = """\
+Both drafts have full-size vocabularies (32,000 draft ids into 163,840 target ids). The audit
+found the engine install, read which loader serves an Eagle3 draft and what it does with d2t
+(target id = draft id + d2t[draft id]), and read only the d2t/t2d bytes of each checkpoint in
+place. The first passes; the second would be served without an error while accepting almost no
+drafted token, and the finding says why and how to fix the tensor.
+
+Now run it on your box (an ssh_config alias; globs and ~ expand there):
+  remotedbg playbook vocab-audit -H gpu-box --var draft='~/models/my-eagle3-draft'
+  remotedbg playbook spec-audit -H gpu-box        # the running server, flags, layers, logs
+  remotedbg locate-eagle -H gpu-box               # which engine code loads the draft"""
+
+
 def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the demo box's temp dir.")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -436,20 +450,31 @@ def demo(
             box = build_demo_box(root)
             playbook = load_playbook(find_playbook("vocab-audit"))
             documents = {}
+            titles = {
+                "good": "1/2  a correct EAGLE-3 draft: d2t holds offsets, as the loader expects",
+                "bad": "2/2  the same draft, absolute ids in d2t: served silently, accepts ~none",
+            }
             for label in ("good", "bad"):
-                variables = bind_variables(
-                    playbook,
-                    {
-                        "draft": str(box[label]),
-                        "target": str(box["target"]),
-                        "roots": str(box["engine"]),
-                        "search_home": "false",
-                    },
-                )
+                given = {
+                    "draft": str(box[label]),
+                    "target": str(box["target"]),
+                    "roots": str(box["engine"]),
+                    "search_home": "false",
+                }
+                variables = bind_variables(playbook, given)
                 ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=as_json)
                 try:
                     if not as_json:
-                        stdout_console.rule(f"vocab-audit --host local --var draft={box[label]}")
+                        stdout_console.rule(titles[label], align="left")
+                        stdout_console.print(
+                            "$ "
+                            + shlex.join(
+                                ["remotedbg", "playbook", "vocab-audit", "-H", "local"]
+                                + [w for k, v in given.items() for w in ("--var", f"{k}={v}")]
+                            ),
+                            markup=False,
+                            highlight=False,
+                        )
                     outcome = execute(ctx, playbook, variables, allow_write=False)
                 finally:
                     ctx.close()
@@ -468,6 +493,9 @@ def demo(
                         "as_expected": expected,
                     }
                 )
+            if not as_json:
+                stdout_console.rule("what you just saw", align="left")
+                stdout_console.print(DEMO_SUMMARY, markup=False, highlight=False)
             return ExitCode.OK if expected else ExitCode.FINDINGS
         finally:
             if not keep:
