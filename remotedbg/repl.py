@@ -529,8 +529,9 @@ class Repl:
         )
 
     # -- the loops -------------------------------------------------------------------------
-    def run_script(self, lines: TextIO) -> int:
-        """Run lines in order; the status of the last line that ran is the result."""
+    def run_script(self, lines: TextIO, stop_on_error: bool = False) -> int:
+        """Run lines in order; the status of the last line that ran is the result. With
+        `stop_on_error`, the first line with a nonzero status ends the script (as `sh -e`)."""
         status = ExitCode.OK
         while True:
             line = lines.readline()
@@ -545,6 +546,9 @@ class Repl:
                 return 130
             if result is not None:
                 status = result
+                if stop_on_error and status != ExitCode.OK:
+                    error_line(f"stopped at line {line.strip()!r}: status {status}")
+                    return status
             if self.interrupted:
                 return Interrupted.exit_code  # Ctrl-C ends a script, as in a shell
 

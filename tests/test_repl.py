@@ -39,9 +39,11 @@ def _env(box, state: Path) -> dict[str, str]:
 def repl_script(box, isolated_state):
     """Run `remotedbg repl -H testbox` with the given lines on stdin (script mode)."""
 
-    def run(*lines: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run(
+        *lines: str, timeout: float = 60, options: tuple[str, ...] = ()
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [*_repl_argv(), "-H", "testbox"],
+            [*_repl_argv(), "-H", "testbox", *options],
             input="".join(line + "\n" for line in lines).encode(),
             capture_output=True,
             timeout=timeout,
@@ -96,6 +98,18 @@ def test_script_exit_status_is_the_last_lines(repl_script):
     stopped = repl_script("echo one", "exit 3", "echo never")
     assert stopped.returncode == 3 and stopped.stdout == b"one\n"
     assert repl_script(":glob /definitely/not/here*").returncode == 1  # the CLI's code
+
+
+def test_stop_on_error_ends_the_script_at_the_first_failure(repl_script, box, isolated_state):
+    lines = ("echo one", "sh -c 'exit 5'", "echo never")
+    stopped = repl_script(*lines, options=("--stop-on-error",))
+    assert stopped.returncode == 5 and stopped.stdout == b"one\n"
+    assert stopped.stderr.decode() == "remotedbg: stopped at line \"sh -c 'exit 5'\": status 5\n"
+    assert repl_script(*lines).stdout == b"one\nnever\n"  # without it, a script goes on
+    page = subprocess.run(
+        [*_repl_argv(), "--help"], capture_output=True, env=_env(box, isolated_state), timeout=60
+    )
+    assert b"--stop-on-error" in page.stdout and b"--json" not in page.stdout
 
 
 def test_cd_to_a_missing_directory_fails_and_keeps_the_cwd(repl_script, tree):

@@ -205,14 +205,20 @@ def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
     raise typer.Exit(code or ExitCode.OK)
 
 
-def remote_command(func: Callable[..., int | None]) -> Callable[..., None]:
-    """Give `func(ctx, **own_args)` the connection options; it returns an exit code."""
+def remote_command(
+    func: Callable[..., int | None] | None = None, *, json_output: bool = True
+) -> Any:
+    """Give `func(ctx, **own_args)` the connection options; it returns an exit code. A command
+    whose output is not one document (the REPL) takes `json_output=False` and has no --json."""
+    if func is None:
+        return functools.partial(remote_command, json_output=json_output)
     signature = inspect.signature(func)
     own = [p for name, p in signature.parameters.items() if name != "ctx"]
+    injected = [p for p in _without_clashes(own) if json_output or p.name != "as_json"]
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
-        connection = {name: kwargs.pop(name) for name in _CONNECTION_NAMES}
+        connection = {name: kwargs.pop(name, False) for name in _CONNECTION_NAMES}
         as_json = connection.pop("as_json")
         python = connection.pop("python")
         connection["identity"] = connection["identity"] or []
@@ -223,7 +229,7 @@ def remote_command(func: Callable[..., int | None]) -> Callable[..., None]:
             ctx.close()
 
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=own + _without_clashes(own), return_annotation=None
+        parameters=own + injected, return_annotation=None
     )
     return wrapper
 
