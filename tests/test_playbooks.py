@@ -123,6 +123,24 @@ def test_each_cross_check_raises_its_finding(cli, world, draft, finding_id, code
     assert doc["verdict"] == ("defect" if code == 1 else "ok")
 
 
+def test_spec_audit_gives_no_advice_it_has_already_followed(cli, world):
+    """vocab-audit clears the map and says what to check next; spec-audit checks those itself,
+    so beside its algorithm-mismatch error it must not advise checking the algorithm."""
+    _, alone = _audit(cli, world, "good")
+    cleared = next(f for f in alone["findings"] if f["id"] == "vocab-map-cleared")
+    assert "Next: the server's --speculative-algorithm" in cleared["detail"]
+    launch = (
+        f"python -m sglang.launch_server --model-path {world['llama_target']} "
+        f"--speculative-algorithm EAGLE --speculative-draft-model-path {world['good']}"
+    )
+    extra = ["--var", f"args={launch}", "--var", f"target={world['llama_target']}"]
+    result, doc = _audit(cli, world, "good", *extra, playbook="spec-audit")
+    ids = {f["id"] for f in doc["findings"]}
+    assert "algorithm-mismatch" in ids and result.returncode == 1, doc["findings"]
+    cleared = next(f for f in doc["findings"] if f["id"] == "vocab-map-cleared")
+    assert "Next" not in cleared["detail"]
+
+
 def test_loader_direct_map_names_file_and_collapse(cli, world):
     _, doc = _audit(cli, world, "direct")
     item = next(f for f in doc["findings"] if f["id"] == "loader-direct-map")

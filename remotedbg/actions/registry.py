@@ -103,10 +103,17 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "audit-drafts",
-            lambda r, drafts=None, target=None, located=None, targets=None: audit_drafts(
-                r, drafts, target or None, located, targets if isinstance(targets, dict) else None
+            lambda r, drafts=None, target=None, located=None, targets=None, next_steps=True: (
+                audit_drafts(
+                    r,
+                    drafts,
+                    target or None,
+                    located,
+                    targets if isinstance(targets, dict) else None,
+                    next_steps=str(next_steps).lower() not in ("false", "0", "no"),
+                )
             ),
-            ("drafts", "target", "located", "targets"),
+            ("drafts", "target", "located", "targets", "next_steps"),
             description="vocab map in place + loader cross-checks for each draft",
         ),
         Action(
