@@ -54,12 +54,12 @@ def summary_table(title: str, rows: list[tuple[str, Any]]) -> Table:
     return table
 
 
-def findings_markdown(findings: list[dict]) -> str:
+def findings_markdown(findings: list[dict], level: int = 3) -> str:
     if not findings:
         return "No findings.\n"
     lines = []
     for item in sorted_findings(findings):
-        lines.append(f"### {item['severity'].upper()} `{item['id']}`: {item['title']}\n")
+        lines.append(f"{'#' * level} {item['severity'].upper()} `{item['id']}`: {item['title']}\n")
         if item.get("detail"):
             lines.append(item["detail"] + "\n")
         for label, value in item.get("evidence", {}).items():

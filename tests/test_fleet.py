@@ -66,7 +66,12 @@ def test_fleet_text_report_has_one_row_per_host(cli, fleet_world, tmp_path):
     assert result.returncode == 0
     out = result.stdout.decode()
     assert "vocab-audit on 2 hosts" in out and "testbox" in out and "nosftp" in out
-    assert report.read_text().startswith("# remotedbg vocab-audit on 2 hosts")
+    text = report.read_text()
+    assert text.startswith("# remotedbg vocab-audit on 2 hosts")
+    headings = [line.split(" ", 1)[0] for line in text.splitlines() if line.startswith("#")]
+    assert headings.count("#") == 1  # one title; each host's report is a section under it
+    assert "## remotedbg vocab-audit on `testbox`" in text
+    assert "## remotedbg vocab-audit on `nosftp`" in text
 
 
 def _outcome(host: str, version: str, digest: str) -> HostResult:

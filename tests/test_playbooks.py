@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -222,6 +223,13 @@ def test_report_markdown_and_remote_tree_unchanged(cli, world, tmp_path):
     text = report.read_text()
     assert text.startswith("# remotedbg vocab-audit") and "DEFECT" in text
     assert "`d2t-absolute-ids`" in text
+    # where it came from: the command, the version, the date, the engine and the loader's lines
+    assert "- command: `remotedbg playbook vocab-audit -H testbox --json" in text
+    assert re.search(r"- remotedbg \d+\.\d+\.\d+\S*, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)
+    assert f"at `{world['engine']}`" in text
+    loader = (world["engine"] / "srt" / "models" / "llama_eagle3.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(loader, 1) if "hot_token_id = loaded_weight" in t)
+    assert f"llama_eagle3.py:{line}`: `{loader[line - 1].strip()}`" in text, text[:3000]
 
 
 def test_nothing_found_is_inconclusive(cli, tmp_path):

@@ -3,6 +3,7 @@
 
 import dataclasses
 import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -295,7 +296,7 @@ def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
         ]
     for result in results:
         if result.outcome:
-            lines += ["", f"## {result.host}", "", outcome_markdown(result.outcome)]
+            lines += ["", outcome_markdown(result.outcome, level=2)]
         else:
             lines += ["", f"## {result.host}", "", f"unreachable: {result.error}"]
     return "\n".join(lines) + "\n"
@@ -389,12 +390,35 @@ def server_lines(outcome: RunOutcome) -> list[str]:
     return lines
 
 
-def outcome_markdown(outcome: RunOutcome) -> str:
+def provenance_markdown(outcome: RunOutcome) -> list[str]:
+    """How the report came about: the command line (secrets redacted), remotedbg's version, the
+    time, and the engine installs the audit read."""
+    import datetime
+
+    from remotedbg import __version__
+    from remotedbg.agent.redact import redact_text
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    command = redact_text(shlex.join(["remotedbg", *sys.argv[1:]]))
+    lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
+    for engine in (outcome.results.get("engines") or {}).get("engines") or []:
+        running = ", running" if engine.get("running") else ""
+        lines.append(
+            f"- engine: {engine.get('name')} {engine.get('version') or '(version unknown)'} "
+            f"at `{engine.get('path')}`{running}"
+        )
+    return lines
+
+
+def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
+    """One host's report; `level` is its title's heading level (2 inside a fleet report)."""
+    title, section = "#" * level, "#" * (level + 1)
     lines = [
-        f"# remotedbg {outcome.playbook} on `{outcome.host}`",
+        f"{title} remotedbg {outcome.playbook} on `{outcome.host}`",
         "",
         f"**Verdict: {outcome.verdict.upper()}**: {outcome.headline}",
         "",
+        *provenance_markdown(outcome),
     ]
     for draft in (outcome.results.get("audit") or {}).get("drafts", []):
         vocab = draft.get("vocab") or {}
@@ -404,12 +428,15 @@ def outcome_markdown(outcome: RunOutcome) -> str:
             f"{vocab.get('draft_vocab')}, target vocab {vocab.get('target_vocab')}, loader "
             f"`{loader.get('path')}` ({loader.get('d2t_handling')})"
         ]
+        for evidence in (loader.get("evidence") or [])[:12]:
+            text = str(evidence.get("text", "")).strip().replace("`", "'")
+            lines.append(f"  - `{loader.get('path')}:{evidence.get('line')}`: `{text}`")
     lines += [
         "",
-        "## Findings",
+        f"{section} Findings",
         "",
-        findings_markdown(outcome.findings),
-        "## Steps",
+        findings_markdown(outcome.findings, level + 2),
+        f"{section} Steps",
         "",
         "| step | action | status | ms |",
         "| --- | --- | --- | --- |",
