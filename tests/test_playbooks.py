@@ -287,6 +287,18 @@ def test_writing_step_needs_allow_write(cli, tmp_path):
     assert json.loads(allowed.stdout)["results"]["echo"]["stdout"] == "hi\n"
 
 
+def test_list_at_80_columns_keeps_each_question_whole(cli):
+    listing = json.loads(cli("playbook", "list", "--json").stdout)["playbooks"]
+    text = cli("playbook", "list", env={"COLUMNS": "80"}).stdout.decode()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    tokens = text.split()
+    for playbook in listing:
+        question = (playbook["description"].split("?")[0] + "?").split()
+        found = iter(tokens)
+        assert all(word in found for word in question), question  # wrapped at words, never cut
+    assert "…" not in text
+
+
 def test_list_and_show(cli):
     listing = json.loads(cli("playbook", "list", "--json").stdout)
     assert {"vocab-audit", "locate-eagle"} <= {p["name"] for p in listing["playbooks"]}

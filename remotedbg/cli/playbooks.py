@@ -2,6 +2,7 @@
 # No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
 
 import dataclasses
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from remotedbg.playbook import (
     list_playbooks,
     load_playbook,
     run_playbook,
+    search_path,
 )
 from remotedbg.report import findings_markdown, render_findings, render_verdict
 
@@ -50,6 +52,12 @@ PathOpt = Annotated[
 ]
 
 
+def first_sentence(text: str) -> str:
+    """A description's opening question or sentence, whole (never cut mid-word)."""
+    match = re.match(r"(.+?[.?!])(\s|$)", text.strip(), re.S)
+    return " ".join((match.group(1) if match else text).split())
+
+
 @app.command("list")
 def list_command(
     playbook_path: PathOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False
@@ -67,9 +75,19 @@ def list_command(
         if as_json:
             emit_json({"playbooks": rows})
         else:
-            table = Table("name", "description", "file", box=None)
+            places = search_path(playbook_path)
+            shipped = places[-1] if places else None
+            table = Table(box=None)
+            table.add_column("name", no_wrap=True, style="bold")
+            table.add_column("question it answers (playbook show NAME for the rest)")
+            table.add_column("from", overflow="fold")
             for row in rows:
-                table.add_row(row["name"], row["description"][:90], row["path"])
+                origin = Path(row["path"]).parent
+                table.add_row(
+                    row["name"],
+                    first_sentence(row["description"]),
+                    "shipped" if origin == shipped else row["path"],
+                )
             stdout_console.print(table)
         return ExitCode.OK
 
