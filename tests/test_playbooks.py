@@ -88,6 +88,12 @@ def _audit(cli, world, draft_key, *extra, playbook="vocab-audit"):
 
 def test_correct_box_is_ok_and_says_the_map_is_cleared(cli, world):
     result, doc = _audit(cli, world, "good")
+    text = cli(
+        "playbook", "vocab-audit", "-H", "testbox", "--var", f"draft={world['good']}",
+        "--var", f"target={world['target']}", "--var", f"roots={world['engine']}",
+    )  # fmt: skip
+    assert text.returncode == 0 and b"OK" in text.stdout
+    assert text.stderr == b""  # no progress redraws or blank lines when stderr is a pipe
     assert result.returncode == 0, doc["findings"]
     assert doc["verdict"] == "ok"
     assert "vocab-map-cleared" in {f["id"] for f in doc["findings"]}

@@ -328,6 +328,7 @@ def _progress() -> Progress:
         TimeElapsedColumn(),
         console=stderr_console,
         transient=True,
+        disable=not stderr_console.is_terminal,  # a log or pipe gets no redraws or blank lines
     )
 
 

@@ -78,7 +78,7 @@ def show(
 
 
 def _progress(total: int, quiet: bool) -> Progress | None:
-    if quiet or total < PROGRESS_THRESHOLD:
+    if quiet or total < PROGRESS_THRESHOLD or not stderr_console.is_terminal:
         return None
     return Progress(
         "[progress.description]{task.description}",
