@@ -97,6 +97,9 @@ def test_tensors_ls_and_show(cli, drafts):
     )
     names = {t["name"] for t in listing["tensors"]}
     assert {"d2t", "t2d", "lm_head.weight"} <= names
+    narrow = cli("tensors", "ls", "-H", "testbox", str(drafts / "good"), env={"COLUMNS": "80"})
+    shown = {line.split()[0] for line in narrow.stdout.decode().splitlines()[1:] if line.strip()}
+    assert names <= shown  # at 80 columns the names stay whole; the file column is cut first
     assert len(listing["files"]) == 2
     stats = json.loads(
         cli("tensors", "show", "-H", "testbox", "--json", str(drafts / "good"), "d2t").stdout

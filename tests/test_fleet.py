@@ -45,6 +45,16 @@ def test_fleet_audits_every_host_and_reports_the_unreachable_one(cli, fleet_worl
     assert doc["hosts"][2]["exit_code"] == 3 and "cannot connect" in doc["hosts"][2]["error"]
     assert result.returncode == doc["exit_code"] == 3  # the worst host's status
     assert doc["differences"] == {}  # both reachable hosts serve the same files
+    text = cli(
+        "playbook", "vocab-audit", "--hosts-file", str(hosts_file), "--connect-timeout", "3",
+        "--var", f"draft={fleet_world['draft']}", "--var", f"roots={fleet_world['engine']}",
+        env={"COLUMNS": "80"},
+    ).stdout.decode()  # fmt: skip
+    rows = [line.split() for line in text.splitlines()]
+    assert ["127.0.0.1:1", "unreachable", "3"] == next(
+        r[:3] for r in rows if r[:1] == ["127.0.0.1:1"]
+    )
+    assert ["testbox", "ok", "0"] == next(r[:3] for r in rows if r[:1] == ["testbox"])
     prints = doc["hosts"][0]["fingerprints"]["tensors"][str(fleet_world["draft"])]
     assert len(prints["d2t"]) == 64
 

@@ -273,15 +273,13 @@ def _fleet_rows(results: list[HostResult]) -> tuple[list[str], list[list[str]]]:
 
 def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
     ids, rows = _fleet_rows(results)
-    table = Table(
-        "host",
-        "verdict",
-        "exit",
-        *ids,
-        title=f"{name} on {len(results)} hosts",
-        title_justify="left",
-        box=None,
-    )
+    table = Table(title=f"{name} on {len(results)} hosts", title_justify="left", box=None)
+    # host and verdict are what a reader scans for: never cut; finding columns fold instead
+    table.add_column("host", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("exit", no_wrap=True)
+    for finding_id in ids:
+        table.add_column(finding_id, overflow="fold")
     for row in rows:
         table.add_row(*[printable(cell) for cell in row])
     stdout_console.print(table)

@@ -35,7 +35,12 @@ def ls(ctx: CommandContext, path: PathArg) -> int:
     if ctx.json:
         emit_json(listing)
         return ExitCode.OK
-    table = Table("name", "dtype", "shape", "bytes", "file", box=None)
+    table = Table(box=None)
+    table.add_column("name", no_wrap=True, overflow="fold")  # the column a user reads for
+    table.add_column("dtype", no_wrap=True, min_width=5)
+    table.add_column("shape", no_wrap=True)
+    table.add_column("bytes", justify="right", no_wrap=True, min_width=5)
+    table.add_column("file", overflow="ellipsis", ratio=1)  # the least important, cut first
     for tensor in listing["tensors"]:
         table.add_row(
             printable(tensor["name"]),
