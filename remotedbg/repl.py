@@ -56,6 +56,29 @@ STARTUP_SCRIPT = (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _VOLATILE = {"_", "SHLVL", "PWD", "OLDPWD", "PS1", "PS2", "PS4", "BASH_EXECUTION_STRING"}
 _SHELL_OPERATORS = re.compile(r"[;&|<>\n]")  # a line with these is a pipeline: run as is
+
+#: Programs that draw the screen or read keys: an interactive REPL line that starts with one
+#: gets a terminal, as `ssh -t` gives it (a pipeline or a script line never does).
+SCREEN_PROGRAMS = {"top", "htop", "btop", "nvtop", "less", "more", "man", "vi", "vim", "nvim"}
+SCREEN_PROGRAMS |= {"nano", "watch", "tmux", "screen"}
+PROMPT_PROGRAMS = {"python", "python3", "ipython", "bash", "sh", "zsh", "psql", "sqlite3"}
+
+
+def wants_terminal(words: list[str]) -> bool:
+    """Whether a command line runs a full-screen or prompting program (`top`, `python3` alone,
+    `nvidia-smi -l 1`): such a program needs a terminal to draw on and to read keys from."""
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1]
+    if program in SCREEN_PROGRAMS:
+        return True
+    if program in PROMPT_PROGRAMS:
+        return len(words) == 1 or words[1:] in (["-i"], ["-q"])
+    return program == "nvidia-smi" and any(
+        w in ("-l", "-lms") or w.startswith(("--loop", "-l=")) for w in words[1:]
+    )
+
+
 _SHELL_PREFIX = re.compile(r"^[^:\s]+: line \d+: ")  # "bash: line 1: " before an error
 
 REPL_ONLY = {
@@ -260,6 +283,7 @@ class Repl:
         self.python = python
         self.line_timeout = line_timeout  # for plain lines; None = until done or Ctrl-C
         self.lock = threading.RLock()  # the session is shared with the completion thread
+        self.terminal_lines = False  # set when a person types at a terminal (run_interactive)
         self.home = "/"
         self.cwd = "/"
         self.oldpwd: str | None = None
@@ -354,6 +378,9 @@ class Repl:
             return self.cd(line[2:].strip())
         if words and words[0] == "export" and not _SHELL_OPERATORS.search(line):
             return self.export(line)
+        if self.terminal_lines and wants_terminal(words) and not _SHELL_OPERATORS.search(line):
+            with self.lock:
+                return self.session.run_tty(line, cwd=self.cwd, env=self.env, label=line)
         with self.lock:
             result = self.session.run(
                 line,
@@ -556,6 +583,8 @@ class Repl:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import ThreadedCompleter
         from prompt_toolkit.history import FileHistory
+
+        self.terminal_lines = input is None  # a real terminal, not a test's pipe
 
         path = history_path()
         path.parent.mkdir(parents=True, exist_ok=True)

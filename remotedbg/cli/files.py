@@ -34,13 +34,28 @@ def run(
         ),
     ] = False,
     cwd: Annotated[str | None, typer.Option("--cwd", help="Remote working directory.")] = None,
+    tty: Annotated[
+        bool,
+        typer.Option(
+            "--tty",
+            "-t",
+            help="Give the command a terminal sized like yours, as ssh -t (top, htop, less, "
+            "python3, nvidia-smi -l); keys go to it raw, Ctrl-C included. No --timeout.",
+        ),
+    ] = False,
 ) -> int:
     """Run a command on the host; its exit status is passed through, as ssh does. Every word
     is passed quoted, except that a leading `~` or `~/` (quoted locally, as with the other
-    commands) means the remote home."""
+    commands) means the remote home.
+
+    Examples: remotedbg run -H gpu-box -- nvidia-smi; remotedbg run -t -H gpu-box -- htop"""
     if shell and len(command) != 1:
         raise UsageError("--shell takes the whole command line as ONE argument (quote it)")
     line = command[0] if shell else " ".join(_remote_word(word) for word in command)
+    if tty:
+        if ctx.json:
+            raise UsageError("--tty shows the program itself; it has no --json")
+        return ctx.session.run_tty(line, cwd=cwd)
     result = ctx.session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
     if ctx.json:
         emit_json(

@@ -210,6 +210,28 @@ class Session(ABC):
             )
         return answer
 
+    def run_tty(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        label: str | None = None,
+    ) -> int:
+        """Run a command on a pseudo-terminal sized like the local one, relaying keys and
+        output until it exits (as `ssh -t`); returns its exit status."""
+        text = build_command(command, cwd, env)
+        start = time.monotonic()
+        status = self._execute_tty(text)
+        self.commands_run += 1
+        transcript.record(
+            self.name, label or text, RunResult(text, status, b"", b"", time.monotonic() - start)
+        )
+        return status
+
+    @abstractmethod
+    def _execute_tty(self, text: str) -> int: ...
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -79,6 +79,11 @@ class LocalSession(Session):
                 if pipe:
                     pipe.close()
 
+    def _execute_tty(self, text: str) -> int:
+        """Locally the terminal is already there: the program inherits it."""
+        status = subprocess.call([self._shell, "-c", text], cwd=os.path.expanduser("~"))
+        return 128 - status if status < 0 else status
+
     @staticmethod
     def _stop(process: subprocess.Popen[bytes], grace: float = 0.5) -> None:
         try:

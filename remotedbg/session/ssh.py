@@ -9,16 +9,19 @@ its own; either way we wait on the channel's readiness pipe, never on a sleep.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import select
 import socket
+import sys
 import time
+from typing import Any
 
 import fabric
 import paramiko
 
 from remotedbg.errors import ConnectionFailed, HostKeyError, RemoteCommandError, RemoteTimeout
-from remotedbg.session import hostkeys, transcript
+from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
 from remotedbg.session.result import RunResult
@@ -292,6 +295,41 @@ class SSHSession(Session):
         except KeyboardInterrupt:
             self._stop(collector.pid)
             raise
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
+        finally:
+            channel.close()
+
+    def _execute_tty(self, text: str) -> int:
+        """A pty channel: keys from the local terminal (raw) go to the program, its output to
+        stdout, window resizes follow. When the channel closes, sshd hangs up the pty and the
+        program with it, so nothing stays behind."""
+        channel = self._open_channel()
+        transport = channel.get_transport()
+        in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
+        columns, lines = terminal.size()
+        try:
+            channel.get_pty(os.environ.get("TERM") or "xterm-256color", columns, lines)
+            channel.exec_command(text.encode("utf-8", "surrogateescape"))
+            with terminal.raw_mode(in_fd) as keys, terminal.on_resize(channel.resize_pty):
+                watched: list[Any] = [channel, in_fd] if keys else [channel]
+                while True:
+                    readable, _, _ = select.select(watched, [], [], 1.0)
+                    if channel in readable or channel.recv_ready():
+                        data = channel.recv(65536)
+                        if not data:
+                            break
+                        terminal.write_all(out_fd, data)
+                    if in_fd in readable:
+                        typed = os.read(in_fd, 4096)
+                        if typed:
+                            channel.sendall(typed)
+                        else:
+                            watched = [channel]
+                    if not transport.is_active():
+                        raise ConnectionFailed(f"{self.name}: connection lost")
+            status = channel.recv_exit_status()
+            return 255 if status < 0 else status
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
         finally:
