@@ -10,6 +10,7 @@ from typing import Any
 
 from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.inventory import expand, hosts_from_file
 from remotedbg.playbook import Playbook, RunOutcome, run_playbook
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, open_session
@@ -20,17 +21,22 @@ FINGERPRINT_TENSORS = ["d2t", "t2d", "fc.weight", "lm_head.weight"]
 EXIT_RANK = [ExitCode.OK, ExitCode.FINDINGS, ExitCode.REMOTE, ExitCode.CONNECTION]
 
 
-def parse_hosts(host_option: str, hosts_file: Path | None) -> list[str]:
-    hosts = [h.strip() for h in host_option.split(",") if h.strip()] if host_option else []
+def parse_hosts(host_option: str, hosts_file: Path | None, group: str | None = None) -> list[str]:
+    """Every host of a fleet run: `--host` as a hostlist (`gpu[01-16],box`), then the hosts
+    file (a plain list or an Ansible inventory, `--group` choosing a group of it)."""
+    hosts = expand(host_option) if host_option else []
     if hosts_file is not None:
         try:
-            lines = hosts_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise UsageError(f"--hosts-file {hosts_file}: {exc.strerror or exc}") from None
-        hosts += [line.split("#", 1)[0].strip() for line in lines]
+            text = hosts_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise UsageError(f"--hosts-file {hosts_file}: {reason}") from None
+        hosts += hosts_from_file(text, group)
+    elif group:
+        raise UsageError("--group selects hosts of an inventory: give it with --hosts-file")
     hosts = [h for h in dict.fromkeys(hosts) if h]
     if not hosts:
-        raise UsageError("no host given: --host H[,H...] or --hosts-file FILE")
+        raise UsageError("no host given: --host H[,H...], --host 'gpu[01-16]' or --hosts-file FILE")
     return hosts
 
 

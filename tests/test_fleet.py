@@ -118,3 +118,27 @@ def test_worst_exit_and_host_parsing(tmp_path):
     assert parse_hosts("a, b,a", None) == ["a", "b"]
     with pytest.raises(UsageError):
         parse_hosts("", tmp_path / "missing")
+
+
+def test_fleet_from_an_ansible_inventory_group(cli, fleet_world, tmp_path):
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text(
+        "[boxes]\ntestbox\nnosftp\n\n[broken]\nunreachable ansible_host=127.0.0.1 ansible_port=1\n"
+    )
+    argv = [
+        "playbook",
+        "vocab-audit",
+        "--hosts-file",
+        str(inventory),
+        "--json",
+        "--connect-timeout",
+        "3",
+    ]
+    argv += ["--var", f"draft={fleet_world['draft']}", "--var", f"roots={fleet_world['engine']}"]
+    chosen = cli(*argv, "--group", "boxes")
+    doc = json.loads(chosen.stdout)
+    assert [h["host"] for h in doc["hosts"]] == ["testbox", "nosftp"] and chosen.returncode == 0
+    everyone = json.loads(cli(*argv).stdout)
+    assert [h["host"] for h in everyone["hosts"]] == ["testbox", "nosftp", "127.0.0.1:1"]
+    unknown = cli(*argv, "--group", "gpus")
+    assert unknown.returncode == 2 and b"no group 'gpus'" in unknown.stderr

@@ -22,6 +22,7 @@ LAYERS = {
     "remotedbg.actions": 5,
     "remotedbg.playbook": 6,
     "remotedbg.fleet": 6,
+    "remotedbg.inventory": 6,
     "remotedbg.report": 7,
     "remotedbg.demo": 7,
     "remotedbg.cli": 7,

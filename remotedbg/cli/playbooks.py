@@ -19,6 +19,7 @@ from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_co
 from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
+from remotedbg.inventory import is_host_list
 from remotedbg.playbook import (
     RunOutcome,
     Step,
@@ -171,16 +172,21 @@ def run_command(
     hosts_file: Annotated[
         Path | None,
         typer.Option(
-            "--hosts-file", help="File with one host or alias per line: run on all in parallel."
+            "--hosts-file",
+            help="Hosts to run on in parallel: one host (or gpu[01-16]) per line, or an "
+            "Ansible inventory (INI or YAML).",
         ),
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option("--group", help="Only this group of the --hosts-file inventory.")
     ] = None,
 ) -> int:
     """Run a playbook against a host, or a fleet; exit 0 ok, 1 defect, 4 inconclusive, 3 host
     unreachable (a fleet exits with its worst host's status)."""
     playbook = load_playbook(find_playbook(name, playbook_path))
     variables = bind_variables(playbook, _parse_vars(var or []))
-    if hosts_file is not None or "," in ctx.options.host:
-        hosts = parse_hosts(ctx.options.host, hosts_file)
+    if hosts_file is not None or group or is_host_list(ctx.options.host):
+        hosts = parse_hosts(ctx.options.host, hosts_file, group)
         return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
     document = outcome_document(outcome)
