@@ -107,6 +107,36 @@ def run_fleet(
     return [results[host] for host in hosts]
 
 
+@dataclasses.dataclass
+class HostRun:
+    """One host's share of `run` on several hosts."""
+
+    host: str
+    exit_code: int
+    stdout: bytes = b""
+    stderr: bytes = b""
+    error: str | None = None
+
+
+def run_on_hosts(
+    hosts: list[str], base: ConnectOptions, command: str, cwd: str | None = None
+) -> list[HostRun]:
+    """The same command on every host in parallel (as `ansible -m shell`), output captured per
+    host and returned in the hosts' order."""
+
+    def one(host: str) -> HostRun:
+        try:
+            with open_session(dataclasses.replace(base, host=host)) as session:
+                result = session.run(command, cwd=cwd)
+        except RemotedbgError as error:
+            return HostRun(host, error.exit_code, error=str(error))
+        status = result.exit_status if result.exit_status is not None else ExitCode.REMOTE
+        return HostRun(host, status, result.stdout_bytes, result.stderr_bytes)
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
+        return list(pool.map(one, hosts))
+
+
 def _host_facts(result: HostResult) -> dict[str, Any]:
     """What should agree between hosts serving the same model."""
     if result.outcome is None:

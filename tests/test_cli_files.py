@@ -307,3 +307,41 @@ def test_a_missing_identity_file_is_named(cli, box, tmp_path):
     assert result.returncode == 3 and len(lines) == 1, lines
     assert "authentication failed" in lines[0], lines
     assert f"ssh_config names {tmp_path / 'gone'}, which does not exist" in lines[0]
+
+
+def test_run_on_several_hosts_groups_output_and_exits_with_the_worst(cli):
+    result = cli(
+        "run",
+        "-H",
+        "testbox,nosftp",
+        "--",
+        "sh",
+        "-c",
+        'echo "on $0"; [ -n "$SSH_CONNECTION" ]',
+        "x",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == [
+        "── testbox: exit 0",
+        "on x",
+        "── nosftp: exit 0",
+        "on x",
+    ]
+    mixed = cli(
+        "run",
+        "-H",
+        "testbox,127.0.0.1:1",
+        "--connect-timeout",
+        "3",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "exit 5",
+    )
+    doc = json.loads(mixed.stdout)
+    assert [(h["host"], h["exit_status"]) for h in doc["hosts"]] == [
+        ("testbox", 5),
+        ("127.0.0.1:1", 3),
+    ]
+    assert "cannot connect" in doc["hosts"][1]["error"] and mixed.returncode == 5

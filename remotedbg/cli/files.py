@@ -11,6 +11,8 @@ from rich.table import Table
 from remotedbg.cli.context import CommandContext, remote_command, run_guarded
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console, write_raw
 from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
+from remotedbg.fleet import parse_hosts, run_on_hosts
+from remotedbg.inventory import is_host_list
 from remotedbg.session import transcript
 
 
@@ -52,6 +54,10 @@ def run(
     if shell and len(command) != 1:
         raise UsageError("--shell takes the whole command line as ONE argument (quote it)")
     line = command[0] if shell else " ".join(_remote_word(word) for word in command)
+    if is_host_list(ctx.options.host):
+        if tty:
+            raise UsageError("--tty runs on one host; give one --host")
+        return _run_on_hosts(ctx, parse_hosts(ctx.options.host, None), line, cwd)
     if tty:
         if ctx.json:
             raise UsageError("--tty shows the program itself; it has no --json")
@@ -71,6 +77,38 @@ def run(
     if result.truncated:
         raise RemoteCommandError("output passed the capture cap; the remote command was stopped")
     return result.exit_status if result.exit_status is not None else ExitCode.REMOTE
+
+
+def _run_on_hosts(ctx: CommandContext, hosts: list[str], line: str, cwd: str | None) -> int:
+    """Output grouped by host, in the order given; the exit status is the highest of them
+    (a host that cannot be reached counts as 3)."""
+    runs = run_on_hosts(hosts, ctx.options, line, cwd)
+    if ctx.json:
+        emit_json(
+            {
+                "command": line,
+                "hosts": [
+                    {
+                        "host": run.host,
+                        "exit_status": run.exit_code,
+                        "stdout": run.stdout.decode("utf-8", "replace"),
+                        "stderr": run.stderr.decode("utf-8", "replace"),
+                        "error": run.error,
+                    }
+                    for run in runs
+                ],
+            }
+        )
+    else:
+        for run in runs:
+            outcome = run.error or f"exit {run.exit_code}"
+            stdout_console.print(f"── {printable(run.host)}: {outcome}", markup=False)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(run.stdout)
+            sys.stdout.buffer.flush()
+            sys.stderr.buffer.write(run.stderr)
+            sys.stderr.buffer.flush()
+    return max(run.exit_code for run in runs)
 
 
 def _remote_word(word: str) -> str:
