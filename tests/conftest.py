@@ -103,6 +103,15 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     monkeypatch.delenv("REMOTEDBG_TRANSCRIPT", raising=False)
     monkeypatch.delenv("REMOTEDBG_SSH_CONFIG", raising=False)
+    # the user's own defaults (config file, REMOTEDBG_HOST, ...) must not steer the tests
+    monkeypatch.setenv("REMOTEDBG_CONFIG", str(tmp_path / "no-config.toml"))
+    for name in (
+        "REMOTEDBG_HOST",
+        "REMOTEDBG_TIMEOUT",
+        "REMOTEDBG_CONNECT_TIMEOUT",
+        "REMOTEDBG_PYTHON",
+    ):
+        monkeypatch.delenv(name, raising=False)
     return state
 
 

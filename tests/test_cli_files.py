@@ -345,3 +345,26 @@ def test_run_on_several_hosts_groups_output_and_exits_with_the_worst(cli):
         ("127.0.0.1:1", 3),
     ]
     assert "cannot connect" in doc["hosts"][1]["error"] and mixed.returncode == 5
+
+
+def test_config_file_and_variables_set_defaults_that_flags_beat(cli, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('host = "testbox"\ntimeout = 30\n')
+    env = {"REMOTEDBG_CONFIG": str(config)}
+    assert cli("run", "--", "echo", "from-config", env=env).stdout == b"from-config\n"
+    shown = json.loads(cli("config", "--json", env=env).stdout)["settings"]
+    sources = {s["key"]: (s["value"], s["source"]) for s in shown}
+    assert sources["host"] == ("testbox", f"file {config}") and sources["timeout"][0] == 30.0
+    assert sources["python"] == ("python3", "default")
+    quick = cli("run", "--", "sleep", "3", env={**env, "REMOTEDBG_TIMEOUT": "0.5"})
+    assert quick.returncode == 4 and b"timed out after 0.5s" in quick.stderr  # env beats file
+    flagged = cli(
+        "run", "--timeout", "20", "--", "sleep", "0.1", env={**env, "REMOTEDBG_TIMEOUT": "0.5"}
+    )
+    assert flagged.returncode == 0  # the flag beats both
+    config.write_text("timeout = 'soon'\n")
+    bad = cli("run", "--", "true", env=env)
+    assert (
+        bad.returncode == 2
+        and bad.stderr.decode() == f"remotedbg: config {config}: timeout must be a float\n"
+    )

@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__
-from remotedbg.cli import files, help_text, locate, playbooks, repl, tensors
+from remotedbg.cli import files, help_text, locate, playbooks, repl, settings, tensors
+from remotedbg.cli.output import emit_json, error_line, stdout_console
+from remotedbg.errors import UsageError
 from remotedbg.session import transcript
 
 app = typer.Typer(
@@ -53,6 +55,33 @@ app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(tensors.vocab_check)
 
 
+@app.command("config")
+def config_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """The defaults in effect and where each comes from: a REMOTEDBG_* variable, the config
+    file (~/.config/remotedbg/config.toml, or REMOTEDBG_CONFIG), or built in. A flag given on
+    a command line beats all three.
+
+    Example config.toml: host = "gpu-box"  timeout = 300"""
+    from rich.table import Table
+
+    rows = settings.effective(settings.load_config())
+    if as_json:
+        emit_json(
+            {
+                "file": str(settings.config_file()),
+                "settings": [{"key": k, "value": v, "source": src} for k, v, src in rows],
+            }
+        )
+        return
+    table = Table("setting", "value", "from", box=None)
+    for key, value, source in rows:
+        table.add_row(key, str(value), source)
+    stdout_console.print(table)
+    stdout_console.print(f"config file: {settings.config_file()}", markup=False)
+
+
 def host_named(words: list[str]) -> str:
     """The --host/-H value of a command line ('' when it names none)."""
     for index, word in enumerate(words):
@@ -81,7 +110,13 @@ def main() -> None:
     started = time.time()
     status: int = 1
     try:
-        command(prog_name="remotedbg", args=words)
+        try:
+            config = settings.load_config()
+        except UsageError as error:
+            error_line(str(error))
+            raise SystemExit(error.exit_code) from None
+        defaults = settings.default_map(command, config)
+        command(prog_name="remotedbg", args=words, default_map=defaults)
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         raise

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from remotedbg.cli.output import emit_json, error_line
+from remotedbg.cli.settings import ENVVARS
 from remotedbg.errors import ExitCode, RemotedbgError
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
@@ -83,6 +84,7 @@ CONNECTION_PARAMETERS = [
             typer.Option(
                 "--host",
                 "-H",
+                envvar=ENVVARS["host"],
                 help="ssh_config alias, user@host[:port], or 'local'; playbooks take several, "
                 "comma-separated.",
                 rich_help_panel=HELP,
@@ -132,7 +134,11 @@ CONNECTION_PARAMETERS = [
         Annotated[
             float,
             typer.Option(
-                "--connect-timeout", min=0.1, help="Seconds to connect.", rich_help_panel=HELP
+                "--connect-timeout",
+                min=0.1,
+                envvar=ENVVARS["connect_timeout"],
+                help="Seconds to connect.",
+                rich_help_panel=HELP,
             ),
         ],
         10.0,
@@ -142,7 +148,11 @@ CONNECTION_PARAMETERS = [
         Annotated[
             float,
             typer.Option(
-                "--timeout", min=0.1, help="Seconds per remote command.", rich_help_panel=HELP
+                "--timeout",
+                min=0.1,
+                envvar=ENVVARS["timeout"],
+                help="Seconds per remote command.",
+                rich_help_panel=HELP,
             ),
         ],
         120.0,
@@ -166,6 +176,7 @@ CONNECTION_PARAMETERS = [
             str | None,
             typer.Option(
                 "--python",
+                envvar=ENVVARS["python"],
                 help="Remote Python interpreter for in-place checks (default python3).",
                 rich_help_panel=HELP,
             ),

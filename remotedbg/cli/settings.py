@@ -1,0 +1,92 @@
+"""Defaults a user sets once: `~/.config/remotedbg/config.toml` (XDG; `REMOTEDBG_CONFIG` names
+another file) and `REMOTEDBG_*` variables. A flag beats a variable, which beats the file, which
+beats the built-in default (click's own order for envvar and default_map)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_path
+
+from remotedbg.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # the option's parameter name, and the key in config.toml
+    envvar: str
+    default: Any
+    kind: type
+
+
+SETTINGS = [
+    Setting("host", "REMOTEDBG_HOST", "", str),
+    Setting("ssh_config", "REMOTEDBG_SSH_CONFIG", "~/.ssh/config", str),
+    Setting("timeout", "REMOTEDBG_TIMEOUT", 120.0, float),
+    Setting("connect_timeout", "REMOTEDBG_CONNECT_TIMEOUT", 10.0, float),
+    Setting("python", "REMOTEDBG_PYTHON", "python3", str),
+]
+ENVVARS = {s.key: s.envvar for s in SETTINGS}
+
+
+def config_file() -> Path:
+    named = os.environ.get("REMOTEDBG_CONFIG")
+    return Path(named).expanduser() if named else user_config_path("remotedbg") / "config.toml"
+
+
+def load_config(path: Path | None = None) -> dict[str, Any]:
+    """The config file's settings, checked: an unknown key or a wrong type is a one-line error
+    naming the file, not a silent default."""
+    path = path or config_file()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UsageError(f"config {path}: {exc.strerror or exc}") from None
+    try:
+        values = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"config {path}: not valid TOML: {exc}") from None
+    known = {s.key: s for s in SETTINGS}
+    checked: dict[str, Any] = {}
+    for key, value in values.items():
+        setting = known.get(key.replace("-", "_"))
+        if setting is None:
+            raise UsageError(f"config {path}: unknown setting {key!r} (known: {', '.join(known)})")
+        if setting.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, setting.kind) or isinstance(value, bool):
+            raise UsageError(f"config {path}: {key} must be a {setting.kind.__name__}")
+        checked[setting.key] = value
+    return checked
+
+
+def default_map(command: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """click's default_map for the command tree: each command's parameters named in the file."""
+    mapping: dict[str, Any] = {p.name: config[p.name] for p in command.params if p.name in config}
+    for name, sub in getattr(command, "commands", {}).items():
+        mapping[name] = default_map(sub, config)
+    return mapping
+
+
+def effective(config: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(setting, value, where it came from) as a command without flags would see them."""
+    rows = []
+    for setting in SETTINGS:
+        if setting.envvar in os.environ:
+            rows.append((setting.key, os.environ[setting.envvar], f"env {setting.envvar}"))
+        elif setting.key in config:
+            rows.append((setting.key, config[setting.key], f"file {config_file()}"))
+        else:
+            rows.append((setting.key, setting.default, "default"))
+    return rows
