@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -368,3 +369,36 @@ def test_config_file_and_variables_set_defaults_that_flags_beat(cli, tmp_path):
         bad.returncode == 2
         and bad.stderr.decode() == f"remotedbg: config {config}: timeout must be a float\n"
     )
+
+
+def test_get_copies_resumes_and_never_overwrites_unasked(cli, tmp_path):
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "server.log").write_bytes(os.urandom(3 << 20))
+    (box / "worker.log").write_text("accept len 1.9\n")
+    os.symlink(box / "worker.log", box / "latest.log")
+    os.mkfifo(box / "pipe.log")
+    here = tmp_path / "here"
+    result = cli("get", "-H", "testbox", "--json", str(box / "*.log"), str(here) + "/")
+    files = {Path(f["remote"]).name: f for f in json.loads(result.stdout)["files"]}
+    assert files["pipe.log"]["status"] == "skipped" and result.returncode == 1
+    for name in ("server.log", "worker.log", "latest.log"):
+        assert (here / name).read_bytes() == (box / name).read_bytes(), name
+    again = cli("get", "-H", "testbox", "--json", str(box / "server.log"), str(here))
+    assert json.loads(again.stdout)["files"][0]["status"] == "exists" and again.returncode == 1
+    (here / "server.log").unlink()
+    (here / "server.log.part").write_bytes((box / "server.log").read_bytes()[: 1 << 20])
+    resumed = json.loads(
+        cli("get", "-H", "testbox", "--json", str(box / "server.log"), str(here)).stdout
+    )
+    assert resumed["files"][0]["status"] == "resumed"
+    assert resumed["files"][0]["bytes_moved"] == (3 << 20) - (1 << 20)  # only the rest travelled
+    assert (here / "server.log").read_bytes() == (box / "server.log").read_bytes()
+    assert not (here / "server.log.part").exists()
+    (box / "worker.log").write_text("accept len 3.2\n")
+    forced = cli(
+        "get", "-H", "testbox", "--force", str(box / "worker.log"), str(here / "worker.log")
+    )
+    assert forced.returncode == 0 and (here / "worker.log").read_text() == "accept len 3.2\n"
+    none = cli("get", "-H", "testbox", str(box / "nothing*"), str(here))
+    assert none.returncode == 1 and b"no match for" in none.stderr

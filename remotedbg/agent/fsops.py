@@ -367,11 +367,13 @@ def _last_lines(handle, size, count, max_bytes):
 
 
 def stat_paths(args):
+    """lstat of each path, or stat (links followed) when `follow` is set."""
+    look = os.stat if args.get("follow") else os.lstat
     out = []
     for path in args["paths"]:
         full = os.path.expanduser(path)
         try:
-            info = os.lstat(full)
+            info = look(full)
         except OSError as exc:
             out.append({"path": full, "exists": False, "error": exc.strerror or str(exc)})
             continue

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__
-from remotedbg.cli import files, help_text, locate, playbooks, repl, settings, tensors
+from remotedbg.cli import files, get, help_text, locate, playbooks, repl, settings, tensors
 from remotedbg.cli.output import emit_json, error_line, stdout_console
 from remotedbg.errors import UsageError
 from remotedbg.session import transcript
@@ -46,6 +46,7 @@ app.command("glob")(files.glob)
 app.command("find")(files.find)
 app.command("grep")(files.grep)
 app.command("cat")(files.cat)
+app.command("get")(get.get)
 app.command("history")(files.history)
 app.add_typer(tensors.app, name="tensors")
 app.add_typer(playbooks.app, name="playbook")

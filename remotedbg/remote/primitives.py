@@ -75,8 +75,8 @@ class Remote:
         args = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
         return self.call(f"{FS}:read_text", args)
 
-    def stat(self, paths: list[str]) -> list[dict]:
-        return self.call(f"{FS}:stat_paths", {"paths": paths})
+    def stat(self, paths: list[str], follow: bool = False) -> list[dict]:
+        return self.call(f"{FS}:stat_paths", {"paths": paths, "follow": follow})
 
     def sha256(self, paths: list[str]) -> list[dict]:
         return self.call(f"{FS}:sha256", {"paths": paths})

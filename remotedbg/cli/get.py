@@ -1,0 +1,156 @@
+"""get: files down from the host (globs expanded there), resumable, never overwriting unless
+asked. Bytes travel through the same range reader as `tensors pull`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.output import emit_json, printable, stderr_console
+from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.remote.fetch import fetch_range
+
+PROGRESS_THRESHOLD = 8 << 20
+PART = ".part"  # a download in progress; the next `get` resumes from its size
+
+
+@dataclass
+class Download:
+    remote: str
+    size: int
+    local: Path
+    status: str = "pending"  # done | resumed | exists | failed | skipped
+    detail: str = ""
+    moved: int = 0
+
+
+def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
+    """Where each remote file goes: into `dest` when it is a directory (or several files come),
+    else to `dest` itself. Two files with one name, or a file already there, are refused."""
+    into_dir = dest.is_dir() or len(files) > 1 or str(dest).endswith(os.sep)
+    if len(files) > 1 and dest.exists() and not dest.is_dir():
+        raise UsageError(f"{dest}: several files go into a directory, and this is a file")
+    downloads, taken = [], {}
+    for entry in files:
+        local = dest / Path(entry["path"]).name if into_dir else dest
+        item = Download(entry["path"], entry["size"], local)
+        if local in taken:
+            item.status, item.detail = "skipped", f"same name as {taken[local]}"
+        elif local.exists() and not force:
+            item.status, item.detail = "exists", "kept (--force replaces it)"
+        taken.setdefault(local, entry["path"])
+        downloads.append(item)
+    return downloads
+
+
+def _fetch(ctx: CommandContext, item: Download, progress: Progress | None) -> None:
+    item.local.parent.mkdir(parents=True, exist_ok=True)
+    partial = item.local.with_name(item.local.name + PART)
+    start = partial.stat().st_size if partial.is_file() else 0
+    if start > item.size:  # the remote file shrank: the part is not a prefix of it
+        start = 0
+    task = (
+        progress.add_task(item.local.name, total=item.size, completed=start) if progress else None
+    )
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
+    fd = os.open(partial, flags, 0o644)
+    with os.fdopen(fd, "ab" if start else "wb") as out:
+
+        def sink(data: bytes) -> None:
+            out.write(data)
+            item.moved += len(data)
+            if progress is not None and task is not None:
+                progress.advance(task, len(data))
+
+        fetch_range(ctx.session, item.remote, start, item.size - start, sink)
+    os.replace(partial, item.local)
+    item.status = "resumed" if start else "done"
+    item.detail = f"{item.size:,} bytes" + (f", {item.size - start:,} of them now" if start else "")
+
+
+@remote_command
+def get(
+    ctx: CommandContext,
+    sources: Annotated[list[str], typer.Argument(help="Remote files or globs.", metavar="REMOTE")],
+    dest: Annotated[Path, typer.Argument(help="Local file, or directory for several.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace local files.")] = False,
+) -> int:
+    """Copy files from the host. Globs and ~ expand there; an interrupted copy resumes from
+    its .part file; an existing local file is kept unless --force.
+
+    Example: remotedbg get -H gpu-box '~/logs/*.log' ./logs/"""
+    found = ctx.remote.glob(sources)
+    missing = [entry for entry in found if not entry["matches"]]
+    for entry in missing:
+        stderr_console.print(f"no match for {printable(entry['pattern'])}", markup=False)
+    paths = list(dict.fromkeys(p for entry in found for p in entry["matches"]))
+    files, skipped = [], []
+    for info in ctx.remote.stat(paths, follow=True) if paths else []:
+        if info.get("exists") and info["type"] == "f":
+            files.append(info)
+        else:
+            skipped.append(Download(info["path"], 0, dest, "skipped", _not_a_file(info)))
+    downloads = plan(files, dest, force)
+    total = sum(d.size for d in downloads if d.status == "pending")
+    show = not ctx.json and total >= PROGRESS_THRESHOLD and stderr_console.is_terminal
+    progress = (
+        Progress(
+            "{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            console=stderr_console,
+            transient=True,
+        )
+        if show
+        else None
+    )
+    with progress or contextlib.nullcontext():
+        for item in downloads:
+            if item.status != "pending":
+                continue
+            try:
+                _fetch(ctx, item, progress)
+            except (RemotedbgError, OSError) as error:
+                item.status, item.detail = "failed", str(error)
+    every = skipped + downloads
+    if ctx.json:
+        emit_json(
+            {
+                "files": [
+                    {
+                        "remote": d.remote,
+                        "local": str(d.local),
+                        "size": d.size,
+                        "status": d.status,
+                        "detail": d.detail,
+                        "bytes_moved": d.moved,
+                    }
+                    for d in every
+                ]
+            }
+        )
+    else:
+        for d in every:
+            stderr_console.print(
+                f"{d.status:8} {printable(d.remote)} -> {printable(str(d.local))}: {d.detail}",
+                markup=False,
+            )
+    if any(d.status == "failed" for d in every):
+        return ExitCode.REMOTE
+    if missing or any(d.status in ("exists", "skipped") for d in every):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+def _not_a_file(info: dict) -> str:
+    if not info.get("exists"):
+        return info.get("error") or "gone"
+    return "a directory (not copied)" if info["type"] == "d" else "not a regular file"
