@@ -383,7 +383,8 @@ class Repl:
                 return self.session.run_tty(line, cwd=self.cwd, env=self.env, label=line)
         with self.lock:
             result = self.session.run(
-                line,
+                # through eval, a syntax error quotes the user's line, not remotedbg's wrapper
+                "eval " + shlex.quote(line),
                 cwd=self.cwd,
                 env=self.env,
                 stream=_write_stream,

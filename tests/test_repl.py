@@ -112,6 +112,13 @@ def test_stop_on_error_ends_the_script_at_the_first_failure(repl_script, box, is
     assert b"--stop-on-error" in page.stdout and b"--json" not in page.stdout
 
 
+def test_a_shell_syntax_error_quotes_the_users_line_only(repl_script):
+    result = repl_script("if then fi", "echo after")
+    errors = result.stderr.decode()
+    assert "`if then fi'" in errors and "RDBG" not in errors and "export" not in errors
+    assert result.stdout == b"after\n"
+
+
 def test_cd_to_a_missing_directory_fails_and_keeps_the_cwd(repl_script, tree):
     result = repl_script(f"cd {tree}", "cd no-such-dir", "pwd", "cd notes.txt", "pwd")
     assert result.stdout.decode().splitlines() == [str(tree), str(tree)]
