@@ -402,3 +402,15 @@ def test_get_copies_resumes_and_never_overwrites_unasked(cli, tmp_path):
     assert forced.returncode == 0 and (here / "worker.log").read_text() == "accept len 3.2\n"
     none = cli("get", "-H", "testbox", str(box / "nothing*"), str(here))
     assert none.returncode == 1 and b"no match for" in none.stderr
+
+
+def test_verbose_prints_each_round_trip_with_its_time(cli, tmp_path):
+    (tmp_path / "a.log").write_text("x")
+    quiet = cli("glob", "-H", "testbox", str(tmp_path / "*.log"))
+    loud = cli("-v", "glob", "-H", "testbox", str(tmp_path / "*.log"))
+    assert quiet.stderr == b"" and loud.stdout == quiet.stdout
+    lines = loud.stderr.decode().splitlines()
+    assert lines and all(
+        re.match(r"\[ *\d+\.\d ms\] testbox: .+ \(exit 0\)$", line) for line in lines
+    )
+    assert any("glob_paths" in line for line in lines)

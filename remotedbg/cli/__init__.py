@@ -9,7 +9,7 @@ import typer
 
 from remotedbg import __version__
 from remotedbg.cli import files, get, help_text, locate, playbooks, repl, settings, tensors
-from remotedbg.cli.output import emit_json, error_line, stdout_console
+from remotedbg.cli.output import emit_json, error_line, printable, stderr_console, stdout_console
 from remotedbg.errors import UsageError
 from remotedbg.session import transcript
 
@@ -29,6 +29,14 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _print_round_trip(entry: dict) -> None:
+    status = "timeout" if entry.get("timed_out") else f"exit {entry.get('exit_status')}"
+    line = (
+        f"[{entry['duration_ms']:8.1f} ms] {entry['target']}: {entry['command'][:200]} ({status})"
+    )
+    stderr_console.print(printable(line), markup=False, highlight=False, style="dim")
+
+
 @app.callback()
 def _root(
     version: Annotated[
@@ -37,8 +45,17 @@ def _root(
             "--version", callback=_show_version, is_eager=True, help="Show the version and exit."
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Print each remote round trip with its time on stderr (remotedbg -v COMMAND).",
+        ),
+    ] = False,
 ) -> None:
     """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM)."""
+    transcript.echo = _print_round_trip if verbose else None
 
 
 app.command("run", context_settings={"allow_interspersed_args": False})(files.run)

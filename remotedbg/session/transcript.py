@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from platformdirs import user_state_path
@@ -14,6 +14,9 @@ from remotedbg.agent.redact import redact_text
 from remotedbg.session.result import RunResult
 
 MAX_BYTES = 8 << 20  # a transcript past this is rotated to transcript.jsonl.1
+
+#: Called with each remote call's entry as it is recorded (`remotedbg -v`); None: quiet.
+echo: Callable[[dict], None] | None = None
 
 
 def transcript_path() -> Path:
@@ -37,6 +40,8 @@ def record(target: str, label: str, result: RunResult) -> None:
         "truncated": result.truncated,
         "timed_out": result.timed_out,
     }
+    if echo is not None:
+        echo(entry)
     _append(entry)
 
 
