@@ -262,6 +262,19 @@ def test_unreachable_host_exit_3_one_line(cli):
     assert b"Traceback" not in result.stderr
 
 
+def test_grep_w_and_l_as_grep_has_them(cli, tmp_path):
+    (tmp_path / "a.py").write_text("d2t = 1\nself.d2t_map = 2\n")
+    (tmp_path / "b.py").write_text("x = d2t\n")
+    (tmp_path / "c.py").write_text("nothing here\n")
+    words = cli("grep", "-H", "testbox", "-w", "d2t", str(tmp_path / "*.py"))
+    assert words.stdout.decode().splitlines() == [
+        f"{tmp_path / 'a.py'}:1:d2t = 1",
+        f"{tmp_path / 'b.py'}:1:x = d2t",
+    ]
+    names = cli("grep", "-H", "testbox", "-l", "d2t", str(tmp_path / "*.py"))
+    assert names.stdout.decode().splitlines() == [str(tmp_path / "a.py"), str(tmp_path / "b.py")]
+
+
 def test_grep_minus_i_ignores_case_as_grep_does(cli, tmp_path):
     (tmp_path / "m.py").write_text("self.hot_token_id = D2T + arange\n")
     found = cli("grep", "-H", "testbox", "-i", "d2t", str(tmp_path / "*.py"))

@@ -250,6 +250,7 @@ def grep(args):
     argv = ["grep", "-r", "-n", "-H", "-I", "-Z", "--color=never"]
     argv += ["-F"] if args.get("fixed") else ["-E"]
     argv += ["-i"] if args.get("ignore_case") else []
+    argv += ["-w"] if args.get("word") else []
     argv += ["-C", str(context)] if context else []
     argv += ["--exclude-dir=" + d for d in PRUNED_DIRS]
     argv += ["-e", args["pattern"], "--"] + paths

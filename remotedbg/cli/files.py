@@ -200,13 +200,28 @@ def grep(
     fixed: Annotated[
         bool, typer.Option("--fixed-strings", "-F", help="PATTERN is a string, not a regex.")
     ] = False,
+    word: Annotated[
+        bool, typer.Option("--word-regexp", "-w", help="Match whole words only, as grep -w.")
+    ] = False,
+    files_only: Annotated[
+        bool,
+        typer.Option("--files-with-matches", "-l", help="Print only the names of matching files."),
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Stop after N matches.")] = 5000,
 ) -> int:
     """Search files on the host with the remote's grep -E; binary files are skipped. As in grep,
-    -i ignores case (the key file is --identity here)."""
-    found = ctx.remote.grep(pattern, paths, context, ignore_case, fixed, limit)
+    -i ignores case (the key file is --identity here), -w matches words, -l lists files; lines
+    are always numbered (grep -n).
+
+    Example: remotedbg grep -H gpu-box -w -C 2 hot_token_id '~/sglang/python/sglang/srt/models'"""
+    found = ctx.remote.grep(pattern, paths, context, ignore_case, fixed, limit, word=word)
     if ctx.json:
         emit_json(found)
+    elif files_only:
+        for missing in found["unmatched"]:
+            _print_suggestions(missing["pattern"], missing["suggestions"])
+        for path in dict.fromkeys(record["path"] for record in found["records"]):
+            write_raw(f"{path}\n")
     else:
         for missing in found["unmatched"]:
             _print_suggestions(missing["pattern"], missing["suggestions"])

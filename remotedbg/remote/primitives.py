@@ -51,6 +51,7 @@ class Remote:
         ignore_case: bool = False,
         fixed: bool = False,
         limit: int = 5000,
+        word: bool = False,
     ) -> dict:
         return self.call(
             f"{FS}:grep",
@@ -61,6 +62,7 @@ class Remote:
                 "ignore_case": ignore_case,
                 "fixed": fixed,
                 "limit": limit,
+                "word": word,
             },
         )
 
