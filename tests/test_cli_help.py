@@ -19,7 +19,15 @@ def _command_paths(command, prefix=()):
         yield from _command_paths(sub, (*prefix, name))
 
 
-COMMANDS = list(_command_paths(typer.main.get_command(app)))
+ROOT = typer.main.get_command(app)
+COMMANDS = list(_command_paths(ROOT))
+
+
+def _command(words):
+    command = ROOT
+    for word in words:
+        command = command.commands[word]
+    return command
 
 
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "remotedbg")
@@ -34,6 +42,8 @@ def test_help_names_values_not_python_types(words) -> None:
     assert page.returncode == 0, page.stderr
     assert not re.findall(r"<(?:bool|str|int|float|list\[[a-z]+\]|[a-z]+ range)>", page.stdout)
     assert "...}..." not in page.stdout
+    leaf = not getattr(_command(words), "commands", None)
+    assert not leaf or "Example: remotedbg" in page.stdout, "a leaf command's help shows an example"
 
 
 def test_connection_help_keeps_its_defaults() -> None:

@@ -81,7 +81,7 @@ def config_command(
     file (~/.config/remotedbg/config.toml, or REMOTEDBG_CONFIG), or built in. A flag given on
     a command line beats all three.
 
-    Example config.toml: host = "gpu-box"  timeout = 300"""
+    Example: remotedbg config   (with a config.toml of: host = "gpu-box", timeout = 300)"""
     from rich.table import Table
 
     rows = settings.effective(settings.load_config())

@@ -50,7 +50,7 @@ def run(
     is passed quoted, except that a leading `~` or `~/` (quoted locally, as with the other
     commands) means the remote home.
 
-    Examples: remotedbg run -H gpu-box -- nvidia-smi; remotedbg run -t -H gpu-box -- htop"""
+    Example: remotedbg run -H gpu-box -- nvidia-smi   (with a terminal: run -t ... -- htop)"""
     if shell and len(command) != 1:
         raise UsageError("--shell takes the whole command line as ONE argument (quote it)")
     line = command[0] if shell else " ".join(_remote_word(word) for word in command)
@@ -144,7 +144,9 @@ def glob(
     ctx: CommandContext,
     patterns: Annotated[list[str], typer.Argument(help="Patterns, expanded on the remote side.")],
 ) -> int:
-    """Expand globs on the host (`~`, `*`, `?`, `[..]`, `**`); suggest names when none match."""
+    """Expand globs on the host (`~`, `*`, `?`, `[..]`, `**`); suggest names when none match.
+
+    Example: remotedbg glob -H gpu-box '~/sglang/python/sglang/srt/models/*eagle*.py'"""
     results = ctx.remote.glob(patterns)
     if ctx.json:
         emit_json({"results": results})
@@ -170,7 +172,9 @@ def find(
     max_depth: Annotated[int | None, typer.Option("--max-depth", min=0)] = None,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 10000,
 ) -> int:
-    """Find files by name below a directory (__pycache__, .git and the like are pruned)."""
+    """Find files by name below a directory (__pycache__, .git and the like are pruned).
+
+    Example: remotedbg find -H gpu-box '~/sglang' --name '*eagle*' --type f"""
     if type not in (None, "f", "d", "l"):
         raise UsageError("--type must be f, d or l")
     found = ctx.remote.find(root, name, type, max_depth, limit)

@@ -40,7 +40,9 @@ def locate_eagle(
         ),
     ] = True,
 ) -> int:
-    """Find SGLang/vLLM installs, their draft-model files, and how each handles d2t."""
+    """Find SGLang/vLLM installs, their draft-model files, and how each handles d2t.
+
+    Example: remotedbg locate-eagle -H gpu-box"""
     found = locate_engines(
         ctx.remote, root or [], search_home=not no_home, architectures=arch or []
     )

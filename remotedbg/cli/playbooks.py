@@ -63,7 +63,9 @@ def first_sentence(text: str) -> str:
 def list_command(
     playbook_path: PathOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False
 ) -> None:
-    """The playbooks available: --playbook-path, ~/.config/remotedbg/playbooks, shipped ones."""
+    """The playbooks available: --playbook-path, ~/.config/remotedbg/playbooks, shipped ones.
+
+    Example: remotedbg playbook list"""
 
     def body() -> int:
         rows = []
@@ -101,7 +103,9 @@ def show_command(
     playbook_path: PathOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """A playbook's variables and steps."""
+    """A playbook's variables and steps.
+
+    Example: remotedbg playbook show vocab-audit"""
 
     def body() -> int:
         playbook = load_playbook(find_playbook(name, playbook_path))
@@ -182,7 +186,9 @@ def run_command(
     ] = None,
 ) -> int:
     """Run a playbook against a host, or a fleet; exit 0 ok, 1 defect, 4 inconclusive, 3 host
-    unreachable (a fleet exits with its worst host's status)."""
+    unreachable (a fleet exits with its worst host's status).
+
+    Example: remotedbg playbook run spec-audit -H 'gpu[01-04]' --report fleet.md"""
     playbook = load_playbook(find_playbook(name, playbook_path))
     variables = bind_variables(playbook, _parse_vars(var or []))
     if hosts_file is not None or group or is_host_list(ctx.options.host):
@@ -486,7 +492,9 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """vocab-audit on a built-in example box (no GPU machine, no network): a correct EAGLE-3
-    draft and one with absolute ids in d2t, full-size vocabularies, audited with --host local."""
+    draft and one with absolute ids in d2t, full-size vocabularies, audited with --host local.
+
+    Example: remotedbg demo"""
     import shutil
 
     from remotedbg.demo import build_demo_box, demo_directory

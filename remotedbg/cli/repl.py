@@ -23,7 +23,9 @@ def repl_command(
     """Interactive shell on the host: plain lines run remotely in the current directory, `:cmd`
     runs remotedbg commands on the same connection. Every line obeys --timeout (default 120 s;
     raise it for lines such as `tail -f`), Ctrl-C stops one at any time. Reads lines from stdin
-    when it is not a terminal and exits with the status of the last one."""
+    when it is not a terminal and exits with the status of the last one.
+
+    Example: remotedbg repl -H gpu-box   (a script: remotedbg repl -H gpu-box -e < lines.txt)"""
     from remotedbg.repl import Repl, stdin_lines  # imported late: the REPL imports the CLI app
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()

@@ -30,7 +30,9 @@ PathArg = Annotated[
 @app.command("ls")
 @remote_command
 def ls(ctx: CommandContext, path: PathArg) -> int:
-    """List tensors: name, dtype, shape, bytes, shard (reads only the headers)."""
+    """List tensors: name, dtype, shape, bytes, shard (reads only the headers).
+
+    Example: remotedbg tensors ls -H gpu-box '~/drafts/kimi-eagle3'"""
     listing = checkpoint_call(ctx.remote, f"{CHECKPOINT}:list_tensors", {"path": path})
     if ctx.json:
         emit_json(listing)
@@ -66,7 +68,9 @@ def show(
     name: Annotated[str, typer.Argument(help="Tensor name (or its last component, e.g. d2t).")],
     head: Annotated[int, typer.Option("--head", min=0, help="First values to show.")] = 10,
 ) -> int:
-    """Shape, dtype, min/max/mean, unique count (integers) and first values of one tensor."""
+    """Shape, dtype, min/max/mean, unique count (integers) and first values of one tensor.
+
+    Example: remotedbg tensors show -H gpu-box '~/drafts/kimi-eagle3' d2t"""
     stats = checkpoint_call(
         ctx.remote, f"{CHECKPOINT}:tensor_stats", {"path": path, "name": name, "head": head}
     )
@@ -107,7 +111,9 @@ def pull(
     ] = False,
 ) -> int:
     """Copy only the named tensors' bytes here, as a new safetensors file (an existing file is
-    kept unless --force)."""
+    kept unless --force).
+
+    Example: remotedbg tensors pull -H gpu-box '~/drafts/kimi-eagle3' d2t t2d -o map.safetensors"""
     if output.exists() and output.is_dir():
         raise UsageError(f"--output {output} is a directory")
     if output.exists() and not force:
@@ -168,7 +174,9 @@ def vocab_check(
         str | None, typer.Option("--target", help="Target model dir or config.json on the host.")
     ] = None,
 ) -> int:
-    """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding."""
+    """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding.
+
+    Example: remotedbg vocab-check -H gpu-box '~/drafts/kimi-eagle3' --target '~/models/Kimi-K2'"""
     report = checkpoint_call(
         ctx.remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
     )
