@@ -427,3 +427,13 @@ def test_verbose_prints_each_round_trip_with_its_time(cli, tmp_path):
         re.match(r"\[ *\d+\.\d ms\] testbox: .+ \(exit 0\)$", line) for line in lines
     )
     assert any("glob_paths" in line for line in lines)
+
+
+def test_quiet_leaves_out_notes_but_not_the_reasons_for_failure(cli, tmp_path):
+    (tmp_path / "big.log").write_text("x" * 100)
+    noted = cli("cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
+    assert noted.stderr.decode() == f"({tmp_path / 'big.log'}: first 10 of 100 bytes)\n"
+    hushed = cli("-q", "cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
+    assert hushed.stdout == b"x" * 10 and hushed.stderr == b""
+    missing = cli("-q", "cat", "-H", "testbox", str(tmp_path / "gone.log"))
+    assert missing.returncode == 1 and b"no match for" in missing.stderr

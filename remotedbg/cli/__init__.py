@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__
-from remotedbg.cli import files, get, help_text, locate, playbooks, repl, settings, tensors
+from remotedbg.cli import files, get, help_text, locate, output, playbooks, repl, settings, tensors
 from remotedbg.cli.output import emit_json, error_line, printable, stderr_console, stdout_console
 from remotedbg.errors import UsageError
 from remotedbg.session import transcript
@@ -45,6 +45,14 @@ def _root(
             "--version", callback=_show_version, is_eager=True, help="Show the version and exit."
         ),
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Leave out notes and progress on stderr; errors and why an exit is nonzero stay.",
+        ),
+    ] = False,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -56,6 +64,7 @@ def _root(
 ) -> None:
     """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM)."""
     transcript.echo = _print_round_trip if verbose else None
+    output.quiet = quiet
 
 
 app.command("run", context_settings={"allow_interspersed_args": False})(files.run)

@@ -9,7 +9,14 @@ import typer
 from rich.table import Table
 
 from remotedbg.cli.context import CommandContext, remote_command, run_guarded
-from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console, write_raw
+from remotedbg.cli.output import (
+    emit_json,
+    note,
+    printable,
+    stderr_console,
+    stdout_console,
+    write_raw,
+)
 from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
 from remotedbg.fleet import parse_hosts, run_on_hosts
 from remotedbg.inventory import is_host_list
@@ -186,7 +193,7 @@ def find(
         for entry in found["results"]:
             write_raw(entry["path"] + "\n")
         if found["truncated"]:
-            stderr_console.print(f"(stopped at --limit {limit})", markup=False)
+            note(f"(stopped at --limit {limit})")
     return ExitCode.OK if found["results"] else ExitCode.FINDINGS
 
 
@@ -236,7 +243,7 @@ def grep(
             for line in record["after"]:
                 write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
         if found["truncated"]:
-            stderr_console.print(f"(stopped at --limit {limit} matches)", markup=False)
+            note(f"(stopped at --limit {limit} matches)")
     return ExitCode.OK if found["records"] else ExitCode.FINDINGS
 
 
@@ -286,10 +293,7 @@ def cat(
             continue
         write_raw(entry["text"])
         if entry["truncated"] and tail is None:
-            stderr_console.print(
-                f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)",
-                markup=False,
-            )
+            note(f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)")
     return ExitCode.FINDINGS if missing else ExitCode.OK
 
 

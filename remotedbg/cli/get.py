@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
+from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stderr_console
+from remotedbg.cli.output import emit_json, note, printable, stderr_console
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.remote.fetch import fetch_range
 
@@ -99,7 +100,8 @@ def get(
             skipped.append(Download(info["path"], 0, dest, "skipped", _not_a_file(info)))
     downloads = plan(files, dest, force)
     total = sum(d.size for d in downloads if d.status == "pending")
-    show = not ctx.json and total >= PROGRESS_THRESHOLD and stderr_console.is_terminal
+    show = not (ctx.json or output.quiet) and total >= PROGRESS_THRESHOLD
+    show = show and stderr_console.is_terminal
     progress = (
         Progress(
             "{task.description}",
@@ -139,10 +141,11 @@ def get(
         )
     else:
         for d in every:
-            stderr_console.print(
-                f"{d.status:8} {printable(d.remote)} -> {printable(str(d.local))}: {d.detail}",
-                markup=False,
-            )
+            line = f"{d.status:8} {printable(d.remote)} -> {printable(str(d.local))}: {d.detail}"
+            if d.status in ("done", "resumed"):
+                note(line)
+            else:  # why the exit status is not 0
+                stderr_console.print(line, markup=False)
     if any(d.status == "failed" for d in every):
         return ExitCode.REMOTE
     if missing or any(d.status in ("exists", "skipped") for d in every):

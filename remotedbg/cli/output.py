@@ -56,6 +56,17 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+#: `remotedbg -q`: notes (what was written, where output stopped, progress) are left out;
+#: errors, and the reasons for a nonzero exit status, still show.
+quiet = False
+
+
+def note(message: str) -> None:
+    """An informational line on stderr, unless -q."""
+    if not quiet:
+        stderr_console.print(message, markup=False, highlight=False)
+
+
 def error_line(message: str) -> None:
     stderr_console.print(
         f"[bold red]remotedbg:[/] {escape(printable(message))}",

@@ -13,9 +13,10 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
+from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command, run_guarded
 from remotedbg.cli.locate import render_locate
-from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.cli.output import emit_json, note, printable, stderr_console, stdout_console
 from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
@@ -203,7 +204,7 @@ def run_command(
     if report:
         report.write_text(outcome_markdown(outcome), encoding="utf-8")
         if not ctx.json:
-            stderr_console.print(f"report written to {report}", markup=False)
+            note(f"report written to {report}")
     return VERDICT_EXIT[outcome.verdict]
 
 
@@ -338,7 +339,7 @@ def _progress() -> Progress:
         TimeElapsedColumn(),
         console=stderr_console,
         transient=True,
-        disable=not stderr_console.is_terminal,  # a log or pipe gets no redraws or blank lines
+        disable=output.quiet or not stderr_console.is_terminal,  # no redraws in a log or pipe
     )
 
 
@@ -504,7 +505,7 @@ def demo(
         root = demo_directory()
         try:
             if not as_json:
-                stderr_console.print(f"building the demo box in {root} ...", markup=False)
+                note(f"building the demo box in {root} ...")
             box = build_demo_box(root)
             playbook = load_playbook(find_playbook("vocab-audit"))
             documents = {}

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
+from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.contract import exit_code, verdict
@@ -87,7 +88,7 @@ def show(
 
 
 def _progress(total: int, quiet: bool) -> Progress | None:
-    if quiet or total < PROGRESS_THRESHOLD or not stderr_console.is_terminal:
+    if quiet or output.quiet or total < PROGRESS_THRESHOLD or not stderr_console.is_terminal:
         return None
     return Progress(
         "[progress.description]{task.description}",
