@@ -36,7 +36,12 @@ def test_help_names_values_not_python_types(words) -> None:
         [sys.executable, "-m", "remotedbg", *words, "--help"],
         capture_output=True,
         text=True,
-        env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+        env={
+            "COLUMNS": "120",
+            "PATH": "/usr/bin:/bin",
+            "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
+            "TERM": "dumb",
+        },
         timeout=60,
     )
     assert page.returncode == 0, page.stderr
@@ -51,7 +56,12 @@ def test_connection_help_keeps_its_defaults() -> None:
         [sys.executable, "-m", "remotedbg", "glob", "--help"],
         capture_output=True,
         text=True,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+        env={
+            "COLUMNS": "200",
+            "PATH": "/usr/bin:/bin",
+            "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
+            "TERM": "dumb",
+        },
         timeout=60,
     )
     assert "(default python3)" in page.stdout and "(default ~/.ssh/config)" in page.stdout
@@ -68,6 +78,7 @@ def _complete(words: str, env: dict[str, str]) -> list[str]:
         text=True,
         env={
             "PATH": "/usr/bin:/bin",
+            "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
             "_REMOTEDBG_COMPLETE": "complete_bash",
             "COMP_WORDS": words,
             "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
@@ -93,7 +104,11 @@ def test_shell_completion_offers_hosts_commands_and_playbooks(tmp_path) -> None:
         [sys.executable, "-m", "remotedbg", "--show-completion", "bash"],
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/bash"},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
+            "SHELL": "/bin/bash",
+        },
         timeout=60,
     )
     assert "complete -o default -F _remotedbg_completion remotedbg" in script.stdout

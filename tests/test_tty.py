@@ -77,6 +77,7 @@ def _env(box, isolated_state) -> dict[str, str]:
         "REMOTEDBG_SSH_CONFIG": str(box.ssh_config),
         "XDG_STATE_HOME": str(isolated_state),
         "TERM": "xterm",
+        "REMOTEDBG_CONFIG": str(isolated_state / "no-config.toml"),
         "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
     }
 
