@@ -8,7 +8,18 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__
-from remotedbg.cli import files, get, help_text, locate, output, playbooks, repl, settings, tensors
+from remotedbg.cli import (
+    demo,
+    files,
+    get,
+    help_text,
+    locate,
+    output,
+    playbooks,
+    repl,
+    settings,
+    tensors,
+)
 from remotedbg.cli.output import emit_json, error_line, printable, stderr_console, stdout_console
 from remotedbg.errors import UsageError
 from remotedbg.session import transcript
@@ -76,7 +87,7 @@ app.command("get")(get.get)
 app.command("history")(files.history)
 app.add_typer(tensors.app, name="tensors")
 app.add_typer(playbooks.app, name="playbook")
-app.command("demo")(playbooks.demo)
+app.command("demo")(demo.demo)
 app.command("repl")(repl.repl_command)
 app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(tensors.vocab_check)

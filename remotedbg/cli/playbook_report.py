@@ -1,0 +1,213 @@
+"""What a playbook run shows: the terminal rendering, the --json document and the Markdown
+report, for one host or a fleet."""
+
+import dataclasses
+import shlex
+import sys
+
+from rich.table import Table
+
+from remotedbg.cli.locate import render_locate
+from remotedbg.cli.output import printable, stdout_console
+from remotedbg.fleet import HostResult
+from remotedbg.playbook import RunOutcome
+from remotedbg.report import findings_markdown, render_findings, render_verdict
+
+
+def host_document(result: HostResult) -> dict:
+    document = (
+        outcome_document(result.outcome)
+        if result.outcome
+        else {"host": result.host, "verdict": "unreachable", "findings": []}
+    )
+    document.update(
+        exit_code=result.exit_code, error=result.error, fingerprints=result.fingerprints
+    )
+    return document
+
+
+def _fleet_rows(results: list[HostResult]) -> tuple[list[str], list[list[str]]]:
+    ids = sorted(
+        {
+            f["id"]
+            for r in results
+            if r.outcome
+            for f in r.outcome.findings
+            if f["severity"] != "info"
+        }
+    )
+    rows = []
+    for result in results:
+        if result.outcome is None:
+            rows.append([result.host, "unreachable", str(result.exit_code)] + ["?"] * len(ids))
+            continue
+        severities = {}
+        for item in result.outcome.findings:
+            severities.setdefault(item["id"], item["severity"])
+        rows.append(
+            [result.host, result.outcome.verdict, str(result.exit_code)]
+            + [severities.get(i, "-") for i in ids]
+        )
+    return ids, rows
+
+
+def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
+    ids, rows = _fleet_rows(results)
+    table = Table(title=f"{name} on {len(results)} hosts", title_justify="left", box=None)
+    # host and verdict are what a reader scans for: never cut; finding columns fold instead
+    table.add_column("host", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("exit", no_wrap=True)
+    for finding_id in ids:
+        table.add_column(finding_id, overflow="fold")
+    for row in rows:
+        table.add_row(*[printable(cell) for cell in row])
+    stdout_console.print(table)
+    for result in results:
+        if result.error:
+            stdout_console.print(f"{result.host}: {result.error}", markup=False)
+    if diff:
+        stdout_console.print("\n[bold]differences between hosts[/]")
+        for fact, values in diff.items():
+            spread = ", ".join(f"{host}={value}" for host, value in values.items())
+            stdout_console.print(f"  {fact}: {spread}", markup=False)
+    else:
+        stdout_console.print("no differences between the reachable hosts", markup=False)
+
+
+def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
+    ids, rows = _fleet_rows(results)
+    lines = [
+        f"# remotedbg {name} on {len(results)} hosts",
+        "",
+        "| host | verdict | exit | " + " | ".join(f"`{i}`" for i in ids) + " |",
+        "| --- " * (3 + len(ids)) + "|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if diff:
+        lines += ["", "## Differences", ""]
+        lines += [
+            f"- **{fact}**: " + ", ".join(f"{h}=`{v}`" for h, v in values.items())
+            for fact, values in diff.items()
+        ]
+    for result in results:
+        if result.outcome:
+            lines += ["", outcome_markdown(result.outcome, level=2)]
+        else:
+            lines += ["", f"## {result.host}", "", f"unreachable: {result.error}"]
+    return "\n".join(lines) + "\n"
+
+
+def outcome_document(outcome: RunOutcome) -> dict:
+    audit = outcome.results.get("audit") or {}
+    return {
+        "playbook": outcome.playbook,
+        "host": outcome.host,
+        "verdict": outcome.verdict,
+        "headline": outcome.headline,
+        "findings": outcome.findings,
+        "drafts": audit.get("drafts", []),
+        "inconclusive": outcome.inconclusive,
+        "steps": [dataclasses.asdict(s) for s in outcome.steps],
+        "round_trips": outcome.round_trips,
+        "results": outcome.results,
+    }
+
+
+def render_outcome(outcome: RunOutcome) -> None:
+    console = stdout_console
+    render_verdict(console, outcome.verdict, outcome.headline)
+    for draft in (outcome.results.get("audit") or {}).get("drafts", []):
+        vocab = draft.get("vocab") or {}
+        loader = draft.get("loader") or {}
+        console.print(
+            f"[bold]draft[/] {printable(draft['draft'])}: format "
+            f"{vocab.get('format', '?')}, {vocab.get('draft_vocab', '?')} -> "
+            f"{vocab.get('target_vocab', '?')} ids; loader "
+            f"{printable(str(loader.get('path', 'not resolved')))}"
+            f" ({loader.get('d2t_handling', '-')})",
+            highlight=False,
+        )
+    for line in server_lines(outcome):
+        console.print(line, markup=False, highlight=False)
+    render_findings(console, outcome.findings)
+    located = outcome.results.get("engines")
+    if outcome.playbook == "locate-eagle" and located:
+        render_locate(located)
+    steps = ", ".join(f"{s.id} {s.status} {s.duration_ms:.0f} ms" for s in outcome.steps)
+    console.print(f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
+
+
+def server_lines(outcome: RunOutcome) -> list[str]:
+    """One line per server a spec-audit read: algorithm, ceiling and observed accept length."""
+    lines = []
+    for server in (outcome.results.get("servers") or {}).get("servers") or []:
+        spec = server.get("spec") or {}
+        figures = ((server.get("log") or {}).get("figures") or {}).get("accept_length") or {}
+        seen = (
+            f"accept length last {figures.get('last')} (mean {figures.get('mean')}, "
+            f"{figures.get('count')} decode lines)"
+            if figures
+            else "no decode lines read"
+        )
+        lines.append(
+            f"server {server.get('pid') or server.get('source')}: {server.get('engine')} "
+            f"{spec.get('algorithm') or '?'}, steps {spec.get('num_steps')}, ceiling "
+            f"{spec.get('ceiling')}; {seen}"
+        )
+    return lines
+
+
+def provenance_markdown(outcome: RunOutcome) -> list[str]:
+    """How the report came about: the command line (secrets redacted), remotedbg's version, the
+    time, and the engine installs the audit read."""
+    import datetime
+
+    from remotedbg import __version__
+    from remotedbg.agent.redact import redact_text
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    command = redact_text(shlex.join(["remotedbg", *sys.argv[1:]]))
+    lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
+    for engine in (outcome.results.get("engines") or {}).get("engines") or []:
+        running = ", running" if engine.get("running") else ""
+        lines.append(
+            f"- engine: {engine.get('name')} {engine.get('version') or '(version unknown)'} "
+            f"at `{engine.get('path')}`{running}"
+        )
+    return lines
+
+
+def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
+    """One host's report; `level` is its title's heading level (2 inside a fleet report)."""
+    title, section = "#" * level, "#" * (level + 1)
+    lines = [
+        f"{title} remotedbg {outcome.playbook} on `{outcome.host}`",
+        "",
+        f"**Verdict: {outcome.verdict.upper()}**: {outcome.headline}",
+        "",
+        *provenance_markdown(outcome),
+    ]
+    for draft in (outcome.results.get("audit") or {}).get("drafts", []):
+        vocab = draft.get("vocab") or {}
+        loader = draft.get("loader") or {}
+        lines += [
+            f"- draft `{draft['draft']}`: format `{vocab.get('format')}`, draft vocab "
+            f"{vocab.get('draft_vocab')}, target vocab {vocab.get('target_vocab')}, loader "
+            f"`{loader.get('path')}` ({loader.get('d2t_handling')})"
+        ]
+        for evidence in (loader.get("evidence") or [])[:12]:
+            text = str(evidence.get("text", "")).strip().replace("`", "'")
+            lines.append(f"  - `{loader.get('path')}:{evidence.get('line')}`: `{text}`")
+    lines += [
+        "",
+        f"{section} Findings",
+        "",
+        findings_markdown(outcome.findings, level + 2),
+        f"{section} Steps",
+        "",
+        "| step | action | status | ms |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {s.id} | {s.action} | {s.status} | {s.duration_ms:.0f} |" for s in outcome.steps]
+    return "\n".join(lines) + "\n"
