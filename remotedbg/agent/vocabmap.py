@@ -287,58 +287,96 @@ def _fields(config, names):
     return {name: config.get(name) for name in names if name in config}
 
 
-def analyze_vocab_map(
-    d2t,
-    t2d,
-    draft_config,
-    target_config=None,
-    lm_head_shape=None,
-    d2t_dtype=None,
-    t2d_dtype=None,
-):
-    """Check an EAGLE-3 draft vocab map. Returns {"findings": [...], "summary": {...}}.
+class _VocabMap:
+    """What every check of analyze_vocab_map reads: the vectors, their kinds and the sizes,
+    worked out once; the checks add findings and notes, and the format check its verdict."""
 
-    d2t / t2d: numpy arrays or lists (or None when absent); configs: dicts (draft config.json,
-    target config.json or None); lm_head_shape: [rows, hidden] of the draft lm_head weight;
-    *_dtype: the stored dtype names (safetensors/numpy/torch spelling) when known.
-    """
-    ops = _ops()
-    dc = draft_config or {}
-    tc = target_config or {}
-    findings = []
-    notes = []
+    def __init__(self, d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype):
 
-    d2t_v = ops.vec(d2t) if d2t is not None else None
-    t2d_v = ops.vec(t2d) if t2d is not None else None
-    d2t_kind = dtype_kind_from_name(d2t_dtype) if d2t_dtype else None
-    t2d_kind = dtype_kind_from_name(t2d_dtype) if t2d_dtype else None
-    if d2t_v is not None and d2t_kind is None:
-        d2t_kind = ops.kind(d2t_v) if len(d2t_v) else "int"
-    if t2d_v is not None and t2d_kind is None:
-        t2d_kind = ops.kind(t2d_v) if len(t2d_v) else "bool"
+        ops = _ops()
+        dc = draft_config or {}
+        tc = target_config or {}
+        findings = []
+        notes = []
 
-    # ---- sizes
-    cfg_draft_vocab = _as_int(dc.get("draft_vocab_size"))
-    draft_cfg_vocab = _as_int(dc.get("vocab_size"))
-    target_cfg_vocab = _as_int(tc.get("vocab_size"))
-    lm_rows = _as_int(int(lm_head_shape[0])) if lm_head_shape else None
-    n_d2t = len(d2t_v) if d2t_v is not None else None
-    t2d_len = len(t2d_v) if t2d_v is not None else None
-    t2d_mask = ops.mask(t2d_v) if t2d_v is not None else None
-    t2d_count = ops.count_true(t2d_mask) if t2d_mask is not None else None
-    if target_cfg_vocab is not None:
-        vocab, vocab_source = target_cfg_vocab, "target config vocab_size"
-    elif draft_cfg_vocab is not None:
-        vocab, vocab_source = draft_cfg_vocab, "draft config vocab_size"
-    elif t2d_len is not None:
-        vocab, vocab_source = t2d_len, "len(t2d)"
-    else:
-        vocab, vocab_source = None, None
-    draft_vocab = next(
-        (v for v in (n_d2t, cfg_draft_vocab, lm_rows, t2d_count) if v is not None), None
+        d2t_v = ops.vec(d2t) if d2t is not None else None
+        t2d_v = ops.vec(t2d) if t2d is not None else None
+        d2t_kind = dtype_kind_from_name(d2t_dtype) if d2t_dtype else None
+        t2d_kind = dtype_kind_from_name(t2d_dtype) if t2d_dtype else None
+        if d2t_v is not None and d2t_kind is None:
+            d2t_kind = ops.kind(d2t_v) if len(d2t_v) else "int"
+        if t2d_v is not None and t2d_kind is None:
+            t2d_kind = ops.kind(t2d_v) if len(t2d_v) else "bool"
+
+        cfg_draft_vocab = _as_int(dc.get("draft_vocab_size"))
+        draft_cfg_vocab = _as_int(dc.get("vocab_size"))
+        target_cfg_vocab = _as_int(tc.get("vocab_size"))
+        lm_rows = _as_int(int(lm_head_shape[0])) if lm_head_shape else None
+        n_d2t = len(d2t_v) if d2t_v is not None else None
+        t2d_len = len(t2d_v) if t2d_v is not None else None
+        t2d_mask = ops.mask(t2d_v) if t2d_v is not None else None
+        t2d_count = ops.count_true(t2d_mask) if t2d_mask is not None else None
+        if target_cfg_vocab is not None:
+            vocab, vocab_source = target_cfg_vocab, "target config vocab_size"
+        elif draft_cfg_vocab is not None:
+            vocab, vocab_source = draft_cfg_vocab, "draft config vocab_size"
+        elif t2d_len is not None:
+            vocab, vocab_source = t2d_len, "len(t2d)"
+        else:
+            vocab, vocab_source = None, None
+        draft_vocab = next(
+            (v for v in (n_d2t, cfg_draft_vocab, lm_rows, t2d_count) if v is not None), None
+        )
+
+        d2t_i = None
+        if d2t_v is not None:
+            d2t_i, offending = ops.to_int(d2t_v)
+            if d2t_i is None:
+                notes.append("d2t holds non-integral value %r: map not analysed" % (offending,))
+
+        self.__dict__.update(
+            ops=ops,
+            dc=dc,
+            tc=tc,
+            findings=findings,
+            notes=notes,
+            d2t_v=d2t_v,
+            t2d_v=t2d_v,
+            d2t_kind=d2t_kind,
+            t2d_kind=t2d_kind,
+            cfg_draft_vocab=cfg_draft_vocab,
+            draft_cfg_vocab=draft_cfg_vocab,
+            target_cfg_vocab=target_cfg_vocab,
+            lm_rows=lm_rows,
+            n_d2t=n_d2t,
+            t2d_len=t2d_len,
+            t2d_mask=t2d_mask,
+            t2d_count=t2d_count,
+            draft_vocab=draft_vocab,
+            d2t_i=d2t_i,
+            vocab=vocab,
+            vocab_source=vocab_source,
+            d2t_dtype=d2t_dtype,
+            t2d_dtype=t2d_dtype,
+            lm_head_shape=lm_head_shape,
+            target_config=target_config,
+        )
+        self.fmt, self.fmt_evidence = "unknown", None
+        self.mapped = self.t2d_ids = self.collapse = self.vocab_ids = None
+        self.eos_ids, self.eos_missing = [], []
+
+
+def _check_dtypes(m):
+    ops, findings, d2t_v, t2d_v, d2t_kind, t2d_kind, d2t_dtype, t2d_dtype = (
+        m.ops,
+        m.findings,
+        m.d2t_v,
+        m.t2d_v,
+        m.d2t_kind,
+        m.t2d_kind,
+        m.d2t_dtype,
+        m.t2d_dtype,
     )
-
-    # ---- dtypes
     wrong = []
     if d2t_v is not None and d2t_kind != "int":
         wrong.append("d2t is %s, not an integer type" % (d2t_dtype or d2t_kind))
@@ -361,13 +399,18 @@ def analyze_vocab_map(
             )
         )
 
-    d2t_i = None
-    if d2t_v is not None:
-        d2t_i, offending = ops.to_int(d2t_v)
-        if d2t_i is None:
-            notes.append("d2t holds non-integral value %r: map not analysed" % (offending,))
 
-    # ---- d2t missing
+def _check_d2t_present(m):
+    findings, d2t_v, t2d_v, cfg_draft_vocab, lm_rows, t2d_count, vocab, vocab_source = (
+        m.findings,
+        m.d2t_v,
+        m.t2d_v,
+        m.cfg_draft_vocab,
+        m.lm_rows,
+        m.t2d_count,
+        m.vocab,
+        m.vocab_source,
+    )
     if d2t_v is None:
         smaller = [v for v in (cfg_draft_vocab, lm_rows, t2d_count) if v is not None]
         if vocab is not None and smaller and min(smaller) < vocab:
@@ -390,7 +433,17 @@ def analyze_vocab_map(
                 )
             )
 
-    # ---- format, range, t2d agreement
+
+def _check_format(m):
+    ops, findings, t2d_mask, t2d_count, d2t_i, vocab, vocab_source = (
+        m.ops,
+        m.findings,
+        m.t2d_mask,
+        m.t2d_count,
+        m.d2t_i,
+        m.vocab,
+        m.vocab_source,
+    )
     fmt, fmt_evidence = "unknown", None
     mapped = None
     t2d_ids = ops.nonzero(t2d_mask) if t2d_mask is not None else None
@@ -513,7 +566,18 @@ def analyze_vocab_map(
                 )
     elif t2d_ids is not None:
         vocab_ids = t2d_ids
+    m.fmt, m.fmt_evidence, m.mapped, m.t2d_ids, m.collapse, m.vocab_ids = (
+        fmt,
+        fmt_evidence,
+        mapped,
+        t2d_ids,
+        collapse,
+        vocab_ids,
+    )
 
+
+def _check_t2d_length(m):
+    findings, t2d_len, vocab, vocab_source = m.findings, m.t2d_len, m.vocab, m.vocab_source
     if (
         t2d_len is not None
         and vocab is not None
@@ -531,7 +595,17 @@ def analyze_vocab_map(
             )
         )
 
-    # ---- draft vocab size agreement
+
+def _check_sizes(m):
+    findings, cfg_draft_vocab, draft_cfg_vocab, target_cfg_vocab, lm_rows, n_d2t, t2d_count = (
+        m.findings,
+        m.cfg_draft_vocab,
+        m.draft_cfg_vocab,
+        m.target_cfg_vocab,
+        m.lm_rows,
+        m.n_d2t,
+        m.t2d_count,
+    )
     sizes = {}
     if cfg_draft_vocab is not None:
         sizes["config draft_vocab_size"] = cfg_draft_vocab
@@ -573,7 +647,9 @@ def analyze_vocab_map(
             )
         )
 
-    # ---- eos
+
+def _check_eos(m):
+    ops, dc, tc, findings, vocab, vocab_ids = m.ops, m.dc, m.tc, m.findings, m.vocab, m.vocab_ids
     eos_sources = []
     for label, config in (("draft config", dc), ("target config", tc)):
         for eos in _eos_ids(config):
@@ -599,8 +675,11 @@ def analyze_vocab_map(
                 },
             )
         )
+    m.eos_ids, m.eos_missing = eos_ids, eos_missing
 
-    # ---- config / tensor shape notes (not findings)
+
+def _note_shapes(m):
+    dc, tc, notes, lm_head_shape = m.dc, m.tc, m.notes, m.lm_head_shape
     if lm_head_shape and len(lm_head_shape) > 1 and _as_int(dc.get("hidden_size")) is not None:
         if int(lm_head_shape[1]) != dc["hidden_size"]:
             notes.append(
@@ -621,6 +700,61 @@ def analyze_vocab_map(
     ):
         notes.append("draft architectures %r do not name an EAGLE model" % (architectures,))
 
+
+def _summary(m):
+    (
+        ops,
+        dc,
+        tc,
+        notes,
+        d2t_v,
+        t2d_v,
+        d2t_kind,
+        t2d_kind,
+        n_d2t,
+        t2d_len,
+        t2d_count,
+        draft_vocab,
+        d2t_i,
+        vocab,
+        vocab_source,
+        d2t_dtype,
+        t2d_dtype,
+        lm_head_shape,
+        target_config,
+        fmt,
+        fmt_evidence,
+        mapped,
+        collapse,
+        eos_ids,
+        eos_missing,
+    ) = (
+        m.ops,
+        m.dc,
+        m.tc,
+        m.notes,
+        m.d2t_v,
+        m.t2d_v,
+        m.d2t_kind,
+        m.t2d_kind,
+        m.n_d2t,
+        m.t2d_len,
+        m.t2d_count,
+        m.draft_vocab,
+        m.d2t_i,
+        m.vocab,
+        m.vocab_source,
+        m.d2t_dtype,
+        m.t2d_dtype,
+        m.lm_head_shape,
+        m.target_config,
+        m.fmt,
+        m.fmt_evidence,
+        m.mapped,
+        m.collapse,
+        m.eos_ids,
+        m.eos_missing,
+    )
     summary = {
         "backend": ops.name,
         "draft_vocab": draft_vocab,
@@ -647,7 +781,36 @@ def analyze_vocab_map(
         "target_config": _fields(tc, TARGET_CONFIG_FIELDS) if target_config else None,
         "notes": notes,
     }
-    return {"findings": findings, "summary": summary}
+    return summary
+
+
+def analyze_vocab_map(
+    d2t,
+    t2d,
+    draft_config,
+    target_config=None,
+    lm_head_shape=None,
+    d2t_dtype=None,
+    t2d_dtype=None,
+):
+    """Check an EAGLE-3 draft vocab map. Returns {"findings": [...], "summary": {...}}.
+
+    d2t / t2d: numpy arrays or lists (or None when absent); configs: dicts (draft config.json,
+    target config.json or None); lm_head_shape: [rows, hidden] of the draft lm_head weight;
+    *_dtype: the stored dtype names (safetensors/numpy/torch spelling) when known.
+    """
+    m = _VocabMap(d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype)
+    for check in (
+        _check_dtypes,
+        _check_d2t_present,
+        _check_format,
+        _check_t2d_length,
+        _check_sizes,
+        _check_eos,
+        _note_shapes,
+    ):
+        check(m)
+    return {"findings": m.findings, "summary": _summary(m)}
 
 
 def distinct_mapped(ops, mapped):
