@@ -112,3 +112,14 @@ def test_shell_completion_offers_hosts_commands_and_playbooks(tmp_path) -> None:
         timeout=60,
     )
     assert "complete -o default -F _remotedbg_completion remotedbg" in script.stdout
+
+
+def test_playbook_help_names_the_shorthand() -> None:
+    page = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "playbook", "--help"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "REMOTEDBG_CONFIG": "/nonexistent/c.toml"},
+        timeout=60,
+    )
+    assert "`playbook NAME ...` is short for `playbook run NAME ...`" in page.stdout

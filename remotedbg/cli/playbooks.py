@@ -50,7 +50,8 @@ class PlaybookGroup(TyperGroup):
 app = typer.Typer(
     cls=PlaybookGroup,
     no_args_is_help=True,
-    help="Declarative investigations: list, show, or run one by name.",
+    help="Declarative investigations: list, show, or run one by name. `playbook NAME ...` is short "
+    "for `playbook run NAME ...` (e.g. remotedbg playbook vocab-audit -H gpu-box).",
 )
 PathOpt = Annotated[
     list[str] | None,
