@@ -63,15 +63,13 @@ HELP = "Connection"
 def complete_hosts(incomplete: str) -> list[str]:
     """Shell completion for --host: 'local' and the aliases of the ssh_config in use; after a
     comma (a fleet), the next host."""
-    from remotedbg.session.target import config_host_names, config_path
+    from remotedbg.session.target import config_aliases, config_path
 
     done, _, last = incomplete.rpartition(",")
     prefix = f"{done}," if done else ""
     try:
-        config, _explicit = config_path(None)
-        with open(config or "/dev/null", encoding="utf-8", errors="replace") as fh:
-            names = ["local", *config_host_names(fh.read(1 << 20))]
-    except (OSError, RemotedbgError):
+        names = ["local", *config_aliases(config_path(None)[0])]
+    except RemotedbgError:  # a named config file that does not exist
         names = ["local"]
     return [prefix + name for name in names if name.startswith(last)]
 

@@ -10,15 +10,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.progress import Progress
 
-from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stderr_console
+from remotedbg.cli.output import emit_json, note, printable, stderr_console, transfer_progress
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.remote.fetch import fetch_range
 
-PROGRESS_THRESHOLD = 8 << 20
 PART = ".part"  # a download in progress; the next `get` resumes from its size
 
 
@@ -100,20 +98,7 @@ def get(
             skipped.append(Download(info["path"], 0, dest, "skipped", _not_a_file(info)))
     downloads = plan(files, dest, force)
     total = sum(d.size for d in downloads if d.status == "pending")
-    show = not (ctx.json or output.quiet) and total >= PROGRESS_THRESHOLD
-    show = show and stderr_console.is_terminal
-    progress = (
-        Progress(
-            "{task.description}",
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            console=stderr_console,
-            transient=True,
-        )
-        if show
-        else None
-    )
+    progress = transfer_progress(total, wanted=not ctx.json)
     with progress or contextlib.nullcontext():
         for item in downloads:
             if item.status != "pending":

@@ -61,6 +61,28 @@ def emit_json(value: Any) -> None:
 quiet = False
 
 
+TRANSFER_PROGRESS_THRESHOLD = 8 << 20  # smaller transfers finish before a bar would help
+
+
+def transfer_progress(total: int, wanted: bool = True) -> Any:
+    """A byte-transfer bar on stderr (rich Progress), or None: for small transfers, under -q,
+    with --json (`wanted` False) or when stderr is not a terminal."""
+    if not wanted or quiet or total < TRANSFER_PROGRESS_THRESHOLD:
+        return None
+    if not stderr_console.is_terminal:
+        return None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=stderr_console,
+        transient=True,
+    )
+
+
 def note(message: str) -> None:
     """An informational line on stderr, unless -q."""
     if not quiet:

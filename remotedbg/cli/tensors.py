@@ -5,21 +5,18 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
-from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
+from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.remote.fetch import fetch_range
 from remotedbg.report import render_findings, render_verdict, summary_table
 
 CHECKPOINT = "remotedbg.agent.checkpoint"
-PROGRESS_THRESHOLD = 8 << 20
 
 app = typer.Typer(help="Tensors of a checkpoint on the host, read in place.", no_args_is_help=True)
 PathArg = Annotated[
@@ -87,19 +84,6 @@ def show(
     return ExitCode.OK
 
 
-def _progress(total: int, quiet: bool) -> Progress | None:
-    if quiet or output.quiet or total < PROGRESS_THRESHOLD or not stderr_console.is_terminal:
-        return None
-    return Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=stderr_console,
-        transient=True,
-    )
-
-
 @app.command("pull")
 @remote_command
 def pull(
@@ -125,7 +109,7 @@ def pull(
     tensors = {t["name"]: t for t in ranges["tensors"]}
     slots = [TensorSlot(t["name"], t["dtype"], t["shape"], t["length"]) for t in ranges["tensors"]]
     total = sum(slot.length for slot in slots)
-    progress = _progress(total, ctx.json)
+    progress = transfer_progress(total, wanted=not ctx.json)
     task = progress.add_task("pull", total=total) if progress else None
     methods = set()
 

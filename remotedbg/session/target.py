@@ -86,18 +86,22 @@ def config_host_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def near_aliases(host: str, config: str | None) -> list[str]:
-    """Aliases of the ssh_config file close to a name that did not resolve (a typo, most often)."""
-    import difflib
-
+def config_aliases(config: str | None) -> list[str]:
+    """The aliases an ssh_config file names ([] when there is none or it cannot be read)."""
     if not config:
         return []
     try:
         with open(config, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1 << 20)
+            return config_host_names(fh.read(1 << 20))
     except OSError:
         return []
-    return difflib.get_close_matches(host, config_host_names(text), n=3, cutoff=0.6)
+
+
+def near_aliases(host: str, config: str | None) -> list[str]:
+    """Aliases of the ssh_config file close to a name that did not resolve (a typo, most often)."""
+    import difflib
+
+    return difflib.get_close_matches(host, config_aliases(config), n=3, cutoff=0.6)
 
 
 def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
