@@ -54,7 +54,7 @@ def worst_exit(codes: list[int]) -> int:
 
 
 def _fingerprint_request(outcome: RunOutcome) -> dict[str, Any]:
-    audit = outcome.results.get("audit") or {}
+    audit = outcome.section("drafts")
     files = [d["loader"]["path"] for d in audit.get("drafts", []) if d.get("loader")]
     tensors = {d["draft"]: FINGERPRINT_TENSORS for d in audit.get("drafts", [])}
     return {"files": files, "tensors": tensors}
@@ -142,7 +142,7 @@ def _host_facts(result: HostResult) -> dict[str, Any]:
     if result.outcome is None:
         return {}
     facts: dict[str, Any] = {}
-    located = result.outcome.results.get("engines") or {}
+    located = result.outcome.section("engines")
     for engine in located.get("engines", []):
         if engine.get("running") or len(located.get("engines", [])) == 1:
             facts[f"{engine['name']} version"] = engine.get("version")
@@ -151,7 +151,7 @@ def _host_facts(result: HostResult) -> dict[str, Any]:
     for checkpoint, tensors in result.fingerprints.get("tensors", {}).items():
         for name, digest in tensors.items():
             facts[f"sha256 {Path(checkpoint).name}:{name}"] = digest[:16]
-    servers = (result.outcome.results.get("servers") or {}).get("servers") or []
+    servers = result.outcome.section("servers").get("servers") or []
     for server in servers:
         for flag, value in sorted((server.get("args") or {}).items()):
             facts[f"--{flag}"] = value

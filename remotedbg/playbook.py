@@ -11,6 +11,10 @@
       - id: audit
         action: audit-drafts
         with: {located: "${steps.engines}"}
+    report: {engines: engines, drafts: audit}
+
+`report` names the step behind each section of the rendered report (REPORT_SECTIONS), so the
+renderers and the fleet never depend on a step's id.
 
 A value that is exactly `${path}` is replaced by the object at `path` (a variable, or
 `steps.<id>.<key>...`); `${...}` inside a longer string is interpolated as text.
@@ -36,8 +40,17 @@ from remotedbg.remote.primitives import Remote
 
 USER_DIR = Path("~/.config/remotedbg/playbooks")
 _REFERENCE = re.compile(r"\$\{([A-Za-z0-9_.-]+)\}")
-_TOP_KEYS = {"name", "description", "variables", "steps"}
+_TOP_KEYS = {"name", "description", "variables", "steps", "report"}
 _STEP_KEYS = {"id", "action", "with", "description", "writes"}
+
+
+# report section -> (the action whose result it shows, what it is)
+REPORT_SECTIONS: dict[str, tuple[str, str]] = {
+    "engines": ("locate-engines", "engine installs: report provenance, fleet version facts"),
+    "locate": ("locate-engines", "the draft-model file table, as locate-eagle prints it"),
+    "drafts": ("audit-drafts", "one line per audited draft, fleet fingerprints"),
+    "servers": ("find-servers", "one line per server, fleet launch-flag differences"),
+}
 
 
 class PlaybookError(UsageError):
@@ -61,6 +74,7 @@ class Playbook:
     variables: dict[str, dict[str, Any]]
     steps: list[Step]
     path: Path
+    report: dict[str, str] = field(default_factory=dict)  # section -> step id
 
 
 # -- finding and loading ------------------------------------------------------------------------
@@ -208,7 +222,34 @@ def load_playbook(path: Path) -> Playbook:
             )
         )
     description = _plain(top["description"]) if "description" in top else ""
-    return Playbook(name, str(description or ""), variables, steps, path)
+    report = _report_sections(path, top["report"], steps) if "report" in top else {}
+    return Playbook(name, str(description or ""), variables, steps, path, report)
+
+
+def _report_sections(path: Path, node: yaml.Node, steps: list[Step]) -> dict[str, str]:
+    """`report: {section: step-id}`, each section shown from a step running the right action."""
+    sections = {}
+    for section, value in _mapping(path, node, "report").items():
+        if section not in REPORT_SECTIONS:
+            raise _fail(
+                path,
+                node,
+                f"unknown report section {section!r}; expected one of {', '.join(REPORT_SECTIONS)}",
+            )
+        step_id = _plain(value)
+        step = next((s for s in steps if s.id == step_id), None)
+        if step is None:
+            raise _fail(path, value, f"report section {section!r} names no step {step_id!r}")
+        wanted = REPORT_SECTIONS[section][0]
+        if step.action != wanted:
+            raise _fail(
+                path,
+                value,
+                f"report section {section!r} shows a {wanted} result; step {step_id!r} "
+                f"runs {step.action}",
+            )
+        sections[section] = str(step_id)
+    return sections
 
 
 def _references(value: Any) -> list[str]:
@@ -283,6 +324,14 @@ class RunOutcome:
     results: dict[str, Any]
     inconclusive: list[str] = field(default_factory=list)
     round_trips: int = 0
+    report: dict[str, str] = field(default_factory=dict)  # section -> step id
+
+    def section(self, name: str) -> dict[str, Any]:
+        """The result behind a declared report section; {} when the playbook declares none or
+        its step failed."""
+        step_id = self.report.get(name)
+        result = self.results.get(step_id) if step_id else None
+        return result if isinstance(result, dict) else {}
 
 
 ProgressHook = Callable[[Step, str], None]  # (step, "start" | "ok" | "failed" | "skipped")
@@ -341,4 +390,5 @@ def run_playbook(
         scope["steps"],
         inconclusive,
         remote.session.commands_run - commands_before,
+        dict(playbook.report),
     )

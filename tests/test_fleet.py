@@ -93,6 +93,7 @@ def _outcome(host: str, version: str, digest: str) -> HostResult:
         [],
         [],
         {"engines": {"engines": [{"name": "sglang", "version": version, "running": [1]}]}},
+        report={"engines": "engines"},
     )
     return HostResult(
         host, 0, outcome, fingerprints={"files": {"/x/llama_eagle3.py": digest * 64}, "tensors": {}}

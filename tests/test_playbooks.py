@@ -402,3 +402,54 @@ def test_loader_is_taken_from_the_install_pointed_at_then_the_running_one():
     located["engines"].remove(mine[0])
     assert loader_for(arch, located)["path"].startswith("/opt/venv/sglang")
     assert loader_for(arch, located, "/usr/lib/sglang")["path"].startswith("/usr/lib/sglang")
+
+
+def test_report_sections_follow_the_declaration_not_the_step_ids(cli, world, tmp_path):
+    """A copy of vocab-audit with its steps renamed still reports the draft and the engine,
+    because its `report:` says where they are; a section naming a missing step or a step of
+    another action is refused before anything runs."""
+    shipped = (Path(__file__).parent.parent / "playbooks" / "vocab-audit.yaml").read_text()
+    renamed = (
+        shipped.replace("name: vocab-audit", "name: renamed-audit")
+        .replace("id: audit", "id: check_drafts")
+        .replace("id: engines", "id: installs")
+        .replace("steps.engines", "steps.installs")
+        .replace("report: {engines: engines, drafts: audit}", "")
+    )
+    renamed += "report: {engines: installs, drafts: check_drafts}\n"
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "renamed-audit.yaml").write_text(renamed)
+    report = tmp_path / "r.md"
+    args = [
+        "--playbook-path",
+        str(user_dir),
+        "--var",
+        f"draft={world['absolute']}",
+        "--var",
+        f"target={world['target']}",
+        "--var",
+        f"roots={world['engine']}",
+    ]
+    result = cli(
+        "playbook", "renamed-audit", "-H", "testbox", "--json", *args, "--report", str(report)
+    )
+    doc = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert [d["draft"] for d in doc["drafts"]] == [str(world["absolute"])]
+    text = report.read_text()
+    assert f"- draft `{world['absolute']}`" in text and f"at `{world['engine']}`" in text
+    shown = cli("playbook", "show", "renamed-audit", "--playbook-path", str(user_dir), "--json")
+    assert json.loads(shown.stdout)["report"] == {"engines": "installs", "drafts": "check_drafts"}
+
+    for bad, message in (
+        ("report: {drafts: audit_gone}\n", "names no step 'audit_gone'"),
+        ("report: {drafts: installs}\n", "step 'installs' runs locate-engines"),
+        ("report: {graphs: installs}\n", "unknown report section 'graphs'"),
+    ):
+        broken = renamed.replace("report: {engines: installs, drafts: check_drafts}\n", bad)
+        (user_dir / "renamed-audit.yaml").write_text(broken)
+        refused = cli("playbook", "renamed-audit", "-H", "testbox", *args)
+        assert refused.returncode == 2, refused.stderr
+        assert message in refused.stderr.decode()
+        assert str(user_dir / "renamed-audit.yaml") + ":" in refused.stderr.decode()

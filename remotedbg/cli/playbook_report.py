@@ -99,7 +99,7 @@ def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
 
 
 def outcome_document(outcome: RunOutcome) -> dict:
-    audit = outcome.results.get("audit") or {}
+    audit = outcome.section("drafts")
     return {
         "playbook": outcome.playbook,
         "host": outcome.host,
@@ -117,7 +117,7 @@ def outcome_document(outcome: RunOutcome) -> dict:
 def render_outcome(outcome: RunOutcome) -> None:
     console = stdout_console
     render_verdict(console, outcome.verdict, outcome.headline)
-    for draft in (outcome.results.get("audit") or {}).get("drafts", []):
+    for draft in outcome.section("drafts").get("drafts", []):
         vocab = draft.get("vocab") or {}
         loader = draft.get("loader") or {}
         console.print(
@@ -131,8 +131,8 @@ def render_outcome(outcome: RunOutcome) -> None:
     for line in server_lines(outcome):
         console.print(line, markup=False, highlight=False)
     render_findings(console, outcome.findings)
-    located = outcome.results.get("engines")
-    if outcome.playbook == "locate-eagle" and located:
+    located = outcome.section("locate")
+    if located:
         render_locate(located)
     steps = ", ".join(f"{s.id} {s.status} {s.duration_ms:.0f} ms" for s in outcome.steps)
     console.print(f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
@@ -141,7 +141,7 @@ def render_outcome(outcome: RunOutcome) -> None:
 def server_lines(outcome: RunOutcome) -> list[str]:
     """One line per server a spec-audit read: algorithm, ceiling and observed accept length."""
     lines = []
-    for server in (outcome.results.get("servers") or {}).get("servers") or []:
+    for server in outcome.section("servers").get("servers") or []:
         spec = server.get("spec") or {}
         figures = ((server.get("log") or {}).get("figures") or {}).get("accept_length") or {}
         seen = (
@@ -169,7 +169,7 @@ def provenance_markdown(outcome: RunOutcome) -> list[str]:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     command = redact_text(shlex.join(["remotedbg", *sys.argv[1:]]))
     lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
-    for engine in (outcome.results.get("engines") or {}).get("engines") or []:
+    for engine in outcome.section("engines").get("engines") or []:
         running = ", running" if engine.get("running") else ""
         lines.append(
             f"- engine: {engine.get('name')} {engine.get('version') or '(version unknown)'} "
@@ -188,7 +188,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
         "",
         *provenance_markdown(outcome),
     ]
-    for draft in (outcome.results.get("audit") or {}).get("drafts", []):
+    for draft in outcome.section("drafts").get("drafts", []):
         vocab = draft.get("vocab") or {}
         loader = draft.get("loader") or {}
         lines += [

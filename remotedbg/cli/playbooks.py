@@ -123,6 +123,7 @@ def show_command(
                     "path": str(playbook.path),
                     "variables": playbook.variables,
                     "steps": [dataclasses.asdict(s) for s in playbook.steps],
+                    "report": playbook.report,
                 }
             )
             return ExitCode.OK
@@ -140,6 +141,9 @@ def show_command(
         for step in playbook.steps:
             steps.add_row(step.id, step.action, "yes" if step.writes else "no", step.description)
         stdout_console.print(steps)
+        if playbook.report:
+            shown = ", ".join(f"{section} from {step}" for section, step in playbook.report.items())
+            stdout_console.print(f"report: {shown}", markup=False)
         return ExitCode.OK
 
     run_guarded(body, as_json)
