@@ -123,3 +123,16 @@ def test_playbook_help_names_the_shorthand() -> None:
         timeout=60,
     )
     assert "`playbook NAME ...` is short for `playbook run NAME ...`" in page.stdout
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "remotedbg")
+def test_every_option_has_its_help(words) -> None:
+    """An option declared with typer.Option(help=...) keeps its flags and text on every command
+    (a command module with postponed annotations once lost both: `get --force` showed no help
+    and `probe -n` did not exist)."""
+    import click
+
+    command = _command(words)
+    for parameter in getattr(command, "params", []):
+        if isinstance(parameter, click.Option) and parameter.name not in ("help",):
+            assert parameter.help, f"{' '.join(words)} {parameter.opts} has no help"

@@ -77,6 +77,11 @@ _TEXT_REDACTIONS = [
     (re.compile(r"(\s(?:-u|--user)\s+[^\s:]+:)(\S+)"), r"\1***"),
     # mysql/mariadb -pPASSWORD (the password glued to -p)
     (re.compile(r"(?i)(\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n]*?\s-p)(\S+)"), r"\1***"),
+    # JSON: "api_key": "V", "hf_token": "V" (agent call arguments in the transcript)
+    (
+        re.compile(r'(?i)("(?:[a-z0-9]+[-_])*' + SECRET_WORDS + r'"\s*:\s*)"(?:[^"\\]|\\.)*"'),
+        r'\1"***"',
+    ),
     # token shapes that announce themselves (Hugging Face, GitHub, OpenAI-style, AWS keys)
     (re.compile(r"\b(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[bp]-)[A-Za-z0-9_-]{8,}"), r"\1***"),
     (re.compile(r"\b(AKIA)[A-Z0-9]{16}\b"), r"\1***"),

@@ -547,9 +547,12 @@ def _http_get(url, timeout):
         return response.read(_MAX_HTTP_BYTES).decode("utf-8", "replace")
 
 
-def parse_prometheus(text):
-    """Speculative-decoding figures from a /metrics page (SGLang gauges, vLLM counters)."""
-    sums = {}
+_PROM_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_prometheus_samples(text):
+    """[(name, {label: value}, float)] of a Prometheus text page; comments and junk skipped."""
+    out = []
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
@@ -559,7 +562,15 @@ def parse_prometheus(text):
         value = _float(m.group(3))
         if value is None:
             continue
-        name = m.group(1)
+        labels = dict(_PROM_LABEL.findall(m.group(2) or ""))
+        out.append((m.group(1), labels, value))
+    return out
+
+
+def parse_prometheus(text):
+    """Speculative-decoding figures from a /metrics page (SGLang gauges, vLLM counters)."""
+    sums = {}
+    for name, _, value in parse_prometheus_samples(text):
         sums.setdefault(name, []).append(value)
     out = {}
     for key, name in (

@@ -16,6 +16,7 @@ from remotedbg.cli import (
     locate,
     output,
     playbooks,
+    probe,
     repl,
     settings,
     tensors,
@@ -91,6 +92,7 @@ app.command("demo")(demo.demo)
 app.command("repl")(repl.repl_command)
 app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(tensors.vocab_check)
+app.command("probe")(probe.probe)
 
 
 @app.command("config")

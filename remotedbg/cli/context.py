@@ -221,7 +221,10 @@ def remote_command(
     whose output is not one document (the REPL) takes `json_output=False` and has no --json."""
     if func is None:
         return functools.partial(remote_command, json_output=json_output)
-    signature = inspect.signature(func)
+    # eval_str: the command modules use `from __future__ import annotations`; typer must see the
+    # Annotated[..., typer.Option(...)] objects, not their source text, or every option loses
+    # its flags and help
+    signature = inspect.signature(func, eval_str=True)
     own = [p for name, p in signature.parameters.items() if name != "ctx"]
     injected = [p for p in _without_clashes(own) if json_output or p.name != "as_json"]
 

@@ -1,0 +1,154 @@
+"""probe: live acceptance on a running server, as an action. Two round trips: the server scan
+(remotedbg.actions.spec.find_servers, metrics off) and the probe itself
+(remotedbg.agent.http_probe:probe), which sends the planned requests from the box to the server's
+loopback port. Every verdict is then a pure function (remotedbg.analysis.acceptance)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from remotedbg.actions.spec import find_servers
+from remotedbg.analysis import acceptance
+from remotedbg.contract import unknowns
+from remotedbg.engines.probe_prompts import Prompt
+from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.remote.primitives import Remote
+
+PROBE = "remotedbg.agent.http_probe:probe"
+SAMPLED_TEMPERATURE = 0.8
+#: A whole probe's time on the box; requests past it are not sent.
+DEFAULT_BUDGET_S = 120.0
+
+
+@dataclasses.dataclass
+class ProbePlan:
+    requests: list[dict[str, Any]]
+
+    @property
+    def max_new_tokens(self) -> int:
+        return sum(r["max_tokens"] for r in self.requests)
+
+    @property
+    def prompt_chars(self) -> int:
+        return sum(len(r["prompt"]) for r in self.requests)
+
+    def describe(self) -> str:
+        """The load, stated before anything is sent."""
+        return (
+            f"{len(self.requests)} requests, one at a time, at most {self.max_new_tokens:,} new "
+            f"tokens and ~{self.prompt_chars // 4:,} prompt tokens in all"
+        )
+
+
+def plan_requests(prompts: list[Prompt], max_tokens: int, sampled: bool) -> ProbePlan:
+    """Every prompt greedy (temperature 0); with `sampled`, the first prompt of each category
+    once more at SAMPLED_TEMPERATURE, so greedy and sampled acceptance sit side by side."""
+    requests, seen = [], set()
+    for prompt in prompts:
+        requests.append(_request(len(requests), prompt, max_tokens, "greedy", 0.0))
+        if sampled and prompt.category not in seen:
+            requests.append(
+                _request(len(requests), prompt, max_tokens, "sampled", SAMPLED_TEMPERATURE)
+            )
+        seen.add(prompt.category)
+    return ProbePlan(requests)
+
+
+def _request(number: int, prompt: Prompt, max_tokens: int, mode: str, temperature: float) -> dict:
+    return {"id": number, "category": prompt.category, "mode": mode, "prompt": prompt.text,
+            "max_tokens": max_tokens, "temperature": temperature}  # fmt: skip
+
+
+def choose_server(servers: list[dict], wanted: str) -> dict | None:
+    """The server to probe: `wanted` names a PID or a port; without it, the only server. None
+    when `wanted` is a port no scanned server owns (probe the port as it is)."""
+    live = [s for s in servers if s.get("pid") is not None]
+    if wanted:
+        if not wanted.isdigit():
+            raise UsageError(f"--server {wanted}: expected a PID or a port number")
+        number = int(wanted)
+        for server in live:
+            if server["pid"] == number or number in server.get("children", []):
+                return server
+        for server in live:
+            if (server.get("spec") or {}).get("port") == number:
+                return server
+        if number > 65535:
+            raise UsageError(f"--server {wanted}: no SGLang or vLLM server has that PID")
+        return None
+    if not live:
+        raise RemoteCommandError(
+            "no SGLang or vLLM server is running on the box (pass --server PORT to probe one "
+            "the scan cannot see)"
+        )
+    if len(live) > 1:
+        listed = ", ".join(
+            f"pid {s['pid']} ({s.get('engine')}, port {(s.get('spec') or {}).get('port')})"
+            for s in live
+        )
+        raise UsageError(f"{len(live)} servers are running: {listed}; choose one with --server")
+    return live[0]
+
+
+def _ceiling(server: dict | None, answer: dict) -> int | None:
+    spec = (server or {}).get("spec") or {}
+    if isinstance(spec.get("ceiling"), int):
+        return spec["ceiling"]
+    steps = (answer.get("server_settings") or {}).get("speculative_num_steps")
+    return steps + 1 if isinstance(steps, int) else None
+
+
+def probe_server(
+    remote: Remote,
+    plan: ProbePlan,
+    server: str = "",
+    api_key: str = "",
+    budget_s: float = DEFAULT_BUDGET_S,
+) -> dict[str, Any]:
+    scan = find_servers(remote, tail_lines=1, metrics=False)
+    chosen = choose_server(scan["servers"], server)
+    port = int(server) if chosen is None else (chosen.get("spec") or {}).get("port")
+    if not port:
+        raise RemoteCommandError(f"server pid {chosen and chosen.get('pid')}: no port known")
+    answer = remote.call(
+        PROBE,
+        {
+            "port": port,
+            "engine": (chosen or {}).get("engine"),
+            "pid": (chosen or {}).get("pid"),
+            "api_key": api_key or None,
+            "requests": plan.requests,
+            "budget_s": budget_s,
+            "request_timeout_s": min(60.0, budget_s),
+        },
+        timeout=budget_s + 30,
+    )
+    if answer.get("error"):
+        raise RemoteCommandError(f"{remote.session.name}: {answer['error']}")
+    ceiling = _ceiling(chosen, answer)
+    summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
+    checks = acceptance.run_checks(summary, answer["spec_off"])
+    spec = (chosen or {}).get("spec") or {}
+    return {
+        "server": {
+            "pid": (chosen or {}).get("pid"),
+            "port": port,
+            "engine": answer["engine"],
+            "version": answer.get("version"),
+            "model": answer.get("model"),
+            "algorithm": spec.get("algorithm")
+            or (answer.get("server_settings") or {}).get("speculative_algorithm"),
+            "num_steps": spec.get("num_steps"),
+            "ceiling": summary.ceiling,
+            "api_key_used": answer.get("api_key_used"),
+        },
+        "load": {"requests": len(plan.requests), "max_new_tokens": plan.max_new_tokens},
+        "spec_off": answer["spec_off"],
+        "summary": dataclasses.asdict(summary),
+        "measurements": answer["measurements"],
+        "checks": checks,
+        "findings": [f for check in checks for f in check["findings"]],
+        "inconclusive": unknowns(checks),
+        "notes": answer.get("notes", []),
+    }

@@ -1,0 +1,113 @@
+"""probe: how many draft tokens does the running server accept, on which kinds of prompt, and at
+which draft position does it fall apart. Measured live, from the box, with a stated load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from remotedbg.actions.probe import DEFAULT_BUDGET_S, plan_requests, probe_server
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.output import emit_json, note, stderr_console
+from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_probe
+from remotedbg.contract import exit_code, verdict
+from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
+from remotedbg.errors import ExitCode
+
+
+@remote_command
+def probe(
+    ctx: CommandContext,
+    server: Annotated[
+        str,
+        typer.Option(
+            "--server",
+            help="The server's PID or port (needed when several run).",
+            metavar="PID|PORT",
+        ),
+    ] = "",  # fmt: skip
+    prompts: Annotated[
+        str,
+        typer.Option(
+            "--prompts",
+            help='\'builtin\', or a JSONL file of {"prompt", "category"}.',
+            metavar="FILE|builtin",
+        ),
+    ] = "builtin",  # fmt: skip
+    per_category: Annotated[
+        int, typer.Option("-n", "--per-category", min=1, help="Prompts of each kind.")
+    ] = 2,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=2, max=4096, help="New tokens per request.")
+    ] = 128,
+    sampled: Annotated[
+        bool,
+        typer.Option(
+            "--sampled/--greedy-only",
+            help="Also send one prompt of each kind sampled (temperature 0.8).",
+        ),
+    ] = True,  # fmt: skip
+    api_key: Annotated[
+        str,
+        typer.Option(
+            "--api-key",
+            envvar="REMOTEDBG_API_KEY",
+            show_envvar=False,
+            help="The server's API key, if its own --api-key cannot be read.",
+        ),
+    ] = "",  # fmt: skip
+    budget: Annotated[
+        float, typer.Option("--budget", min=1.0, help="Seconds the probe may take on the box.")
+    ] = DEFAULT_BUDGET_S,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the load and the requests; send nothing.")
+    ] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also write a Markdown report (and its SVG figure)."),
+    ] = None,
+) -> int:
+    """Measure acceptance live: send a bounded set of prompts (chat, code, math, Chinese, long
+    context; greedy and sampled) from the box to the server's loopback port and read the
+    engine's own draft counts. Reports accept length against its ceiling per kind of prompt,
+    acceptance per draft position, and what the shape means. The load is stated first.
+
+    Example: remotedbg probe -H gpu-box --max-tokens 64"""
+    chosen = (
+        builtin_prompts(per_category)
+        if prompts == "builtin"
+        else read_prompt_file(Path(prompts).expanduser(), per_category)
+    )
+    plan = plan_requests(chosen, max_tokens, sampled)
+    if dry_run:
+        if ctx.json:
+            emit_json({"load": plan.describe(), "requests": plan.requests})
+        else:
+            stderr_console.print(f"would send {plan.describe()}", markup=False)
+            for r in plan.requests:
+                text = r["prompt"][:60].replace("\n", " ")
+                stderr_console.print(
+                    f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
+                )
+        return ExitCode.OK
+    note(f"sending {plan.describe()}")
+    result = probe_server(ctx.remote, plan, server, api_key, budget)
+    result["host"] = ctx.session.name
+    decided, headline = verdict(result["findings"], result["inconclusive"])
+    if ctx.json:
+        emit_json({"verdict": decided, "headline": headline, **result})
+    else:
+        render_probe(result, decided, headline)
+    if report is not None:
+        figure = report.with_suffix(".svg")
+        why_not = figure_svg(result, figure)
+        if why_not:
+            note(why_not)
+        report.write_text(
+            probe_markdown(result, decided, headline, None if why_not else figure.name),
+            encoding="utf-8",
+        )
+        note(f"report written to {report}" + ("" if why_not else f" (figure {figure})"))
+    return exit_code(decided)

@@ -1,0 +1,163 @@
+"""What `probe` shows: bars in the terminal (rich), a Markdown report with a figure (SVG drawn by
+matplotlib, the `plots` extra), and the sparkline `logs` draws of accept length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from remotedbg.cli.output import printable, stdout_console
+from remotedbg.report import findings_markdown, render_findings, render_verdict
+
+_BAR_WIDTH = 30
+_SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def bar(value: float | None, full: float, width: int = _BAR_WIDTH) -> str:
+    if value is None or full <= 0:
+        return ""
+    cells = max(0, min(width, round(width * value / full)))
+    return "█" * cells + "·" * (width - cells)
+
+
+def sparkline(values: list[float], low: float | None = None, high: float | None = None) -> str:
+    if not values:
+        return ""
+    low = min(values) if low is None else low
+    high = max(values) if high is None else high
+    span = (high - low) or 1.0
+    return "".join(
+        _SPARKS[max(0, min(len(_SPARKS) - 1, int((v - low) / span * (len(_SPARKS) - 1) + 0.5)))]
+        for v in values
+    )
+
+
+def _length(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def server_line(result: dict[str, Any]) -> str:
+    server = result["server"]
+    where = f"pid {server['pid']}, " if server.get("pid") else ""
+    return (
+        f"{server['engine']} {server.get('version') or ''} ({where}port {server['port']}), "
+        f"model {server.get('model')}, {server.get('algorithm') or 'algorithm ?'}, ceiling "
+        f"{server.get('ceiling') or '?'} tokens per verify step"
+    )
+
+
+def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
+    console = stdout_console
+    render_verdict(console, verdict, headline)
+    console.print(printable(server_line(result)), markup=False)
+    summary = result["summary"]
+    ceiling = summary.get("ceiling") or 0
+    overall = summary["overall"]
+    if result.get("spec_off"):
+        console.print("speculative decoding is off: the answers carry no draft counts")
+    full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
+    table = Table(
+        "prompts", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
+        title="accept length by kind of prompt", title_justify="left",
+    )  # fmt: skip
+    rows = [("all", overall)] + sorted(summary["by_category"].items())
+    rows += [(f"{mode} (all kinds)", f) for mode, f in sorted(summary["by_mode"].items())]
+    for name, figures in rows:
+        spread = (
+            f"{_length(figures.get('min'))}-{_length(figures.get('max'))}"
+            if figures.get("min") is not None
+            else "-"
+        )
+        table.add_row(
+            printable(name),
+            str(figures["requests"]),
+            _length(figures.get("accept_length")),
+            bar(figures.get("accept_length"), full),
+            spread,
+            str(figures.get("tokens_per_s") or "-"),
+        )
+    console.print(table)
+    positions = summary.get("positions")
+    if positions:
+        curve = Table("position", "accepted", "", box=None, title="acceptance by draft position",
+                      title_justify="left")  # fmt: skip
+        for index, rate in enumerate(positions):
+            curve.add_row(str(index), f"{100 * rate:.1f}%", bar(rate, 1.0))
+        console.print(curve)
+    for failed in summary.get("failed") or []:
+        console.print(
+            printable(f"request {failed.get('id')} ({failed.get('category')}): {failed['error']}"),
+            markup=False,
+        )
+    if summary.get("other_traffic_tokens"):
+        console.print(
+            f"other traffic generated {summary['other_traffic_tokens']} tokens during the probe; "
+            "its drafts are in the /metrics deltas",
+            markup=False,
+        )
+    render_findings(console, result["findings"])
+
+
+def figure_svg(result: dict[str, Any], path: Path) -> str | None:
+    """The per-category bars and the per-position curve as one SVG; None (and why) when
+    matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no figure: matplotlib is not installed (pip install 'remotedbg[plots]')"
+    summary = result["summary"]
+    ceiling = summary.get("ceiling")
+    categories = sorted(summary["by_category"].items())
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+    names = [name for name, _ in categories]
+    lengths = [figures.get("accept_length") or 0 for _, figures in categories]
+    left.bar(names, lengths, color="#4c72b0")
+    if ceiling:
+        left.axhline(ceiling, color="#c44e52", linestyle="--", label=f"ceiling {ceiling}")
+        left.legend(loc="upper right", fontsize=8)
+    left.set_title("accept length by kind of prompt", fontsize=10)
+    left.set_ylim(0, max([ceiling or 0] + lengths + [1]) * 1.1)
+    positions = summary.get("positions") or []
+    right.plot(range(len(positions)), [100 * p for p in positions], marker="o", color="#55a868")
+    right.set_ylim(0, 100)
+    right.set_xticks(range(len(positions)))
+    right.set_xlabel("draft position")
+    right.set_title("accepted at each draft position (%)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return None
+
+
+def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: str | None) -> str:
+    summary = result["summary"]
+    lines = [
+        f"# remotedbg probe on `{result.get('host', '?')}`",
+        "",
+        f"**Verdict: {verdict.upper()}**: {headline}",
+        "",
+        f"- server: {server_line(result)}",
+        f"- load: {result['load']['requests']} requests, at most "
+        f"{result['load']['max_new_tokens']} new tokens",
+        "",
+    ]
+    if figure:
+        lines += [f"![acceptance]({figure})", ""]
+    lines += ["| prompts | requests | accept length | min | max | tok/s |", "| --- " * 6 + "|"]
+    rows = [("all", summary["overall"])] + sorted(summary["by_category"].items())
+    rows += [(f"{mode} (all kinds)", f) for mode, f in sorted(summary["by_mode"].items())]
+    for name, f in rows:
+        lines.append(
+            f"| {name} | {f['requests']} | {_length(f.get('accept_length'))} | "
+            f"{_length(f.get('min'))} | {_length(f.get('max'))} | {f.get('tokens_per_s') or '-'} |"
+        )
+    if summary.get("positions"):
+        lines += ["", "| draft position | accepted |", "| --- | --- |"]
+        lines += [f"| {i} | {100 * p:.1f}% |" for i, p in enumerate(summary["positions"])]
+    lines += ["", "## Findings", "", findings_markdown(result["findings"], 3)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,266 @@
+"""`remotedbg probe` end to end over the real sshd, against stand-in servers that speak the
+engines' wire formats (tests/engine_standins.py, cited there) and serve scripted acceptance. The
+expected numbers are computed here from the script, never from remotedbg's output."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from remotedbg.engines.probe_prompts import BUILTIN
+from tests.procs import wait_for
+
+REPO = Path(__file__).resolve().parent.parent
+HEALTHY = [3, 2, 3, 1]
+SHIMS = {
+    "sglang": ("sglang/launch_server.py", ["-m", "sglang.launch_server"]),
+    "vllm": ("vllm/entrypoints/openai/api_server.py", ["-m", "vllm.entrypoints.openai.api_server"]),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Standin:
+    def __init__(self, process: subprocess.Popen, port: int, log: Path) -> None:
+        self.process, self.port, self.log = process, port, log
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+@pytest.fixture
+def standin(tmp_path):
+    started: list[subprocess.Popen] = []
+
+    def start(engine: str, script: dict | None = None, args: list[str] | None = None) -> Standin:
+        shim_root = tmp_path / f"shim-{len(started)}"
+        shim_file, module_args = SHIMS[engine]
+        target = shim_root / shim_file
+        target.parent.mkdir(parents=True)
+        for parent in target.relative_to(shim_root).parents:
+            if str(parent) != ".":
+                (shim_root / parent / "__init__.py").write_text("")
+        target.write_text(f"from tests.engine_standins import main\nmain({engine!r})\n")
+        port = free_port()
+        if args is None:
+            args = (
+                ["--model-path", "/models/target", "--speculative-algorithm", "EAGLE3",
+                 "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                 "--speculative-num-draft-tokens", "4"]
+                if engine == "sglang"
+                else ["--model", "/models/target", "--speculative-config",
+                      '{"method": "eagle3", "model": "/models/draft", "num_speculative_tokens": 3}']
+            )  # fmt: skip
+        log = tmp_path / f"server-{len(started)}.log"
+        env = dict(os.environ, STANDIN_SCRIPT=json.dumps({"engine": engine, **(script or {})}),
+                   PYTHONPATH=f"{shim_root}{os.pathsep}{REPO}")  # fmt: skip
+        with open(log, "w") as out:
+            process = subprocess.Popen(
+                [sys.executable, *module_args, *args, "--port", str(port)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            )  # fmt: skip
+        started.append(process)
+
+        def listening() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return True
+            except OSError:
+                return False
+
+        assert wait_for(listening, timeout=10), log.read_text()
+        return Standin(process, port, log)
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def scripted_steps(pattern: list[int], max_tokens: int) -> list[int]:
+    """The script's truth: one prefill token, then each verify step gives accepted + 1."""
+    steps, produced = [], 1
+    while produced < max_tokens:
+        steps.append(pattern[len(steps) % len(pattern)])
+        produced += steps[-1] + 1
+    return steps
+
+
+def probe(cli, server: Standin | int, *extra: str, timeout: float = 60):
+    target = server.pid if isinstance(server, Standin) else server
+    result = cli("probe", "-H", "testbox", "--server", str(target), "--json", "--max-tokens",
+                 "32", *extra, timeout=timeout)  # fmt: skip
+    return result, json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def test_healthy_sglang_numbers_equal_the_script(cli, standin):
+    server = standin("sglang", {"pattern": {"default": HEALTHY}})
+    result, doc = probe(cli, server, "-n", "1")
+    assert result.returncode == 0, result.stderr
+    assert doc["verdict"] == "ok" and doc["findings"] == []
+    steps = scripted_steps(HEALTHY, 32)
+    categories = {c for c, _ in BUILTIN}
+    requests = len(categories) * 2  # one greedy and one sampled per kind
+    overall = doc["summary"]["overall"]
+    assert overall["requests"] == requests
+    assert overall["verify_steps"] == requests * len(steps)
+    assert overall["accept_length"] == round(32 / len(steps), 3)
+    assert doc["server"]["ceiling"] == 4 and doc["server"]["pid"] == server.pid
+    expected_positions = [round(sum(1 for j in steps if j > k) / len(steps), 3) for k in range(3)]
+    assert doc["summary"]["positions"] == expected_positions
+    assert set(doc["summary"]["by_category"]) == categories
+    assert set(doc["summary"]["by_mode"]) == {"greedy", "sampled"}
+
+
+def test_position0_collapse_is_a_defect_with_its_numbers(cli, standin):
+    server = standin("sglang", {"pattern": {"default": [0]}})
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 1, result.stderr
+    ids = {f["id"] for f in doc["findings"]}
+    assert ids == {"accept-position0-collapse", "accept-length-low"}
+    collapse = next(f for f in doc["findings"] if f["id"] == "accept-position0-collapse")
+    # the histogram only has index 0; the 3 positions drafted (steps 3) are all at 0
+    assert collapse["evidence"]["per_position"] == [0.0, 0.0, 0.0]
+    # 32 tokens: 1 from prefill, then 31 steps of one token each
+    assert doc["summary"]["overall"]["accept_length"] == round(32 / 31, 3)
+
+
+def test_domain_gap_names_the_kind_of_prompt(cli, standin):
+    script = {"pattern": {"default": [3, 3, 2, 3], "chinese": [0, 0, 1, 0]}}
+    server = standin("sglang", script)
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 0, result.stderr  # a warning: the head works, on some traffic
+    [gap] = [f for f in doc["findings"] if f["id"] == "accept-domain-gap"]
+    assert gap["evidence"]["category"] == "chinese"
+    assert gap["evidence"]["accept_length"] == round(32 / len(scripted_steps([0, 0, 1, 0], 32)), 3)
+
+
+@pytest.mark.parametrize("release", ["0.5.14", "0.5.6", "0.4.6.post5"])
+def test_older_sglang_releases(cli, standin, release):
+    """0.5.14 names its histogram spec_accept_histogram too; 0.5.6 has no histogram; 0.4.6 only
+    spec_verify_ct and only /get_server_info. Accept length is right on each; without a
+    histogram, position 0 is bounded from the accept length instead."""
+    server = standin("sglang", {"release": release, "pattern": {"default": HEALTHY}})
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 0, (result.stderr, doc)
+    steps = scripted_steps(HEALTHY, 32)
+    assert doc["summary"]["overall"]["accept_length"] == round(32 / len(steps), 3)
+    assert doc["server"]["version"] == release
+    has_histogram = release == "0.5.14"
+    assert (doc["summary"]["positions"] is not None) == has_histogram
+
+
+def test_vllm_from_metrics_deltas(cli, standin):
+    server = standin("vllm", {"pattern": {"default": HEALTHY}})
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 0, result.stderr
+    steps = scripted_steps(HEALTHY, 32)
+    # vLLM: mean acceptance length = 1 + accepted / drafts (vllm/v1/spec_decode/metrics.py:113)
+    assert doc["summary"]["overall"]["accept_length"] == round(1 + sum(steps) / len(steps), 3)
+    assert doc["server"]["engine"] == "vllm" and doc["server"]["ceiling"] == 4
+    assert all(m["source"] == "/metrics deltas" for m in doc["measurements"])
+
+
+def test_api_key_read_on_the_box_and_never_written(cli, standin, isolated_state):
+    args = ["--model-path", "/m", "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
+            "3", "--api-key", "s3cret-KEY"]  # fmt: skip
+    server = standin("sglang", args=args)
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 0, result.stderr
+    assert doc["server"]["api_key_used"] is True
+    given, _ = probe(cli, server, "-n", "1", "--greedy-only", "--api-key", "s3cret-KEY")
+    assert given.returncode == 0
+    wrong, _ = probe(cli, server.port, "-n", "1", "--api-key", "wrong-key")
+    assert wrong.returncode == 4 and b"API key" in wrong.stderr
+    written = b"".join(p.read_bytes() for p in isolated_state.rglob("*") if p.is_file())
+    assert b"s3cret-KEY" not in written + result.stdout + result.stderr + given.stdout
+
+
+def test_speculation_off_is_said(cli, standin):
+    server = standin("sglang", args=["--model-path", "/models/target"])
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    assert result.returncode == 0, result.stderr
+    assert doc["spec_off"] is True and doc["findings"] == []
+    text = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1", "--greedy-only",
+               "--max-tokens", "8").stdout.decode()  # fmt: skip
+    assert "speculative decoding is off" in text
+
+
+def test_not_an_engine_and_nobody_listening(cli, tmp_path):
+    port = free_port()
+    plain = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: _listening(port), timeout=10)
+        result, _ = probe(cli, port)
+        assert result.returncode == 4
+        assert b"not an SGLang or vLLM server" in result.stderr
+        assert len(result.stderr.decode().strip().splitlines()) <= 2
+    finally:
+        plain.kill()
+        plain.wait()
+    result, _ = probe(cli, free_port())
+    assert result.returncode == 4 and b"connection refused" in result.stderr
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_slow_server_stays_within_the_budget(cli, standin):
+    server = standin("sglang", {"slow_s": 1.0, "pattern": {"default": HEALTHY}})
+    started = time.monotonic()
+    result, doc = probe(cli, server, "-n", "1", "--budget", "2.5")
+    assert time.monotonic() - started < 20
+    unsent = [m for m in doc["measurements"] if "budget" in (m.get("error") or "")]
+    assert unsent and doc["summary"]["overall"]["requests"] >= 1
+    assert result.returncode == 0
+
+
+def test_dropped_connections_are_listed_not_fatal(cli, standin):
+    server = standin("vllm", {"drop_every": 2, "pattern": {"default": HEALTHY}})
+    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    failed = [m for m in doc["measurements"] if not m["ok"]]
+    assert failed and all(m["error"] for m in failed)
+    assert doc["summary"]["overall"]["requests"] == len(doc["measurements"]) - len(failed)
+
+
+def test_dry_run_sends_nothing_and_several_servers_need_a_choice(cli, standin):
+    server = standin("sglang", {"pattern": {"default": HEALTHY}})
+    dry = cli("probe", "-H", "testbox", "--server", str(server.pid), "--dry-run")
+    assert dry.returncode == 0 and b"would send 15 requests" in dry.stderr
+    assert "Decode batch" not in server.log.read_text()
+    # the session's stand-in foreign server runs too: which one is not guessed
+    several = cli("probe", "-H", "testbox")
+    assert several.returncode == 2 and b"choose one with --server" in several.stderr
+
+
+def test_report_has_a_figure(cli, standin, tmp_path):
+    server = standin("sglang", {"pattern": {"default": HEALTHY}})
+    report = tmp_path / "probe.md"
+    result = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1",
+                 "--max-tokens", "16", "--report", str(report))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    text = report.read_text()
+    assert "![acceptance](probe.svg)" in text and "| draft position | accepted |" in text
+    assert (tmp_path / "probe.svg").read_text().lstrip().startswith("<?xml")
+    shown = result.stdout.decode()
+    assert "acceptance by draft position" in shown and "█" in shown
