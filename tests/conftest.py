@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from remotedbg.session import ConnectOptions, Session, open_session
+from tests.procs import wait_for
 from tests.sshd import Sshd, keygen, make_sshd, write_client_config
 
 
@@ -143,3 +147,88 @@ def cli(box: Box, isolated_state: Path):
         )
 
     return run
+
+
+# -- stand-in engine servers (tests/engine_standins.py) ----------------------------------
+REPO = Path(__file__).resolve().parent.parent
+SHIMS = {
+    "sglang": ("sglang/launch_server.py", ["-m", "sglang.launch_server"]),
+    "vllm": ("vllm/entrypoints/openai/api_server.py", ["-m", "vllm.entrypoints.openai.api_server"]),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Standin:
+    def __init__(self, process: subprocess.Popen, port: int, log: Path) -> None:
+        self.process, self.port, self.log = process, port, log
+
+    @property
+    def pid(self) -> int:
+        """The server's own PID (the python process), not a wrapper's."""
+        if Path(f"/proc/{self.process.pid}/cmdline").read_bytes().startswith(b"bash"):
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+            return int(children.read_text().split()[0])
+        return self.process.pid
+
+
+@pytest.fixture
+def standin(tmp_path):
+    started: list[subprocess.Popen] = []
+
+    def start(
+        engine: str,
+        script: dict | None = None,
+        args: list[str] | None = None,
+        wrapper: list[str] | None = None,
+    ) -> Standin:
+        """A stand-in server with a real launch command line, its output in a log file;
+        `wrapper` (e.g. ["bash", "-c"]) starts it the way people do, through a shell."""
+        shim_root = tmp_path / f"shim-{len(started)}"
+        shim_file, module_args = SHIMS[engine]
+        target = shim_root / shim_file
+        target.parent.mkdir(parents=True)
+        for parent in target.relative_to(shim_root).parents:
+            if str(parent) != ".":
+                (shim_root / parent / "__init__.py").write_text("")
+        target.write_text(f"from tests.engine_standins import main\nmain({engine!r})\n")
+        port = free_port()
+        if args is None:
+            args = (
+                ["--model-path", "/models/target", "--speculative-algorithm", "EAGLE3",
+                 "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                 "--speculative-num-draft-tokens", "4"]
+                if engine == "sglang"
+                else ["--model", "/models/target", "--speculative-config",
+                      '{"method": "eagle3", "model": "/models/draft", "num_speculative_tokens": 3}']
+            )  # fmt: skip
+        log = tmp_path / f"server-{len(started)}.log"
+        env = dict(os.environ, STANDIN_SCRIPT=json.dumps({"engine": engine, **(script or {})}),
+                   PYTHONPATH=f"{shim_root}{os.pathsep}{REPO}")  # fmt: skip
+        argv = [sys.executable, *module_args, *args, "--port", str(port)]
+        if wrapper:
+            argv = [*wrapper, shlex.join(argv) + f" >> {shlex.quote(str(log))} 2>&1"]
+        with open(log, "a") as out:
+            process = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+        started.append(process)
+
+        def listening() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return True
+            except OSError:
+                return False
+
+        assert wait_for(listening, timeout=10), log.read_text()
+        return Standin(process, port, log)
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()

@@ -5,88 +5,18 @@ expected numbers are computed here from the script, never from remotedbg's outpu
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from remotedbg.engines.probe_prompts import BUILTIN
+from tests.conftest import Standin, free_port
 from tests.procs import wait_for
 
-REPO = Path(__file__).resolve().parent.parent
 HEALTHY = [3, 2, 3, 1]
-SHIMS = {
-    "sglang": ("sglang/launch_server.py", ["-m", "sglang.launch_server"]),
-    "vllm": ("vllm/entrypoints/openai/api_server.py", ["-m", "vllm.entrypoints.openai.api_server"]),
-}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Standin:
-    def __init__(self, process: subprocess.Popen, port: int, log: Path) -> None:
-        self.process, self.port, self.log = process, port, log
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-
-@pytest.fixture
-def standin(tmp_path):
-    started: list[subprocess.Popen] = []
-
-    def start(engine: str, script: dict | None = None, args: list[str] | None = None) -> Standin:
-        shim_root = tmp_path / f"shim-{len(started)}"
-        shim_file, module_args = SHIMS[engine]
-        target = shim_root / shim_file
-        target.parent.mkdir(parents=True)
-        for parent in target.relative_to(shim_root).parents:
-            if str(parent) != ".":
-                (shim_root / parent / "__init__.py").write_text("")
-        target.write_text(f"from tests.engine_standins import main\nmain({engine!r})\n")
-        port = free_port()
-        if args is None:
-            args = (
-                ["--model-path", "/models/target", "--speculative-algorithm", "EAGLE3",
-                 "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-                 "--speculative-num-draft-tokens", "4"]
-                if engine == "sglang"
-                else ["--model", "/models/target", "--speculative-config",
-                      '{"method": "eagle3", "model": "/models/draft", "num_speculative_tokens": 3}']
-            )  # fmt: skip
-        log = tmp_path / f"server-{len(started)}.log"
-        env = dict(os.environ, STANDIN_SCRIPT=json.dumps({"engine": engine, **(script or {})}),
-                   PYTHONPATH=f"{shim_root}{os.pathsep}{REPO}")  # fmt: skip
-        with open(log, "w") as out:
-            process = subprocess.Popen(
-                [sys.executable, *module_args, *args, "--port", str(port)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            )  # fmt: skip
-        started.append(process)
-
-        def listening() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return True
-            except OSError:
-                return False
-
-        assert wait_for(listening, timeout=10), log.read_text()
-        return Standin(process, port, log)
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
 
 
 def scripted_steps(pattern: list[int], max_tokens: int) -> list[int]:

@@ -382,6 +382,27 @@ def figures_from_lines(lines):
     return out
 
 
+def chunks_backwards(handle, max_bytes):
+    """A file's lines, newest first, one 1 MiB chunk at a time read back from the end, at most
+    `max_bytes` in all: yields (lines of the chunk as bytes, newest first, bytes read so far,
+    whether the start of the file was reached). A line split across chunks is whole in the
+    later one; the empty piece after a final newline is included."""
+    handle.seek(0, os.SEEK_END)
+    pos = handle.tell()
+    carry = b""
+    read = 0
+    while pos > 0 and read < max_bytes:
+        step = min(1 << 20, pos, max_bytes - read)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step) + carry
+        read += step
+        lines = chunk.split(b"\n")
+        carry = lines[0] if pos > 0 else b""
+        body = lines[1:] if pos > 0 else lines
+        yield list(reversed(body)), read, pos == 0
+
+
 def tail_decode_lines(path, wanted, max_bytes):
     """The last `wanted` decode lines of a file, read backwards in chunks up to `max_bytes`;
     also the last `server_args=ServerArgs(...)` line seen in that span."""
@@ -389,24 +410,16 @@ def tail_decode_lines(path, wanted, max_bytes):
     server_args = None
     read = 0
     with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        pos = handle.tell()
-        carry = b""
-        while pos > 0 and len(found) < wanted and read < max_bytes:
-            step = min(1 << 20, pos, max_bytes - read)
-            pos -= step
-            handle.seek(pos)
-            chunk = handle.read(step) + carry
-            read += step
-            lines = chunk.split(b"\n")
-            carry = lines[0] if pos > 0 else b""
-            body = lines[1:] if pos > 0 else lines
-            for raw in reversed(body):
+        for lines, read_so_far, _ in chunks_backwards(handle, max_bytes):
+            read = read_so_far
+            for raw in lines:
                 text = raw.decode("utf-8", "replace")
                 if server_args is None and "server_args=ServerArgs(" in text:
                     server_args = text
                 if len(found) < wanted and parse_decode_line(text):
                     found.append(text)
+            if len(found) >= wanted:
+                break
         if server_args is None and read < max_bytes:
             # the ServerArgs line is printed at startup: look at the head of the file too
             handle.seek(0)

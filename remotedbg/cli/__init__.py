@@ -14,6 +14,7 @@ from remotedbg.cli import (
     get,
     help_text,
     locate,
+    logs,
     output,
     playbooks,
     probe,
@@ -93,6 +94,7 @@ app.command("repl")(repl.repl_command)
 app.command("locate-eagle")(locate.locate_eagle)
 app.command("vocab-check")(tensors.vocab_check)
 app.command("probe")(probe.probe)
+app.command("logs")(logs.logs)
 
 
 @app.command("config")

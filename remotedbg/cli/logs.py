@@ -1,0 +1,128 @@
+"""logs: a server's log, tailed or followed, with the engine's acceptance lines picked out and a
+sparkline of accept length. Following polls the file from the client (a warm round trip is a few
+ms); nothing like `tail -f` is started on the box."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+
+from remotedbg.actions.logs import find_log, read_new, read_tail
+from remotedbg.agent.server_scan import parse_decode_line
+from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.output import emit_json, note, printable, stdout_console
+from remotedbg.cli.probe_report import sparkline
+from remotedbg.errors import ExitCode, UsageError
+
+POLL_S = 0.3
+_SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str) -> float:
+    m = _SINCE.match(text.strip())
+    if not m:
+        raise UsageError(f"--since {text}: expected a duration such as 90s, 10m, 2h or 1d")
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+class AcceptTrend:
+    """Accept lengths seen so far, for the sparkline."""
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+
+    def add(self, line: str) -> dict[str, Any] | None:
+        parsed = parse_decode_line(line)
+        if parsed and "accept_length" in parsed:
+            self.values.append(parsed["accept_length"])
+        return parsed
+
+    def line(self) -> str:
+        if not self.values:
+            return "no accept-length lines yet"
+        recent = self.values[-40:]
+        mean = sum(self.values) / len(self.values)
+        return (
+            f"accept length {sparkline(recent)}  last {self.values[-1]:.2f}, mean {mean:.2f} "
+            f"over {len(self.values)} lines"
+        )
+
+
+def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
+    parsed = trend.add(line)
+    if spec_only and not parsed:
+        return
+    stdout_console.print(printable(line), markup=False, style="bold cyan" if parsed else None)
+
+
+@remote_command
+def logs(
+    ctx: CommandContext,
+    server: Annotated[
+        str,
+        typer.Option("--server", help="The server's PID (needed when several run).", metavar="PID"),
+    ] = "",  # fmt: skip
+    log: Annotated[
+        str,
+        typer.Option(
+            "--log", help="Read this file instead of the server's own log.", metavar="PATH"
+        ),
+    ] = "",  # fmt: skip
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing lines as they are written.")
+    ] = False,
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="Lines written in the last DURATION (90s, 10m, 2h).", metavar="DURATION"
+        ),
+    ] = "",  # fmt: skip
+    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Last N lines.")] = 40,
+    spec_only: Annotated[
+        bool, typer.Option("--spec-only", help="Only the decode and SpecDecoding metric lines.")
+    ] = False,
+) -> int:
+    """Tail (or follow) a server's log: the file its stdout/stderr go to, found through
+    wrappers such as nohup, runuser or bash -c. Accept-length lines are highlighted and summed
+    up in a sparkline.
+
+    Example: remotedbg logs -H gpu-box -f --spec-only"""
+    since_s = parse_since(since) if since else None
+    chosen = find_log(ctx.remote, server, log)
+    tail = read_tail(ctx.remote, chosen["log"], lines, since_s)
+    trend = AcceptTrend()
+    if ctx.json:
+        for line in tail["lines"]:
+            trend.add(line)
+        emit_json({"server": chosen, "path": tail["path"], "lines": tail["lines"],
+                   "accept_length": trend.values})  # fmt: skip
+        return ExitCode.OK
+    where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
+    note(f"{where}log {chosen['log']} ({chosen['how_found']})")
+    for line in tail["lines"]:
+        _show(line, trend, spec_only)
+    if not follow:
+        stdout_console.print(trend.line(), style="dim", markup=False)
+        return ExitCode.OK
+    offset, inode = tail["offset"], tail["inode"]
+    shown = 0
+    try:
+        while True:
+            time.sleep(POLL_S)
+            new = read_new(ctx.remote, chosen["log"], offset, inode)
+            if new["rotated"]:
+                note(f"{chosen['log']} was rotated or truncated: reading it from the start")
+            offset, inode = new["offset"], new["inode"]
+            for line in new["lines"]:
+                _show(line, trend, spec_only)
+            if trend.values and len(trend.values) != shown and sys.stdout.isatty():
+                stdout_console.print(trend.line(), style="dim", markup=False)
+            shown = len(trend.values)
+    except KeyboardInterrupt:
+        stdout_console.print(trend.line(), style="dim", markup=False)
+        return ExitCode.OK

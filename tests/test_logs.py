@@ -1,0 +1,139 @@
+"""`remotedbg logs` over the real sshd: the server's own log found through a shell wrapper,
+tails, --since, following with under a second of lag, rotation, and hostile logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+from tests.engine_standins import steps_for
+
+
+def _generate(port: int, text: str = "hello", max_tokens: int = 32) -> None:
+    body = json.dumps({"text": text, "sampling_params": {"max_new_tokens": max_tokens}}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/generate", data=body)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    opener.open(request, timeout=10).read()
+
+
+def test_tail_of_a_server_started_through_bash(cli, standin):
+    server = standin("sglang", {"pattern": {"default": [3, 2, 3, 1]}}, wrapper=["bash", "-c"])
+    for _ in range(3):
+        _generate(server.port)
+    result = cli("logs", "-H", "testbox", "--server", str(server.pid), "-n", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["path"] == str(server.log) and doc["server"]["pid"] == server.pid
+    assert doc["lines"] == server.log.read_text().splitlines()[-2:]
+    # the stand-in logs one decode line per request: accept len = mean(j + 1) over its steps
+    steps = steps_for([3, 2, 3, 1], 32)
+    assert doc["accept_length"] == [round(sum(j + 1 for j in steps) / len(steps), 2)] * 2
+
+
+def test_since_keeps_only_recent_lines(cli, tmp_path):
+    log = tmp_path / "server.log"
+    old = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - 7200))
+    new = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - 60))
+    vllm_new = time.strftime("%m-%d %H:%M:%S", time.localtime(time.time() - 30))
+    log.write_text(
+        f"[{old}] Decode batch, #running-req: 1, accept len: 1.10, accept rate: 0.03\n"
+        f"[{new}] Decode batch, #running-req: 1, accept len: 2.50, accept rate: 0.50\n"
+        "  a traceback line without a stamp\n"
+        f"(APIServer pid=7) INFO {vllm_new} [metrics.py:120] SpecDecoding metrics: Mean "
+        "acceptance length: 3.12, Accepted: 852 tokens\n"
+    )
+    result = cli("logs", "-H", "testbox", "--log", str(log), "--since", "10m", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["lines"] == log.read_text().splitlines()[1:]
+    assert doc["accept_length"] == [2.5, 3.12]
+    bad = cli("logs", "-H", "testbox", "--log", str(log), "--since", "yesterday")
+    assert bad.returncode == 2 and b"--since yesterday" in bad.stderr
+
+
+def test_follow_shows_new_lines_within_a_second_and_survives_rotation(box, tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-01 00:00:00] starting\n")
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config), COLUMNS="200")
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "logs", "-H", "testbox", "--log", str(log), "-f"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    seen: list[tuple[float, str]] = []
+
+    def reader() -> None:
+        for raw in follower.stdout:
+            seen.append((time.monotonic(), raw.decode()))
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not any("starting" in line for _, line in seen) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert any("starting" in line for _, line in seen), follower.stderr
+        lags = []
+        for number in range(3):
+            with open(log, "a") as out:
+                written = time.monotonic()
+                out.write(f"[2026-01-01 00:00:0{number}] Decode batch, accept len: 2.{number}0\n")
+            marker = f"accept len: 2.{number}0"
+            while not any(marker in line for _, line in seen) and time.monotonic() < written + 5:
+                time.sleep(0.01)
+            arrived = [t for t, line in seen if marker in line]
+            assert arrived, marker
+            lags.append(arrived[0] - written)
+        assert max(lags) < 1.0, lags
+        log.write_text("[2026-01-01 00:01:00] restarted after rotation\n")
+        deadline = time.monotonic() + 5
+        while not any("restarted" in line for _, line in seen) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert any("restarted" in line for _, line in seen)
+    finally:
+        follower.send_signal(signal.SIGINT)
+        follower.wait(timeout=10)
+        thread.join(timeout=5)
+    assert follower.returncode == 0
+    assert "accept length" in seen[-1][1] and "over 3 lines" in seen[-1][1]
+
+
+def test_hostile_logs(cli, tmp_path, standin):
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    result = cli("logs", "-H", "testbox", "--log", str(fifo), timeout=30)
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1 and b"not a regular file" in result.stderr
+    missing = cli("logs", "-H", "testbox", "--log", str(tmp_path / "absent.log"))
+    assert missing.returncode == 1 and b"no such log file" in missing.stderr
+    binary = tmp_path / "binary.log"
+    binary.write_bytes(b"\x1b]0;pwned\x07 accept len: 9.99\n\xff\xfe\n")
+    shown = cli("logs", "-H", "testbox", "--log", str(binary))
+    assert shown.returncode == 0 and b"\x1b" not in shown.stdout
+    # the session's foreign server and this one: which log is not guessed
+    standin("sglang")
+    several = cli("logs", "-H", "testbox")
+    assert several.returncode == 2 and b"choose one with --server" in several.stderr
+
+
+def test_tail_across_chunk_boundaries(tmp_path):
+    """Lines split between the 1 MiB chunks read back from the end come out whole."""
+    from remotedbg.agent.log_follow import read_log_tail
+
+    log = tmp_path / "big.log"
+    lines = [f"line {i} " + "x" * (i % 97) for i in range(40000)]  # ~2.7 MB
+    log.write_text("\n".join(lines) + "\n")
+    got = read_log_tail({"path": str(log), "lines": 30000})
+    assert got["lines"] == lines[-30000:] and got["offset"] == log.stat().st_size
+    unterminated = tmp_path / "open.log"
+    unterminated.write_text("a\nb\nstill being writ")
+    assert read_log_tail({"path": str(unterminated), "lines": 2})["lines"] == [
+        "b",
+        "still being writ",
+    ]
