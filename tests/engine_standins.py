@@ -97,7 +97,12 @@ class State:
         self.per_pos = [0] * self.num_steps
         self.total_steps = self.total_accept_tokens = 0
 
-    def pattern(self, prompt: str) -> list[int]:
+    def pattern(self, prompt: str, mode: str) -> list[int]:
+        """The script's accepted drafts per step: by mode (greedy, sampled, chat, thinking-on,
+        thinking-off) if it names one, else by the prompt's kind, else its default."""
+        modes = self.script.get("modes") or {}
+        if mode in modes:
+            return modes[mode]
         table = self.script["pattern"]
         return table.get(CATEGORY_OF.get(prompt, "custom")) or table["default"]
 
@@ -235,17 +240,25 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self.connection.shutdown(2)
                 return
             time.sleep(float(state.script.get("slow_s") or 0))
+            chat = self.path == "/v1/chat/completions"
             if state.engine == "sglang" and self.path == "/generate":
                 params = body.get("sampling_params") or {}
                 unknown = set(params) - {"max_new_tokens", "temperature"}
                 if unknown:
                     return self._send(400, {"error": f"unknown field `{sorted(unknown)[0]}`"})
                 prompt, max_tokens = body["text"], int(params.get("max_new_tokens", 128))
-            elif state.engine == "vllm" and self.path == "/v1/completions":
-                prompt, max_tokens = body["prompt"], int(body.get("max_tokens", 16))
+                temperature = float(params.get("temperature", 1.0))
+            elif (state.engine == "vllm" and self.path == "/v1/completions") or chat:
+                prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+                max_tokens = int(body.get("max_tokens", 16))
+                temperature = float(body.get("temperature", 1.0))
             else:
                 return self._send(404, {"detail": "Not Found"})
-            steps = steps_for(state.pattern(prompt), max_tokens) if state.spec else []
+            mode = "greedy" if temperature == 0 else "sampled"
+            if chat:
+                thinking = (body.get("chat_template_kwargs") or {}).get("enable_thinking")
+                mode = {None: "chat-template", True: "thinking-on", False: "thinking-off"}[thinking]
+            steps = steps_for(state.pattern(prompt, mode), max_tokens) if state.spec else []
             with state.lock:
                 state.generated += max_tokens
                 state.drafts += len(steps)
@@ -259,14 +272,32 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             line = log_line(state, steps) if state.spec else ""
             if line:
                 print(line, flush=True)
+            usage = {"prompt_tokens": 5, "completion_tokens": max_tokens,
+                     "total_tokens": 5 + max_tokens}  # fmt: skip
+            if chat:
+                answer = {"id": "chatcmpl-1", "object": "chat.completion", "model": state.model,
+                          "choices": [{"index": 0, "message": {"role": "assistant",
+                                                               "content": "x"}}],
+                          "usage": usage}  # fmt: skip
+                meta = sglang_meta(state, prompt, max_tokens, steps)
+                # SGLang 0.5.23: sglext.spec_tokens_details when asked (protocol.py:961,
+                # serving_chat.py:2865-2894, the same keys as meta_info, openai/utils.py:310-341)
+                if (
+                    state.engine == "sglang"
+                    and state.release == "0.5.23"
+                    and body.get("return_spec_tokens_details")
+                ):
+                    keys = ("spec_accept_rate", "spec_accept_length", "spec_num_correct_drafts",
+                            "spec_num_proposed_drafts", "spec_verify_ct",
+                            "spec_correct_drafts_histogram")  # fmt: skip
+                    answer["sglext"] = {"spec_tokens_details": {k: meta.get(k) for k in keys}}
+                return self._send(200, answer)
             if state.engine == "sglang":
                 meta = sglang_meta(state, prompt, max_tokens, steps)
                 answer = {"text": "x" * max_tokens, "meta_info": meta}
                 if not state.release.startswith("0.4"):
                     answer["output_ids"] = list(range(max_tokens))
                 return self._send(200, answer)
-            usage = {"prompt_tokens": 5, "completion_tokens": max_tokens,
-                     "total_tokens": 5 + max_tokens}  # fmt: skip
             self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": state.model,
                              "choices": [{"index": 0, "text": "x", "finish_reason": "length"}],
                              "usage": usage, "metrics": None})  # fmt: skip

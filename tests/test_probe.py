@@ -56,7 +56,7 @@ def test_healthy_sglang_numbers_equal_the_script(cli, standin):
 
 def test_position0_collapse_is_a_defect_with_its_numbers(cli, standin):
     server = standin("sglang", {"pattern": {"default": [0]}})
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 1, result.stderr
     ids = {f["id"] for f in doc["findings"]}
     assert ids == {"accept-position0-collapse", "accept-length-low"}
@@ -70,7 +70,7 @@ def test_position0_collapse_is_a_defect_with_its_numbers(cli, standin):
 def test_domain_gap_names_the_kind_of_prompt(cli, standin):
     script = {"pattern": {"default": [3, 3, 2, 3], "chinese": [0, 0, 1, 0]}}
     server = standin("sglang", script)
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 0, result.stderr  # a warning: the head works, on some traffic
     [gap] = [f for f in doc["findings"] if f["id"] == "accept-domain-gap"]
     assert gap["evidence"]["category"] == "chinese"
@@ -83,7 +83,7 @@ def test_older_sglang_releases(cli, standin, release):
     spec_verify_ct and only /get_server_info. Accept length is right on each; without a
     histogram, position 0 is bounded from the accept length instead."""
     server = standin("sglang", {"release": release, "pattern": {"default": HEALTHY}})
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 0, (result.stderr, doc)
     steps = scripted_steps(HEALTHY, 32)
     assert doc["summary"]["overall"]["accept_length"] == round(32 / len(steps), 3)
@@ -94,7 +94,7 @@ def test_older_sglang_releases(cli, standin, release):
 
 def test_vllm_from_metrics_deltas(cli, standin):
     server = standin("vllm", {"pattern": {"default": HEALTHY}})
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 0, result.stderr
     steps = scripted_steps(HEALTHY, 32)
     # vLLM: mean acceptance length = 1 + accepted / drafts (vllm/v1/spec_decode/metrics.py:113)
@@ -107,10 +107,10 @@ def test_api_key_read_on_the_box_and_never_written(cli, standin, isolated_state)
     args = ["--model-path", "/m", "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
             "3", "--api-key", "s3cret-KEY"]  # fmt: skip
     server = standin("sglang", args=args)
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 0, result.stderr
     assert doc["server"]["api_key_used"] is True
-    given, _ = probe(cli, server, "-n", "1", "--greedy-only", "--api-key", "s3cret-KEY")
+    given, _ = probe(cli, server, "-n", "1", "--compare", "none", "--api-key", "s3cret-KEY")
     assert given.returncode == 0
     wrong, _ = probe(cli, server.port, "-n", "1", "--api-key", "wrong-key")
     assert wrong.returncode == 4 and b"API key" in wrong.stderr
@@ -120,11 +120,11 @@ def test_api_key_read_on_the_box_and_never_written(cli, standin, isolated_state)
 
 def test_speculation_off_is_said(cli, standin):
     server = standin("sglang", args=["--model-path", "/models/target"])
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     assert result.returncode == 0, result.stderr
     assert doc["spec_off"] is True and doc["findings"] == []
-    text = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1", "--greedy-only",
-               "--max-tokens", "8").stdout.decode()  # fmt: skip
+    text = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1", "--compare",
+               "none", "--max-tokens", "8").stdout.decode()  # fmt: skip
     assert "speculative decoding is off" in text
 
 
@@ -167,7 +167,7 @@ def test_slow_server_stays_within_the_budget(cli, standin):
 
 def test_dropped_connections_are_listed_not_fatal(cli, standin):
     server = standin("vllm", {"drop_every": 2, "pattern": {"default": HEALTHY}})
-    result, doc = probe(cli, server, "-n", "1", "--greedy-only")
+    result, doc = probe(cli, server, "-n", "1", "--compare", "none")
     failed = [m for m in doc["measurements"] if not m["ok"]]
     assert failed and all(m["error"] for m in failed)
     assert doc["summary"]["overall"]["requests"] == len(doc["measurements"]) - len(failed)
@@ -194,3 +194,44 @@ def test_report_has_a_figure(cli, standin, tmp_path):
     assert (tmp_path / "probe.svg").read_text().lstrip().startswith("<?xml")
     shown = result.stdout.decode()
     assert "acceptance by draft position" in shown and "█" in shown
+
+
+def _mode_length(pattern: list[int], max_tokens: int = 32) -> float:
+    return round(max_tokens / len(scripted_steps(pattern, max_tokens)), 3)
+
+
+def test_comparisons_side_by_side_sglang(cli, standin):
+    """Raw vs chat template vs thinking on/off, each measured from the engine's own counters
+    (SGLang 0.5.23 sglext.spec_tokens_details on /v1/chat/completions)."""
+    modes = {"chat-template": [2, 2, 1, 2], "thinking-on": [3, 3, 3, 3],
+             "thinking-off": [1, 0, 1, 0]}  # fmt: skip
+    server = standin("sglang", {"pattern": {"default": HEALTHY}, "modes": modes})
+    result, doc = probe(cli, server, "-n", "1", "--compare", "chat,thinking")
+    assert result.returncode == 0, result.stderr
+    by_mode = doc["summary"]["by_mode"]
+    assert by_mode["greedy"]["accept_length"] == _mode_length(HEALTHY)
+    assert by_mode["greedy"]["requests"] == 5  # the same prompts as each mode's
+    for mode, pattern in modes.items():
+        assert by_mode[mode]["accept_length"] == _mode_length(pattern), mode
+        assert by_mode[mode]["requests"] == 5  # one per kind of prompt
+
+
+def test_chat_on_an_sglang_without_per_request_counts_is_said(cli, standin):
+    server = standin("sglang", {"release": "0.5.6", "pattern": {"default": HEALTHY}})
+    result, doc = probe(cli, server, "-n", "1", "--compare", "chat")
+    failed = [m for m in doc["measurements"] if not m["ok"]]
+    assert [m["mode"] for m in failed] == ["chat-template"] * 5
+    assert "0.5.23" in failed[0]["error"]
+    assert doc["summary"]["by_mode"]["greedy"]["accept_length"] == _mode_length(HEALTHY)
+
+
+def test_vllm_chat_from_metrics_and_the_engines_own_figure(cli, standin):
+    script = {"pattern": {"default": HEALTHY}, "modes": {"chat-template": [0, 1]}}
+    server = standin("vllm", script)
+    result, doc = probe(cli, server, "-n", "1", "--compare", "chat")
+    assert result.returncode == 0, result.stderr
+    chat_steps = scripted_steps([0, 1], 32)
+    expected = round(1 + sum(chat_steps) / len(chat_steps), 3)
+    assert doc["summary"]["by_mode"]["chat-template"]["accept_length"] == expected
+    # the engine's lifetime figure over the same requests equals the probe's overall figure
+    assert doc["engine_figure"]["accept_length"] == doc["summary"]["overall"]["accept_length"]

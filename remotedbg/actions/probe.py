@@ -41,23 +41,46 @@ class ProbePlan:
         )
 
 
-def plan_requests(prompts: list[Prompt], max_tokens: int, sampled: bool) -> ProbePlan:
-    """Every prompt greedy (temperature 0); with `sampled`, the first prompt of each category
-    once more at SAMPLED_TEMPERATURE, so greedy and sampled acceptance sit side by side."""
+#: Side-by-side comparisons, each on the first prompt of every kind: mode -> request settings.
+COMPARISONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "sampled": [("sampled", {"temperature": SAMPLED_TEMPERATURE})],
+    "chat": [("chat-template", {"chat": True})],
+    "thinking": [
+        ("thinking-on", {"chat": True, "thinking": True}),
+        ("thinking-off", {"chat": True, "thinking": False}),
+    ],
+}
+
+
+def plan_requests(prompts: list[Prompt], max_tokens: int, compare: list[str]) -> ProbePlan:
+    """Every prompt raw and greedy (temperature 0: the mode `greedy`); for each comparison
+    asked, the first prompt of each kind once more per mode it names, so the modes sit side by
+    side: greedy vs sampled, raw vs the chat template applied, thinking on vs off."""
+    unknown = [c for c in compare if c not in COMPARISONS]
+    if unknown:
+        raise UsageError(
+            f"--compare {','.join(unknown)}: expected {', '.join(COMPARISONS)} or none"
+        )
     requests, seen = [], set()
     for prompt in prompts:
-        requests.append(_request(len(requests), prompt, max_tokens, "greedy", 0.0))
-        if sampled and prompt.category not in seen:
-            requests.append(
-                _request(len(requests), prompt, max_tokens, "sampled", SAMPLED_TEMPERATURE)
-            )
+        first = prompt.category not in seen
+        requests.append(_request(len(requests), prompt, max_tokens, "greedy", {}, first))
+        if first:
+            for comparison in compare:
+                for mode, settings in COMPARISONS[comparison]:
+                    requests.append(
+                        _request(len(requests), prompt, max_tokens, mode, settings, True)
+                    )
         seen.add(prompt.category)
     return ProbePlan(requests)
 
 
-def _request(number: int, prompt: Prompt, max_tokens: int, mode: str, temperature: float) -> dict:
+def _request(
+    number: int, prompt: Prompt, max_tokens: int, mode: str, settings: dict, paired: bool
+) -> dict:
+    """`paired`: one of the requests the modes are compared over (the first prompt of a kind)."""
     return {"id": number, "category": prompt.category, "mode": mode, "prompt": prompt.text,
-            "max_tokens": max_tokens, "temperature": temperature}  # fmt: skip
+            "max_tokens": max_tokens, "temperature": 0.0, "paired": paired, **settings}  # fmt: skip
 
 
 def choose_server(servers: list[dict], wanted: str) -> dict | None:
@@ -126,6 +149,8 @@ def probe_server(
     )
     if answer.get("error"):
         raise RemoteCommandError(f"{remote.session.name}: {answer['error']}")
+    for measurement in answer["measurements"]:
+        measurement["paired"] = plan.requests[measurement["id"]]["paired"]
     ceiling = _ceiling(chosen, answer)
     summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
     checks = acceptance.run_checks(summary, answer["spec_off"])
@@ -150,5 +175,6 @@ def probe_server(
         "checks": checks,
         "findings": [f for check in checks for f in check["findings"]],
         "inconclusive": unknowns(checks),
+        "engine_figure": answer.get("engine_figure"),
         "notes": answer.get("notes", []),
     }

@@ -179,7 +179,48 @@ def sglang_measure(meta):
     }
 
 
-def sglang_request(port, request, api_key, timeout):
+def _chat_body(request, model):
+    """An OpenAI chat request: the server applies the model's chat template; `thinking` sets
+    chat_template_kwargs.enable_thinking (SGLang protocol.py ChatCompletionRequest, vLLM
+    chat_completion/protocol.py)."""
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": request["prompt"]}],
+        "max_tokens": int(request["max_tokens"]),
+        "temperature": float(request["temperature"]),
+    }
+    if request.get("thinking") is not None:
+        body["chat_template_kwargs"] = {"enable_thinking": bool(request["thinking"])}
+    return body
+
+
+def sglang_chat_request(port, request, api_key, timeout, model):
+    """SGLang applies the template on /v1/chat/completions; from 0.5.23 the answer carries the
+    request's spec counters under sglext.spec_tokens_details when asked
+    (return_spec_tokens_details); earlier releases say nothing per request."""
+    body = _chat_body(request, model)
+    body["return_spec_tokens_details"] = True
+    answer = _json(port, "/v1/chat/completions", api_key, timeout, body)
+    usage = answer.get("usage") or {}
+    out = {"prompt_tokens": usage.get("prompt_tokens"),
+           "completion_tokens": usage.get("completion_tokens"),
+           "source": "/v1/chat/completions sglext.spec_tokens_details"}  # fmt: skip
+    details = (answer.get("sglext") or {}).get("spec_tokens_details")
+    if isinstance(details, list):
+        details = details[0] if details else None
+    counted = sglang_measure(details) if isinstance(details, dict) else None
+    if counted is None:
+        raise ProbeError(
+            "this SGLang release reports no per-request draft counts for chat requests "
+            "(sglext.spec_tokens_details came in 0.5.23)"
+        )
+    out.update(counted)
+    return out
+
+
+def sglang_request(port, request, api_key, timeout, model=None):
+    if request.get("chat"):
+        return sglang_chat_request(port, request, api_key, timeout, model)
     body = {
         "text": request["prompt"],
         "sampling_params": {
@@ -238,13 +279,17 @@ def _metrics(port, timeout):
 
 def vllm_request(port, request, api_key, timeout, model):
     before = _metrics(port, timeout)
-    body = {
-        "model": model,
-        "prompt": request["prompt"],
-        "max_tokens": int(request["max_tokens"]),
-        "temperature": float(request["temperature"]),
-    }
-    answer = _json(port, "/v1/completions", api_key, timeout, body)
+    if request.get("chat"):
+        path, body = "/v1/chat/completions", _chat_body(request, model)
+    else:
+        path = "/v1/completions"
+        body = {
+            "model": model,
+            "prompt": request["prompt"],
+            "max_tokens": int(request["max_tokens"]),
+            "temperature": float(request["temperature"]),
+        }
+    answer = _json(port, path, api_key, timeout, body)
     after = _metrics(port, timeout)
     usage = answer.get("usage") or {}
     completion = usage.get("completion_tokens")
@@ -261,7 +306,7 @@ def vllm_request(port, request, api_key, timeout, model):
             accepted_per_position=_positions_from_histogram(histogram)
             if isinstance(histogram, list)
             else None,
-            source="/v1/completions metrics.speculative_decoding",
+            source=path + " metrics.speculative_decoding",
         )
         return out
     if not (before["present"] or after["present"]):
@@ -282,6 +327,31 @@ def vllm_request(port, request, api_key, timeout, model):
     if completion is not None and generated > int(completion):
         out["other_tokens"] = generated - int(completion)
     return out
+
+
+def engine_figure(port, engine, api_key, timeout):
+    """The engine's own running accept length after the probe, to set beside the measurement:
+    SGLang's internal_states[0].avg_spec_accept_length (folded in at each decode log line),
+    vLLM's 1 + accepted / drafts over its lifetime."""
+    try:
+        if engine == "vllm":
+            totals = _metrics(port, timeout)
+            if totals["drafts"] > 0:
+                return {"accept_length": round(1 + totals["accepted"] / totals["drafts"], 3),
+                        "from": "/metrics since the server started"}  # fmt: skip
+            return None
+        for path in ("/server_info", "/get_server_info"):
+            status, text = http(port, "GET", path, None, api_key, timeout)
+            if status == 200:
+                states = json.loads(text).get("internal_states") or [{}]
+                value = states[0].get("avg_spec_accept_length")
+                if value is not None:
+                    where = path + " internal_states[0].avg_spec_accept_length"
+                    return {"accept_length": round(float(value), 3), "from": where}
+                return None
+    except Exception:
+        return None
+    return None
 
 
 # ------------------------------------------------------------------------------------ entry
@@ -316,7 +386,8 @@ def probe(args):
                 got = vllm_request(port, request, api_key, min(timeout, remaining),
                                    server["model"])  # fmt: skip
             else:
-                got = sglang_request(port, request, api_key, min(timeout, remaining))
+                got = sglang_request(port, request, api_key, min(timeout, remaining),
+                                     server["model"])  # fmt: skip
         except Exception as exc:
             entry["error"] = _reason(exc)
             entry["latency_s"] = round(time.time() - started, 3)
@@ -330,6 +401,7 @@ def probe(args):
         measurements.append(entry)
     info = server.get("server_info") or {}
     return {
+        "engine_figure": engine_figure(port, server["engine"], api_key, min(timeout, 10.0)),
         "engine": server["engine"],
         "version": server["version"],
         "model": server["model"],

@@ -110,8 +110,11 @@ def summarize(engine: str, ceiling: int | None, measurements: list[dict[str, Any
     overall, categories, modes = Group(), {}, {}
     for m in answered:
         overall.add(m, engine)
-        categories.setdefault(m["category"], Group()).add(m, engine)
-        modes.setdefault(m["mode"], Group()).add(m, engine)
+        # kinds of prompt compared like with like (raw, greedy); modes over the same prompts
+        if m["mode"] == "greedy":
+            categories.setdefault(m["category"], Group()).add(m, engine)
+        if m.get("paired"):
+            modes.setdefault(m["mode"], Group()).add(m, engine)
     return ProbeSummary(
         engine,
         ceiling,

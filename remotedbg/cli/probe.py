@@ -42,13 +42,15 @@ def probe(
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", min=2, max=4096, help="New tokens per request.")
     ] = 128,
-    sampled: Annotated[
-        bool,
+    compare: Annotated[
+        str,
         typer.Option(
-            "--sampled/--greedy-only",
-            help="Also send one prompt of each kind sampled (temperature 0.8).",
+            "--compare",
+            metavar="LIST",
+            help="Side by side on one prompt of each kind: sampled (temperature 0.8), "
+            "chat (template applied), thinking (on vs off); comma-separated, or none.",
         ),
-    ] = True,  # fmt: skip
+    ] = "sampled",  # fmt: skip
     api_key: Annotated[
         str,
         typer.Option(
@@ -80,7 +82,8 @@ def probe(
         if prompts == "builtin"
         else read_prompt_file(Path(prompts).expanduser(), per_category)
     )
-    plan = plan_requests(chosen, max_tokens, sampled)
+    wanted = [c for c in compare.split(",") if c and c != "none"]
+    plan = plan_requests(chosen, max_tokens, wanted)
     if dry_run:
         if ctx.json:
             emit_json({"load": plan.describe(), "requests": plan.requests})

@@ -48,22 +48,7 @@ def server_line(result: dict[str, Any]) -> str:
     )
 
 
-def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
-    console = stdout_console
-    render_verdict(console, verdict, headline)
-    console.print(printable(server_line(result)), markup=False)
-    summary = result["summary"]
-    ceiling = summary.get("ceiling") or 0
-    overall = summary["overall"]
-    if result.get("spec_off"):
-        console.print("speculative decoding is off: the answers carry no draft counts")
-    full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
-    table = Table(
-        "prompts", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
-        title="accept length by kind of prompt", title_justify="left",
-    )  # fmt: skip
-    rows = [("all", overall)] + sorted(summary["by_category"].items())
-    rows += [(f"{mode} (all kinds)", f) for mode, f in sorted(summary["by_mode"].items())]
+def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> None:
     for name, figures in rows:
         spread = (
             f"{_length(figures.get('min'))}-{_length(figures.get('max'))}"
@@ -78,7 +63,32 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
             spread,
             str(figures.get("tokens_per_s") or "-"),
         )
+
+
+def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
+    console = stdout_console
+    render_verdict(console, verdict, headline)
+    console.print(printable(server_line(result)), markup=False)
+    summary = result["summary"]
+    ceiling = summary.get("ceiling") or 0
+    overall = summary["overall"]
+    if result.get("spec_off"):
+        console.print("speculative decoding is off: the answers carry no draft counts")
+    full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
+    table = Table(
+        "", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
+        title="accept length: all requests, then by kind of prompt (raw, greedy)",
+        title_justify="left",
+    )  # fmt: skip
+    _rows(table, [("all", overall)] + sorted(summary["by_category"].items()), full)
     console.print(table)
+    if len(summary["by_mode"]) > 1:
+        modes = Table(
+            "mode", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
+            title="side by side, on the first prompt of each kind", title_justify="left",
+        )  # fmt: skip
+        _rows(modes, sorted(summary["by_mode"].items(), key=lambda kv: kv[0] != "greedy"), full)
+        console.print(modes)
     positions = summary.get("positions")
     if positions:
         curve = Table("position", "accepted", "", box=None, title="acceptance by draft position",
@@ -89,6 +99,12 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     for failed in summary.get("failed") or []:
         console.print(
             printable(f"request {failed.get('id')} ({failed.get('category')}): {failed['error']}"),
+            markup=False,
+        )
+    own = result.get("engine_figure")
+    if own:
+        console.print(
+            f"the engine's own figure: accept length {own['accept_length']:.2f} ({own['from']})",
             markup=False,
         )
     if summary.get("other_traffic_tokens"):
@@ -144,13 +160,21 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
         f"- server: {server_line(result)}",
         f"- load: {result['load']['requests']} requests, at most "
         f"{result['load']['max_new_tokens']} new tokens",
+    ]
+    own = result.get("engine_figure")
+    if own:
+        lines.append(f"- the engine's own figure: accept length {own['accept_length']:.2f} "
+                     f"({own['from']})")  # fmt: skip
+    lines += [
         "",
     ]
     if figure:
         lines += [f"![acceptance]({figure})", ""]
-    lines += ["| prompts | requests | accept length | min | max | tok/s |", "| --- " * 6 + "|"]
-    rows = [("all", summary["overall"])] + sorted(summary["by_category"].items())
-    rows += [(f"{mode} (all kinds)", f) for mode, f in sorted(summary["by_mode"].items())]
+    lines += ["| requests | n | accept length | min | max | tok/s |", "| --- " * 6 + "|"]
+    rows = [("all", summary["overall"])]
+    rows += [(f"{kind} (raw, greedy)", f) for kind, f in sorted(summary["by_category"].items())]
+    if len(summary["by_mode"]) > 1:
+        rows += [(f"mode {mode}", f) for mode, f in sorted(summary["by_mode"].items())]
     for name, f in rows:
         lines.append(
             f"| {name} | {f['requests']} | {_length(f.get('accept_length'))} | "
