@@ -137,6 +137,33 @@ def run_on_hosts(
         return list(pool.map(one, hosts))
 
 
+@dataclasses.dataclass
+class HostValue:
+    """One host's share of an action run on several hosts: its value, or why there is none."""
+
+    host: str
+    value: Any = None
+    error: str | None = None
+    exit_code: int = ExitCode.OK
+
+
+def map_hosts(
+    hosts: list[str], base: ConnectOptions, work: Callable[[Remote], Any]
+) -> list[HostValue]:
+    """`work(remote)` on every host in parallel, in the hosts' order; a host's failure is that
+    host's row, never the run's end."""
+
+    def one(host: str) -> HostValue:
+        try:
+            with open_session(dataclasses.replace(base, host=host)) as session:
+                return HostValue(host, work(Remote(session)))
+        except RemotedbgError as error:
+            return HostValue(host, error=str(error), exit_code=error.exit_code)
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
+        return list(pool.map(one, hosts))
+
+
 def _host_facts(result: HostResult) -> dict[str, Any]:
     """What should agree between hosts serving the same model."""
     if result.outcome is None:

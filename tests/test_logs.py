@@ -137,3 +137,17 @@ def test_tail_across_chunk_boundaries(tmp_path):
         "b",
         "still being writ",
     ]
+
+
+def test_logs_of_several_hosts(cli, tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-01 00:00:00] Decode batch, accept len: 2.50\n")
+    result = cli("logs", "-H", "testbox,nosftp", "--log", str(log), "--json")
+    doc = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert [(h["host"], h["accept_length"]) for h in doc["hosts"]] == [
+        ("testbox", [2.5]),
+        ("nosftp", [2.5]),
+    ]
+    refused = cli("logs", "-H", "testbox,nosftp", "--log", str(log), "-f")
+    assert refused.returncode == 2 and b"one --host" in refused.stderr

@@ -235,3 +235,23 @@ def test_vllm_chat_from_metrics_and_the_engines_own_figure(cli, standin):
     assert doc["summary"]["by_mode"]["chat-template"]["accept_length"] == expected
     # the engine's lifetime figure over the same requests equals the probe's overall figure
     assert doc["engine_figure"]["accept_length"] == doc["summary"]["overall"]["accept_length"]
+
+
+def test_several_hosts_one_table(cli, standin):
+    """Two hosts (two sshd's on this machine) and one that refuses: one row each, the exit
+    status is the worst host's."""
+    server = standin("sglang", {"pattern": {"default": HEALTHY}})
+    result = cli("probe", "-H", "testbox,nosftp,nobody@127.0.0.1:1", "--server", str(server.pid),
+                 "-n", "1", "--compare", "none", "--max-tokens", "16", "--json")  # fmt: skip
+    doc = json.loads(result.stdout)
+    hosts = {h["host"]: h for h in doc["hosts"]}
+    assert list(hosts) == ["testbox", "nosftp", "nobody@127.0.0.1:1"]
+    expected = _mode_length(HEALTHY, 16)
+    for name in ("testbox", "nosftp"):
+        assert hosts[name]["summary"]["overall"]["accept_length"] == expected
+        assert hosts[name]["verdict"] == "ok"
+    assert hosts["nobody@127.0.0.1:1"]["exit_code"] == 3 and result.returncode == 3
+    table = cli("probe", "-H", "testbox,nosftp", "--server", str(server.pid), "-n", "1",
+                "--compare", "none", "--max-tokens", "16").stdout.decode()  # fmt: skip
+    assert "probe on 2 hosts" in table
+    assert [line.split()[4] for line in table.splitlines()[2:4]] == [f"{expected:.2f}"] * 2

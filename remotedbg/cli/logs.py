@@ -17,6 +17,8 @@ from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.cli.probe_report import sparkline
 from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
+from remotedbg.inventory import is_host_list
 
 POLL_S = 0.3
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
@@ -93,6 +95,10 @@ def logs(
 
     Example: remotedbg logs -H gpu-box -f --spec-only"""
     since_s = parse_since(since) if since else None
+    if is_host_list(ctx.options.host):
+        if follow:
+            raise UsageError("--follow follows one host's log; give one --host")
+        return _on_hosts(ctx, server, log, lines, since_s, spec_only)
     chosen = find_log(ctx.remote, server, log)
     tail = read_tail(ctx.remote, chosen["log"], lines, since_s)
     trend = AcceptTrend()
@@ -126,3 +132,35 @@ def logs(
     except KeyboardInterrupt:
         stdout_console.print(trend.line(), style="dim", markup=False)
         return ExitCode.OK
+
+
+def _on_hosts(
+    ctx: CommandContext, server: str, log: str, lines: int, since_s: float | None, spec_only: bool
+) -> int:
+    """Each host's tail under its name, in the order given, with its own sparkline."""
+
+    def work(remote: Any) -> dict[str, Any]:
+        chosen = find_log(remote, server, log)
+        return {"server": chosen, **read_tail(remote, chosen["log"], lines, since_s)}
+
+    rows = map_hosts(parse_hosts(ctx.options.host, None), ctx.options, work)
+    if ctx.json:
+        out = []
+        for row in rows:
+            trend = AcceptTrend()
+            for line in (row.value or {}).get("lines", []):
+                trend.add(line)
+            out.append({"host": row.host, "error": row.error, "exit_code": row.exit_code,
+                        **(row.value or {}), "accept_length": trend.values})  # fmt: skip
+        emit_json({"hosts": out})
+    else:
+        for row in rows:
+            stdout_console.print(f"== {printable(row.host)}", style="bold", markup=False)
+            if row.value is None:
+                stdout_console.print(printable(row.error or ""), markup=False)
+                continue
+            trend = AcceptTrend()
+            for line in row.value["lines"]:
+                _show(line, trend, spec_only)
+            stdout_console.print(trend.line(), style="dim", markup=False)
+    return worst_exit([r.exit_code for r in rows])

@@ -11,10 +11,12 @@ import typer
 from remotedbg.actions.probe import DEFAULT_BUDGET_S, plan_requests, probe_server
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, stderr_console
-from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_probe
+from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
 from remotedbg.contract import exit_code, verdict
 from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
-from remotedbg.errors import ExitCode
+from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
+from remotedbg.inventory import is_host_list
 
 
 @remote_command
@@ -95,6 +97,15 @@ def probe(
                     f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
                 )
         return ExitCode.OK
+    if is_host_list(ctx.options.host):
+        if report is not None:
+            raise UsageError("--report writes one host's report; give one --host")
+        hosts = parse_hosts(ctx.options.host, None)
+        note(f"sending {plan.describe()}, to each of {len(hosts)} hosts")
+        rows = map_hosts(
+            hosts, ctx.options, lambda remote: probe_server(remote, plan, server, api_key, budget)
+        )
+        return _fleet(ctx, rows)
     note(f"sending {plan.describe()}")
     result = probe_server(ctx.remote, plan, server, api_key, budget)
     result["host"] = ctx.session.name
@@ -114,3 +125,18 @@ def probe(
         )
         note(f"report written to {report}" + ("" if why_not else f" (figure {figure})"))
     return exit_code(decided)
+
+
+def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
+    """One row per host; the exit status is the worst host's."""
+    for row in rows:
+        if row.value is not None:
+            decided, headline = verdict(row.value["findings"], row.value["inconclusive"])
+            row.value.update(verdict=decided, headline=headline)
+            row.exit_code = exit_code(decided)
+    if ctx.json:
+        emit_json({"hosts": [{"host": r.host, "exit_code": r.exit_code, "error": r.error,
+                              **(r.value or {})} for r in rows]})  # fmt: skip
+    else:
+        render_fleet(rows)
+    return worst_exit([r.exit_code for r in rows])

@@ -116,6 +116,35 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     render_findings(console, result["findings"])
 
 
+def render_fleet(rows: list[Any]) -> None:
+    """probe on several hosts: one row each (fleet.HostValue), what differs at a glance."""
+    table = Table("host", "verdict", "server", "accept len", "of", "position 0", "lowest kind",
+                  "findings", box=None, title=f"probe on {len(rows)} hosts",
+                  title_justify="left")  # fmt: skip
+    for row in rows:
+        if row.value is None:
+            table.add_row(printable(row.host), "unreachable", "-", "-", "-", "-", "-",
+                          printable(row.error or ""))  # fmt: skip
+            continue
+        result = row.value
+        summary = result["summary"]
+        kinds = {k: f["accept_length"] for k, f in summary["by_category"].items()
+                 if f.get("accept_length") is not None}  # fmt: skip
+        low = min(kinds, key=lambda k: kinds[k]) if kinds else None
+        positions = summary.get("positions")
+        table.add_row(
+            printable(row.host),
+            result["verdict"],
+            f"{result['server']['engine']} {result['server'].get('version') or ''}",
+            _length(summary["overall"].get("accept_length")),
+            str(summary.get("ceiling") or "?"),
+            f"{100 * positions[0]:.0f}%" if positions else "-",
+            f"{low} {kinds[low]:.2f}" if low else "-",
+            ", ".join(dict.fromkeys(f["id"] for f in result["findings"])) or "-",
+        )
+    stdout_console.print(table)
+
+
 def figure_svg(result: dict[str, Any], path: Path) -> str | None:
     """The per-category bars and the per-position curve as one SVG; None (and why) when
     matplotlib is not installed."""
