@@ -3,11 +3,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# sshd for the test boxes; podman and runc for the container tests (tests/podman.py)
+missing=""
 if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
+  missing="openssh-server openssh-client"
+fi
+command -v podman >/dev/null 2>&1 || missing="$missing podman"
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
+if [ -n "$missing" ]; then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq openssh-server openssh-client >/dev/null
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing >/dev/null
 fi
 
 python3 -m pip install -q -e '.[test]'

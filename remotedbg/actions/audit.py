@@ -35,15 +35,19 @@ def find_drafts(
             "drafts": [{"path": p, "how_found": "--var draft"} for p in paths],
             "servers": servers,
         }
-    from_servers = [s["draft"] for s in servers if s.get("draft")]
+    from_servers: dict[str, list] = {}
+    for server in servers:
+        if server.get("draft"):
+            from_servers.setdefault(server["draft"], []).append(server.get("pid"))
     if from_servers and not explicit_search:
         return {
             "drafts": [
-                {"path": p, "how_found": "running server --speculative-draft-model-path"}
-                for p in dict.fromkeys(from_servers)
+                {"path": p, "how_found": "running server --speculative-draft-model-path",
+                 "pids": [pid for pid in pids if pid is not None]}
+                for p, pids in from_servers.items()
             ],
             "servers": servers,
-        }
+        }  # fmt: skip
     found = remote.call(
         "remotedbg.agent.draft_search:find_drafts", {"roots": search or DEFAULT_SEARCH}
     )
@@ -147,8 +151,14 @@ def _vllm_loader(remote: Remote, located: dict, config: dict, tensors: list) -> 
 
 
 def audit_draft(
-    remote: Remote, draft: str, target: str | None, located: dict | None
+    remote: Remote,
+    draft: str,
+    target: str | None,
+    located: dict | None,
+    install: str | None = None,
 ) -> dict[str, Any]:
+    """One draft's vocab map in place, then the loader that would load it: in `install` (the
+    install of the server that serves it) when known, else as loader_for chooses."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
     vocab = checkpoint_call(
         remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
@@ -172,7 +182,8 @@ def audit_draft(
         report["inconclusive"].append("no engine install found: loader checks skipped")
         report["loader"] = None
         return report
-    loader = loader_for(architectures, located)
+    loader = loader_for(architectures, located, install) if install else None
+    loader = loader or loader_for(architectures, located)
     if loader is None:
         loader = _vllm_loader(remote, located, config, listing["tensors"])
     report["loader"] = loader
@@ -187,6 +198,16 @@ def audit_draft(
     return report
 
 
+def _serving_install(draft: dict, located: dict | None) -> str | None:
+    """The install whose running server serves this draft (two servers on a box may run two
+    installs of one release, e.g. in two containers)."""
+    pids = set(draft.get("pids") or [])
+    for engine in (located or {}).get("engines") or []:
+        if pids & set(engine.get("running") or []):
+            return engine["path"]
+    return None
+
+
 def audit_drafts(
     remote: Remote,
     drafts: list | None,
@@ -198,7 +219,13 @@ def audit_drafts(
     """Each draft against its own server's target when one serves it, else `target`. A cleared
     vocab map says where to look next unless a later step (spec-audit's) checks those itself."""
     per_draft = [
-        audit_draft(remote, d["path"], (targets or {}).get(d["path"], target), located)
+        audit_draft(
+            remote,
+            d["path"],
+            (targets or {}).get(d["path"], target),
+            located,
+            _serving_install(d, located),
+        )
         for d in drafts or []
     ]
     findings = []

@@ -33,6 +33,7 @@ def locate_engines(
                 "kind": install.get("kind"),
                 "how_found": install.get("how_found", []),
                 "running": install.get("running", []),
+                "container": install.get("container"),
                 "error": install.get("error"),
             }
         )

@@ -18,6 +18,7 @@ import re
 import sys
 import time
 
+from remotedbg.agent.containers import container_info, container_place, host_path, real_path
 from remotedbg.agent.redact import redact_cmdline
 
 # Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
@@ -97,7 +98,7 @@ class _Scan(object):
         return None
 
     def add_install(self, path, engine, how, kind, site=None):
-        real = os.path.realpath(path)
+        real = real_path(path)
         inst = self.installs.get(real)
         if inst is None:
             inst = {
@@ -162,7 +163,7 @@ class _Scan(object):
 
     def check_prefix(self, prefix, how_label):
         """A Python prefix (venv, conda env, /usr): check its site-packages; return the installs."""
-        key = os.path.realpath(prefix) + "|" + prefix
+        key = real_path(prefix) + "|" + prefix
         interp = self._seen_sites.get(key)
         if interp is None:
             if not os.path.isdir(prefix):
@@ -198,7 +199,7 @@ class _Scan(object):
     def check_python(self, python, how_label):
         """An interpreter or script path: the prefixes of the path as given and as resolved."""
         prefixes = []
-        for p in (python, os.path.realpath(python)):
+        for p in (python, real_path(python)):
             if os.path.basename(os.path.dirname(p)) != "bin":
                 continue
             prefix = os.path.dirname(os.path.dirname(p))
@@ -288,25 +289,40 @@ class _Scan(object):
                     "cmdline": redact_cmdline(argv),
                     "exe": exe,
                     "cwd": cwd,
+                    "container": container_info(pid),
                     "_argv": argv,
                 }
             )
+            container = self.processes[-1]["container"]
+            if container:
+                # launch paths as the host sees them, for whoever reads the command line next
+                placed = [host_path(container, a) or a if a.startswith("/") else a for a in argv]
+                self.processes[-1]["cmdline"] = redact_cmdline(placed)
+                self.processes[-1]["cmdline_in_container"] = redact_cmdline(argv)
 
     def link_processes(self):
-        """Installs used by each server process; finds new installs through them too."""
+        """Installs used by each server process; finds new installs through them too. A
+        process in a container names its own paths: they are read where the host sees them
+        (a bind mount's source, else /proc/PID/root)."""
         for proc in self.processes:
             pid = proc["pid"]
             how = "process:%d" % pid
             proc["installs"] = []
             argv = proc.pop("_argv")
+            container = proc.get("container")
+            if container:
+                place = lambda path, c=container: host_path(c, path)  # noqa: E731
+                how = "process:%d in container %s" % (pid, container.get("name") or "?")
+            else:
+                place = lambda path: path  # noqa: E731
             # the interpreter as invoked (keeps the venv), entry scripts, then the resolved exe
-            paths = [a for a in argv[:3] if a.startswith("/")]
+            paths = [place(a) for a in argv[:3] if a.startswith("/")]
             if proc["exe"]:
-                paths.append(proc["exe"])
-            for p in paths:
+                paths.append(place(proc["exe"]))
+            for p in [p for p in paths if p]:
                 for inst in self.check_python(p, how):
                     self._mark(inst, pid, how)
-            cwd = proc["cwd"]
+            cwd = place(proc["cwd"]) if proc["cwd"] else None
             if cwd:
                 cands = [cwd, os.path.dirname(cwd)]
                 for eng in self.engines.values():
@@ -318,9 +334,11 @@ class _Scan(object):
                         self._mark(
                             self.add_install(path, engine, how, self._kind_of(path)), pid, how
                         )
-            mapped = _mapped_paths(pid)
-            own = [cwd, proc["exe"]] + [a for a in argv if a.startswith("/")]
-            own = [os.path.realpath(p) for p in own if p]
+            mapped = [place(p) for p in _mapped_paths(pid)]
+            mapped = [p for p in mapped if p]
+            own = [cwd, place(proc["exe"]) if proc["exe"] else None]
+            own += [place(a) for a in argv if a.startswith("/")]
+            own = [real_path(p) for p in own if p]
             for inst in list(self.installs.values()):
                 trees = _trees(inst)
                 hit = any(_under(p, t) for p in own for t in trees)
@@ -331,6 +349,12 @@ class _Scan(object):
     def _mark(self, inst, pid, how):
         if pid not in inst["running"]:
             inst["running"].append(pid)
+        container = next(
+            (p.get("container") for p in self.processes if p["pid"] == pid and p.get("container")),
+            None,
+        )
+        if container and "container" not in inst:
+            inst["container"] = container_place(container, inst["path"])
         if how not in inst["how_found"]:
             inst["how_found"].append(how)
         for proc in self.processes:

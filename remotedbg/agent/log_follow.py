@@ -13,11 +13,14 @@ polls `read_log_from` instead of starting `tail -f`).
 
 from __future__ import annotations
 
+import calendar
+import json
 import os
 import re
 import stat
 import time
 
+from remotedbg.agent.containers import container_info, runtime_log_of
 from remotedbg.agent.redact import redact_cmdline
 from remotedbg.agent.safetensors_file import MissingInput
 from remotedbg.agent.server_scan import (
@@ -33,7 +36,33 @@ from remotedbg.agent.server_scan import (
 _SGLANG_STAMP = re.compile(r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
 # vLLM: "INFO 08-01 12:00:00 [loggers.py:118] SpecDecoding metrics: ..." (no year)
 _VLLM_STAMP = re.compile(r"^(?:\(\w+ pid=\d+\)\s+)?[A-Z]+ (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
-_CHUNK = 1 << 20
+# podman's k8s-file log: "2026-11-29T16:36:12.302275495+00:00 stdout F <line>" (P: partial)
+_K8S_FILE = re.compile(
+    r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)"
+    r" (?:stdout|stderr) [FP] "
+)
+
+
+def plain_line(text):
+    """A line as the server printed it: the runtime's wrapping (podman k8s-file prefix, docker
+    json-file record) removed; (line, epoch seconds of the runtime's stamp or None)."""
+    m = _K8S_FILE.match(text)
+    if m:
+        fields = [int(v) for v in m.groups()[:6]]
+        zone = m.group(7)
+        offset = (
+            0
+            if zone == "Z"
+            else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+        )
+        return text[m.end() :], calendar.timegm(tuple(fields) + (0, 0, 0)) - offset
+    if text.startswith('{"log":'):
+        try:
+            record = json.loads(text)
+            return str(record.get("log", "")).rstrip("\n"), None
+        except ValueError:
+            pass
+    return text, None
 
 
 def line_time(line, year):
@@ -71,8 +100,14 @@ def server_logs(args):
         if wanted is not None and proc["pid"] != wanted:
             continue
         links = _log_links(proc["pid"])
+        container = container_info(proc["pid"])
+        runtime_log = runtime_log_of(container) if container and not links else None
+        if runtime_log:
+            links = [(runtime_log["path"], runtime_log["how_found"])]
         note = None
-        if not links:
+        if not links and container and not container.get("root_readable"):
+            note = container.get("why_unreadable")
+        elif not links:
             if _uid(proc["pid"]) not in (None, os.getuid()):
                 note = "runs as another user%s: its stdout/stderr are hidden; pass --log PATH" % (
                     _owner_note(proc["pid"])
@@ -123,9 +158,9 @@ def read_log_tail(args):
                     started = True
                     if not raw:
                         continue  # after the file's final newline: no line
-                text = raw.decode("utf-8", "replace").rstrip("\r")
+                text, stamp = plain_line(raw.decode("utf-8", "replace").rstrip("\r"))
                 if since is not None:
-                    stamp = line_time(text, year)
+                    stamp = stamp if stamp is not None else line_time(text, year)
                     if stamp is not None and stamp < since:
                         done = True
                         break
@@ -153,5 +188,8 @@ def read_log_from(args):
         handle.seek(offset)
         data = handle.read(max_bytes)
     whole = data.rfind(b"\n") + 1
-    lines = [raw.decode("utf-8", "replace").rstrip("\r") for raw in data[:whole].split(b"\n")[:-1]]
+    lines = [
+        plain_line(raw.decode("utf-8", "replace").rstrip("\r"))[0]
+        for raw in data[:whole].split(b"\n")[:-1]
+    ]
     return {"lines": lines, "offset": offset + whole, "inode": info.st_ino, "rotated": rotated}

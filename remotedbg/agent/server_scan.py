@@ -30,6 +30,7 @@ import re
 import shlex
 import time
 
+from remotedbg.agent.containers import container_info, host_path, runtime_log_of
 from remotedbg.agent.engine_scan import _read_bytes, _readlink, process_argvs
 from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 
@@ -671,6 +672,34 @@ def _server(source, engine, argv, parsed, notes=None):
     }
 
 
+PATH_SETTINGS = ("target_model", "draft_model", "token_map")
+
+
+def _place_in_container(server, container):
+    """A containerised server: which container, and its launch paths as the host sees them
+    (the container's own path kept in `paths_in_container`)."""
+    server["container"] = container
+    server["paths_in_container"] = {}
+    for key in PATH_SETTINGS:
+        value = server["spec"].get(key)
+        if not isinstance(value, str) or not value.startswith("/"):
+            continue
+        on_host = host_path(container, value)
+        server["paths_in_container"][key] = value
+        if on_host:
+            server["spec"][key] = on_host
+        else:
+            server["notes"].append(
+                "%s %s is inside container %s and not readable from the host: %s"
+                % (
+                    key,
+                    value,
+                    container.get("name") or container.get("id"),
+                    container.get("why_unreadable"),
+                )  # fmt: skip
+            )
+
+
 def _fill_from_log(server, log_args):
     """Settings the command line leaves to the engine's defaults, from the log's ServerArgs."""
     if not log_args:
@@ -728,8 +757,17 @@ def scan_servers(args):
             server["children"] = sorted(proc.get("children") or [])
             if proc.get("wrapped_by"):
                 server["wrapped_by"] = proc["wrapped_by"]
+            container = container_info(pid)
+            if container:
+                _place_in_container(server, container)
             links = _log_links(pid)
-            if links:
+            runtime_log = runtime_log_of(container) if container and not links else None
+            if runtime_log:
+                server["log"], log_args = read_log(
+                    runtime_log["path"], runtime_log["how_found"], tail_lines, max_bytes
+                )
+                _fill_from_log(server, log_args)
+            elif links:
                 path, how = links[0]
                 server["log"], log_args = read_log(path, how, tail_lines, max_bytes)
                 _fill_from_log(server, log_args)

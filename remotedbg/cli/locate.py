@@ -53,6 +53,16 @@ def locate_eagle(
     return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
 
 
+def container_line(place: dict) -> str:
+    """Where a path of a container is: the container and the path as the container sees it."""
+    who = place.get("name") or place.get("id") or "?"
+    image = f", image {place['image']}" if place.get("image") else ""
+    return printable(
+        f"inside {place.get('runtime') or 'a'} container {who}{image}, at "
+        f"{place.get('path_in_container') or '?'} there"
+    )
+
+
 def render_locate(found: dict, show_evidence: bool = True) -> None:
     console = stdout_console
     if not found["engines"]:
@@ -77,6 +87,8 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             f"[/] at {printable(engine['path'])}{running}"
         )
         console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)
+        if engine.get("container"):
+            console.print(f"  {container_line(engine['container'])}", markup=False)
         table = Table("draft-model file", "architectures", "d2t handling", box=None)
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:

@@ -1,0 +1,143 @@
+"""Real podman containers for the container tests, hermetic: every bit of podman's state lives
+in a temp dir chosen through CONTAINERS_CONF / CONTAINERS_STORAGE_CONF (never --root/--runroot
+flags: mixing the two breaks podman's cleanup), no network (`--network none`), no registry (the
+image is imported from a root filesystem built here from this machine's python3 and the engine
+release under test), and everything is removed at the end, system paths podman writes whatever
+its configuration included when they were not there before.
+
+This machine's root lacks CAP_SYS_RESOURCE, so the runtime may not raise rlimits: the config
+sets default_ulimits (nofile, nproc) to what the test box allows."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+SYSTEM_PATHS = ("/var/lib/containers", "/run/containers", "/run/runc")
+
+# A stand-in engine process: prints the lines SGLang prints (ServerArgs at startup, decode
+# lines with accept len, sglang/srt/managers/scheduler_components/metrics_reporter.py:963-1043)
+# to its stdout, which podman keeps in its k8s-file log, then waits; SIGTERM ends it (as PID 1
+# it would otherwise ignore it).
+SERVER = r"""
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+args = sys.argv[1:]
+print("[%s] server_args=ServerArgs(model_path=%r, speculative_algorithm='EAGLE3')"
+      % (time.strftime("%Y-%m-%d %H:%M:%S"), args[args.index("--model-path") + 1]), flush=True)
+for _ in range(3):
+    print("[%s] Decode batch, #running-req: 1, #token: 90, token usage: 0.01, accept len: 1.02, "
+          "accept rate: 0.01, cuda graph: True, gen throughput (token/s): 40.00, #queue-req: 0"
+          % time.strftime("%Y-%m-%d %H:%M:%S"), flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+class Podman:
+    def __init__(self) -> None:
+        self.before = {p: os.path.exists(p) for p in SYSTEM_PATHS}
+        self.dir = Path(tempfile.mkdtemp(prefix="remotedbg-podman-"))
+        self.dir.chmod(0o755)
+        for sub in ("tmp", "net"):
+            (self.dir / sub).mkdir()
+        (self.dir / "containers.conf").write_text(
+            "[containers]\n"
+            'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
+            "[engine]\n"
+            'cgroup_manager = "cgroupfs"\nevents_logger = "file"\nruntime = "runc"\n'
+            f'tmp_dir = "{self.dir}/tmp"\nvolume_path = "{self.dir}/root/volumes"\n'
+            f'[network]\nnetwork_config_dir = "{self.dir}/net"\n'
+        )
+        (self.dir / "storage.conf").write_text(
+            f'[storage]\ndriver = "overlay"\ngraphroot = "{self.dir}/root"\n'
+            f'runroot = "{self.dir}/runroot"\n'
+        )
+        self.env = dict(
+            os.environ,
+            CONTAINERS_CONF=str(self.dir / "containers.conf"),
+            CONTAINERS_STORAGE_CONF=str(self.dir / "storage.conf"),
+        )
+
+    def podman(self, *args: str, check: bool = True, timeout: float = 120) -> str:
+        done = subprocess.run(
+            ["podman", *args], env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+        if check and done.returncode != 0:
+            raise RuntimeError(f"podman {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def build_image(self, name: str, engine_tree: Path) -> None:
+        """An image holding this machine's python3 (binary, libraries, standard library), the
+        engine package at /sgl-workspace/sglang/python/sglang, as SGLang's image keeps it, and
+        the stand-in server at /opt/standin/serve.py."""
+        rootfs = self.dir / "rootfs.tar"
+        python = Path(os.path.realpath("/usr/bin/python3"))
+        libs = subprocess.run(["ldd", str(python)], capture_output=True, text=True).stdout
+        with tarfile.open(rootfs, "w") as tar:
+            for link, target in (("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")):
+                info = tarfile.TarInfo(link)
+                info.type, info.linkname = tarfile.SYMTYPE, target
+                tar.addfile(info)
+            tar.add(python, f"usr/bin/{python.name}")
+            info = tarfile.TarInfo("usr/bin/python3")
+            info.type, info.linkname = tarfile.SYMTYPE, python.name
+            tar.addfile(info)
+            for line in libs.splitlines():
+                parts = line.split()
+                path = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+                if path.startswith("/") and os.path.exists(path):
+                    real = os.path.realpath(path)
+                    tar.add(real, "usr/lib/x86_64-linux-gnu/" + os.path.basename(path))
+            tar.add("/lib64/ld-linux-x86-64.so.2", "usr/lib64/ld-linux-x86-64.so.2")
+            stdlib = Path(f"/usr/lib/{python.name}")
+            skip = {"test", "idlelib", "tkinter", "turtledemo", "__pycache__", "ensurepip"}
+            tar.add(stdlib, f"usr/lib/{python.name}",
+                    filter=lambda m: None if set(Path(m.name).parts) & skip else m)  # fmt: skip
+            tar.add(engine_tree, "sgl-workspace/sglang/python/sglang",
+                    filter=lambda m: None if "__pycache__" in m.name else m)  # fmt: skip
+            for name_, text in (("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+                                ("opt/standin/serve.py", SERVER)):  # fmt: skip
+                data = text.encode()
+                info = tarfile.TarInfo(name_)
+                info.size = len(data)
+                tar.addfile(info, fileobj=__import__("io").BytesIO(data))
+        self.podman("import", "-q", str(rootfs), name)
+        rootfs.unlink()
+
+    def run(self, name: str, image: str, binds: dict[str, str], argv: list[str],
+            user: str | None = None) -> int:  # fmt: skip
+        """Start a detached container; returns the host PID of its server process."""
+        args = ["run", "-d", "--name", name, "--network", "none", "-w",
+                "/sgl-workspace/sglang/python"]  # fmt: skip
+        for host, inside in binds.items():
+            args += ["-v", f"{host}:{inside}:ro"]
+        if user:
+            args += ["--user", user]
+        self.podman(*args, image, "python3", "/opt/standin/serve.py", *argv)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if "Decode batch" in self.podman("logs", name, check=False):
+                return int(self.podman("inspect", "-f", "{{.State.Pid}}", name).strip())
+            time.sleep(0.05)
+        raise RuntimeError(f"{name} did not start: {self.podman('logs', name, check=False)}")
+
+    def inspect(self, name: str) -> dict:
+        return json.loads(self.podman("inspect", name))[0]
+
+    def close(self) -> None:
+        self.podman("rm", "-a", "-f", "-t", "0", check=False)
+        self.podman("system", "reset", "-f", check=False)
+        mounts = Path("/proc/mounts").read_text().splitlines()
+        for mount in sorted((m.split()[1] for m in mounts if str(self.dir) in m), reverse=True):
+            subprocess.run(["umount", "-l", mount], capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for path, existed in self.before.items():
+            if not existed:
+                shutil.rmtree(path, ignore_errors=True)

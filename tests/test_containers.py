@@ -1,0 +1,133 @@
+"""Servers inside real podman containers (tests/podman.py), audited over the real sshd with no
+flags beyond -H: the engine code exists only inside the containers (SGLang 0.5.23 as released,
+at /sgl-workspace/sglang/python as SGLang's image keeps it), the checkpoints are bind-mounted
+from the host at /models. Two containers: one serves a correct draft, one a draft whose d2t
+holds absolute ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from remotedbg.agent import containers, engine_scan, server_scan
+from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
+from tests.checkpoints import write_eagle3_checkpoint, write_target_config
+from tests.podman import Podman
+from tests.releases import release
+from tests.unprivileged import call_unprivileged
+
+pytestmark = pytest.mark.network  # the SGLang release is downloaded once (tests/releases.py)
+
+IMAGE = "docker.io/lmsysorg/sglang:v0.5.23-remotedbg-test"
+
+
+def _launch(port: int) -> list[str]:
+    return ["-m", "sglang.launch_server", "--model-path", "/models/target",
+            "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+            "/models/draft", "--speculative-num-steps", "3", "--port", str(port)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def boxed():
+    podman = Podman()
+    try:
+        podman.build_image(IMAGE, release("sglang", "0.5.23").package)
+        world = {"podman": podman}
+        for name, defect, port in (("sgl-a", None, 30000), ("sgl-b", "absolute", 30001)):
+            models = podman.dir / f"models-{name}"
+            write_target_config(models / "target")
+            write_eagle3_checkpoint(models / "draft", defect=defect)
+            pid = podman.run(name, IMAGE, {str(models): "/models"}, _launch(port))
+            world[name] = {"pid": pid, "models": models}
+        yield world
+    finally:
+        podman.close()
+
+
+def test_the_container_and_its_paths_are_recognised(boxed):
+    pid, models = boxed["sgl-a"]["pid"], boxed["sgl-a"]["models"]
+    info = containers.container_info(pid)
+    assert info["runtime"] == "podman" and info["name"] == "sgl-a" and info["image"] == IMAGE
+    assert info["id"] == boxed["podman"].inspect("sgl-a")["Id"]
+    assert info["root_readable"] is True
+    # the bind mount resolves to the host's checkpoint; image files through /proc/PID/root
+    assert containers.host_path(info, "/models/draft") == str(models / "draft")
+    engine = containers.host_path(info, "/sgl-workspace/sglang/python/sglang")
+    assert engine == f"/proc/{pid}/root/sgl-workspace/sglang/python/sglang"
+    assert not Path("/sgl-workspace").exists()  # the engine tree is only inside the container
+
+
+def test_locate_eagle_finds_the_engine_inside_and_marks_it_running(cli, boxed):
+    result = cli("locate-eagle", "-H", "testbox", "--json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    for name in ("sgl-a", "sgl-b"):
+        pid = boxed[name]["pid"]
+        [engine] = [e for e in doc["engines"] if pid in e["running"]]
+        assert engine["path"] == f"/proc/{pid}/root/sgl-workspace/sglang/python/sglang"
+        assert engine["version"] == "0.5.23"
+        assert engine["container"]["name"] == name
+        assert engine["container"]["path_in_container"] == "/sgl-workspace/sglang/python/sglang"
+        # sglang/srt/models/llama_eagle3.py of 0.5.23 reads d2t as offsets
+        eagle3 = [m for m in doc["draft_models"] if m["install"] == engine["path"]
+                  and m["relative_path"] == "srt/models/llama_eagle3.py"]  # fmt: skip
+        assert eagle3 and eagle3[0]["d2t_handling"] == "offsets"
+    text = cli("locate-eagle", "-H", "testbox", timeout=120).stdout.decode()
+    assert "inside podman container sgl-a, image " + IMAGE in text
+
+
+def test_vocab_audit_audits_what_each_container_serves(cli, boxed):
+    result = cli("playbook", "vocab-audit", "-H", "testbox", "--json", timeout=180)
+    doc = json.loads(result.stdout)
+    drafts = {d["draft"]: d for d in doc["drafts"]}
+    good = str(boxed["sgl-a"]["models"] / "draft")
+    bad = str(boxed["sgl-b"]["models"] / "draft")
+    assert good in drafts and bad in drafts, list(drafts)
+    for path, name in ((good, "sgl-a"), (bad, "sgl-b")):
+        loader = drafts[path]["loader"]["path"]
+        assert loader.startswith(f"/proc/{boxed[name]['pid']}/root/sgl-workspace/"), loader
+    absolute = [f for f in doc["findings"] if f["id"] == "d2t-absolute-ids"]
+    assert absolute and all(bad in json.dumps(f) for f in absolute)
+    assert not any(good in json.dumps(f) for f in doc["findings"] if f["severity"] == "error")
+    assert result.returncode == 1
+
+
+def test_server_scan_translates_launch_paths_and_reads_the_runtime_log(boxed):
+    pid, models = boxed["sgl-b"]["pid"], boxed["sgl-b"]["models"]
+    scan = server_scan.scan_servers({"metrics": False, "knowledge": server_scan_knowledge()})
+    [server] = [s for s in scan["servers"] if s["pid"] == pid]
+    assert server["container"]["name"] == "sgl-b"
+    assert server["spec"]["draft_model"] == str(models / "draft")
+    assert server["paths_in_container"]["draft_model"] == "/models/draft"
+    assert server["log"]["how_found"] == "podman log (conmon -l)"
+    # three decode lines printed by the stand-in, read through podman's k8s-file log
+    assert server["log"]["figures"]["accept_length"]["values"] == [1.02, 1.02, 1.02]
+
+
+def test_logs_come_from_the_runtime(cli, boxed):
+    pid = boxed["sgl-a"]["pid"]
+    result = cli("logs", "-H", "testbox", "--server", str(pid), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["server"]["how_found"] == "podman log (conmon -l)"
+    assert doc["lines"][0].startswith("[") and "server_args=ServerArgs(" in doc["lines"][0]
+    assert doc["accept_length"] == [1.02, 1.02, 1.02]
+
+
+def test_a_user_allowed_neither_route_is_told_what_is_missing(boxed):
+    """nobody may not read a root container's /proc/PID/root (ptrace-read check): the
+    container is still named (cmdline, cgroup and mountinfo stay readable), the checkpoint on
+    a bind mount still resolves, and what cannot be read says why."""
+    pid, models = boxed["sgl-a"]["pid"], boxed["sgl-a"]["models"]
+    info = call_unprivileged(containers.container_info, pid)
+    assert info["runtime"] == "podman" and info["root_readable"] is False
+    assert "uid 0" in info["why_unreadable"] and "root" in info["why_unreadable"]
+    assert containers.host_path(info, "/models/draft") == str(models / "draft")
+    assert containers.host_path(info, "/sgl-workspace/sglang/python") is None
+    scan = call_unprivileged(
+        engine_scan.scan, {"knowledge": knowledge(), "search_home": False, "search_system": False}
+    )
+    [process] = [p for p in scan["processes"] if p["pid"] == pid]
+    assert process["container"]["why_unreadable"] and process["installs"] == []
