@@ -131,3 +131,16 @@ def test_a_user_allowed_neither_route_is_told_what_is_missing(boxed):
     )
     [process] = [p for p in scan["processes"] if p["pid"] == pid]
     assert process["container"]["why_unreadable"] and process["installs"] == []
+
+
+def test_spec_audit_reads_each_container(cli, boxed):
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", timeout=240)
+    doc = json.loads(result.stdout)
+    servers = {s.get("pid"): s for s in doc["results"]["servers"]["servers"]}
+    for name in ("sgl-a", "sgl-b"):
+        server = servers[boxed[name]["pid"]]
+        assert server["container"]["name"] == name
+        assert server["spec"]["draft_model"] == str(boxed[name]["models"] / "draft")
+    # the container's log says accept len 1.02 of a possible 4: read from podman's log
+    low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
+    assert low and all(f["evidence"]["observed"] == 1.02 for f in low)
