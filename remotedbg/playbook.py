@@ -138,7 +138,8 @@ def _plain(node: yaml.Node) -> Any:
     return yaml.safe_load(yaml.serialize(node))
 
 
-def load_playbook(path: Path) -> Playbook:
+def _compose(path: Path) -> yaml.Node:
+    """The playbook's YAML as nodes (they keep the line numbers the errors cite)."""
     try:
         text = path.read_text(encoding="utf-8")
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -152,75 +153,107 @@ def load_playbook(path: Path) -> Playbook:
         ) from None
     if root is None:
         raise PlaybookError(f"{path}:1: empty playbook")
+    return root
+
+
+def _load_name(path: Path, node: yaml.Node) -> str:
+    name = _plain(node)
+    if not isinstance(name, str) or not name:
+        raise _fail(path, node, "expected a name (text)")
+    return name
+
+
+def _load_variables(path: Path, node: yaml.Node) -> dict[str, dict[str, Any]]:
+    """`variables:`, each as {"default": ..., "description": ...} (a bare value is the
+    default)."""
+    variables: dict[str, dict[str, Any]] = {}
+    for var, value_node in _mapping(path, node, "variables").items():
+        value = _plain(value_node)
+        variables[var] = (
+            value
+            if isinstance(value, dict) and "default" in value
+            else {"default": value, "description": ""}
+        )
+    return variables
+
+
+def _check_parameters(path: Path, node: yaml.Node | None, action: str, params: Any) -> None:
+    if not isinstance(params, dict):
+        raise _fail(path, node, "expected a mapping of parameters for 'with'")
+    for key in params:
+        if key not in ACTIONS[action].params:
+            raise _fail(
+                path,
+                node,
+                f"action {action!r} takes no parameter "
+                f"{key!r}; expected {', '.join(ACTIONS[action].params)}",
+            )
+
+
+def _check_references(
+    path: Path, node: yaml.Node | None, params: dict, variables: dict, steps: list[Step]
+) -> None:
+    """Every ${...} in a step's parameters names a variable or an earlier step."""
+    for ref in _references(params):
+        head = ref.split(".")[0]
+        known = head in variables or (
+            head == "steps"
+            and ref.split(".")[1:2]
+            and any(s.id == ref.split(".")[1] for s in steps)
+        )
+        if not known:
+            raise _fail(path, node, f"${{{ref}}} names no variable or earlier step")
+
+
+def _load_step(path: Path, node: yaml.Node, variables: dict, steps: list[Step]) -> Step:
+    """One step, checked against the actions and the variables and steps before it."""
+    fields = _mapping(path, node, "a step")
+    _reject_unknown_keys(path, fields, _STEP_KEYS, "step key")
+    for key in ("id", "action"):
+        if key not in fields:
+            raise _fail(path, node, f"step is missing {key!r}")
+    step_id, action = _plain(fields["id"]), _plain(fields["action"])
+    if action not in ACTIONS:
+        raise _fail(
+            path,
+            fields["action"],
+            f"unknown action {action!r}; expected one of {', '.join(sorted(ACTIONS))}",
+        )
+    if any(s.id == step_id for s in steps):
+        raise _fail(path, fields["id"], f"duplicate step id {step_id!r}")
+    params = _plain(fields["with"]) if "with" in fields else {}
+    _check_parameters(path, fields.get("with"), action, params)
+    _check_references(path, fields.get("with"), params, variables, steps)
+    writes = _plain(fields["writes"]) if "writes" in fields else ACTIONS[action].writes
+    return Step(
+        str(step_id),
+        action,
+        params,
+        str(_plain(fields.get("description", yaml.ScalarNode("tag:yaml.org,2002:str", ""))) or ""),
+        bool(writes),
+        node.start_mark.line + 1,
+    )
+
+
+def _load_steps(path: Path, node: yaml.Node, variables: dict) -> list[Step]:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise _fail(path, node, "expected a list of steps")
+    steps: list[Step] = []
+    for step_node in node.value:
+        steps.append(_load_step(path, step_node, variables, steps))
+    return steps
+
+
+def load_playbook(path: Path) -> Playbook:
+    root = _compose(path)
     top = _mapping(path, root, "the playbook")
     _reject_unknown_keys(path, top, _TOP_KEYS, "key")
     for key in ("name", "steps"):
         if key not in top:
             raise _fail(path, root, f"missing {key!r}")
-    name = _plain(top["name"])
-    if not isinstance(name, str) or not name:
-        raise _fail(path, top["name"], "expected a name (text)")
-    variables: dict[str, dict[str, Any]] = {}
-    if "variables" in top:
-        for var, node in _mapping(path, top["variables"], "variables").items():
-            value = _plain(node)
-            variables[var] = (
-                value
-                if isinstance(value, dict) and "default" in value
-                else {"default": value, "description": ""}
-            )
-    if not isinstance(top["steps"], yaml.SequenceNode) or not top["steps"].value:
-        raise _fail(path, top["steps"], "expected a list of steps")
-    steps: list[Step] = []
-    for node in top["steps"].value:
-        fields = _mapping(path, node, "a step")
-        _reject_unknown_keys(path, fields, _STEP_KEYS, "step key")
-        for key in ("id", "action"):
-            if key not in fields:
-                raise _fail(path, node, f"step is missing {key!r}")
-        step_id, action = _plain(fields["id"]), _plain(fields["action"])
-        if action not in ACTIONS:
-            raise _fail(
-                path,
-                fields["action"],
-                f"unknown action {action!r}; expected one of {', '.join(sorted(ACTIONS))}",
-            )
-        if any(s.id == step_id for s in steps):
-            raise _fail(path, fields["id"], f"duplicate step id {step_id!r}")
-        params = _plain(fields["with"]) if "with" in fields else {}
-        if not isinstance(params, dict):
-            raise _fail(path, fields["with"], "expected a mapping of parameters for 'with'")
-        for key in params:
-            if key not in ACTIONS[action].params:
-                raise _fail(
-                    path,
-                    fields["with"],
-                    f"action {action!r} takes no parameter "
-                    f"{key!r}; expected {', '.join(ACTIONS[action].params)}",
-                )
-        for ref in _references(params):
-            head = ref.split(".")[0]
-            known = head in variables or (
-                head == "steps"
-                and ref.split(".")[1:2]
-                and any(s.id == ref.split(".")[1] for s in steps)
-            )
-            if not known:
-                raise _fail(path, fields["with"], f"${{{ref}}} names no variable or earlier step")
-        writes = _plain(fields["writes"]) if "writes" in fields else ACTIONS[action].writes
-        steps.append(
-            Step(
-                str(step_id),
-                action,
-                params,
-                str(
-                    _plain(fields.get("description", yaml.ScalarNode("tag:yaml.org,2002:str", "")))
-                    or ""
-                ),
-                bool(writes),
-                node.start_mark.line + 1,
-            )
-        )
+    name = _load_name(path, top["name"])
+    variables = _load_variables(path, top["variables"]) if "variables" in top else {}
+    steps = _load_steps(path, top["steps"], variables)
     description = _plain(top["description"]) if "description" in top else ""
     report = _report_sections(path, top["report"], steps) if "report" in top else {}
     return Playbook(name, str(description or ""), variables, steps, path, report)

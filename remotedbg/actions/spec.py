@@ -17,10 +17,11 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions.audit import loader_for
-from remotedbg.actions.engine_code import EngineCodeCache, add_modules, vllm_lookup
+from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
 from remotedbg.analysis import engine_facts
 from remotedbg.analysis.capture import capture_point, evaluate_capture
 from remotedbg.analysis.loader_model import simulate_load
+from remotedbg.analysis.pysource import ClassRef
 from remotedbg.analysis.spec_checks import (
     Deployment,
     engine_ids,
@@ -185,97 +186,120 @@ def _draft_items(remote: Remote, servers: list[dict], drafts_audit: dict | None)
     return list(unique.values())
 
 
-def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
-                target_configs: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
+def _launched(item: dict, trained: list[int] | None) -> Deployment:
+    """What the draft listing and its server say, before any engine code is read."""
     server = item.get("server") or {}
-    spec = server.get("spec") if server else None
-    dep = Deployment(
+    return Deployment(
         draft_config=item.get("config"),
         tensors=item.get("tensors"),
         draft_error=item.get("error"),
         engine=server.get("engine"),
-        spec=spec,
+        spec=server.get("spec") if server else None,
         server=server or None,
         server_running=server.get("pid") is not None,
         train_layers=trained,
     )
-    cfg = target_configs.get(item.get("target") or "")
+
+
+def _set_target_config(dep: Deployment, cfg: Any) -> None:
     if isinstance(cfg, dict) and "error" in cfg:
         dep.target_error = str(cfg["error"])
     elif isinstance(cfg, dict):
         dep.target_config = cfg
-    install = _install_for(server or None, located)
-    if install is None:
-        dep.code_error = "no engine install found on the box"
-        dep.load_error = dep.code_error
-        return dep
-    dep.engine = dep.engine or install["name"]
-    code = installs.get(install)
-    item["install"] = install["path"]
-    archs = [a for a in (dep.draft_config or {}).get("architectures") or [] if isinstance(a, str)]
-    method = dep.algorithm or ""
-    lookup = archs
-    if dep.engine == "vllm":
-        dep.registry = install.get("registry")
-        dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
-        found = vllm_lookup(code, archs, method)
-        lookup = found["lookup"]
-        dep.class_by_method = found["class_by_method"]
-        dep.served_architectures = found["served_architectures"]
+
+
+def _architectures(config: dict | None) -> list[str]:
+    return [a for a in (config or {}).get("architectures") or [] if isinstance(a, str)]
+
+
+def _vllm_lookup(dep: Deployment, code: EngineCode, install: dict, archs: list[str]) -> list[str]:
+    """Sets what vLLM's registry and speculative code say; returns the architectures to look
+    the draft class up by."""
+    dep.registry = install.get("registry")
+    dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
+    found = vllm_lookup(code, archs, dep.algorithm or "")
+    dep.class_by_method = found["class_by_method"]
+    dep.served_architectures = found["served_architectures"]
+    return found["lookup"]
+
+
+def _draft_loader(
+    dep: Deployment,
+    item: dict,
+    code: EngineCode,
+    located: dict | None,
+    install: dict,
+    lookup: list[str],
+) -> dict | None:
+    """The draft-model class the install registers for these architectures (None: none)."""
     loader = loader_for(lookup, located or {}, install["path"]) if lookup else None
-    seeds = []
     if loader:
-        seeds.append(loader["path"])
         dep.draft_class = f"{code.rel(loader['path'])}:{loader['class']}"
         item["draft_class_source"] = loader["path"]
-    target_class = ((dep.target_config or {}).get("architectures") or [None])[0]
-    target_path = None
-    if target_class:
-        target_path, error = _grep_class(remote, install, target_class)
-        if error:
-            dep.capture = {"error": error}
-        else:
-            seeds.append(target_path)
-            dep.capture_source = code.rel(target_path)
-            item["target_source"] = target_path
-    add_modules(remote, code, seeds)
+    return loader
+
+
+def _locate_target(
+    dep: Deployment, item: dict, remote: Remote, code: EngineCode, install: dict, target_class: str
+) -> str | None:
+    """The file that defines the target's class (None: not found, dep.capture says why)."""
+    target_path, error = _grep_class(remote, install, target_class)
+    if error:
+        dep.capture = {"error": error}
+        return None
+    dep.capture_source = code.rel(target_path)
+    item["target_source"] = target_path
+    return target_path
+
+
+def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
     dep.embedding = engine_facts.embedding_sharing(code)
     dep.ids_source = engine_facts.aux_ids_source(code)
     dep.capture_calls = engine_facts.capture_calls(code)
-    if target_path and target_class:
-        ref = engine_facts.resolve_class(code, target_path, target_class)
-        if ref is None:
-            dep.capture = {"error": f"{target_path} does not parse or has no {target_class}"}
-        else:
-            ids, _ = engine_ids(dep)
-            methods = tuple(dep.capture_calls) or code_markers.CAPTURE_METHODS
-            dep.capture = evaluate_capture(code.index, ref, ids, dep.target_config, methods)
-            if ids is not None and dep.capture.get("method") in code_markers.CAPTURE_GETTERS:
-                dep.capture["layers_to_capture"] = list(ids)  # config ids replace the default
-            module = code.index.module_at(target_path)
-            if module is not None:
-                dep.capture_point = capture_point(module.source)
-    if loader is None:
-        dep.load_error = (
-            f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"
-        )
-        return dep
-    ref = engine_facts.resolve_class(code, loader["path"], loader["class"])
+
+
+def _evaluate_capture(
+    dep: Deployment, code: EngineCode, target_path: str, target_class: str
+) -> None:
+    ref = engine_facts.resolve_class(code, target_path, target_class)
     if ref is None:
-        dep.load_error = f"{loader['path']} was not read or does not parse"
-        return dep
+        dep.capture = {"error": f"{target_path} does not parse or has no {target_class}"}
+        return
+    ids, _ = engine_ids(dep)
+    methods = tuple(dep.capture_calls) or code_markers.CAPTURE_METHODS
+    dep.capture = evaluate_capture(code.index, ref, ids, dep.target_config, methods)
+    if ids is not None and dep.capture.get("method") in code_markers.CAPTURE_GETTERS:
+        dep.capture["layers_to_capture"] = list(ids)  # config ids replace the default
+    module = code.index.module_at(target_path)
+    if module is not None:
+        dep.capture_point = capture_point(module.source)
+
+
+def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
     words: set[str] = set()
     for cls in code.index.mro(ref):
         words |= source_identifiers(cls.module.source)
-    dep.draft_words = words
-    params = None
-    if dep.engine == "vllm":
-        defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
-        launch = ((server.get("args") or {}).get("speculative-config")) if server else None
-        merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
-        params = vllm_engine_params(dep.draft_config or {}, dep.target_config, merged)
+    return words
+
+
+def _vllm_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
+    defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
+    launch = ((server.get("args") or {}).get("speculative-config")) if server else None
+    merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
+    return vllm_engine_params(dep.draft_config or {}, dep.target_config, merged)
+
+
+def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -> None:
+    """The draft class's identifiers and, for the families the loader model covers, the
+    simulated load of the draft's tensors."""
+    ref = engine_facts.resolve_class(code, loader["path"], loader["class"])
+    if ref is None:
+        dep.load_error = f"{loader['path']} was not read or does not parse"
+        return
+    dep.draft_words = _class_words(code, ref)
+    params = _vllm_params(dep, code, server) if dep.engine == "vllm" else None
     if dep.family not in LOADER_MODELLED_FAMILIES:
-        return dep
+        return
     if dep.draft_config is not None and dep.tensors is not None:
         dep.load = simulate_load(
             code.index,
@@ -285,6 +309,41 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
             dep.draft_config,
             params,
         )
+
+
+def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
+                target_configs: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
+    server = item.get("server") or {}
+    dep = _launched(item, trained)
+    _set_target_config(dep, target_configs.get(item.get("target") or ""))
+    install = _install_for(server or None, located)
+    if install is None:
+        dep.code_error = "no engine install found on the box"
+        dep.load_error = dep.code_error
+        return dep
+    dep.engine = dep.engine or install["name"]
+    code = installs.get(install)
+    item["install"] = install["path"]
+    archs = _architectures(dep.draft_config)
+    lookup = _vllm_lookup(dep, code, install, archs) if dep.engine == "vllm" else archs
+    loader = _draft_loader(dep, item, code, located, install, lookup)
+    seeds = [loader["path"]] if loader else []
+    target_class = ((dep.target_config or {}).get("architectures") or [None])[0]
+    target_path = None
+    if target_class:
+        target_path = _locate_target(dep, item, remote, code, install, target_class)
+        if target_path is not None:
+            seeds.append(target_path)
+    add_modules(remote, code, seeds)
+    _read_code_facts(dep, code)
+    if target_path and target_class:
+        _evaluate_capture(dep, code, target_path, target_class)
+    if loader is None:
+        dep.load_error = (
+            f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"
+        )
+        return dep
+    _model_load(dep, code, loader, server)
     return dep
 
 
@@ -297,6 +356,82 @@ def _summary(dep: Deployment, checked: dict) -> dict:
             for k, c in checked["checks"].items()
         },
     }
+
+
+def _pair_drafts(
+    items: list[dict], servers: list[dict], scoped: bool, target: str | None
+) -> list[str]:
+    """Gives every draft its server and target model; returns the notes on guessed pairings."""
+    notes: list[str] = []
+    for item in items:
+        item["server"], note = _pair(item, servers, scoped)
+        if note:
+            notes.append(note)
+        spec = (item["server"] or {}).get("spec") or {}
+        item["target"] = target or spec.get("target_model")
+    return notes
+
+
+def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, Any], list[str]]:
+    """The target models' configs (one round trip), and why they could not be read."""
+    targets = sorted({d["target"] for d in items if d.get("target")})
+    if not targets:
+        return {}, []
+    try:
+        return remote.call(CONFIGS, {"paths": targets}), []
+    except RemoteCommandError as exc:
+        return {}, [f"target configs: {exc}"]
+
+
+def _audited(drafts_audit: dict | None) -> set[tuple[Any, str]]:
+    """(draft, finding id) the drafts audit already raised: not raised again here."""
+    return {
+        ((f.get("evidence") or {}).get("draft"), f["id"])
+        for f in (drafts_audit or {}).get("findings") or []
+    }
+
+
+def _draft_findings(item: dict, checked: dict, audited: set[tuple[Any, str]]) -> list[dict]:
+    findings = []
+    for f in checked["findings"]:
+        if (item["path"], f["id"]) in audited:
+            continue
+        f = dict(f)
+        f["evidence"] = dict(f.get("evidence") or {}, draft=item["path"])
+        if item["server"]:
+            f["evidence"]["server"] = _label(item["server"])
+        findings.append(f)
+    return findings
+
+
+def _draft_row(item: dict, dep: Deployment, checked: dict) -> dict:
+    row = {
+        "draft": item["path"],
+        "server": _label(item["server"]) if item["server"] else None,
+        "target": item.get("target"),
+        "install": item.get("install"),
+        "target_source": item.get("target_source"),
+        "draft_class_source": item.get("draft_class_source"),
+    }
+    row.update(_summary(dep, checked))
+    return row
+
+
+def _check_server(server: dict) -> tuple[dict, list[dict], list[str]]:
+    """A server no draft was paired with: its row, the findings it raises, what is
+    inconclusive."""
+    dep = Deployment(engine=server.get("engine"), spec=server.get("spec"), server=server,
+                     server_running=server.get("pid") is not None)  # fmt: skip
+    checked = run_checks(dep)
+    raised = [
+        dict(f, evidence=dict(f.get("evidence") or {}, server=_label(server)))
+        for f in checked["findings"]
+        if f["id"] != "spec-config-cleared"
+    ]
+    row = {"draft": None, "server": _label(server)}
+    row.update(_summary(dep, checked))
+    inconclusive = [f"server {_label(server)}: {r}" for r in checked["inconclusive"]]
+    return row, raised, inconclusive
 
 
 def spec_checks(
@@ -313,73 +448,32 @@ def spec_checks(
     server_list = _servers_list(servers)
     scoped = bool(draft) or any(s.get("source") in USER_SOURCES for s in server_list)
     trained = parse_layers(train_layers)
-    notes: list[str] = []
     items = _draft_items(remote, server_list, drafts_audit)
-    for item in items:
-        item["server"], note = _pair(item, server_list, scoped)
-        if note:
-            notes.append(note)
-        spec = (item["server"] or {}).get("spec") or {}
-        item["target"] = target or spec.get("target_model")
-    targets = sorted({d["target"] for d in items if d.get("target")})
-    target_configs: dict[str, Any] = {}
-    inconclusive: list[str] = []
-    if targets:
-        try:
-            target_configs = remote.call(CONFIGS, {"paths": targets})
-        except RemoteCommandError as exc:
-            inconclusive.append(f"target configs: {exc}")
+    notes = _pair_drafts(items, server_list, scoped, target)
+    target_configs, inconclusive = _read_target_configs(remote, items)
     installs = EngineCodeCache(remote)
     findings: list[dict] = []
     per_draft: list[dict] = []
-    audited = {
-        ((f.get("evidence") or {}).get("draft"), f["id"])
-        for f in (drafts_audit or {}).get("findings") or []
-    }
+    audited = _audited(drafts_audit)
     for item in items:
         dep = _deployment(item, located, installs, remote, target_configs, trained)
         if not item.get("target"):
             dep.target_error = "the target model is unknown (pass --var target=...)"
         checked = run_checks(dep)
-        for f in checked["findings"]:
-            if (item["path"], f["id"]) in audited:
-                continue
-            f = dict(f)
-            f["evidence"] = dict(f.get("evidence") or {}, draft=item["path"])
-            if item["server"]:
-                f["evidence"]["server"] = _label(item["server"])
-            findings.append(f)
+        findings += _draft_findings(item, checked, audited)
         inconclusive += [f"{item['path']}: {r}" for r in checked["inconclusive"]]
-        row = {
-            "draft": item["path"],
-            "server": _label(item["server"]) if item["server"] else None,
-            "target": item.get("target"),
-            "install": item.get("install"),
-            "target_source": item.get("target_source"),
-            "draft_class_source": item.get("draft_class_source"),
-        }
-        row.update(_summary(dep, checked))
-        per_draft.append(row)
+        per_draft.append(_draft_row(item, dep, checked))
     others: list[dict] = []
     for server in server_list:
         if any(d["server"] is server for d in items):
             continue
-        dep = Deployment(engine=server.get("engine"), spec=server.get("spec"), server=server,
-                         server_running=server.get("pid") is not None)  # fmt: skip
-        checked = run_checks(dep)
-        raised = [
-            dict(f, evidence=dict(f.get("evidence") or {}, server=_label(server)))
-            for f in checked["findings"]
-            if f["id"] != "spec-config-cleared"
-        ]
-        row = {"draft": None, "server": _label(server)}
-        row.update(_summary(dep, checked))
+        row, raised, server_inconclusive = _check_server(server)
         if scoped and server.get("source") not in USER_SOURCES:
             row["findings"] = raised  # another server: listed, does not decide the verdict
             others.append(row)
             continue
         findings += raised
-        inconclusive += [f"server {_label(server)}: {r}" for r in checked["inconclusive"]]
+        inconclusive += server_inconclusive
         per_draft.append(row)
     result: dict[str, Any] = {"spec": per_draft, "findings": findings, "notes": notes,
                               "other_servers": others}  # fmt: skip

@@ -432,39 +432,41 @@ class _Scan(object):
         return entry
 
     # ------------------------------------------------------------------ run
-    def run(self, args):
-        started = time.time()
-        search_home = args.get("search_home", True)
-        search_system = args.get("search_system", True)
-        for root in args.get("roots") or []:
-            root = self.expand(root)
+    def add_root(self, root):
+        """A --var roots entry: an engine package itself, else a prefix and a tree to walk."""
+        root = self.expand(root)
+        engine = self.engine_of(root)
+        if not engine and self.engine_of(os.path.realpath(root)):
+            root = os.path.realpath(root)
             engine = self.engine_of(root)
-            if not engine and self.engine_of(os.path.realpath(root)):
-                root = os.path.realpath(root)
-                engine = self.engine_of(root)
-            if engine:
-                self.note(root)
-                self.add_install(root, engine, "root-arg", self._kind_of(root))
-                continue
-            if os.path.isdir(os.path.join(root, "lib")):
-                self.check_prefix(root, "root-arg")
-            self.walk(root, "root-arg", max(self.max_depth, 6))
-        if search_system:
-            for name in ("python3", "python"):
-                python = _which(name)
-                if python:
-                    self.check_python(python, "PATH")
-            self.check_python(sys.executable, "agent")
-            for pattern in self.k.get("prefix_globs_system") or []:
-                for prefix in sorted(glob.glob(pattern)):
-                    self.check_prefix(prefix, "prefix:" + pattern)
-        if search_home:
-            for pattern in self.k.get("prefix_globs_home") or []:
-                for prefix in sorted(glob.glob(self.expand(pattern))):
-                    self.check_prefix(prefix, "prefix:" + pattern)
-        if args.get("search_processes", True):
-            self.scan_processes()
-            self.link_processes()
+        if engine:
+            self.note(root)
+            self.add_install(root, engine, "root-arg", self._kind_of(root))
+            return
+        if os.path.isdir(os.path.join(root, "lib")):
+            self.check_prefix(root, "root-arg")
+        self.walk(root, "root-arg", max(self.max_depth, 6))
+
+    def search_system_prefixes(self):
+        """The interpreters on PATH, the agent's own, and the system prefix globs."""
+        for name in ("python3", "python"):
+            python = _which(name)
+            if python:
+                self.check_python(python, "PATH")
+        self.check_python(sys.executable, "agent")
+        for pattern in self.k.get("prefix_globs_system") or []:
+            self.check_prefix_glob(pattern, pattern)
+
+    def search_home_prefixes(self):
+        for pattern in self.k.get("prefix_globs_home") or []:
+            self.check_prefix_glob(pattern, self.expand(pattern))
+
+    def check_prefix_glob(self, pattern, expanded):
+        """The prefixes `expanded` (`pattern`, ~ made the home) matches, labelled `pattern`."""
+        for prefix in sorted(glob.glob(expanded)):
+            self.check_prefix(prefix, "prefix:" + pattern)
+
+    def walk_roots(self, search_home, search_system):
         walk_roots = []
         if search_home:
             walk_roots.extend(self.k.get("walk_roots_home") or [])
@@ -472,6 +474,8 @@ class _Scan(object):
             walk_roots.extend(self.k.get("walk_roots_system") or [])
         for root in walk_roots:
             self.walk(self.expand(root), "checkout-search", self.max_depth)
+
+    def described_installs(self):
         installs = []
         for real in self.order:
             inst = self.installs[real]
@@ -481,6 +485,34 @@ class _Scan(object):
                 inst["error"] = "%s: %s" % (type(exc).__name__, exc)
             inst["running"].sort()
             installs.append(inst)
+        return installs
+
+    def limits(self, installs):
+        return {
+            "walk_truncated": self.budget.truncated,
+            "entries": self.budget.entries,
+            "max_depth": self.max_depth,
+            "max_file_bytes": self.max_file_bytes,
+            "sources_omitted": any(
+                f.get("omitted") for i in installs for f in i.get("draft_files") or []
+            ),
+        }
+
+    def run(self, args):
+        started = time.time()
+        search_home = args.get("search_home", True)
+        search_system = args.get("search_system", True)
+        for root in args.get("roots") or []:
+            self.add_root(root)
+        if search_system:
+            self.search_system_prefixes()
+        if search_home:
+            self.search_home_prefixes()
+        if args.get("search_processes", True):
+            self.scan_processes()
+            self.link_processes()
+        self.walk_roots(search_home, search_system)
+        installs = self.described_installs()
         for proc in self.processes:
             proc.setdefault("installs", [])
             proc.pop("_argv", None)
@@ -490,15 +522,7 @@ class _Scan(object):
             "interpreters": self.interpreters,
             "searched": self.searched,
             "home": self.home,
-            "limits": {
-                "walk_truncated": self.budget.truncated,
-                "entries": self.budget.entries,
-                "max_depth": self.max_depth,
-                "max_file_bytes": self.max_file_bytes,
-                "sources_omitted": any(
-                    f.get("omitted") for i in installs for f in i.get("draft_files") or []
-                ),
-            },
+            "limits": self.limits(installs),
             "elapsed_s": round(time.time() - started, 3),
         }
 

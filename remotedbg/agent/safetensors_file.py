@@ -208,8 +208,8 @@ def read_header(path):
     return parse_header_bytes(path, raw, size)
 
 
-def parse_header_bytes(path, raw, file_size):
-    """Validate header JSON bytes `raw` of a file of `file_size` bytes (see read_header)."""
+def _decode_header(path, raw):
+    """The header bytes as a JSON object."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -222,52 +222,54 @@ def parse_header_bytes(path, raw, file_size):
         _fail(path, "header JSON is nested too deeply")
     if not isinstance(header, dict):
         _fail(path, "header JSON is a %s, not an object" % type(header).__name__)
-    data_start = 8 + len(raw)
-    data_size = file_size - data_start
-    metadata = header.get(METADATA_KEY)
-    if metadata is not None and not isinstance(metadata, dict):
-        _fail(path, "__metadata__ is a %s, not an object" % type(metadata).__name__)
-    tensors = []
-    for name, entry in header.items():
-        if name == METADATA_KEY:
-            continue
-        where = "tensor %r" % (name,)
-        if not isinstance(entry, dict):
-            _fail(path, "%s: entry is a %s, not an object" % (where, type(entry).__name__))
-        for key in ("dtype", "shape", "data_offsets"):
-            if key not in entry:
-                _fail(path, "%s: missing %r" % (where, key))
-        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-            _fail(path, "%s: unknown dtype %r" % (where, dtype))
-        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            _fail(path, "%s: shape %r is not a list of non-negative integers" % (where, shape))
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(_is_int(o) and o >= 0 for o in offsets)
-        ):
-            _fail(path, "%s: data_offsets %r is not [begin, end]" % (where, offsets))
-        begin, end = offsets
-        if begin > end:
-            _fail(path, "%s: data_offsets %r end before they begin" % (where, offsets))
-        if end > data_size:
-            _fail(
-                path,
-                "%s: data_offsets %r run past the %d-byte data area (file truncated?)"
-                % (where, offsets, data_size),
-            )
-        expected = span_bytes(dtype, shape)
-        if expected is None:
-            _fail(path, "%s: %s shape %r is not a whole number of bytes" % (where, dtype, shape))
-        if expected != end - begin:
-            _fail(
-                path,
-                "%s: %s shape %r needs %d bytes but data_offsets %r span %d"
-                % (where, dtype, shape, expected, offsets, end - begin),
-            )
-        tensors.append((begin, end, name, dtype, shape))
-    tensors.sort(key=lambda t: (t[0], t[1]))
+    return header
+
+
+def _entry_fields(path, where, entry):
+    """(dtype, shape, data_offsets) of a tensor's header entry, each of the right kind."""
+    if not isinstance(entry, dict):
+        _fail(path, "%s: entry is a %s, not an object" % (where, type(entry).__name__))
+    for key in ("dtype", "shape", "data_offsets"):
+        if key not in entry:
+            _fail(path, "%s: missing %r" % (where, key))
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        _fail(path, "%s: unknown dtype %r" % (where, dtype))
+    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+        _fail(path, "%s: shape %r is not a list of non-negative integers" % (where, shape))
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(_is_int(o) and o >= 0 for o in offsets)
+    ):
+        _fail(path, "%s: data_offsets %r is not [begin, end]" % (where, offsets))
+    return dtype, shape, offsets
+
+
+def _check_span(path, where, dtype, shape, offsets, data_size):
+    """The byte range lies in the data area and is exactly what dtype and shape take."""
+    begin, end = offsets
+    if begin > end:
+        _fail(path, "%s: data_offsets %r end before they begin" % (where, offsets))
+    if end > data_size:
+        _fail(
+            path,
+            "%s: data_offsets %r run past the %d-byte data area (file truncated?)"
+            % (where, offsets, data_size),
+        )
+    expected = span_bytes(dtype, shape)
+    if expected is None:
+        _fail(path, "%s: %s shape %r is not a whole number of bytes" % (where, dtype, shape))
+    if expected != end - begin:
+        _fail(
+            path,
+            "%s: %s shape %r needs %d bytes but data_offsets %r span %d"
+            % (where, dtype, shape, expected, offsets, end - begin),
+        )
+
+
+def _check_overlaps(path, tensors):
+    """`tensors` as (begin, end, name, dtype, shape) sorted by offsets."""
     previous = None
     for begin, end, name, _dtype, _shape in tensors:
         if previous is not None and begin < previous[1] and end > begin:
@@ -278,6 +280,27 @@ def parse_header_bytes(path, raw, file_size):
             )
         if end > begin or previous is None:
             previous = (begin, end, name)
+
+
+def parse_header_bytes(path, raw, file_size):
+    """Validate header JSON bytes `raw` of a file of `file_size` bytes (see read_header)."""
+    header = _decode_header(path, raw)
+    data_start = 8 + len(raw)
+    data_size = file_size - data_start
+    metadata = header.get(METADATA_KEY)
+    if metadata is not None and not isinstance(metadata, dict):
+        _fail(path, "__metadata__ is a %s, not an object" % type(metadata).__name__)
+    tensors = []
+    for name, entry in header.items():
+        if name == METADATA_KEY:
+            continue
+        where = "tensor %r" % (name,)
+        dtype, shape, offsets = _entry_fields(path, where, entry)
+        _check_span(path, where, dtype, shape, offsets, data_size)
+        begin, end = offsets
+        tensors.append((begin, end, name, dtype, shape))
+    tensors.sort(key=lambda t: (t[0], t[1]))
+    _check_overlaps(path, tensors)
     out = {}
     for begin, end, name, dtype, shape in tensors:
         out[name] = {

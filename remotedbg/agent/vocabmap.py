@@ -287,6 +287,40 @@ def _fields(config, names):
     return {name: config.get(name) for name in names if name in config}
 
 
+def _vector_kind(ops, vec, dtype_name, empty_kind):
+    """The element kind the dtype name says, else the values' (`empty_kind` when there are
+    none); None when there is no vector and no dtype name."""
+    kind = dtype_kind_from_name(dtype_name) if dtype_name else None
+    if vec is not None and kind is None:
+        kind = ops.kind(vec) if len(vec) else empty_kind
+    return kind
+
+
+def _len_or_none(vec):
+    return len(vec) if vec is not None else None
+
+
+def _target_vocab(target_cfg_vocab, draft_cfg_vocab, t2d_len):
+    """(target vocab size, where it comes from), best source first."""
+    if target_cfg_vocab is not None:
+        return target_cfg_vocab, "target config vocab_size"
+    if draft_cfg_vocab is not None:
+        return draft_cfg_vocab, "draft config vocab_size"
+    if t2d_len is not None:
+        return t2d_len, "len(t2d)"
+    return None, None
+
+
+def _integral_d2t(ops, d2t_v, notes):
+    """d2t as integers; None (and a note) when it holds a non-integral value."""
+    if d2t_v is None:
+        return None
+    d2t_i, offending = ops.to_int(d2t_v)
+    if d2t_i is None:
+        notes.append("d2t holds non-integral value %r: map not analysed" % (offending,))
+    return d2t_i
+
+
 class _VocabMap:
     """What every check of analyze_vocab_map reads: the vectors, their kinds and the sizes,
     worked out once; the checks add findings and notes, and the format check its verdict."""
@@ -301,38 +335,23 @@ class _VocabMap:
 
         d2t_v = ops.vec(d2t) if d2t is not None else None
         t2d_v = ops.vec(t2d) if t2d is not None else None
-        d2t_kind = dtype_kind_from_name(d2t_dtype) if d2t_dtype else None
-        t2d_kind = dtype_kind_from_name(t2d_dtype) if t2d_dtype else None
-        if d2t_v is not None and d2t_kind is None:
-            d2t_kind = ops.kind(d2t_v) if len(d2t_v) else "int"
-        if t2d_v is not None and t2d_kind is None:
-            t2d_kind = ops.kind(t2d_v) if len(t2d_v) else "bool"
+        d2t_kind = _vector_kind(ops, d2t_v, d2t_dtype, "int")
+        t2d_kind = _vector_kind(ops, t2d_v, t2d_dtype, "bool")
 
         cfg_draft_vocab = _as_int(dc.get("draft_vocab_size"))
         draft_cfg_vocab = _as_int(dc.get("vocab_size"))
         target_cfg_vocab = _as_int(tc.get("vocab_size"))
         lm_rows = _as_int(int(lm_head_shape[0])) if lm_head_shape else None
-        n_d2t = len(d2t_v) if d2t_v is not None else None
-        t2d_len = len(t2d_v) if t2d_v is not None else None
+        n_d2t = _len_or_none(d2t_v)
+        t2d_len = _len_or_none(t2d_v)
         t2d_mask = ops.mask(t2d_v) if t2d_v is not None else None
         t2d_count = ops.count_true(t2d_mask) if t2d_mask is not None else None
-        if target_cfg_vocab is not None:
-            vocab, vocab_source = target_cfg_vocab, "target config vocab_size"
-        elif draft_cfg_vocab is not None:
-            vocab, vocab_source = draft_cfg_vocab, "draft config vocab_size"
-        elif t2d_len is not None:
-            vocab, vocab_source = t2d_len, "len(t2d)"
-        else:
-            vocab, vocab_source = None, None
+        vocab, vocab_source = _target_vocab(target_cfg_vocab, draft_cfg_vocab, t2d_len)
         draft_vocab = next(
             (v for v in (n_d2t, cfg_draft_vocab, lm_rows, t2d_count) if v is not None), None
         )
 
-        d2t_i = None
-        if d2t_v is not None:
-            d2t_i, offending = ops.to_int(d2t_v)
-            if d2t_i is None:
-                notes.append("d2t holds non-integral value %r: map not analysed" % (offending,))
+        d2t_i = _integral_d2t(ops, d2t_v, notes)
 
         self.__dict__.update(
             ops=ops,
@@ -434,136 +453,151 @@ def _check_d2t_present(m):
             )
 
 
-def _check_format(m):
-    ops, findings, t2d_mask, t2d_count, d2t_i, vocab, vocab_source = (
-        m.ops,
-        m.findings,
-        m.t2d_mask,
-        m.t2d_count,
-        m.d2t_i,
-        m.vocab,
-        m.vocab_source,
+def _d2t_format(ops, d2t_i, mapped, t2d_ids):
+    """(format, evidence source, whether nonzero(t2d) equals arange(N) + d2t): "offsets" or
+    "absolute" from t2d when it decides, else from the shape of d2t (heuristic)."""
+    n = len(d2t_i)
+    strictly = ops.strictly_increasing(d2t_i)
+    heuristic_absolute = (
+        n > 1 and strictly and ops.all_ge_index(d2t_i) and (ops.vmax(d2t_i) or 0) >= n
     )
+    t2d_matches = t2d_ids is not None and ops.equal(t2d_ids, mapped)
+    if t2d_matches:
+        return "offsets", "t2d", t2d_matches
+    if t2d_ids is not None and ops.equal(t2d_ids, d2t_i):
+        return "absolute", "t2d", t2d_matches
+    if heuristic_absolute:
+        return "absolute", "heuristic", t2d_matches
+    if ops.nondecreasing(d2t_i) and (ops.vmin(d2t_i) or 0) >= 0:
+        return "offsets", "heuristic", t2d_matches
+    return "unknown", None, t2d_matches
+
+
+def _collapse(ops, d2t_i):
+    """How many draft ids d2t sends to the same target id."""
+    distinct, top = ops.value_counts(d2t_i, 3)
+    return {
+        "distinct_targets": distinct,
+        "draft_ids": len(d2t_i),
+        "max_collapse": top[0][1] if top else 0,
+        "examples": [
+            {"target_id": value, "count": count, "draft_ids": ids}
+            for value, count, ids in top
+            if count > 1
+        ],
+    }
+
+
+def _report_absolute_ids(m, mapped, t2d_ids, fmt_evidence, n_out):
+    ops, d2t_i, n = m.ops, m.d2t_i, len(m.d2t_i)
+    evidence = {
+        "d2t_head": ops.head(d2t_i, HEAD),
+        "engine_ids_head (arange + d2t)": ops.head(mapped, HEAD),
+        "evidence_source": fmt_evidence,
+        "engine_ids_out_of_range": n_out,
+        "target_vocab": m.vocab,
+    }
+    if fmt_evidence == "t2d":
+        evidence["nonzero_t2d_head"] = ops.head(t2d_ids, HEAD)
+        detail = (
+            "nonzero(t2d) equals d2t itself, not arange(N) + d2t: d2t holds absolute "
+            "target ids. The engine adds arange(N) again, so draft id i becomes "
+            "d2t[i] + i (%d of %d land outside the target vocab). Fix: d2t = ids - "
+            "arange(N)." % (n_out, n)
+        )
+    else:
+        detail = (
+            "No usable t2d to confirm, so this is a heuristic (weaker evidence): d2t "
+            "is strictly increasing with d2t[i] >= i and values up to %s >= N=%d, "
+            "which is what absolute target ids look like; offsets from a frequency-"
+            "chosen vocab repeat. As offsets, %d of %d ids land outside the target "
+            "vocab." % (ops.vmax(d2t_i), n, n_out, n)
+        )
+    m.findings.append(
+        finding(
+            "d2t-absolute-ids",
+            ERROR,
+            "d2t holds absolute target ids, not offsets",
+            detail,
+            evidence,
+        )
+    )
+
+
+def _report_out_of_range(m, mapped, n_out, first_out):
+    ops, vocab = m.ops, m.vocab
+    n_dup, dup_top = (len(m.d2t_i) - distinct_mapped(ops, mapped)), None
+    if n_dup:
+        _d, dup_top = ops.value_counts(mapped, 3)
+    if n_out or n_dup:
+        m.findings.append(
+            finding(
+                "d2t-out-of-range",
+                ERROR,
+                "d2t maps draft ids outside the target vocab or onto the same id",
+                "target id = draft id + d2t[draft id] must be unique and in [0, %s): "
+                "%d outside, %d repeated." % (vocab, n_out, n_dup),
+                {
+                    "target_vocab": vocab,
+                    "target_vocab_source": m.vocab_source,
+                    "out_of_range_count": n_out,
+                    "out_of_range_draft_ids": first_out,
+                    "out_of_range_target_ids": [_py(mapped[i]) for i in first_out],
+                    "repeated_count": n_dup,
+                    "repeated_examples": [
+                        {"target_id": v, "draft_ids": ids} for v, c, ids in (dup_top or []) if c > 1
+                    ],
+                    "mapped_min": ops.vmin(mapped),
+                    "mapped_max": ops.vmax(mapped),
+                },
+            )
+        )
+
+
+def _report_t2d_mismatch(m, mapped, t2d_ids):
+    ops = m.ops
+    only_t2d, first_t2d = ops.setdiff(t2d_ids, mapped)
+    only_d2t, first_d2t = ops.setdiff(mapped, t2d_ids)
+    m.findings.append(
+        finding(
+            "t2d-mismatch",
+            ERROR,
+            "t2d does not mark the target ids that d2t maps to",
+            "nonzero(t2d) should equal arange(N) + d2t: %d ids are marked in t2d "
+            "but not reached by d2t, %d reached by d2t but not marked." % (only_t2d, only_d2t),
+            {
+                "t2d_true_count": m.t2d_count,
+                "len_d2t": len(m.d2t_i),
+                "in_t2d_not_d2t_count": only_t2d,
+                "in_t2d_not_d2t": first_t2d,
+                "in_d2t_not_t2d_count": only_d2t,
+                "in_d2t_not_t2d": first_d2t,
+                "expected_head (arange + d2t)": ops.head(mapped, HEAD),
+                "found_head (nonzero t2d)": ops.head(t2d_ids, HEAD),
+            },
+        )
+    )
+
+
+def _check_format(m):
+    ops, d2t_i = m.ops, m.d2t_i
     fmt, fmt_evidence = "unknown", None
     mapped = None
-    t2d_ids = ops.nonzero(t2d_mask) if t2d_mask is not None else None
+    t2d_ids = ops.nonzero(m.t2d_mask) if m.t2d_mask is not None else None
     collapse = None
     vocab_ids = None  # the set of target ids the draft vocab is meant to cover
     if d2t_i is not None:
         mapped = ops.add_arange(d2t_i)
-        n = len(d2t_i)
-        strictly = ops.strictly_increasing(d2t_i)
-        heuristic_absolute = (
-            n > 1 and strictly and ops.all_ge_index(d2t_i) and (ops.vmax(d2t_i) or 0) >= n
-        )
-        t2d_matches = t2d_ids is not None and ops.equal(t2d_ids, mapped)
-        if t2d_matches:
-            fmt, fmt_evidence = "offsets", "t2d"
-        elif t2d_ids is not None and ops.equal(t2d_ids, d2t_i):
-            fmt, fmt_evidence = "absolute", "t2d"
-        elif heuristic_absolute:
-            fmt, fmt_evidence = "absolute", "heuristic"
-        elif ops.nondecreasing(d2t_i) and (ops.vmin(d2t_i) or 0) >= 0:
-            fmt, fmt_evidence = "offsets", "heuristic"
+        fmt, fmt_evidence, t2d_matches = _d2t_format(ops, d2t_i, mapped, t2d_ids)
         vocab_ids = d2t_i if fmt == "absolute" else mapped
-        n_out, first_out = ops.outside(mapped, 0, vocab)
-        distinct, top = ops.value_counts(d2t_i, 3)
-        collapse = {
-            "distinct_targets": distinct,
-            "draft_ids": n,
-            "max_collapse": top[0][1] if top else 0,
-            "examples": [
-                {"target_id": value, "count": count, "draft_ids": ids}
-                for value, count, ids in top
-                if count > 1
-            ],
-        }
-
+        n_out, first_out = ops.outside(mapped, 0, m.vocab)
+        collapse = _collapse(ops, d2t_i)
         if fmt == "absolute":
-            evidence = {
-                "d2t_head": ops.head(d2t_i, HEAD),
-                "engine_ids_head (arange + d2t)": ops.head(mapped, HEAD),
-                "evidence_source": fmt_evidence,
-                "engine_ids_out_of_range": n_out,
-                "target_vocab": vocab,
-            }
-            if fmt_evidence == "t2d":
-                evidence["nonzero_t2d_head"] = ops.head(t2d_ids, HEAD)
-                detail = (
-                    "nonzero(t2d) equals d2t itself, not arange(N) + d2t: d2t holds absolute "
-                    "target ids. The engine adds arange(N) again, so draft id i becomes "
-                    "d2t[i] + i (%d of %d land outside the target vocab). Fix: d2t = ids - "
-                    "arange(N)." % (n_out, n)
-                )
-            else:
-                detail = (
-                    "No usable t2d to confirm, so this is a heuristic (weaker evidence): d2t "
-                    "is strictly increasing with d2t[i] >= i and values up to %s >= N=%d, "
-                    "which is what absolute target ids look like; offsets from a frequency-"
-                    "chosen vocab repeat. As offsets, %d of %d ids land outside the target "
-                    "vocab." % (ops.vmax(d2t_i), n, n_out, n)
-                )
-            findings.append(
-                finding(
-                    "d2t-absolute-ids",
-                    ERROR,
-                    "d2t holds absolute target ids, not offsets",
-                    detail,
-                    evidence,
-                )
-            )
+            _report_absolute_ids(m, mapped, t2d_ids, fmt_evidence, n_out)
         else:
-            n_dup, dup_top = (n - distinct_mapped(ops, mapped)), None
-            if n_dup:
-                _d, dup_top = ops.value_counts(mapped, 3)
-            if n_out or n_dup:
-                findings.append(
-                    finding(
-                        "d2t-out-of-range",
-                        ERROR,
-                        "d2t maps draft ids outside the target vocab or onto the same id",
-                        "target id = draft id + d2t[draft id] must be unique and in [0, %s): "
-                        "%d outside, %d repeated." % (vocab, n_out, n_dup),
-                        {
-                            "target_vocab": vocab,
-                            "target_vocab_source": vocab_source,
-                            "out_of_range_count": n_out,
-                            "out_of_range_draft_ids": first_out,
-                            "out_of_range_target_ids": [_py(mapped[i]) for i in first_out],
-                            "repeated_count": n_dup,
-                            "repeated_examples": [
-                                {"target_id": v, "draft_ids": ids}
-                                for v, c, ids in (dup_top or [])
-                                if c > 1
-                            ],
-                            "mapped_min": ops.vmin(mapped),
-                            "mapped_max": ops.vmax(mapped),
-                        },
-                    )
-                )
+            _report_out_of_range(m, mapped, n_out, first_out)
             if t2d_ids is not None and not t2d_matches:
-                only_t2d, first_t2d = ops.setdiff(t2d_ids, mapped)
-                only_d2t, first_d2t = ops.setdiff(mapped, t2d_ids)
-                findings.append(
-                    finding(
-                        "t2d-mismatch",
-                        ERROR,
-                        "t2d does not mark the target ids that d2t maps to",
-                        "nonzero(t2d) should equal arange(N) + d2t: %d ids are marked in t2d "
-                        "but not reached by d2t, %d reached by d2t but not marked."
-                        % (only_t2d, only_d2t),
-                        {
-                            "t2d_true_count": t2d_count,
-                            "len_d2t": n,
-                            "in_t2d_not_d2t_count": only_t2d,
-                            "in_t2d_not_d2t": first_t2d,
-                            "in_d2t_not_t2d_count": only_d2t,
-                            "in_d2t_not_t2d": first_d2t,
-                            "expected_head (arange + d2t)": ops.head(mapped, HEAD),
-                            "found_head (nonzero t2d)": ops.head(t2d_ids, HEAD),
-                        },
-                    )
-                )
+                _report_t2d_mismatch(m, mapped, t2d_ids)
     elif t2d_ids is not None:
         vocab_ids = t2d_ids
     m.fmt, m.fmt_evidence, m.mapped, m.t2d_ids, m.collapse, m.vocab_ids = (

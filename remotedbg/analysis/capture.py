@@ -23,6 +23,7 @@ from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
 CAPTURE_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
 DELEGATE_METHODS = ("set_eagle3_layers_to_capture", "set_aux_hidden_state_layers")
 MAX_PATHS = 64
+LAYER_LISTS = ("layers", "h", "blocks")  # self.<list> a model keeps its decoder layers in
 
 
 class _Unknown:
@@ -531,6 +532,60 @@ def conversion_rule(source: str, target_class: str | None = None) -> str:
     return "other"
 
 
+def _layer_names(loop: ast.For) -> set[str]:
+    """The loop's names for the current layer: its target, and `x = self.layers[i]`."""
+    layer_names = names_in(loop.target)
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+                if (
+                    isinstance(node.value.value, ast.Attribute)
+                    and node.value.value.attr in LAYER_LISTS
+                ):
+                    layer_names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return layer_names
+
+
+def _is_capture_test(node: ast.AST) -> bool:
+    """`i in self.layers_to_capture` (or another capture attribute)."""
+    return (
+        isinstance(node, ast.Compare)
+        and any(isinstance(op, ast.In) for op in node.ops)
+        and any(isinstance(c, ast.Attribute) and c.attr in CAPTURE_ATTRS for c in node.comparators)
+    )
+
+
+def _is_layer_call(node: ast.AST, layer_names: set[str]) -> bool:
+    """`layer(...)` or `self.layers[i](...)`."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in layer_names
+    return (
+        isinstance(func, ast.Subscript)
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr in LAYER_LISTS
+    )
+
+
+def _loop_capture_point(loop: ast.For) -> dict[str, Any] | None:
+    """Input or output, when the loop body tests for capture and calls the layer in different
+    statements (their order decides)."""
+    layer_names = _layer_names(loop)
+    capture_at = call_at = None
+    for index, stmt in enumerate(loop.body):
+        for node in ast.walk(stmt):
+            if capture_at is None and _is_capture_test(node):
+                capture_at = (index, node.lineno)
+            if call_at is None and _is_layer_call(node, layer_names):
+                call_at = (index, node.lineno)
+    if capture_at and call_at and capture_at[0] != call_at[0]:
+        point = "input" if capture_at[0] < call_at[0] else "output"
+        return {"point": point, "capture_line": capture_at[1], "call_line": call_at[1]}
+    return None
+
+
 def capture_point(source: str) -> dict[str, Any]:
     """Whether the model's layer loop captures a layer's input ('input': index c = output of
     layer c - 1) or its output ('output'), from the order of `if i in self.layers_to_capture`
@@ -543,41 +598,10 @@ def capture_point(source: str) -> dict[str, Any]:
         return {"point": "unknown", "evidence": None}
     found = []
     for loop in ast.walk(tree):
-        if not isinstance(loop, ast.For):
-            continue
-        layer_names = names_in(loop.target)
-        for stmt in loop.body:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
-                    if isinstance(node.value.value, ast.Attribute) and node.value.value.attr in (
-                        "layers",
-                        "h",
-                        "blocks",
-                    ):
-                        layer_names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        capture_at = call_at = None
-        for index, stmt in enumerate(loop.body):
-            for node in ast.walk(stmt):
-                if (
-                    capture_at is None
-                    and isinstance(node, ast.Compare)
-                    and any(isinstance(op, ast.In) for op in node.ops)
-                    and any(
-                        isinstance(c, ast.Attribute) and c.attr in CAPTURE_ATTRS
-                        for c in node.comparators
-                    )
-                ):
-                    capture_at = (index, node.lineno)
-                if call_at is None and isinstance(node, ast.Call):
-                    func = node.func
-                    if isinstance(func, ast.Name) and func.id in layer_names:
-                        call_at = (index, node.lineno)
-                    elif isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute):
-                        if func.value.attr in ("layers", "h", "blocks"):
-                            call_at = (index, node.lineno)
-        if capture_at and call_at and capture_at[0] != call_at[0]:
-            point = "input" if capture_at[0] < call_at[0] else "output"
-            found.append({"point": point, "capture_line": capture_at[1], "call_line": call_at[1]})
+        if isinstance(loop, ast.For):
+            point = _loop_capture_point(loop)
+            if point is not None:
+                found.append(point)
     points = {f["point"] for f in found}
     if len(points) == 1:
         return {"point": points.pop(), "evidence": found[0]}

@@ -209,6 +209,13 @@ class _Unit:
         self.inherited_from: str | None = None
 
 
+def _is_add_call(node: ast.Call, name: str) -> bool:
+    """torch.add(a, b) or a.add(b) (and the in-place and dunder spellings)."""
+    if name not in _ADD_METHODS:
+        return False
+    return len(node.args) == 2 or (len(node.args) == 1 and isinstance(node.func, ast.Attribute))
+
+
 class _Interp:
     """Abstract interpretation of one unit's functions."""
 
@@ -416,66 +423,107 @@ class _Interp:
         return isinstance(func, ast.Attribute) and func.attr == "arange"
 
     def call(self, node: ast.Call, env: dict[str, str | None]) -> str | None:
-        func = node.func
         if self.is_arange_call(node):
-            for a in [*node.args, *(k.value for k in node.keywords)]:
-                self.eval(a, env)
-            return ARANGE
+            return self.arange_call(node, env)
+        func = node.func
         arg_kinds = [self.eval(a, env) for a in node.args]
         kw_kinds = [self.eval(k.value, env) for k in node.keywords]
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        recv = None
-        if isinstance(func, ast.Attribute):
-            recv = self.eval(func.value, env)
-        elif not isinstance(func, ast.Name):
-            self.eval(func, env)
-        if name in _KEYED_GETTERS and node.args:
-            key = _str_const(node.args[0])
-            if name == "getattr" and len(node.args) > 1:
-                key = _str_const(node.args[1])
-            if key is not None and _is_d2t_string(key, self.d2t_names):
-                self.event(node, "source", "d2t", "reads the d2t tensor by key")
-                return RAW
-        if name in _SETTERS and len(node.args) >= 2:
-            # self.register_buffer("x", value) / setattr(self, "x", value): an attribute store
-            args = node.args[1:] if name == "setattr" else node.args
-            holder = node.args[0] if name == "setattr" else getattr(func, "value", None)
-            attr = _str_const(args[0])
-            kind = arg_kinds[node.args.index(args[1])]
-            if attr and isinstance(holder, ast.Name) and holder.id in ("self", "cls"):
-                target = ast.Attribute(value=holder, attr=attr, ctx=ast.Store())
-                ast.copy_location(target, node)
-                self.assign(target, kind, env, node)
-                return None
-        if name in _ADD_METHODS:
-            if len(node.args) == 2:
-                a, b = node.args
-                return self.combine_add(a, b, arg_kinds[0], arg_kinds[1], node, env)
-            if len(node.args) == 1 and isinstance(func, ast.Attribute):
-                return self.combine_add(func.value, node.args[0], recv, arg_kinds[0], node, env)
+        recv = self.callee(func, env)
+        if self.reads_d2t_by_key(node, name):
+            self.event(node, "source", "d2t", "reads the d2t tensor by key")
+            return RAW
+        if self.stores_attribute(node, name, arg_kinds, env):
+            return None
+        if _is_add_call(node, name):
+            return self.add_call(node, recv, arg_kinds, env)
         if isinstance(func, ast.Attribute) and name in _PASSTHROUGH_METHODS and recv is not None:
             return recv
         if name in _PASSTHROUGH_FUNCS and arg_kinds:
             return arg_kinds[0]
-        if name in _INDEX_METHODS and RAW in [*arg_kinds, *kw_kinds]:
-            self.event(node, "direct", "d2t", f"uses d2t as indices ({name})")
-            return None
-        if name in _COPY_INTO_METHODS and RAW in arg_kinds and isinstance(func, ast.Attribute):
-            holder = func.value
-            while isinstance(holder, ast.Attribute) and holder.attr == "data":
-                holder = holder.value
-            if (
-                isinstance(holder, ast.Attribute)
-                and isinstance(holder.value, ast.Name)
-                and holder.value.id in ("self", "cls")
-            ):
-                self.assign(holder, RAW, env, node)
-            return None
-        if name in _HARMLESS_CALLS:
-            return None
-        if RAW in [*arg_kinds, *kw_kinds] or (recv == RAW and name not in _HARMLESS_CALLS):
-            self.event(node, "unknown", "d2t", "passes d2t to %s()" % (name or "a call"))
+        self.use(node, name, arg_kinds, kw_kinds, recv, env)
         return None
+
+    def arange_call(self, node: ast.Call, env: dict[str, str | None]) -> str:
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            self.eval(a, env)
+        return ARANGE
+
+    def callee(self, func: ast.expr, env: dict[str, str | None]) -> str | None:
+        """The kind of a method's receiver (None for a plain function)."""
+        if isinstance(func, ast.Attribute):
+            return self.eval(func.value, env)
+        if not isinstance(func, ast.Name):
+            self.eval(func, env)
+        return None
+
+    def reads_d2t_by_key(self, node: ast.Call, name: str) -> bool:
+        """`state_dict.pop("d2t")`, `f.get_tensor("d2t")`, `getattr(m, "d2t")`..."""
+        if name not in _KEYED_GETTERS or not node.args:
+            return False
+        key = _str_const(node.args[0])
+        if name == "getattr" and len(node.args) > 1:
+            key = _str_const(node.args[1])
+        return key is not None and _is_d2t_string(key, self.d2t_names)
+
+    def stores_attribute(
+        self, node: ast.Call, name: str, arg_kinds: list[str | None], env: dict[str, str | None]
+    ) -> bool:
+        """self.register_buffer("x", value) / setattr(self, "x", value): an attribute store."""
+        if name not in _SETTERS or len(node.args) < 2:
+            return False
+        args = node.args[1:] if name == "setattr" else node.args
+        holder = node.args[0] if name == "setattr" else getattr(node.func, "value", None)
+        attr = _str_const(args[0])
+        kind = arg_kinds[node.args.index(args[1])]
+        if not (attr and isinstance(holder, ast.Name) and holder.id in ("self", "cls")):
+            return False
+        target = ast.Attribute(value=holder, attr=attr, ctx=ast.Store())
+        ast.copy_location(target, node)
+        self.assign(target, kind, env, node)
+        return True
+
+    def add_call(
+        self, node: ast.Call, recv: str | None, arg_kinds: list[str | None], env: dict
+    ) -> str | None:
+        """torch.add(a, b) / a.add(b) (see _is_add_call)."""
+        if len(node.args) == 2:
+            a, b = node.args
+            return self.combine_add(a, b, arg_kinds[0], arg_kinds[1], node, env)
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        return self.combine_add(func.value, node.args[0], recv, arg_kinds[0], node, env)
+
+    def use(
+        self,
+        node: ast.Call,
+        name: str,
+        arg_kinds: list[str | None],
+        kw_kinds: list[str | None],
+        recv: str | None,
+        env: dict[str, str | None],
+    ) -> None:
+        """A call that returns no d2t kind: what it does with a d2t it is given."""
+        raw_arg = RAW in [*arg_kinds, *kw_kinds]
+        func = node.func
+        if name in _INDEX_METHODS and raw_arg:
+            self.event(node, "direct", "d2t", f"uses d2t as indices ({name})")
+        elif name in _COPY_INTO_METHODS and RAW in arg_kinds and isinstance(func, ast.Attribute):
+            self.copy_into(func, node, env)
+        elif name not in _HARMLESS_CALLS and (raw_arg or recv == RAW):
+            self.event(node, "unknown", "d2t", "passes d2t to %s()" % (name or "a call"))
+
+    def copy_into(self, func: ast.Attribute, node: ast.Call, env: dict[str, str | None]) -> None:
+        """`self.x.copy_(d2t)` / `self.x.data.copy_(d2t)`: stores the raw d2t in self.x."""
+        holder = func.value
+        while isinstance(holder, ast.Attribute) and holder.attr == "data":
+            holder = holder.value
+        if (
+            isinstance(holder, ast.Attribute)
+            and isinstance(holder.value, ast.Name)
+            and holder.value.id in ("self", "cls")
+        ):
+            self.assign(holder, RAW, env, node)
 
     def binop(self, left, op, right, env, node) -> str | None:
         lk, rk = self.eval(left, env), self.eval(right, env)
@@ -552,7 +600,7 @@ def _units(tree: ast.Module) -> list[_Unit]:
     return units
 
 
-def _run_unit(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
+def _interpret(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
     funcs = [n for n in unit.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     interp = _Interp(unit, d2t_names, aranges)
     for _ in range(4):  # attribute kinds flow between methods: iterate to a fixed point
@@ -562,30 +610,40 @@ def _run_unit(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
             interp.run_function(fn)
         if unit.attrs == before:
             break
+
+
+def _raw_sink_stores(unit: _Unit, offset_attrs: set[str]) -> list[_Event]:
+    """Direct uses: the raw d2t stored, and kept, in an attribute that holds target ids."""
     sinks = set(TARGET_ID_SINKS)
+    return [
+        _Event(e.line, "direct", e.symbol, "stores the raw d2t as target ids", e.attrs)
+        for e in unit.events
+        if e.role == "store"
+        and e.symbol in sinks
+        and unit.attrs.get(e.symbol) == RAW
+        and e.symbol not in offset_attrs
+    ]
+
+
+def _handling(offsets: list[_Event], direct: list[_Event], reads: list[_Event]) -> str:
+    if offsets and not direct:
+        return OFFSETS
+    if direct and not offsets:
+        return DIRECT
+    if offsets or direct or reads:
+        return UNKNOWN
+    return NONE
+
+
+def _run_unit(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
+    _interpret(unit, d2t_names, aranges)
     offsets = [e for e in unit.events if e.role == "offsets"]
     offset_attrs = set().union(*(e.attrs for e in offsets)) if offsets else set()
     direct = [e for e in unit.events if e.role == "direct"]
-    for e in unit.events:
-        if (
-            e.role == "store"
-            and e.symbol in sinks
-            and unit.attrs.get(e.symbol) == RAW
-            and e.symbol not in offset_attrs
-        ):
-            direct.append(
-                _Event(e.line, "direct", e.symbol, "stores the raw d2t as target ids", e.attrs)
-            )
+    direct += _raw_sink_stores(unit, offset_attrs)
     unit.events.extend(d for d in direct if d.role == "direct" and d not in unit.events)
     reads = [e for e in unit.events if e.role in ("source", "read", "store", "unknown")]
-    if offsets and not direct:
-        unit.handling = OFFSETS
-    elif direct and not offsets:
-        unit.handling = DIRECT
-    elif offsets or direct or reads:
-        unit.handling = UNKNOWN
-    else:
-        unit.handling = NONE
+    unit.handling = _handling(offsets, direct, reads)
 
 
 def _entry_classes(tree: ast.Module) -> list[str]:
@@ -659,15 +717,10 @@ def _unparsed(source: str, path: str, reason: str) -> dict[str, Any]:
     }
 
 
-def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
-    lines = source.splitlines()
-    d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
-    aranges = _arange_aliases(tree)
-    units = _units(tree)
-    for unit in units:
-        _run_unit(unit, d2t_names, aranges)
+def _inherit_handling(units: list[_Unit]) -> None:
+    """A subclass that does not touch d2t inherits its nearest base's handling (in this file)."""
     by_name = {u.name: u for u in units}
-    for unit in units:  # a subclass that does not touch d2t inherits its base's handling
+    for unit in units:
         if unit.handling != NONE:
             continue
         todo, seen = list(unit.bases), set()
@@ -681,48 +734,69 @@ def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
                 unit.inherited_from = base
                 break
             todo.extend(by_name[base].bases)
-    entries = _entry_classes(tree)
-    classes = []
+
+
+def _draft_like(unit: _Unit) -> bool:
+    """Named like a draft head (not a part of one), or a loader that handles d2t."""
+    has_loader = any(
+        isinstance(n, ast.FunctionDef) and n.name in ("load_weights", "compute_logits")
+        for n in unit.node.body
+    )
+    return bool(_DRAFT_WORDS_RE.search(unit.name) and not _PART_SUFFIX_RE.search(unit.name)) or (
+        unit.handling != NONE and has_loader
+    )
+
+
+def _class_rows(units: list[_Unit], entries: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": unit.name,
+            "line": unit.node.lineno,
+            "bases": unit.bases,
+            "d2t_handling": unit.handling,
+            "registered": unit.name in entries,
+            "draft_like": _draft_like(unit),
+            "inherited_from": unit.inherited_from,
+        }
+        for unit in units
+        if unit.name != "<module>"
+    ]
+
+
+def _file_handling(own: list[_Unit]) -> str:
+    """The classes' own handlings agree on one, else unknown; none when none reads d2t."""
+    handlings = {u.handling for u in own} - {NONE}
+    if not handlings:
+        return NONE
+    if len(handlings) == 1:
+        return handlings.pop()
+    return UNKNOWN
+
+
+def _evidence_roles(handling: str) -> tuple[str, ...]:
+    if handling == OFFSETS:
+        return ("source", "offsets")
+    if handling == DIRECT:
+        return ("source", "direct")
+    return ("source", "read", "store", "offsets", "direct", "unknown")
+
+
+def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
+    lines = source.splitlines()
+    d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
+    aranges = _arange_aliases(tree)
+    units = _units(tree)
     for unit in units:
-        if unit.name == "<module>":
-            continue
-        has_loader = any(
-            isinstance(n, ast.FunctionDef) and n.name in ("load_weights", "compute_logits")
-            for n in unit.node.body
-        )
-        draft_like = bool(
-            _DRAFT_WORDS_RE.search(unit.name) and not _PART_SUFFIX_RE.search(unit.name)
-        ) or (unit.handling != NONE and has_loader)
-        classes.append(
-            {
-                "name": unit.name,
-                "line": unit.node.lineno,
-                "bases": unit.bases,
-                "d2t_handling": unit.handling,
-                "registered": unit.name in entries,
-                "draft_like": draft_like,
-                "inherited_from": unit.inherited_from,
-            }
-        )
+        _run_unit(unit, d2t_names, aranges)
+    _inherit_handling(units)
+    entries = _entry_classes(tree)
+    classes = _class_rows(units, entries)
     architectures = list(entries) or [c["name"] for c in classes if c["draft_like"]]
 
     own = [u for u in units if u.inherited_from is None]
-    handlings = {u.handling for u in own} - {NONE}
     events = [e for u in own for e in u.events]
-    if not handlings:
-        handling = NONE
-    elif len(handlings) == 1:
-        handling = handlings.pop()
-    else:
-        handling = UNKNOWN
-    roles: tuple[str, ...]
-    if handling == OFFSETS:
-        roles = ("source", "offsets")
-    elif handling == DIRECT:
-        roles = ("source", "direct")
-    else:
-        roles = ("source", "read", "store", "offsets", "direct", "unknown")
-    evidence = _evidence(events, lines, roles)
+    handling = _file_handling(own)
+    evidence = _evidence(events, lines, _evidence_roles(handling))
     reason = _reason(handling, evidence, units)
     return {
         "path": path,

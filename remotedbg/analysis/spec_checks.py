@@ -478,6 +478,32 @@ def _config_flags(draft_config: dict) -> dict[str, Any]:
     return flags
 
 
+def _norm_tensors(tensors: list[dict] | None) -> list[str]:
+    """The checkpoint's trained norm tensors."""
+    return [
+        t["name"]
+        for t in tensors or []
+        if any(p in NORM_TENSOR_PARTS for p in _parts(t.get("name", "")))
+    ]
+
+
+def _unread_flags(flags: dict[str, Any], draft_words: set[str] | None) -> list[dict]:
+    """The set flags the draft-model code never names."""
+    return [
+        {"config": k, "value": v}
+        for k, v in flags.items()
+        if k.split(".")[-1] not in (draft_words or set())
+    ]
+
+
+def _unloaded_norms(trained: list[str], load: LoadModel | None) -> list[dict]:
+    """The trained norm tensors the loader drops or refuses (at most six named)."""
+    if not trained or load is None:
+        return []
+    lost = [n for n in trained if load.outcomes.get(n, {}).get("outcome") != "loaded"]
+    return [{"tensor": lost[:6]}] if lost else []
+
+
 def norm_flag_unsupported(dep: Deployment) -> dict[str, Any]:
     """A norm flag the draft config sets that the engine's draft code never reads, or a trained
     norm tensor its loader drops or refuses: the served head computes something else."""
@@ -485,29 +511,15 @@ def norm_flag_unsupported(dep: Deployment) -> dict[str, Any]:
     if dep.draft_config is None:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
     flags = {k: v for k, v in _config_flags(dep.draft_config).items() if v}
-    trained = [
-        t["name"]
-        for t in dep.tensors or []
-        if any(p in NORM_TENSOR_PARTS for p in _parts(t.get("name", "")))
-    ]
+    trained = _norm_tensors(dep.tensors)
     result["facts"] = {"flags_set": flags, "norm_tensors": trained, "draft_class": dep.draft_class}
     if not flags and not trained:
         return result
-    unsupported: list[dict] = []
-    if flags:
-        if dep.draft_words is None:
-            return unknown(result, "the engine's draft-model code was not found or not read")
-        unsupported += [
-            {"config": k, "value": v}
-            for k, v in flags.items()
-            if k.split(".")[-1] not in dep.draft_words
-        ]
-    if trained:
-        if dep.load is None or dep.load.status == "unknown":
-            return unknown(result, dep.load_error or (dep.load.reason if dep.load else ""))
-        lost = [n for n in trained if dep.load.outcomes.get(n, {}).get("outcome") != "loaded"]
-        if lost:
-            unsupported.append({"tensor": lost[:6]})
+    if flags and dep.draft_words is None:
+        return unknown(result, "the engine's draft-model code was not found or not read")
+    if trained and (dep.load is None or dep.load.status == "unknown"):
+        return unknown(result, dep.load_error or (dep.load.reason if dep.load else ""))
+    unsupported = _unread_flags(flags, dep.draft_words) + _unloaded_norms(trained, dep.load)
     result["facts"]["unsupported"] = unsupported
     if not unsupported:
         return result
@@ -526,6 +538,122 @@ def norm_flag_unsupported(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _load_fails(result: dict[str, Any], load: LoadModel) -> None:
+    raised = load.raised or {}
+    add_finding(
+        result,
+        finding(
+            "draft-load-fails",
+            ERROR,
+            f"the engine cannot load this checkpoint: {raised.get('kind')} on "
+            f"{raised.get('tensor')}",
+            f"{load.draft_class} load_weights raises {raised.get('message')} at "
+            f"{raised.get('at')} while loading {raised.get('tensor')!r}: the server stops at "
+            "start. The tensor names do not match what this release expects (a wrapper "
+            "prefix such as model./draft_model., or a norm it does not build).",
+            {"raised": raised, "draft_class": load.draft_class},
+        ),
+    )
+
+
+def _unfilled_parameters(load: LoadModel) -> tuple[list[str], list[str]]:
+    """Required parameters nothing loads (the vocab map aside): (embeddings, the others)."""
+    unfilled = [p for p in load.unfilled() if p.rsplit(".", 1)[-1] not in D2T_PARAMS]
+    embed = [p for p in unfilled if p.rsplit(".", 1)[-1] in ("embed_tokens", "embedding")]
+    others = [p for p in unfilled if p not in embed]
+    return embed, others
+
+
+def _embedding_missing(result: dict[str, Any], dep: Deployment, embed: list[str]) -> None:
+    """An unloaded embedding is fine when the engine shares the target's (same width)."""
+    shared = dep.embedding.get("shared")
+    hidden = (dep.draft_config or {}).get("hidden_size")
+    target_hidden = (dep.target_config or {}).get("hidden_size")
+    other_width = (
+        isinstance(hidden, int) and isinstance(target_hidden, int) and hidden != target_hidden
+    )
+    if other_width or shared is False:
+        why = (
+            f"draft hidden_size {hidden} != target {target_hidden}, so the target's cannot be "
+            "shared"
+            if other_width
+            else "this engine release does not share the target's"
+        )
+        add_finding(
+            result,
+            finding(
+                "embedding-missing",
+                ERROR,
+                "the draft needs its own embedding but the checkpoint has none",
+                f"Nothing loads {', '.join(embed)} and {why}: the draft embeds tokens with "
+                "uninitialised weights.",
+                {"parameters": embed, "sharing": dep.embedding},
+            ),
+        )
+    elif shared is None:
+        unknown(result, dep.embedding.get("reason") or "embedding sharing unknown")
+    else:
+        result["facts"]["embedding"] = f"shared from the target ({dep.embedding['evidence'][0]})"
+
+
+def _dropped_clause(dropped: dict[str, dict]) -> str:
+    """What became of the checkpoint's tensors, for the required-weights-missing detail."""
+    if not dropped:
+        return "; the checkpoint has no such tensor"
+    how = (
+        "without a message"
+        if all(o["how"] == "silent" for o in dropped.values())
+        else "with only a log line"
+    )
+    return f"; {len(dropped)} tensor(s) are dropped {how}, e.g. {', '.join(list(dropped)[:3])}"
+
+
+def _required_weights_missing(result: dict[str, Any], load: LoadModel, others: list[str]) -> None:
+    dropped = {n: o for n, o in load.outcomes.items() if o["outcome"] == "dropped"}
+    add_finding(
+        result,
+        finding(
+            "required-weights-missing",
+            ERROR,
+            "the draft serves with uninitialised "
+            + ", ".join(p.rsplit(".", 1)[-1] for p in others[:4]),
+            f"Nothing in the checkpoint is loaded into {', '.join(others[:8])}"
+            + (f" (+{len(others) - 8} more)" if len(others) > 8 else "")
+            + f" by {load.draft_class}"
+            + _dropped_clause(dropped)
+            + ". The head computes with garbage: accept length near 1.",
+            {
+                "parameters": others,
+                "dropped": list(dropped)[:20],
+                "draft_class": load.draft_class,
+            },  # fmt: skip
+        ),
+    )
+
+
+def _unexpected_weights(result: dict[str, Any], load: LoadModel) -> None:
+    """Dropped tensors that are neither the vocab map nor a norm (checked elsewhere)."""
+    extra = [
+        n
+        for n, o in load.outcomes.items()
+        if o["outcome"] == "dropped"
+        and _parts(n)[-1] not in VOCAB_MAP_TENSORS
+        and not any(p in NORM_TENSOR_PARTS for p in _parts(n))
+    ]
+    if extra:
+        add_finding(
+            result,
+            finding(
+                "unexpected-weights",
+                WARNING,
+                f"{len(extra)} checkpoint tensor(s) the engine's loader skips",
+                f"{load.draft_class} loads no parameter from {', '.join(extra[:6])}: they were "
+                "trained but are not used when serving.",
+                {"tensors": extra[:20]},
+            ),
+        )
 
 
 def draft_weights(dep: Deployment) -> dict[str, Any]:
@@ -551,107 +679,15 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     result["facts"] = {"draft_class": load.draft_class, "required": load.required,
                        "loaded": load.loaded_params, "approximate": load.approximate}  # fmt: skip
     if load.status == "raises":
-        raised = load.raised or {}
-        add_finding(
-            result,
-            finding(
-                "draft-load-fails",
-                ERROR,
-                f"the engine cannot load this checkpoint: {raised.get('kind')} on "
-                f"{raised.get('tensor')}",
-                f"{load.draft_class} load_weights raises {raised.get('message')} at "
-                f"{raised.get('at')} while loading {raised.get('tensor')!r}: the server stops at "
-                "start. The tensor names do not match what this release expects (a wrapper "
-                "prefix such as model./draft_model., or a norm it does not build).",
-                {"raised": raised, "draft_class": load.draft_class},
-            ),
-        )
+        _load_fails(result, load)
         return result
-    shared = dep.embedding.get("shared")
-    unfilled = [p for p in load.unfilled() if p.rsplit(".", 1)[-1] not in D2T_PARAMS]
-    embed = [p for p in unfilled if p.rsplit(".", 1)[-1] in ("embed_tokens", "embedding")]
-    others = [p for p in unfilled if p not in embed]
-    hidden = (dep.draft_config or {}).get("hidden_size")
-    target_hidden = (dep.target_config or {}).get("hidden_size")
+    embed, others = _unfilled_parameters(load)
     if embed:
-        other_width = (
-            isinstance(hidden, int) and isinstance(target_hidden, int) and hidden != target_hidden
-        )
-        if other_width or shared is False:
-            why = (
-                f"draft hidden_size {hidden} != target {target_hidden}, so the target's cannot be "
-                "shared"
-                if other_width
-                else "this engine release does not share the target's"
-            )
-            add_finding(
-                result,
-                finding(
-                    "embedding-missing",
-                    ERROR,
-                    "the draft needs its own embedding but the checkpoint has none",
-                    f"Nothing loads {', '.join(embed)} and {why}: the draft embeds tokens with "
-                    "uninitialised weights.",
-                    {"parameters": embed, "sharing": dep.embedding},
-                ),
-            )
-        elif shared is None:
-            unknown(result, dep.embedding.get("reason") or "embedding sharing unknown")
-        else:
-            result["facts"]["embedding"] = (
-                f"shared from the target ({dep.embedding['evidence'][0]})"
-            )
+        _embedding_missing(result, dep, embed)
     if others:
-        dropped = {n: o for n, o in load.outcomes.items() if o["outcome"] == "dropped"}
-        add_finding(
-            result,
-            finding(
-                "required-weights-missing",
-                ERROR,
-                "the draft serves with uninitialised "
-                + ", ".join(p.rsplit(".", 1)[-1] for p in others[:4]),
-                f"Nothing in the checkpoint is loaded into {', '.join(others[:8])}"
-                + (f" (+{len(others) - 8} more)" if len(others) > 8 else "")
-                + f" by {load.draft_class}"
-                + (
-                    f"; {len(dropped)} tensor(s) are dropped "
-                    + (
-                        "without a message"
-                        if all(o["how"] == "silent" for o in dropped.values())
-                        else "with only a log line"
-                    )
-                    + f", e.g. {', '.join(list(dropped)[:3])}"
-                    if dropped
-                    else "; the checkpoint has no such tensor"
-                )
-                + ". The head computes with garbage: accept length near 1.",
-                {
-                    "parameters": others,
-                    "dropped": list(dropped)[:20],
-                    "draft_class": load.draft_class,
-                },  # fmt: skip
-            ),
-        )
+        _required_weights_missing(result, load, others)
         return result
-    extra = [
-        n
-        for n, o in load.outcomes.items()
-        if o["outcome"] == "dropped"
-        and _parts(n)[-1] not in VOCAB_MAP_TENSORS
-        and not any(p in NORM_TENSOR_PARTS for p in _parts(n))
-    ]
-    if extra:
-        add_finding(
-            result,
-            finding(
-                "unexpected-weights",
-                WARNING,
-                f"{len(extra)} checkpoint tensor(s) the engine's loader skips",
-                f"{load.draft_class} loads no parameter from {', '.join(extra[:6])}: they were "
-                "trained but are not used when serving.",
-                {"tensors": extra[:20]},
-            ),
-        )
+    _unexpected_weights(result, load)
     return result
 
 
