@@ -142,5 +142,6 @@ def test_spec_audit_reads_each_container(cli, boxed):
         assert server["container"]["name"] == name
         assert server["spec"]["draft_model"] == str(boxed[name]["models"] / "draft")
     # the container's log says accept len 1.02 of a possible 4: read from podman's log
+    # (the session's foreign server, not in a container, has its own 1.00)
     low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
-    assert low and all(f["evidence"]["observed"] == 1.02 for f in low)
+    assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
