@@ -306,45 +306,46 @@ class _Scan(object):
         (a bind mount's source, else /proc/PID/root)."""
         for proc in self.processes:
             pid = proc["pid"]
-            how = "process:%d" % pid
             proc["installs"] = []
             argv = proc.pop("_argv")
             container = proc.get("container")
+            how = "process:%d" % pid
             if container:
-                place = lambda path, c=container: host_path(c, path)  # noqa: E731
-                how = "process:%d in container %s" % (pid, container.get("name") or "?")
-            else:
-                place = lambda path: path  # noqa: E731
+                how += " in container %s" % (container.get("name") or "?")
+
+            def place(path, c=container):
+                return host_path(c, path) if c and path else path
+
             # the interpreter as invoked (keeps the venv), entry scripts, then the resolved exe
-            paths = [place(a) for a in argv[:3] if a.startswith("/")]
-            if proc["exe"]:
-                paths.append(place(proc["exe"]))
+            paths = [place(a) for a in argv[:3] if a.startswith("/")] + [place(proc["exe"])]
             for p in [p for p in paths if p]:
                 for inst in self.check_python(p, how):
                     self._mark(inst, pid, how)
-            cwd = place(proc["cwd"]) if proc["cwd"] else None
+            cwd = place(proc["cwd"])
             if cwd:
-                cands = [cwd, os.path.dirname(cwd)]
-                for eng in self.engines.values():
-                    cands.append(os.path.join(cwd, eng["package"]))
-                    cands.append(os.path.join(cwd, "python", eng["package"]))
-                for path in cands:
-                    engine = self.engine_of(path)
-                    if engine:
-                        self._mark(
-                            self.add_install(path, engine, how, self._kind_of(path)), pid, how
-                        )
+                self._link_cwd(cwd, pid, how)
+            own = [cwd, place(proc["exe"])] + [place(a) for a in argv if a.startswith("/")]
             mapped = [place(p) for p in _mapped_paths(pid)]
-            mapped = [p for p in mapped if p]
-            own = [cwd, place(proc["exe"]) if proc["exe"] else None]
-            own += [place(a) for a in argv if a.startswith("/")]
-            own = [real_path(p) for p in own if p]
-            for inst in list(self.installs.values()):
-                trees = _trees(inst)
-                hit = any(_under(p, t) for p in own for t in trees)
-                hit = hit or any(_under(p, inst["path"]) for p in mapped)
-                if hit:
-                    self._mark(inst, pid, how)
+            self._link_files([real_path(p) for p in own if p], [p for p in mapped if p], pid, how)
+
+    def _link_cwd(self, cwd, pid, how):
+        """An engine checkout the server was started in (or its python/ folder)."""
+        cands = [cwd, os.path.dirname(cwd)]
+        for eng in self.engines.values():
+            cands.append(os.path.join(cwd, eng["package"]))
+            cands.append(os.path.join(cwd, "python", eng["package"]))
+        for path in cands:
+            engine = self.engine_of(path)
+            if engine:
+                self._mark(self.add_install(path, engine, how, self._kind_of(path)), pid, how)
+
+    def _link_files(self, own, mapped, pid, how):
+        """Installs holding the server's own files or the files it has mapped."""
+        for inst in list(self.installs.values()):
+            trees = _trees(inst)
+            hit = any(_under(p, t) for p in own for t in trees)
+            if hit or any(_under(p, inst["path"]) for p in mapped):
+                self._mark(inst, pid, how)
 
     def _mark(self, inst, pid, how):
         if pid not in inst["running"]:

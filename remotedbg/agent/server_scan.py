@@ -731,93 +731,104 @@ def _http_figures(server, want_metrics, timeout):
         server["server_info"] = fetch_server_info(port, timeout)
 
 
+def _attach_log(server, pid, container, tail_lines, max_bytes):
+    """The server's decode figures from its log: the runtime's log for a container writing to
+    its stdout, else the file its stdout/stderr point to; else why there is none."""
+    links = _log_links(pid)
+    runtime_log = runtime_log_of(container) if container and not links else None
+    if runtime_log:
+        links = [(runtime_log["path"], runtime_log["how_found"])]
+    if links:
+        path, how = links[0]
+        server["log"], log_args = read_log(path, how, tail_lines, max_bytes)
+        _fill_from_log(server, log_args)
+        if len(links) > 1:
+            server["notes"].append(
+                "stdout and stderr go to different files; read %s, not %s"
+                % (path, ", ".join(p for p, _ in links[1:]))
+            )
+    elif _uid(pid) not in (None, os.getuid()):
+        server["notes"].append(
+            "the log cannot be read: pid %d runs as another user%s, so its "
+            "stdout/stderr are hidden; pass --var log=PATH for the decode figures"
+            % (pid, _owner_note(pid))
+        )
+    else:
+        server["notes"].append(
+            "stdout/stderr are not regular files (terminal, pipe, journald): pass "
+            "--var log=PATH for the decode figures"
+        )
+
+
+def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout):
+    pid = proc["pid"]
+    argv = proc["argv"]
+    server = _server("process", proc["engine"], argv, parse_args(argv))
+    server["pid"] = pid
+    server["exe"] = proc["exe"]
+    server["cwd"] = _readlink("/proc/%d/cwd" % pid)
+    server["children"] = sorted(proc.get("children") or [])
+    if proc.get("wrapped_by"):
+        server["wrapped_by"] = proc["wrapped_by"]
+    container = container_info(pid)
+    if container:
+        _place_in_container(server, container)
+    _attach_log(server, pid, container, tail_lines, max_bytes)
+    if want_metrics is not False:
+        _http_figures(server, want_metrics, timeout)
+    return server
+
+
+def _given_server(args_var, log_var, tail_lines, max_bytes):
+    """The server the user describes with --var args and/or --var log."""
+    argv = split_args(args_var) if args_var else []
+    engine = engine_of_argv(argv) if argv else None
+    log_entry, log_args = (None, None)
+    if log_var:
+        log_entry, log_args = read_log(
+            os.path.expanduser(log_var), "--var log", tail_lines, max_bytes
+        )
+    server_notes = []
+    if argv:
+        parsed = parse_args(argv)
+    elif log_args:
+        parsed = {"args": log_args, "positional": [], "program": []}
+        server_notes.append("launch arguments taken from the log's server_args=ServerArgs line")
+    else:
+        parsed = {"args": {}, "positional": [], "program": []}
+        server_notes.append("launch arguments unknown: pass --var args='...'")
+    if engine is None:
+        vllm_log = bool(log_entry) and "SpecDecoding" in (log_entry.get("last_line") or "")
+        engine = "vllm" if ("speculative-config" in parsed["args"] or vllm_log) else "sglang"
+        server_notes.append("engine assumed: %s" % engine)
+    server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
+    server["log"] = log_entry
+    if argv:
+        _fill_from_log(server, log_args)
+    if not argv and log_args is None and log_var:
+        server["notes"].append("no server_args=ServerArgs(...) line in the log's span read")
+    return server
+
+
 def scan_servers(args):
     """Entry point, see the module docstring."""
     started = time.time()
     tail_lines = int(args.get("tail_lines") or 200)
     max_bytes = int(args.get("max_log_bytes") or 16 << 20)
     timeout = float(args.get("timeout") or 2.0)
-    want_metrics = args.get("metrics")
     log_var = args.get("log") or ""
     args_var = args.get("args") or ""
     servers = []
     notes = []
     knowledge = args.get("knowledge") or {}
-    patterns = knowledge.get("process_patterns")
     wrappers = tuple(knowledge.get("server_wrappers") or SERVER_WRAPPERS)
     if args.get("processes", True):
-        for proc in find_processes(patterns, wrappers):
-            pid = proc["pid"]
-            argv = proc["argv"]
-            parsed = parse_args(argv)
-            server = _server("process", proc["engine"], argv, parsed)
-            server["pid"] = pid
-            server["exe"] = proc["exe"]
-            server["cwd"] = _readlink("/proc/%d/cwd" % pid)
-            server["children"] = sorted(proc.get("children") or [])
-            if proc.get("wrapped_by"):
-                server["wrapped_by"] = proc["wrapped_by"]
-            container = container_info(pid)
-            if container:
-                _place_in_container(server, container)
-            links = _log_links(pid)
-            runtime_log = runtime_log_of(container) if container and not links else None
-            if runtime_log:
-                server["log"], log_args = read_log(
-                    runtime_log["path"], runtime_log["how_found"], tail_lines, max_bytes
-                )
-                _fill_from_log(server, log_args)
-            elif links:
-                path, how = links[0]
-                server["log"], log_args = read_log(path, how, tail_lines, max_bytes)
-                _fill_from_log(server, log_args)
-                if len(links) > 1:
-                    server["notes"].append(
-                        "stdout and stderr go to different files; read %s, not %s"
-                        % (path, ", ".join(p for p, _ in links[1:]))
-                    )
-            elif _uid(pid) not in (None, os.getuid()):
-                server["notes"].append(
-                    "the log cannot be read: pid %d runs as another user%s, so its "
-                    "stdout/stderr are hidden; pass --var log=PATH for the decode figures"
-                    % (pid, _owner_note(pid))
-                )
-            else:
-                server["notes"].append(
-                    "stdout/stderr are not regular files (terminal, pipe, journald): pass "
-                    "--var log=PATH for the decode figures"
-                )
-            if want_metrics is not False:
-                _http_figures(server, want_metrics, timeout)
-            servers.append(server)
-    if args_var or log_var:
-        argv = split_args(args_var) if args_var else []
-        engine = engine_of_argv(argv) if argv else None
-        log_entry, log_args = (None, None)
-        if log_var:
-            log_entry, log_args = read_log(
-                os.path.expanduser(log_var), "--var log", tail_lines, max_bytes
+        for proc in find_processes(knowledge.get("process_patterns"), wrappers):
+            servers.append(
+                _process_server(proc, tail_lines, max_bytes, args.get("metrics"), timeout)
             )
-        server_notes = []
-        if argv:
-            parsed = parse_args(argv)
-        elif log_args:
-            parsed = {"args": log_args, "positional": [], "program": []}
-            server_notes.append("launch arguments taken from the log's server_args=ServerArgs line")
-        else:
-            parsed = {"args": {}, "positional": [], "program": []}
-            server_notes.append("launch arguments unknown: pass --var args='...'")
-        if engine is None:
-            vllm_log = bool(log_entry) and "SpecDecoding" in (log_entry.get("last_line") or "")
-            engine = "vllm" if ("speculative-config" in parsed["args"] or vllm_log) else "sglang"
-            server_notes.append("engine assumed: %s" % engine)
-        server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
-        server["log"] = log_entry
-        if argv:
-            _fill_from_log(server, log_args)
-        if not argv and log_args is None and log_var:
-            server["notes"].append("no server_args=ServerArgs(...) line in the log's span read")
-        servers.append(server)
+    if args_var or log_var:
+        servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))
     if not servers:
         notes.append("no SGLang or vLLM server process running, and no --var log/args given")
     return {"servers": servers, "notes": notes, "elapsed_s": round(time.time() - started, 3)}
