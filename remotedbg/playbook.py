@@ -135,7 +135,8 @@ def _reject_unknown_keys(
 
 
 def _plain(node: yaml.Node) -> Any:
-    return yaml.safe_load(yaml.serialize(node))
+    """The Python value of a composed node (an empty `with:` is None, not a parse error)."""
+    return yaml.SafeLoader("").construct_document(node)
 
 
 def _compose(path: Path) -> yaml.Node:

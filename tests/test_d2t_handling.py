@@ -417,3 +417,15 @@ def test_classify_install_from_scan_shape() -> None:
         "llama_eagle3",
         "Eagle3LlamaForCausalLM",
     ]
+
+
+def test_a_setattr_without_a_value_is_not_a_store() -> None:
+    """setattr(self, "x") with two arguments fails when it runs; reading such code must not."""
+    src = (
+        "class LlamaForCausalLMEagle3:\n"
+        "    def load_weights(self, weights):\n"
+        "        for name, w in weights:\n"
+        "            if 'd2t' in name:\n"
+        "                setattr(self, 'hot_token_id')\n"
+    )
+    assert classify_source(src, "x.py")["d2t_handling"] == "unknown"

@@ -270,6 +270,11 @@ def test_malformed_playbook_names_file_and_line(cli, tmp_path):
     )
     result = cli("playbook", "run", "-H", "testbox", str(ref))
     assert result.returncode == 2 and f"{ref}:5:" in result.stderr.decode()
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("name: empty\nsteps:\n  - id: one\n    action: glob\n    with:\n")
+    result = cli("playbook", "run", "-H", "testbox", str(empty))
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+    assert f"{empty}:5: expected a mapping" in result.stderr.decode()
 
 
 def test_writing_step_needs_allow_write(cli, tmp_path):

@@ -473,6 +473,8 @@ class _Interp:
         if name not in _SETTERS or len(node.args) < 2:
             return False
         args = node.args[1:] if name == "setattr" else node.args
+        if len(args) < 2:  # setattr(self, "x") is not a store (and fails when it runs)
+            return False
         holder = node.args[0] if name == "setattr" else getattr(node.func, "value", None)
         attr = _str_const(args[0])
         kind = arg_kinds[node.args.index(args[1])]
