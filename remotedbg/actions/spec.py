@@ -37,6 +37,7 @@ from remotedbg.remote.primitives import Remote
 
 SCAN = "remotedbg.agent.server_scan:scan_servers"
 LIST = "remotedbg.agent.checkpoint:list_tensors"
+TOKENIZERS = "remotedbg.agent.tokenizer_files:fingerprints"
 CONFIGS = "remotedbg.agent.draft_search:read_configs"
 USER_SOURCES = ("--var args", "--var log")
 
@@ -312,10 +313,15 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
 
 
 def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
-                target_configs: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
+                read: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
+    """`read`: what one round trip each read for every draft: {"configs": target configs,
+    "tokenizers": tokenizer fingerprints} by path."""
     server = item.get("server") or {}
     dep = _launched(item, trained)
-    _set_target_config(dep, target_configs.get(item.get("target") or ""))
+    _set_target_config(dep, read["configs"].get(item.get("target") or ""))
+    tokenizers = read["tokenizers"]
+    dep.tokenizers = {"draft": tokenizers.get(item["path"]),
+                      "target": tokenizers.get(item.get("target") or "")}  # fmt: skip
     install = _install_for(server or None, located)
     if install is None:
         dep.code_error = "no engine install found on the box"
@@ -381,6 +387,18 @@ def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, A
         return remote.call(CONFIGS, {"paths": targets}), []
     except RemoteCommandError as exc:
         return {}, [f"target configs: {exc}"]
+
+
+def _read_tokenizers(remote: Remote, items: list[dict]) -> dict[str, Any]:
+    """Tokenizer fingerprints of every draft and target (one round trip); {} if unreadable
+    (the tokenizer check then says it could not compare)."""
+    paths = sorted({p for d in items for p in (d.get("path"), d.get("target")) if p})
+    if not paths:
+        return {}
+    try:
+        return remote.call(TOKENIZERS, {"paths": paths})
+    except RemoteCommandError:
+        return {}
 
 
 def _audited(drafts_audit: dict | None) -> set[tuple[Any, str]]:
@@ -451,12 +469,13 @@ def spec_checks(
     items = _draft_items(remote, server_list, drafts_audit)
     notes = _pair_drafts(items, server_list, scoped, target)
     target_configs, inconclusive = _read_target_configs(remote, items)
+    read = {"configs": target_configs, "tokenizers": _read_tokenizers(remote, items)}
     installs = EngineCodeCache(remote)
     findings: list[dict] = []
     per_draft: list[dict] = []
     audited = _audited(drafts_audit)
     for item in items:
-        dep = _deployment(item, located, installs, remote, target_configs, trained)
+        dep = _deployment(item, located, installs, remote, read, trained)
         if not item.get("target"):
             dep.target_error = "the target model is unknown (pass --var target=...)"
         checked = run_checks(dep)

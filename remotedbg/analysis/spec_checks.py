@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
+from remotedbg.analysis.fit_checks import draft_scales_missing, tokenizer_mismatch
 from remotedbg.analysis.loader_values import LoadModel
 from remotedbg.analysis.pysource import parse
 from remotedbg.contract import (
@@ -43,6 +44,8 @@ CHECK_IDS = (
     "fc-shape-mismatch",
     "norm-flag-unsupported",
     "draft-weights",
+    "draft-scales-missing",
+    "tokenizer-mismatch",
     "token-map-ignored",
     "accept-length-low",
 )
@@ -89,6 +92,7 @@ class Deployment:
     train_layers: list[int] | None = None
     draft_words: set[str] | None = None  # identifiers of the draft class's code (all its files)
     includes_bonus: bool | None = None  # vLLM: mean acceptance length counts the bonus token
+    tokenizers: dict | None = None  # {"draft", "target"}: agent.tokenizer_files fingerprints
 
     @property
     def family(self) -> str | None:
@@ -803,7 +807,15 @@ def accept_length_low(dep: Deployment, ratio: float = LOW_ACCEPT_RATIO) -> dict[
 
 
 # ------------------------------------------------------------------ all
-CHECKS = (
+def scales_missing(dep: Deployment) -> dict[str, Any]:
+    return draft_scales_missing(dep.tensors)
+
+
+def tokenizer_identity(dep: Deployment) -> dict[str, Any]:
+    return tokenizer_mismatch(dep.tokenizers)
+
+
+DRAFT_CHECKS = (
     algorithm_mismatch,
     target_unsupported,
     draft_arch_unsupported,
@@ -811,10 +823,10 @@ CHECKS = (
     fc_shape_mismatch,
     norm_flag_unsupported,
     draft_weights,
-    token_map_ignored,
-    accept_length_low,
+    scales_missing,
+    tokenizer_identity,
 )
-DRAFT_CHECKS = CHECKS[:7]
+CHECKS = (*DRAFT_CHECKS, token_map_ignored, accept_length_low)
 
 
 def run_checks(dep: Deployment) -> dict[str, Any]:

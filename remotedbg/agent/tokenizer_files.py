@@ -1,0 +1,80 @@
+"""The identity of a model folder's tokenizer, read in place: which tokens have which ids, and
+the special tokens. Runs on the box; read-only.
+
+`fingerprints(args)` with {"paths": [model dir or config.json, ...]} returns {path: entry},
+each entry {"present": bool, "files": [...], "vocab_size", "vocab_sha256" (of the base
+token -> id map), "added": {token: id}, "special": {"bos"/"eos"/"pad"/"unk": token},
+"special_ids": {...}, "error"}. A tokenizer.json of a Hugging Face fast tokenizer is read
+(model.vocab, added_tokens); tokenizer_config.json names the special tokens; config.json gives
+the *_token_id fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+_MAX_TOKENIZER_BYTES = 64 << 20
+_SPECIAL = ("bos", "eos", "pad", "unk")
+
+
+def _folder(path):
+    path = os.path.expanduser(path)
+    return os.path.dirname(path) if path.endswith(".json") else path
+
+
+def _load(path, limit):
+    try:
+        if os.path.getsize(path) > limit:
+            return None, "%s is larger than %d bytes: not read" % (path, limit)
+        with open(path, "rb") as handle:
+            return json.loads(handle.read().decode("utf-8")), None
+    except (OSError, ValueError) as exc:
+        return None, "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
+
+
+def _token_text(value):
+    if isinstance(value, dict):
+        return value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def fingerprint(path):
+    folder = _folder(path)
+    entry = {"present": False, "files": [], "vocab_size": None, "vocab_sha256": None,
+             "added": {}, "special": {}, "special_ids": {}, "error": None}  # fmt: skip
+    names = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+    entry["files"] = [n for n in names if os.path.isfile(os.path.join(folder, n))]
+    entry["present"] = bool(entry["files"])
+    tokenizer, error = (None, None)
+    if "tokenizer.json" in entry["files"]:
+        tokenizer, error = _load(os.path.join(folder, "tokenizer.json"), _MAX_TOKENIZER_BYTES)
+    if error:
+        entry["error"] = error
+    if isinstance(tokenizer, dict):
+        vocab = (tokenizer.get("model") or {}).get("vocab")
+        if isinstance(vocab, list):  # unigram: [[piece, score], ...]
+            vocab = dict((item[0], index) for index, item in enumerate(vocab) if item)
+        if isinstance(vocab, dict):
+            canonical = json.dumps(sorted(vocab.items()), ensure_ascii=False)
+            entry["vocab_sha256"] = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+            entry["vocab_size"] = len(vocab)
+        for added in tokenizer.get("added_tokens") or []:
+            if isinstance(added, dict) and isinstance(added.get("content"), str):
+                entry["added"][added["content"]] = added.get("id")
+    config, _ = _load(os.path.join(folder, "tokenizer_config.json"), 8 << 20)
+    for name in _SPECIAL:
+        token = _token_text((config or {}).get(name + "_token"))
+        if token is not None:
+            entry["special"][name] = token
+    model_config, _ = _load(os.path.join(folder, "config.json"), 8 << 20)
+    for name in _SPECIAL:
+        value = (model_config or {}).get(name + "_token_id")
+        if value is not None:
+            entry["special_ids"][name] = value
+    return entry
+
+
+def fingerprints(args):
+    return dict((path, fingerprint(path)) for path in args.get("paths") or [])
