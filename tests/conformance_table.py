@@ -209,3 +209,30 @@ _put("arch-specforge", "vllm", ["0.10.1.1"], row(DEFECT, ["draft-arch-unsupporte
     "(model_executor/models/registry.py:264-265): 'Model architectures ... are not supported' "
     "(registry.py:497-499)")))
 _put("arch-specforge", "vllm", ["0.33.0"], row(OK, cite="registry.py:702 registers it again"))
+
+# ------------------------------------------------------------------ context length
+# The draft's max_position_embeddings 2048 (SpecForge's default config), served at the target's
+# 131072 with the launch arguments only (no server running, launch environment unknown).
+_put("draft-context-2048", "sglang", ["0.4.6.post5", "0.4.10.post2"], row(
+    DEFECT, ["context-exceeds-draft"], cite=(
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True: a warning only "
+        "(0.4.6.post5 srt/configs/model_config.py:130-137; 0.4.10.post2 :163-175); no "
+        "max_position_embeddings override, no RoPE cache growth: the draft's cache is 2048 "
+        "long (srt/models/llama.py:213; srt/layers/rotary_embedding.py:108-117, 156-164)")))
+_put("draft-context-2048", "sglang", ["0.5.1", "0.5.6", "0.5.14", "0.5.23"], row(
+    DEFECT, ["context-exceeds-draft"], cite=(
+        "the draft worker gets the target's context (0.5.23 srt/speculative/eagle_worker_v2.py:"
+        "221-231) and _derive_context_length raises ValueError at start unless "
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (0.5.23 srt/configs/model_config.py:"
+        "1313-1316; 0.5.6 :308-311; 0.5.1 :175-184; 0.5.14 :679-691)")))
+_put("draft-context-2048", "vllm", ["0.8.5", "0.10.1.1"], row(
+    DEFECT, ["context-exceeds-draft"], cite=(
+        "no check; the proposer bounds positions by the target's max_model_len (0.10.1.1 "
+        "v1/spec_decode/eagle.py:52, 266-280; 0.8.5 eagle.py:32, 127-141) while the draft's "
+        "rotary cache is max_position_embeddings long (0.10.1.1 model_executor/models/"
+        "llama.py:236-237; 0.8.5 llama.py:167)")))
+_put("draft-context-2048", "vllm", ["0.33.0"], row(
+    OK, warnings=["context-exceeds-draft"], allow=["context-exceeds-draft"], cite=(
+        "the draft's rope type is default (cache-only): its max_position_embeddings is raised "
+        "to the target's max_model_len (config/speculative.py:104-113, 1839-1846); positions "
+        "past 2048 were never trained")))

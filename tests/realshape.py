@@ -157,7 +157,8 @@ def eagle3_config(target: TargetShape, draft_vocab: int = 32000) -> dict:
         "head_dim": target.head_dim,
         "vocab_size": target.vocab,
         "draft_vocab_size": draft_vocab,
-        "max_position_embeddings": 2048,
+        # the target's: SpecForge's trainer default (2048) is the planted draft-context-2048
+        "max_position_embeddings": 131072,
         "rms_norm_eps": 1e-5,
         "rope_theta": target.rope_theta,
         "hidden_act": "silu",

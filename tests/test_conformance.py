@@ -101,6 +101,8 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         # the converter wrote layer-input ids into the config
         config["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [2, 16, 29]}
         variables["train_layers"] = "1,15,28"
+    elif scenario == "draft-context-2048":
+        config["max_position_embeddings"] = 2048  # SpecForge's config default, served at 131072
     elif scenario == "low-accept":
         variables["log"] = str(write_log(root / "server.log", engine, version))
     target = rs.write_target(root / "target", target_shape)

@@ -97,3 +97,134 @@ def test_spec_audit_raises_both(box, monkeypatch, spec_world, tmp_path):  # noqa
     ]
     assert found["tokenizer-mismatch"]["evidence"]["draft_vocab"] == 201
     assert outcome.verdict == "defect"
+
+
+# -- context, RoPE, quantization, tied head (remotedbg.engines.draft_fit_rules) -----------
+def _dep(engine="sglang", version="0.5.23", draft=None, target=None, args=None, tensors=None,
+         env=None, running=False):  # fmt: skip
+    from remotedbg.analysis.spec_checks import Deployment
+
+    draft_config = {"architectures": ["LlamaForCausalLMEagle3"], "max_position_embeddings": 2048,
+                    "rope_theta": 500000.0, "vocab_size": 128256, "draft_vocab_size": 32000,
+                    **(draft or {})}  # fmt: skip
+    target_config = {"max_position_embeddings": 131072, "rope_theta": 500000.0, **(target or {})}
+    server = {"args": args or {}}
+    return Deployment(draft_config=draft_config, target_config=target_config, engine=engine,
+                      engine_version=version, server=server, tensors=tensors or [], env=env,
+                      server_running=running)  # fmt: skip
+
+
+def _ids(result: dict) -> list[tuple[str, str]]:
+    return [(f["id"], f["severity"]) for f in result["findings"]]
+
+
+def test_context_rule_per_release():
+    from remotedbg.analysis.fit_checks import context_exceeds_draft
+
+    error, warning = [("context-exceeds-draft", "error")], [("context-exceeds-draft", "warning")]
+    # SGLang get_context_length: 2048 vs 131072 (0.5.23 utils/hf_transformers/common.py:668-694)
+    assert _ids(context_exceeds_draft(_dep())) == error  # refuses to start
+    env = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    assert _ids(context_exceeds_draft(_dep(env=env))) == warning  # raised, untrained positions
+    assert _ids(context_exceeds_draft(_dep(running=True))) == warning  # it started: env was set
+    assert _ids(context_exceeds_draft(_dep(version="0.5.1", running=True))) == error  # no raise
+    assert _ids(context_exceeds_draft(_dep(version="0.4.6.post5", running=True))) == error
+    # a served context within the draft's: --context-length 2048
+    assert context_exceeds_draft(_dep(args={"context-length": "2048"}))["status"] == "ok"
+    # SGLang multiplies by rope_scaling.factor (yarn, no original_max_position_embeddings)
+    yarn = {"rope_scaling": {"rope_type": "yarn", "factor": 64.0}}
+    assert context_exceeds_draft(_dep(draft=yarn))["status"] == "ok"
+    # vLLM 0.33 raises a cache-only rope's limit; a yarn draft lowers the served context
+    assert _ids(context_exceeds_draft(_dep("vllm", "0.33.0"))) == warning
+    found = context_exceeds_draft(_dep("vllm", "0.33.0", draft=yarn))
+    assert found["findings"][0]["evidence"]["outcome"] == "lowered"
+    assert _ids(context_exceeds_draft(_dep("vllm", "0.10.1.1"))) == error
+    assert context_exceeds_draft(_dep("vllm", "0.7.0"))["status"] == "unknown"
+
+
+def test_rope_quantization_and_head_rules():
+    from remotedbg.analysis.fit_checks import quantization_mismatch, rope_mismatch, tied_head
+
+    assert rope_mismatch(_dep())["status"] == "ok"
+    assert _ids(rope_mismatch(_dep(draft={"rope_theta": 10000.0}))) == [
+        ("rope-mismatch", "warning")
+    ]
+    yarn = {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    # SGLang applies --json-model-override-args to the draft too (0.5.23 model_config.py:962)
+    applied = rope_mismatch(_dep(args={"json-model-override-args": yarn}))
+    assert "applied to the draft too" in applied["findings"][0]["detail"]
+    kept = rope_mismatch(_dep("vllm", "0.33.0", args={"hf-overrides": yarn}))
+    assert "reaches the target only" in kept["findings"][0]["detail"]
+
+    assert quantization_mismatch(_dep())["status"] == "ok"
+    inherited = quantization_mismatch(_dep(args={"quantization": "fp8"}))
+    assert _ids(inherited) == [("quantization-mismatch", "warning")]
+    opted_out = {"quantization": "fp8", "speculative-draft-model-quantization": "unquant"}
+    assert quantization_mismatch(_dep(args=opted_out))["status"] == "ok"  # 0.5.14+
+    assert _ids(quantization_mismatch(_dep(version="0.5.6", args=opted_out))) == [
+        ("quantization-mismatch", "warning")
+    ]
+    scales = [{"name": "midlayer.mlp.up_proj.weight_scale_inv", "dtype": "F32", "shape": [1]}]
+    dropped = quantization_mismatch(_dep(tensors=scales))
+    assert dropped["findings"][0]["evidence"]["outcome"] == "dropped"
+    assert quantization_mismatch(_dep("vllm", "0.33.0", tensors=scales))["findings"][0][
+        "evidence"]["outcome"] == "start-fails"  # fmt: skip
+    fp8_target = {"quantization_config": {"quant_method": "fp8"}}
+    assert _ids(quantization_mismatch(_dep("vllm", "0.33.0", target=fp8_target))) == [
+        ("quantization-mismatch", "warning")
+    ]
+
+    assert tied_head(_dep())["status"] == "ok"
+    tied = tied_head(_dep(draft={"tie_word_embeddings": True}))
+    assert _ids(tied) == [("draft-head-tied", "error")]
+    assert tied_head(_dep("vllm", "0.33.0", draft={"tie_word_embeddings": True}))["status"] == (
+        "not-applicable"
+    )
+
+
+def test_draft_settings_rules():
+    from remotedbg.analysis.fit_checks import draft_settings
+
+    def judged(spec: dict, version: str = "0.5.23", arch: str = "Qwen3ForCausalLM", **kw):
+        dep = _dep(version=version, target={"architectures": [arch]}, **kw)
+        dep.spec = spec
+        return draft_settings(dep)
+
+    none = {"num_steps": None, "topk": None, "num_draft_tokens": None}
+    assert _ids(judged({**none, "topk": 4})) == [("draft-settings", "error")]  # AssertionError
+    auto = judged(none)["findings"][0]["evidence"]  # 0.5.23 speculative_hook.py:1430-1461
+    assert (auto["steps"], auto["topk"], auto["draft_tokens"]) == (3, 1, 4)
+    llama = judged(none, arch="LlamaForCausalLM")["findings"][0]["evidence"]
+    assert (llama["steps"], llama["topk"], llama["draft_tokens"]) == (5, 4, 8)
+    old = judged(none, version="0.5.6")["findings"][0]["evidence"]  # server_args.py:4525-4553
+    assert (old["steps"], old["topk"]) == (5, 4)
+    forced = judged({"num_steps": 3, "topk": 1, "num_draft_tokens": 8})
+    assert _ids(forced) == [("draft-settings", "warning")]
+    assert judged({"num_steps": 3, "topk": 1, "num_draft_tokens": 4})["status"] == "ok"
+    vllm = _dep("vllm", "0.33.0", args={"speculative-config": {"method": "eagle3"}})
+    assert _ids(draft_settings(vllm)) == [("draft-settings", "error")]
+
+
+def test_launch_env_reads_only_the_named_variables(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from remotedbg.agent.server_scan import launch_env
+    from remotedbg.engines.draft_fit_rules import ENV_FACTS
+    from tests.procs import wait_for
+    from tests.unprivileged import call_unprivileged
+
+    env = dict(os.environ, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN="1", HF_TOKEN="hf_secret")
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    try:
+        wanted = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+        # until exec, /proc/PID/environ is the parent's
+        assert wait_for(lambda: launch_env(process.pid, ENV_FACTS) == wanted)
+        # another user's process (nobody against ours as root; else root's init): its
+        # environment is not readable, and that is said as None
+        other = process.pid if os.geteuid() == 0 else 1
+        assert call_unprivileged(launch_env, other, ENV_FACTS) is None
+    finally:
+        process.kill()
+        process.wait()

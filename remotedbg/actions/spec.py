@@ -328,6 +328,8 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         dep.load_error = dep.code_error
         return dep
     dep.engine = dep.engine or install["name"]
+    dep.engine_version = install.get("version")
+    dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
     archs = _architectures(dep.draft_config)

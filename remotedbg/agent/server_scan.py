@@ -760,7 +760,24 @@ def _attach_log(server, pid, container, tail_lines, max_bytes):
         )
 
 
-def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout):
+def launch_env(pid, names):
+    """The named variables of the server's environment (None when it is not readable: another
+    user's process). Only names the checks ask for are returned, never the rest."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as handle:
+            raw = handle.read(1 << 20)
+    except OSError:
+        return None
+    out = {}
+    for item in raw.split(b"\0"):
+        name, _, value = item.partition(b"=")
+        text = name.decode("utf-8", "replace")
+        if text in names:
+            out[text] = value.decode("utf-8", "replace")
+    return out
+
+
+def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledge_env=()):
     pid = proc["pid"]
     argv = proc["argv"]
     server = _server("process", proc["engine"], argv, parse_args(argv))
@@ -770,6 +787,7 @@ def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout):
     server["children"] = sorted(proc.get("children") or [])
     if proc.get("wrapped_by"):
         server["wrapped_by"] = proc["wrapped_by"]
+    server["env"] = launch_env(pid, knowledge_env)
     container = container_info(pid)
     if container:
         _place_in_container(server, container)
@@ -825,7 +843,14 @@ def scan_servers(args):
     if args.get("processes", True):
         for proc in find_processes(knowledge.get("process_patterns"), wrappers):
             servers.append(
-                _process_server(proc, tail_lines, max_bytes, args.get("metrics"), timeout)
+                _process_server(
+                    proc,
+                    tail_lines,
+                    max_bytes,
+                    args.get("metrics"),
+                    timeout,
+                    knowledge.get("env_facts") or (),
+                )  # fmt: skip
             )
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))

@@ -1,6 +1,7 @@
-"""Does the draft fit what it is served with: its quantized weights' scales and its tokenizer.
-Pure checks over a Deployment, one function per finding, each returning a check result
-(remotedbg.contract).
+"""Does the draft fit what it is served with: its quantized weights' scales, its tokenizer, its
+context and RoPE, its quantization, its head. Pure checks, one function per finding, each
+returning a check result (remotedbg.contract); what each release does is in
+remotedbg.engines.draft_fit_rules.
 
 - draft-scales-missing: quantized weights (FP8, INT8, packed 4-bit) without the scale tensors
   that give them their values. This is a property of the checkpoint: no loader can dequantize
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from remotedbg.agent.findings import ERROR, WARNING, finding
+from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
 from remotedbg.contract import add_finding, check_result, not_applicable, unknown
+from remotedbg.engines import draft_fit_rules as rules
 
 #: safetensors dtypes of quantized weights (FP8, INT8, and 4-bit formats packed into bytes).
 QUANTIZED_DTYPES = ("F8_E4M3", "F8_E5M2", "F8_E8M0", "I8", "U8", "I4", "U4", "F4")
@@ -113,5 +115,244 @@ def tokenizer_mismatch(tokenizers: dict | None) -> dict[str, Any]:
             "; ".join(f"{k}: draft {d!r}, target {t!r}" for k, (d, t) in special.items())
             + ". Training used other end-of-turn or padding tokens than serving does.",
             {"special": special},
+        ))  # fmt: skip
+    return result
+
+
+# --------------------------------------------------------------------- context, RoPE, quant, head
+def _launch_args(dep: Any) -> dict:
+    return ((dep.server or {}).get("args") or {}) if dep.server else {}
+
+
+def _overrides(dep: Any) -> dict:
+    args = _launch_args(dep)
+    value = (
+        args.get("json-model-override-args") if dep.engine != "vllm" else args.get("hf-overrides")
+    )
+    return value if isinstance(value, dict) else {}
+
+
+def _with_overrides(config: dict, overrides: dict) -> dict:
+    merged = dict(config)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def served_context(dep: Any) -> int | None:
+    """The context the server serves: --context-length / --max-model-len, else the target's
+    derived length (SGLang's rule, overrides applied)."""
+    args = _launch_args(dep)
+    flag = args.get("max-model-len") if dep.engine == "vllm" else args.get("context-length")
+    try:
+        if flag is not None:
+            return int(str(flag).lower().replace("k", "000"))
+    except ValueError:
+        pass
+    if not dep.target_config:
+        return None
+    return rules.sglang_context_length(_with_overrides(dep.target_config, _overrides(dep)))
+
+
+def context_exceeds_draft(dep: Any) -> dict[str, Any]:
+    result = check_result("context-exceeds-draft")
+    draft_config = dep.draft_config or {}
+    if rules.overrides_reach_draft(dep.engine):
+        draft_config = _with_overrides(draft_config, _overrides(dep))
+    draft = rules.draft_context_length(dep.engine, draft_config)
+    served = served_context(dep)
+    if draft is None or served is None:
+        return unknown(result, "the served context or the draft's limit is unknown")
+    result["facts"] = {"served_context": served, "draft_context": draft}
+    if served <= draft:
+        return result
+    outcome = rules.longer_context_outcome(dep.engine, dep.engine_version, draft_config,
+                                           dep.env, dep.server_running)  # fmt: skip
+    if outcome is None:
+        return unknown(result, f"serves {served} positions, the draft {draft}; what "
+                       f"{dep.engine} {dep.engine_version} does then was not read")  # fmt: skip
+    said = {
+        rules.START_FAILS: (ERROR, "the server refuses to start (ValueError) unless "
+                            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set; with it the "
+                            "draft runs past the positions it was trained on"),
+        rules.OVERRUN: (ERROR, "positions past the draft's limit overrun its rotary cache: "
+                        "a crash or garbage drafts on long prompts"),
+        rules.RAISED: (WARNING, "the engine raises the draft's limit to cover them, but the "
+                       "draft was never trained there: expect acceptance to fall on long "
+                       "prompts (remotedbg probe compares the long-context prompts)"),
+        rules.LOWERED: (WARNING, "vLLM lowers the served context to the draft's limit"),
+    }[outcome]  # fmt: skip
+    return add_finding(result, finding(
+        "context-exceeds-draft", said[0],
+        f"serves {served} positions; the draft knows {draft}",
+        f"{dep.engine} {dep.engine_version or ''}: {said[1]}. Train the draft with a longer "
+        "max_position_embeddings (and the target's rope_scaling), or serve a shorter context.",
+        {"served_context": served, "draft_context": draft, "outcome": outcome,
+         "env": dep.env},  # fmt: skip
+    ))  # fmt: skip
+
+
+def rope_mismatch(dep: Any) -> dict[str, Any]:
+    result = check_result("rope-mismatch")
+    draft, target = dep.draft_config or {}, dep.target_config or {}
+    overrides = {k: v for k, v in _overrides(dep).items() if k in rules.ROPE_KEYS}
+    notes = []
+    if overrides and rules.overrides_reach_draft(dep.engine):
+        changed = {k: v for k, v in overrides.items() if draft.get(k) != v}
+        if changed:
+            notes.append(f"--json-model-override-args {changed} is applied to the draft too: "
+                         "it runs with RoPE settings it was not trained with")  # fmt: skip
+    elif overrides:
+        notes.append(f"--hf-overrides {overrides} reaches the target only: the draft keeps "
+                     "its own RoPE settings")  # fmt: skip
+    if target and draft:
+        if (
+            draft.get("rope_theta") not in (None, target.get("rope_theta"))
+            and target.get("rope_theta") is not None
+        ):
+            notes.append(f"rope_theta: draft {draft['rope_theta']}, target "
+                         f"{target['rope_theta']}")  # fmt: skip
+        if target.get("rope_scaling") and not draft.get("rope_scaling"):
+            notes.append(f"the target scales RoPE ({target['rope_scaling']}); the draft's "
+                         "config has no rope_scaling (dropped by a converter?)")  # fmt: skip
+    if not draft:
+        return unknown(result, "the draft config was not read")
+    if not notes:
+        return result
+    return add_finding(result, finding(
+        "rope-mismatch", WARNING, "the draft's RoPE differs from the target's",
+        "; ".join(notes) + ". Every engine builds the draft with its own config's RoPE; "
+        "positions mean the same to both only if the draft was trained with these settings.",
+        {"draft": {k: draft.get(k) for k in rules.ROPE_KEYS if k in draft},
+         "target": {k: target.get(k) for k in rules.ROPE_KEYS if k in target},
+         "overrides": overrides},  # fmt: skip
+    ))  # fmt: skip
+
+
+def quantization_mismatch(dep: Any) -> dict[str, Any]:
+    result = check_result("quantization-mismatch")
+    draft, tensors = dep.draft_config or {}, dep.tensors or []
+    declared = draft.get("quantization_config")
+    names = {t["name"] for t in tensors}
+    scaled = sorted(n for n in names if n.rsplit(".", 1)[-1] in SCALE_SUFFIXES)
+    if scaled and not declared:
+        outcome = rules.unexpected_scales_outcome(dep.engine, dep.engine_version)
+        how = (
+            "drops them without a message and uses the quantized codes as values"
+            if outcome == "dropped"
+            else "refuses them at start (KeyError / ValueError)"
+        )
+        add_finding(result, finding(
+            "quantization-mismatch", ERROR,
+            f"{len(scaled)} scale tensor(s) in a draft whose config declares no quantization",
+            f"{dep.engine} {dep.engine_version or ''} {how}: add the quantization_config the "
+            "draft was exported with, or export it in bf16.",
+            {"scales": scaled[:10], "outcome": outcome},
+        ))  # fmt: skip
+    inherited = rules.draft_inherits_quantization(dep.engine, dep.engine_version,
+                                                  _launch_args(dep))  # fmt: skip
+    if inherited and not declared:
+        add_finding(result, finding(
+            "quantization-mismatch", WARNING,
+            f"the bf16 draft is quantized online to {inherited} with the target",
+            f"SGLang gives the draft the target's --quantization {inherited} (its fc and "
+            "embedding stay bf16); the draft was trained in bf16. From 0.5.14, "
+            "--speculative-draft-model-quantization unquant keeps it in bf16.",
+            {"quantization": inherited},
+        ))  # fmt: skip
+    target_quant = (dep.target_config or {}).get("quantization_config")
+    if isinstance(target_quant, dict) and not declared and not inherited:
+        method = target_quant.get("quant_method") or target_quant.get("quant_algo") or "?"
+        add_finding(result, finding(
+            "quantization-mismatch", WARNING,
+            f"a {method} target feeds hidden states to a draft without quantization",
+            f"The target checkpoint is {method}-quantized; unless the draft was trained on "
+            "this quantized target's hidden states, its inputs differ from training.",
+            {"target_quantization": method},
+        ))  # fmt: skip
+    if not draft:
+        return unknown(result, "the draft config was not read")
+    return result
+
+
+def tied_head(dep: Any) -> dict[str, Any]:
+    result = check_result("draft-head-tied")
+    draft = dep.draft_config or {}
+    outcome = rules.tied_head_outcome(dep.engine, dep.engine_version)
+    if outcome is None:
+        return not_applicable(result, f"{dep.engine} ignores the draft's tie_word_embeddings")
+    vocab, small = draft.get("vocab_size"), draft.get("draft_vocab_size")
+    if not draft.get("tie_word_embeddings") or not small or not vocab or small >= vocab:
+        return result
+    return add_finding(result, finding(
+        "draft-head-tied", ERROR,
+        "tie_word_embeddings makes the draft's head the target's embedding",
+        f"SGLang honours tie_word_embeddings: the head becomes the target's input embedding, "
+        f"whose first {small} rows are not the draft vocabulary "
+        + ("(silently wrong drafts)" if outcome == "wrong-head" else "(fails indexing d2t)")
+        + ". Set tie_word_embeddings to false: the draft has its own lm_head.",
+        {"tie_word_embeddings": True, "draft_vocab_size": small, "vocab_size": vocab},
+    ))  # fmt: skip
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def draft_settings(dep: Any) -> dict[str, Any]:
+    """The draft settings as the engine will take them: SGLang's start-up assertion and
+    auto-choice, its topk-1 correction; vLLM's required num_speculative_tokens."""
+    result = check_result("draft-settings")
+    args = _launch_args(dep)
+    if not dep.server:
+        return not_applicable(result, "no launch arguments")
+    if dep.engine == "vllm":
+        spec = args.get("speculative-config")
+        if (
+            isinstance(spec, dict)
+            and spec.get("num_speculative_tokens") is None
+            and not (dep.draft_config or {}).get("n_predict")
+        ):
+            return add_finding(result, finding(
+                "draft-settings", ERROR, "no num_speculative_tokens: vLLM refuses to start",
+                "--speculative-config has no num_speculative_tokens and the draft config no "
+                "n_predict (0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
+                "vllm/config/__init__.py:2203-2208).", {"speculative_config": spec},
+            ))  # fmt: skip
+        return result
+    spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
+    steps, topk, tokens = (_int(spec.get(k)) for k in ("num_steps", "topk", "num_draft_tokens"))
+    if steps is None and (topk is not None or tokens is not None):
+        return add_finding(result, finding(
+            "draft-settings", ERROR, "topk or draft tokens without --speculative-num-steps",
+            "SGLang asserts that all three are given or none (AssertionError at start: 0.5.23 "
+            "sglang/srt/arg_groups/speculative_hook.py:1159-1174; 0.5.6 server_args.py:1723-"
+            "1726; 0.4.6.post5 server_args.py:404-407).", {"topk": topk, "draft_tokens": tokens},
+        ))  # fmt: skip
+    if steps is None:
+        arch = ((dep.target_config or {}).get("architectures") or [None])[0]
+        auto = rules.sglang_auto_settings(dep.engine_version, arch)
+        result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
+        return add_finding(result, finding(
+            "draft-settings", INFO,
+            f"SGLang chooses steps {auto[0]}, topk {auto[1]}, {auto[2]} draft tokens",
+            f"No --speculative-num-steps: {dep.engine_version} picks these for {arch}; the "
+            f"ceiling is {auto[0] + 1} tokens per verify step.",
+            {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2], "target": arch},
+        ))  # fmt: skip
+    if topk == 1 and tokens is not None and tokens != steps + 1:
+        return add_finding(result, finding(
+            "draft-settings", WARNING,
+            f"{tokens} draft tokens with topk 1: SGLang uses {steps + 1}",
+            "With topk 1 the draft tree is a chain of num_steps tokens: SGLang overrides "
+            "--speculative-num-draft-tokens to num_steps + 1 with a warning (0.5.23 "
+            "speculative_hook.py:1255-1265; 0.5.6 server_args.py:1743-1750).",
+            {"steps": steps, "draft_tokens": tokens},
         ))  # fmt: skip
     return result

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
-from remotedbg.analysis.fit_checks import draft_scales_missing, tokenizer_mismatch
+from remotedbg.analysis.fit_checks import (
+    context_exceeds_draft,
+    draft_scales_missing,
+    draft_settings,
+    quantization_mismatch,
+    rope_mismatch,
+    tied_head,
+    tokenizer_mismatch,
+)
 from remotedbg.analysis.loader_values import LoadModel
 from remotedbg.analysis.pysource import parse
 from remotedbg.contract import (
@@ -46,6 +54,11 @@ CHECK_IDS = (
     "draft-weights",
     "draft-scales-missing",
     "tokenizer-mismatch",
+    "context-exceeds-draft",
+    "rope-mismatch",
+    "quantization-mismatch",
+    "draft-head-tied",
+    "draft-settings",
     "token-map-ignored",
     "accept-length-low",
 )
@@ -93,6 +106,8 @@ class Deployment:
     draft_words: set[str] | None = None  # identifiers of the draft class's code (all its files)
     includes_bonus: bool | None = None  # vLLM: mean acceptance length counts the bonus token
     tokenizers: dict | None = None  # {"draft", "target"}: agent.tokenizer_files fingerprints
+    engine_version: str | None = None  # of the install that serves (or would serve) the draft
+    env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
 
     @property
     def family(self) -> str | None:
@@ -825,8 +840,12 @@ DRAFT_CHECKS = (
     draft_weights,
     scales_missing,
     tokenizer_identity,
+    context_exceeds_draft,
+    rope_mismatch,
+    quantization_mismatch,
+    tied_head,
 )
-CHECKS = (*DRAFT_CHECKS, token_map_ignored, accept_length_low)
+CHECKS = (*DRAFT_CHECKS, draft_settings, token_map_ignored, accept_length_low)
 
 
 def run_checks(dep: Deployment) -> dict[str, Any]:

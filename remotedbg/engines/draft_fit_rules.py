@@ -1,0 +1,179 @@
+"""What each engine release does with a draft whose context, RoPE, quantization or head does not
+fit its target: data and small pure rules, read from the releases' code (paths relative to
+site-packages; the releases of tests/releases.py).
+
+Context length (SGLang `get_context_length`: 0.5.23 sglang/srt/utils/hf_transformers/common.py:
+668-694, 0.5.6 sglang/srt/utils/hf_transformers_utils.py:336-353, 0.4.6.post5
+sglang/srt/hf_transformers_utils.py:168-185): the first key present of CONTEXT_KEYS, times
+rope_scaling.factor unless rope_scaling has original_max_position_embeddings or rope_type llama3;
+2048 when none. A target context above the draft's:
+- SGLang 0.5.x: ValueError at start (0.5.23 sglang/srt/configs/model_config.py:1313-1316) unless
+  SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN or SGLANG_IS_IN_CI is set; then from 0.5.6 the
+  draft's max_position_embeddings is raised and its RoPE cache grown (model_config.py:1308-1312,
+  sglang/srt/utils/common.py:4999-5036); 0.5.1 only silences the error (no raise, no cache).
+- SGLang 0.4.x: a warning, then positions past the draft's length read beyond its rotary cache
+  (0.4.6.post5 sglang/srt/configs/model_config.py:133-137; rotary_embedding.py:156-164).
+- vLLM 0.33: the draft's max_position_embeddings is raised when every rope type of the draft is
+  cache-only (vllm/config/speculative.py:104-113, 1839-1846); otherwise the V2 runner lowers the
+  target's max_model_len to the draft's, with a warning (vllm/config/vllm.py:3025-3051).
+- vLLM 0.8.5 and 0.10.1.1: no check; the proposer bounds positions by the TARGET's
+  max_model_len (0.10.1.1 vllm/v1/spec_decode/eagle.py:52, 266-280; 0.8.5 eagle.py:32,127-141)
+  while the draft's rotary cache has its own max_position_embeddings (0.10.1.1
+  vllm/model_executor/models/llama.py:236-237; 0.8.5 llama.py:167): positions past it overrun.
+
+RoPE: every release builds the draft with its own rope_theta / rope_scaling (0.5.23
+sglang/srt/models/llama.py:322-336; vLLM 0.33 vllm/model_executor/models/llama.py:243-247).
+SGLang applies --json-model-override-args to the draft as well (0.5.23 model_config.py:962,
+sglang/srt/utils/hf_transformers/config.py:405-423; 0.5.6 model_config.py:237; 0.4.6.post5 :238);
+vLLM does not apply a CLI --hf-overrides dict to the draft (0.33 vllm/config/speculative.py:
+1183-1213; 0.10.1.1 vllm/config/__init__.py:2131).
+
+Quantization: SGLang's draft inherits --quantization (0.5.23 sglang/srt/arg_groups/
+serving_hook.py:685-690; `--speculative-draft-model-quantization unquant` opts out from 0.5.14,
+:704-709), not the target checkpoint's quantization_config; vLLM's EAGLE-3 draft never inherits
+it (0.33 vllm/config/speculative.py:435-438). Scale tensors in a draft whose config declares no
+quantization: SGLang 0.5.x drops them silently (0.5.23 sglang/srt/models/llama_eagle3.py:
+358-373), 0.4.6.post5 raises KeyError at start (sglang/srt/models/llama.py:578), vLLM raises
+(0.33 vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186).
+
+Tied head: SGLang honours the draft's tie_word_embeddings: its head becomes the target's input
+embedding cut to draft_vocab_size rows (0.5.23 llama_eagle3.py:303-304, 316-320;
+eagle_worker_v2.py:362-363); 0.4.6.post5 fails indexing d2t (llama_eagle3.py:170-171,180).
+vLLM ignores the flag (0.33 vllm/model_executor/models/utils.py:1178-1198).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                "max_position_embeddings")  # fmt: skip
+SGLANG_DEFAULT_CONTEXT = 2048
+#: vLLM 0.33: rope types whose cache alone sets the positions (the draft's limit can be raised)
+VLLM_CACHE_ONLY_ROPE = ("default", "linear", "llama3", "ntk", "proportional")
+#: Launch environment a check reads (names only; values are not secrets).
+ENV_FACTS = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "SGLANG_IS_IN_CI",
+             "VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")  # fmt: skip
+ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
+
+# What happens when the served context is longer than the draft's:
+START_FAILS = "start-fails"  # the server refuses to start (unless an env var says otherwise)
+RAISED = "raised"  # the engine raises the draft's limit and covers the positions
+OVERRUN = "overrun"  # positions past the draft's limit overrun its rotary cache
+LOWERED = "lowered"  # the engine lowers the served context to the draft's
+
+
+def release(version: str | None) -> tuple[int, ...]:
+    """'0.5.6.post2' -> (0, 5, 6); unknown -> ()."""
+    return tuple(int(p) for p in re.findall(r"\d+", (version or "").split("+")[0])[:3])
+
+
+def _truthy(value: Any) -> bool:
+    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def rope_types(config: dict) -> list[str]:
+    scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    if not isinstance(scaling, dict):
+        return ["default"]
+    kind = scaling.get("rope_type") or scaling.get("type") or "default"
+    return [str(kind)]
+
+
+def sglang_context_length(config: dict) -> int:
+    """The context length SGLang derives from a config (get_context_length)."""
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else {}
+    factor = 1.0
+    if (
+        scaling
+        and "original_max_position_embeddings" not in scaling
+        and (scaling.get("rope_type") or scaling.get("type")) != "llama3"
+    ):
+        factor = float(scaling.get("factor") or 1.0)
+    for key in CONTEXT_KEYS:
+        if isinstance(config.get(key), (int, float)):
+            return int(factor * config[key])
+    return SGLANG_DEFAULT_CONTEXT
+
+
+def draft_context_length(engine: str | None, config: dict) -> int | None:
+    if engine == "vllm":
+        value = config.get("max_position_embeddings")
+        return int(value) if isinstance(value, (int, float)) else None
+    return sglang_context_length(config)
+
+
+def longer_context_outcome(engine: str | None, version: str | None, draft_config: dict,
+                           env: dict | None, running: bool) -> str | None:  # fmt: skip
+    """What the release does with a served context longer than the draft's; None when the
+    release was not read for this."""
+    v = release(version)
+    if engine == "sglang" and v:
+        if v < (0, 5, 0):
+            return OVERRUN
+        allowed = any(_truthy((env or {}).get(n)) for n in ENV_FACTS[:2])
+        if not allowed and not running:
+            return START_FAILS
+        # a running 0.5.x server passed the start check: the variable was set
+        return RAISED if v >= (0, 5, 6) else OVERRUN
+    if engine == "vllm" and v:
+        if v >= (0, 33, 0):
+            cache_only = all(t in VLLM_CACHE_ONLY_ROPE for t in rope_types(draft_config))
+            return RAISED if cache_only else LOWERED
+        if (0, 8, 5) <= v < (0, 33, 0):
+            return OVERRUN
+    return None
+
+
+def overrides_reach_draft(engine: str | None) -> bool:
+    """SGLang applies --json-model-override-args to the draft too; vLLM keeps --hf-overrides for
+    the target."""
+    return engine == "sglang"
+
+
+def draft_inherits_quantization(engine: str | None, version: str | None, args: dict) -> str | None:
+    """The quantization method the engine applies to a bf16 draft, from the launch flags."""
+    if engine != "sglang":
+        return None
+    own = args.get("speculative-draft-model-quantization")
+    if own is not None and release(version) >= (0, 5, 14):
+        return None if own == "unquant" else str(own)
+    method = args.get("quantization")
+    return str(method) if method else None
+
+
+def unexpected_scales_outcome(engine: str | None, version: str | None) -> str:
+    """Scale tensors in a draft whose config declares no quantization."""
+    if engine == "sglang" and release(version) >= (0, 5, 0):
+        return "dropped"  # silently: the quantized codes are used as values
+    return "start-fails"
+
+
+def tied_head_outcome(engine: str | None, version: str | None) -> str | None:
+    if engine != "sglang":
+        return None
+    return "wrong-head" if release(version) >= (0, 5, 0) else "runtime-error"
+
+
+#: Targets SGLang drafts 3 steps, topk 1, 4 tokens for, before 0.5.14 (others 5/4/8), by the
+#: first release whose auto_choose_speculative_params lists them.
+SGLANG_SHALLOW_TARGETS = (
+    ((0, 4, 10), ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")),  # 0.4.10.post2 :2202-2225
+    ((0, 5, 1), ("GptOssForCausalLM",)),  # 0.5.1 server_args.py:2468-2500
+    ((0, 5, 6), ("DeepseekV32ForCausalLM", "BailingMoeForCausalLM",
+                 "BailingMoeV2ForCausalLM")),  # 0.5.6 server_args.py:4525-4553
+)  # 0.4.6.post5 server_args.py:1588-1604: 5/4/8 for every target  # fmt: skip
+
+
+def sglang_auto_settings(version: str | None, target_arch: str | None) -> tuple[int, int, int]:
+    """(steps, topk, draft tokens) SGLang picks when --speculative-num-steps is not given,
+    by the target's architecture. From 0.5.14 only Llama and Grok get 5/4/8, every other target
+    3/1/4 (0.5.14 sglang/srt/arg_groups/speculative_hook.py:512-542; 0.5.23 :1430-1461);
+    before, 5/4/8 unless SGLANG_SHALLOW_TARGETS."""
+    v = release(version)
+    deep = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
+    if v >= (0, 5, 14):
+        return (5, 4, 8) if target_arch in deep else (3, 1, 4)
+    shallow = [a for since, archs in SGLANG_SHALLOW_TARGETS if v >= since for a in archs]
+    return (3, 1, 4) if target_arch in shallow else (5, 4, 8)
