@@ -236,3 +236,40 @@ _put("draft-context-2048", "vllm", ["0.33.0"], row(
         "the draft's rope type is default (cache-only): its max_position_embeddings is raised "
         "to the target's max_model_len (config/speculative.py:104-113, 1839-1846); positions "
         "past 2048 were never trained")))
+
+# ------------------------------------------------------------------ quantization, RoPE, tokenizer,
+# tied head (the releases' behaviour per class; see each cite)
+_put("fp8-target", "sglang", SGLANG, row(OK, warnings=["quantization-mismatch"], cite=(
+    "the draft gets the CLI --quantization only, never the target checkpoint's "
+    "quantization_config (0.5.23 srt/arg_groups/serving_hook.py:685-690; 0.5.6 "
+    "srt/configs/model_config.py:241; 0.4.6.post5 :242): a bf16 draft on an FP8 target's "
+    "hidden states")))
+_put("fp8-target", "vllm", VLLM, row(OK, warnings=["quantization-mismatch"], cite=(
+    "an EAGLE-3 draft never inherits the target's quantization (0.33.0 config/speculative.py:"
+    "435-438, 1425; 0.10.1.1 config/__init__.py:2126; 0.8.5 config.py:2350-2373)")))
+_put("yarn-target", "sglang", SGLANG, row(OK, warnings=["rope-mismatch"], cite=(
+    "the draft is built with its own rope_theta/rope_scaling (0.5.23 srt/models/llama.py:"
+    "322-336; 0.5.6 :212-221; 0.4.6.post5 :204-213): the target's YaRN does not reach it")))
+_put("yarn-target", "vllm", VLLM, row(OK, warnings=["rope-mismatch"], cite=(
+    "own rope settings (0.33.0 model_executor/models/llama.py:243-247; 0.10.1.1 :230-236)")))
+_put("tokenizer-one-off", "sglang", SGLANG, row(DEFECT, ["tokenizer-mismatch"], cite=(
+    "the draft worker uses the target's tokenizer (0.5.23 srt/managers/tp_worker.py:326-329 "
+    "loads none; 0.5.6 :262-278 and 0.4.6.post5 :92-108 load the target's): the draft's own "
+    "tokenizer files, one token apart, are never read")))
+_put("tokenizer-one-off", "vllm", VLLM, row(DEFECT, ["tokenizer-mismatch"], cite=(
+    "the draft ModelConfig takes the target's tokenizer (0.33.0 config/speculative.py:"
+    "1409-1413; 0.10.1.1 config/__init__.py:2112; 0.8.5 config.py:2350-2373)")))
+_put("tied-head", "sglang", ["0.4.6.post5"], row(
+    DEFECT, ["draft-head-tied"], warnings=["unexpected-weights"], cite=(
+        "lm_head = model.embed_tokens when tied (srt/models/llama_eagle3.py:170-171), the "
+        "target's embedding after set_embed (srt/speculative/eagle_worker.py:125), indexed "
+        "with the 32000-entry d2t (llama_eagle3.py:180); the trained lm_head.weight is skipped "
+        "without a message (srt/models/llama.py:563)")))
+_put("tied-head", "sglang", SGLANG[1:], row(DEFECT, ["draft-head-tied"], cite=(
+    "tie_word_embeddings honoured: lm_head = embed_tokens, then set_embed puts the target's "
+    "embedding there, logits cut to draft_vocab_size (0.5.23 srt/models/llama_eagle3.py:"
+    "303-304, 316-320; eagle_worker_v2.py:362-363; 0.5.6 llama_eagle3.py:207-208); 0.4.6.post5 "
+    "indexes the 32000-entry d2t with the full vocab (llama_eagle3.py:170-171, 180)")))
+_put("tied-head", "vllm", VLLM, row(OK, cite=(
+    "tie_word_embeddings ignored for the EAGLE-3 head: lm_head from the checkpoint "
+    "(0.33.0 model_executor/models/utils.py:1178-1198)")))

@@ -109,6 +109,7 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("REMOTEDBG_SSH_CONFIG", raising=False)
     # the user's own defaults (config file, REMOTEDBG_HOST, ...) must not steer the tests
     monkeypatch.setenv("REMOTEDBG_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
     for name in (
         "REMOTEDBG_HOST",
         "REMOTEDBG_TIMEOUT",

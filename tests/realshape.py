@@ -235,3 +235,12 @@ def write_target(directory: Path, target: TargetShape) -> Path:
 
 def rename(tensors: dict, prefix: str) -> dict:
     return {prefix + name: value for name, value in tensors.items()}
+
+
+def write_tokenizer(directory: Path, vocab: dict[str, int]) -> None:
+    """tokenizer.json in the Hugging Face `tokenizers` serialization (a BPE model's vocab) and
+    the tokenizer_config.json transformers saves beside it."""
+    tokenizer = {"version": "1.0", "added_tokens": [],
+                 "model": {"type": "BPE", "vocab": vocab, "merges": []}}  # fmt: skip
+    (directory / "tokenizer.json").write_text(json.dumps(tokenizer))
+    (directory / "tokenizer_config.json").write_text(json.dumps({"eos_token": "t1"}))

@@ -51,6 +51,18 @@ def launch_args(engine: str, target: Path, draft: Path, algorithm: str, extra: s
     return f"vllm serve {target} --speculative-config {json.dumps(config)} {extra}".strip()
 
 
+# Target config changes as the models' own config.json files declare them: FP8 as
+# DeepSeek-V3's and Qwen3-8B-FP8's quantization_config; YaRN as Qwen3's model card recommends for
+# long context (rope_scaling with original_max_position_embeddings).
+TARGET_CHANGES = {
+    "fp8-target": {"quantization_config": {"quant_method": "fp8", "fmt": "e4m3",
+                                           "activation_scheme": "dynamic",
+                                           "weight_block_size": [128, 128]}},
+    "yarn-target": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                     "original_max_position_embeddings": 32768}},
+}  # fmt: skip
+
+
 def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
     """The box for one scenario: returns the playbook variables a user would pass."""
     algorithm = {"sglang": "EAGLE3", "vllm": "eagle3"}[engine]
@@ -105,8 +117,19 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         config["max_position_embeddings"] = 2048  # SpecForge's config default, served at 131072
     elif scenario == "low-accept":
         variables["log"] = str(write_log(root / "server.log", engine, version))
+    elif scenario == "tied-head":
+        config["tie_word_embeddings"] = True
     target = rs.write_target(root / "target", target_shape)
+    if scenario in ("fp8-target", "yarn-target"):
+        target_config = json.loads((target / "config.json").read_text())
+        target_config.update(TARGET_CHANGES[scenario])
+        (target / "config.json").write_text(json.dumps(target_config, indent=2))
     draft = rs.write_checkpoint(root / "draft", config, tensors)
+    if scenario == "tokenizer-one-off":
+        vocab = {f"t{i}": i for i in range(256)}
+        rs.write_tokenizer(target, vocab)
+        vocab["t255x"] = vocab.pop("t255")  # one token differs
+        rs.write_tokenizer(draft, vocab)
     variables["args"] = launch_args(engine, target, draft, algorithm, extra_args)
     variables["draft"] = str(draft)
     return variables

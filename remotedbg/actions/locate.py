@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.analysis.d2t_handling import (
     classify_install,
+    classify_source,
     evidence_lines,
     resolve_architectures,
 )
 from remotedbg.engines.knowledge import scan_args
 from remotedbg.remote.primitives import Remote
 
+#: classify_source, by content: identical files in several installs or runs are read once
+CLASSIFY = cached_by_content("d2t-handling", classify_source)
 SCAN = "remotedbg.agent.engine_scan:scan"
 
 
@@ -37,7 +41,7 @@ def locate_engines(
                 "error": install.get("error"),
             }
         )
-        classified = classify_install(install)
+        classified = classify_install(install, CLASSIFY)
         engines[-1]["registry"] = classified.get("registry")
         sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
         for model in classified["draft_models"]:

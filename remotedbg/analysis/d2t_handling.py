@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from remotedbg.analysis.pysource import names_in, parse
@@ -1004,8 +1004,12 @@ def _hit(arch: str, model: dict[str, Any], cls: str, via: str) -> dict[str, Any]
     }
 
 
-def classify_install(install: dict[str, Any]) -> dict[str, Any]:
-    """Classify every draft-model source of one `engine_scan` install.
+def classify_install(
+    install: dict[str, Any],
+    classify: Callable[[str, str], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Classify every draft-model source of one `engine_scan` install (with `classify`, e.g. a
+    cached classify_source, when given).
 
     Returns {"engine", "version", "path", "draft_models": [classify_source results],
     "unread": [paths whose source was omitted], "registry": {arch: [module, class]} | None}.
@@ -1015,7 +1019,7 @@ def classify_install(install: dict[str, Any]) -> dict[str, Any]:
         if f.get("source") is None:
             unread.append(f["path"])
             continue
-        result = classify_source(f["source"], f["path"])
+        result = (classify or classify_source)(f["source"], f["path"])
         result["capped"] = bool(f.get("capped"))
         models.append(result)
     registry = None

@@ -703,6 +703,10 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     embed, others = _unfilled_parameters(load)
     if embed:
         _embedding_missing(result, dep, embed)
+    if dep.engine == "sglang" and (dep.draft_config or {}).get("tie_word_embeddings"):
+        # a tied head is the embedding module itself (0.4.6.post5 llama_eagle3.py:170-171,
+        # 0.5.23 :303-304), which the target's embedding fills: draft-head-tied says what it is
+        others = [p for p in others if p != "lm_head"]
     if others:
         _required_weights_missing(result, load, others)
         return result
