@@ -39,7 +39,8 @@ vLLM (0.33.0): /version {"version"} (vllm/entrypoints/serve/instrumentator/basic
 Run as `python -m sglang.launch_server ARGS` / `python -m vllm.entrypoints.openai.api_server
 ARGS` through shim packages (tests write them), with the script in $STANDIN_SCRIPT (JSON):
     {"engine", "release", "pattern": {category: [accepted drafts per verify step, cycled]},
-     "spec": true, "slow_s": 0, "drop_every": 0, "log_every": 1}
+     "modes": {mode: [...]}, "past_chars": N, "past_pattern": [...] (prompts longer than N),
+     "spec": true, "slow_s": 0, "drop_every": 0}
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ class State:
     def pattern(self, prompt: str, mode: str) -> list[int]:
         """The script's accepted drafts per step: by mode (greedy, sampled, chat, thinking-on,
         thinking-off) if it names one, else by the prompt's kind, else its default."""
+        past = self.script.get("past_chars")  # a draft trained only up to this prompt length
+        if past and len(prompt) > past:
+            return self.script["past_pattern"]
         modes = self.script.get("modes") or {}
         if mode in modes:
             return modes[mode]

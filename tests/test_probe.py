@@ -255,3 +255,39 @@ def test_several_hosts_one_table(cli, standin):
                 "--compare", "none", "--max-tokens", "16").stdout.decode()  # fmt: skip
     assert "probe on 2 hosts" in table
     assert [line.split()[4] for line in table.splitlines()[2:4]] == [f"{expected:.2f}"] * 2
+
+
+def test_long_context_pair_around_the_drafts_limit(cli, standin, tmp_path):
+    """--compare long reads the served draft's max_position_embeddings (2048, SpecForge's
+    default) and sends one text within it and one past it; the stand-in's draft collapses past
+    8192 characters (~2048 tokens)."""
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLMEagle3"], "max_position_embeddings": 2048})
+    )
+    args = [
+        "--model-path",
+        "/models/target",
+        "--speculative-algorithm",
+        "EAGLE3",
+        "--speculative-draft-model-path",
+        str(draft),
+        "--speculative-num-steps",
+        "3",
+    ]
+    script = {"pattern": {"default": HEALTHY}, "past_chars": 8192, "past_pattern": [0]}
+    server = standin("sglang", script, args=args)
+    dry = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1", "--compare",
+              "long", "--dry-run")  # fmt: skip
+    assert dry.returncode == 0 and b"past-draft-context" in dry.stderr
+    result, doc = probe(cli, server, "-n", "1", "--compare", "long")
+    assert result.returncode == 0, result.stderr
+    assert doc["server"]["draft_context"] == 2048
+    by_mode = doc["summary"]["by_mode"]
+    assert by_mode["within-draft-context"]["accept_length"] == _mode_length(HEALTHY)
+    assert by_mode["past-draft-context"]["accept_length"] == _mode_length([0])
+    [drop] = [f for f in doc["findings"] if f["id"] == "accept-long-context-drop"]
+    assert drop["evidence"]["draft_context"] == 2048
+    # the kinds of prompt are still compared on the plain greedy requests only
+    assert doc["summary"]["by_category"]["long"]["requests"] == 1

@@ -11,11 +11,13 @@ from typing import Any
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.contract import unknowns
-from remotedbg.engines.probe_prompts import Prompt
+from remotedbg.engines.draft_fit_rules import draft_context_length
+from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote.primitives import Remote
 
 PROBE = "remotedbg.agent.http_probe:probe"
+CONFIGS = "remotedbg.agent.draft_search:read_configs"
 SAMPLED_TEMPERATURE = 0.8
 #: A whole probe's time on the box; requests past it are not sent.
 DEFAULT_BUDGET_S = 120.0
@@ -49,6 +51,7 @@ COMPARISONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("thinking-on", {"chat": True, "thinking": True}),
         ("thinking-off", {"chat": True, "thinking": False}),
     ],
+    "long": [],  # a pair around the served draft's position limit: add_context_pair
 }
 
 
@@ -81,6 +84,46 @@ def _request(
     """`paired`: one of the requests the modes are compared over (the first prompt of a kind)."""
     return {"id": number, "category": prompt.category, "mode": mode, "prompt": prompt.text,
             "max_tokens": max_tokens, "temperature": 0.0, "paired": paired, **settings}  # fmt: skip
+
+
+@dataclasses.dataclass
+class ProbeTarget:
+    """The server a probe talks to, found on the box before anything is sent."""
+
+    server: dict | None  # the scan's entry; None for a bare --server PORT
+    port: int
+    draft_context: int | None = None  # the served draft's position limit, when read
+
+
+def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False) -> ProbeTarget:
+    """The server to probe (one round trip) and, for the long-context pair, the limit of the
+    draft it serves (one more)."""
+    scan = find_servers(remote, tail_lines=1, metrics=False)
+    chosen = choose_server(scan["servers"], wanted)
+    port = int(wanted) if chosen is None else (chosen.get("spec") or {}).get("port")
+    if not port:
+        raise RemoteCommandError(f"server pid {chosen and chosen.get('pid')}: no port known")
+    target = ProbeTarget(chosen, int(port))
+    draft = ((chosen or {}).get("spec") or {}).get("draft_model")
+    if draft_context and draft:
+        config = remote.call(CONFIGS, {"paths": [draft]}).get(draft) or {}
+        if "error" not in config:
+            target.draft_context = draft_context_length(chosen.get("engine"), config)
+    return target
+
+
+def add_context_pair(plan: ProbePlan, limit: int | None, max_tokens: int) -> ProbePlan:
+    """One prompt well inside the draft's position limit and one past it, the same text: a
+    draft trained only to its limit accepts less past it (context-exceeds-draft in spec-audit)."""
+    if not limit:
+        return plan
+    long = Prompt("long", "")
+    for mode, tokens in (("within-draft-context", limit // 2), ("past-draft-context",
+                                                                  limit + 1024)):  # fmt: skip
+        prompt = Prompt(long.category, context_filler(tokens))
+        plan.requests.append(_request(len(plan.requests), prompt, max_tokens, mode, {}, False))
+        plan.requests[-1]["context_pair"] = True
+    return plan
 
 
 def choose_server(servers: list[dict], wanted: str) -> dict | None:
@@ -124,16 +167,12 @@ def _ceiling(server: dict | None, answer: dict) -> int | None:
 
 def probe_server(
     remote: Remote,
+    target: ProbeTarget,
     plan: ProbePlan,
-    server: str = "",
     api_key: str = "",
     budget_s: float = DEFAULT_BUDGET_S,
 ) -> dict[str, Any]:
-    scan = find_servers(remote, tail_lines=1, metrics=False)
-    chosen = choose_server(scan["servers"], server)
-    port = int(server) if chosen is None else (chosen.get("spec") or {}).get("port")
-    if not port:
-        raise RemoteCommandError(f"server pid {chosen and chosen.get('pid')}: no port known")
+    chosen, port = target.server, target.port
     answer = remote.call(
         PROBE,
         {
@@ -150,10 +189,13 @@ def probe_server(
     if answer.get("error"):
         raise RemoteCommandError(f"{remote.session.name}: {answer['error']}")
     for measurement in answer["measurements"]:
-        measurement["paired"] = plan.requests[measurement["id"]]["paired"]
+        request = plan.requests[measurement["id"]]
+        measurement["paired"] = request["paired"]
+        measurement["context_pair"] = bool(request.get("context_pair"))
     ceiling = _ceiling(chosen, answer)
     summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
     checks = acceptance.run_checks(summary, answer["spec_off"])
+    checks.append(acceptance.long_context_drop(summary, target.draft_context))
     spec = (chosen or {}).get("spec") or {}
     return {
         "server": {
@@ -166,6 +208,7 @@ def probe_server(
             or (answer.get("server_settings") or {}).get("speculative_algorithm"),
             "num_steps": spec.get("num_steps"),
             "ceiling": summary.ceiling,
+            "draft_context": target.draft_context,
             "api_key_used": answer.get("api_key_used"),
         },
         "load": {"requests": len(plan.requests), "max_new_tokens": plan.max_new_tokens},

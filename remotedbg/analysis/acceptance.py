@@ -37,6 +37,7 @@ class Group:
     verify_steps: int = 0
     accepted: int = 0
     drafted: int = 0
+    prompt_tokens: int = 0
     seconds: float = 0.0
     per_request: list[float] = field(default_factory=list)
 
@@ -46,6 +47,7 @@ class Group:
         self.verify_steps += int(m.get("verify_steps") or 0)
         self.accepted += int(m.get("accepted") or 0)
         self.drafted += int(m.get("drafted") or 0)
+        self.prompt_tokens += int(m.get("prompt_tokens") or 0)
         self.seconds += float(m.get("latency_s") or 0.0)
         one = accept_length(engine, m)
         if one is not None:
@@ -61,6 +63,7 @@ class Group:
             "max": round(max(spread), 3) if spread else None,
             "stdev": round(statistics.pstdev(spread), 3) if len(spread) > 1 else 0.0,
             "completion_tokens": self.completion_tokens,
+            "prompt_tokens": self.prompt_tokens,
             "verify_steps": self.verify_steps,
             "tokens_per_s": round(self.completion_tokens / self.seconds, 1)
             if self.seconds > 0
@@ -111,9 +114,9 @@ def summarize(engine: str, ceiling: int | None, measurements: list[dict[str, Any
     for m in answered:
         overall.add(m, engine)
         # kinds of prompt compared like with like (raw, greedy); modes over the same prompts
-        if m["mode"] == "greedy":
+        if m["mode"] == "greedy" and not m.get("context_pair"):
             categories.setdefault(m["category"], Group()).add(m, engine)
-        if m.get("paired"):
+        if m.get("paired") or m.get("context_pair"):
             modes.setdefault(m["mode"], Group()).add(m, engine)
     return ProbeSummary(
         engine,
@@ -239,6 +242,28 @@ def domain_gap(summary: ProbeSummary, spec_off: bool = False) -> dict[str, Any]:
                 ),
             )
     return result
+
+
+def long_context_drop(summary: ProbeSummary, limit: int | None) -> dict[str, Any]:
+    """The same text within the draft's position limit and past it (--compare long)."""
+    result = check_result("accept-long-context-drop")
+    within = summary.by_mode.get("within-draft-context", {}).get("accept_length")
+    past = summary.by_mode.get("past-draft-context", {}).get("accept_length")
+    if within is None or past is None:
+        return not_applicable(result, "no long-context pair was sent (--compare long, with the "
+                              "served draft's config readable)")  # fmt: skip
+    result["facts"] = {"within": within, "past": past, "draft_context": limit}
+    if within - past < DOMAIN_GAP_TOKENS or (past - 1) >= DOMAIN_GAP_SHARE * (within - 1):
+        return result
+    return add_finding(result, finding(
+        "accept-long-context-drop", WARNING,
+        f"past the draft's {limit} positions accept length falls from {within:.2f} to {past:.2f}",
+        f"The same text, {summary.by_mode['within-draft-context']['prompt_tokens']} prompt tokens "
+        f"vs {summary.by_mode['past-draft-context']['prompt_tokens']}: the draft was not trained "
+        "past its max_position_embeddings (remotedbg playbook spec-audit: "
+        "context-exceeds-draft). Train it with the served context.",
+        {"within": within, "past": past, "draft_context": limit},
+    ))  # fmt: skip
 
 
 CHECKS = (accept_length_low, position0_collapse, domain_gap)

@@ -3,12 +3,20 @@ which draft position does it fall apart. Measured live, from the box, with a sta
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from remotedbg.actions.probe import DEFAULT_BUDGET_S, plan_requests, probe_server
+from remotedbg.actions.probe import (
+    DEFAULT_BUDGET_S,
+    ProbePlan,
+    add_context_pair,
+    locate_target,
+    plan_requests,
+    probe_server,
+)
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, stderr_console
 from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
@@ -17,6 +25,7 @@ from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
+from remotedbg.remote.primitives import Remote
 
 
 @remote_command
@@ -86,28 +95,32 @@ def probe(
     )
     wanted = [c for c in compare.split(",") if c and c != "none"]
     plan = plan_requests(chosen, max_tokens, wanted)
-    if dry_run:
-        if ctx.json:
-            emit_json({"load": plan.describe(), "requests": plan.requests})
-        else:
-            stderr_console.print(f"would send {plan.describe()}", markup=False)
-            for r in plan.requests:
-                text = r["prompt"][:60].replace("\n", " ")
-                stderr_console.print(
-                    f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
-                )
-        return ExitCode.OK
+    long = "long" in wanted
     if is_host_list(ctx.options.host):
-        if report is not None:
-            raise UsageError("--report writes one host's report; give one --host")
+        if report is not None or dry_run:
+            raise UsageError("--report and --dry-run take one host; give one --host")
         hosts = parse_hosts(ctx.options.host, None)
-        note(f"sending {plan.describe()}, to each of {len(hosts)} hosts")
-        rows = map_hosts(
-            hosts, ctx.options, lambda remote: probe_server(remote, plan, server, api_key, budget)
-        )
-        return _fleet(ctx, rows)
+        pair = ", and 2 around each host's draft position limit" if long else ""
+        note(f"sending {plan.describe()}{pair}, to each of {len(hosts)} hosts")
+
+        def on_host(remote: Remote) -> dict:
+            target = locate_target(remote, server, long)
+            mine = add_context_pair(copy.deepcopy(plan), target.draft_context, max_tokens)
+            return probe_server(remote, target, mine, api_key, budget)
+
+        return _fleet(ctx, map_hosts(hosts, ctx.options, on_host))
+    if dry_run and not long:  # nothing to read on the box: the plan is all there is
+        _show_plan(ctx, plan)
+        return ExitCode.OK
+    target = locate_target(ctx.remote, server, long)
+    plan = add_context_pair(plan, target.draft_context, max_tokens)
+    if long and not target.draft_context:
+        note("--compare long: the served draft's config was not readable; the pair is left out")
+    if dry_run:
+        _show_plan(ctx, plan)
+        return ExitCode.OK
     note(f"sending {plan.describe()}")
-    result = probe_server(ctx.remote, plan, server, api_key, budget)
+    result = probe_server(ctx.remote, target, plan, api_key, budget)
     result["host"] = ctx.session.name
     decided, headline = verdict(result["findings"], result["inconclusive"])
     if ctx.json:
@@ -125,6 +138,18 @@ def probe(
         )
         note(f"report written to {report}" + ("" if why_not else f" (figure {figure})"))
     return exit_code(decided)
+
+
+def _show_plan(ctx: CommandContext, plan: ProbePlan) -> None:
+    if ctx.json:
+        emit_json({"load": plan.describe(), "requests": plan.requests})
+        return
+    stderr_console.print(f"would send {plan.describe()}", markup=False)
+    for r in plan.requests:
+        text = r["prompt"][:60].replace("\n", " ")
+        stderr_console.print(
+            f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
+        )
 
 
 def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:

@@ -82,3 +82,17 @@ def read_prompt_file(path: Path, per_category: int) -> list[Prompt]:
     if not out:
         raise UsageError(f"{path}: no prompts in the file")
     return out
+
+
+def context_filler(tokens: int) -> str:
+    """A long-context prompt of about `tokens` tokens (~4 characters a token in English), built
+    from the maintenance log above; the engine's own prompt_tokens says what it really was."""
+    question = "\n\nSummarise the entries for station A in one sentence."
+    body, index = [], 0
+    while sum(len(p) + 1 for p in body) < tokens * 4:
+        body.append(
+            f"Entry {index}: station {chr(65 + index % 26)}-{index % 7}, pump {index % 3 + 1} "
+            f"inspected, pressure {3 + (index * 7) % 5}.{index % 10} bar."
+        )
+        index += 1
+    return " ".join(body) + question
