@@ -273,3 +273,19 @@ _put("tied-head", "sglang", SGLANG[1:], row(DEFECT, ["draft-head-tied"], cite=(
 _put("tied-head", "vllm", VLLM, row(OK, cite=(
     "tie_word_embeddings ignored for the EAGLE-3 head: lm_head from the checkpoint "
     "(0.33.0 model_executor/models/utils.py:1178-1198)")))
+
+# a scale tensor (midlayer.mlp.gate_proj.weight_scale_inv) in a draft whose config declares no
+# quantization: what each release's load_weights does with it is quantization-mismatch's
+# evidence ("start-fails" or "dropped"); it is the one finding for it
+_put("scales-unquantized", "sglang", ["0.4.6.post5"], row(DEFECT, ["quantization-mismatch"], cite=(
+    "gate_proj -> gate_up_proj stacked mapping, then params_dict[name] raises KeyError at start "
+    "(srt/models/llama.py:578) through llama_eagle3.py:188-196")))
+_put("scales-unquantized", "sglang", ["0.4.10.post2", "0.5.1", "0.5.6", "0.5.14", "0.5.23"],
+     row(DEFECT, ["quantization-mismatch"], cite=(
+        "`if param_name in params_dict` with no else: dropped without a message "
+        "(0.4.10.post2 and 0.5.1 srt/models/llama_eagle3.py:227-229; 0.5.6 :255, 265; 0.5.23 "
+        ":358-373)")))  # fmt: skip
+_put("scales-unquantized", "vllm", VLLM, row(DEFECT, ["quantization-mismatch"], cite=(
+    "refused at start: params_dict[name] KeyError (0.8.5 model_executor/models/llama_eagle3.py:"
+    "155, 160; 0.10.1.1 :181, 186); 0.33.0 AutoWeightsLoader raises ValueError on an unexpected "
+    "weight (model_executor/models/utils.py:436-448)")))

@@ -228,3 +228,12 @@ def test_launch_env_reads_only_the_named_variables(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+def test_scale_tensor_outcome_per_release():
+    from remotedbg.engines.draft_fit_rules import unexpected_scales_outcome as outcome
+
+    # 0.4.6.post5 llama.py:578 KeyError; 0.4.10.post2 llama_eagle3.py:227-229 guarded
+    assert outcome("sglang", "0.4.6.post5") == "start-fails"
+    assert outcome("sglang", "0.4.10.post2") == outcome("sglang", "0.5.23") == "dropped"
+    assert outcome("vllm", "0.8.5") == outcome("vllm", "0.33.0") == "start-fails"

@@ -232,14 +232,31 @@ def rope_mismatch(dep: Any) -> dict[str, Any]:
     ))  # fmt: skip
 
 
+def _scales_outcome(dep: Any, scaled: list[str]) -> str | None:
+    """What the loader does with scale tensors: as the engine's own load_weights was followed
+    (remotedbg.analysis.loader_model) when it raises on or drops them, else the rule read for
+    the release."""
+    load = getattr(dep, "load", None)
+    outcomes = [((load.outcomes if load else {}).get(n) or {}).get("outcome") for n in scaled]
+    if "raises" in outcomes:
+        return "start-fails"
+    if "dropped" in outcomes:
+        return "dropped"
+    # "loaded" is the loader model assuming a parameter it could not see: with no quantization
+    # declared or inherited the layers have no scale parameters, so the release's rule decides
+    return rules.unexpected_scales_outcome(dep.engine, dep.engine_version)
+
+
 def quantization_mismatch(dep: Any) -> dict[str, Any]:
     result = check_result("quantization-mismatch")
     draft, tensors = dep.draft_config or {}, dep.tensors or []
     declared = draft.get("quantization_config")
     names = {t["name"] for t in tensors}
     scaled = sorted(n for n in names if n.rsplit(".", 1)[-1] in SCALE_SUFFIXES)
-    if scaled and not declared:
-        outcome = rules.unexpected_scales_outcome(dep.engine, dep.engine_version)
+    inherited = rules.draft_inherits_quantization(dep.engine, dep.engine_version,
+                                                  _launch_args(dep))  # fmt: skip
+    outcome = _scales_outcome(dep, scaled) if scaled and not declared and not inherited else None
+    if outcome:
         how = (
             "drops them without a message and uses the quantized codes as values"
             if outcome == "dropped"
@@ -252,8 +269,6 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
             "draft was exported with, or export it in bf16.",
             {"scales": scaled[:10], "outcome": outcome},
         ))  # fmt: skip
-    inherited = rules.draft_inherits_quantization(dep.engine, dep.engine_version,
-                                                  _launch_args(dep))  # fmt: skip
     if inherited and not declared:
         add_finding(result, finding(
             "quantization-mismatch", WARNING,

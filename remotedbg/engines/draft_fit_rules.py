@@ -32,9 +32,11 @@ Quantization: SGLang's draft inherits --quantization (0.5.23 sglang/srt/arg_grou
 serving_hook.py:685-690; `--speculative-draft-model-quantization unquant` opts out from 0.5.14,
 :704-709), not the target checkpoint's quantization_config; vLLM's EAGLE-3 draft never inherits
 it (0.33 vllm/config/speculative.py:435-438). Scale tensors in a draft whose config declares no
-quantization: SGLang 0.5.x drops them silently (0.5.23 sglang/srt/models/llama_eagle3.py:
-358-373), 0.4.6.post5 raises KeyError at start (sglang/srt/models/llama.py:578), vLLM raises
-(0.33 vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186).
+quantization: SGLang from 0.4.10.post2 drops them silently (0.4.10.post2 and 0.5.1
+sglang/srt/models/llama_eagle3.py:227-229; 0.5.23 :358-373), 0.4.6.post5 raises KeyError at start
+for q/k/v/gate/up (sglang/srt/models/llama.py:578), vLLM raises (0.33
+vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186; 0.8.5
+llama_eagle3.py:155,160). The followed load_weights (analysis/loader_model) decides first.
 
 Tied head: SGLang honours the draft's tie_word_embeddings: its head becomes the target's input
 embedding cut to draft_vocab_size rows (0.5.23 llama_eagle3.py:303-304, 316-320;
@@ -145,8 +147,8 @@ def draft_inherits_quantization(engine: str | None, version: str | None, args: d
 
 def unexpected_scales_outcome(engine: str | None, version: str | None) -> str:
     """Scale tensors in a draft whose config declares no quantization."""
-    if engine == "sglang" and release(version) >= (0, 5, 0):
-        return "dropped"  # silently: the quantized codes are used as values
+    if engine == "sglang" and release(version) >= (0, 4, 10):
+        return "dropped"  # silently (`if param_name in params_dict`): codes used as values
     return "start-fails"
 
 
