@@ -10,6 +10,7 @@ if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
 fi
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
+[ -x /usr/bin/python3 ] || missing="$missing python3"  # the container image is built from it
 if [ -n "$missing" ]; then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
