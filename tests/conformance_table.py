@@ -219,12 +219,17 @@ _put("draft-context-2048", "sglang", ["0.4.6.post5", "0.4.10.post2"], row(
         "(0.4.6.post5 srt/configs/model_config.py:130-137; 0.4.10.post2 :163-175); no "
         "max_position_embeddings override, no RoPE cache growth: the draft's cache is 2048 "
         "long (srt/models/llama.py:213; srt/layers/rotary_embedding.py:108-117, 156-164)")))
-_put("draft-context-2048", "sglang", ["0.5.1", "0.5.6", "0.5.14", "0.5.23"], row(
-    DEFECT, ["context-exceeds-draft"], cite=(
-        "the draft worker gets the target's context (0.5.23 srt/speculative/eagle_worker_v2.py:"
-        "221-231) and _derive_context_length raises ValueError at start unless "
-        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (0.5.23 srt/configs/model_config.py:"
-        "1313-1316; 0.5.6 :308-311; 0.5.1 :175-184; 0.5.14 :679-691)")))
+_put("draft-context-2048", "sglang", ["0.5.1"], row(DEFECT, ["context-exceeds-draft"], cite=(
+    "_derive_context_length raises ValueError at start unless SGLANG_ALLOW_OVERWRITE_LONGER_"
+    "CONTEXT_LEN is set (srt/configs/model_config.py:175-184); with it the draft's "
+    "max_position_embeddings is not raised and no RoPE cache is reserved: overrun either way")))
+_put("draft-context-2048", "sglang", ["0.5.6", "0.5.14", "0.5.23"], row(
+    OK, warnings=["context-exceeds-draft"], cite=(
+        "ValueError at start unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (0.5.23 "
+        "srt/configs/model_config.py:1302-1316; 0.5.6 :302-311); with it the draft's limit is "
+        "raised and the RoPE cache reserved (0.5.23 :1308-1312, utils/common.py:4999-5036): "
+        "untrained positions. The launch environment of launch arguments is unknown: both "
+        "outcomes are said, as a warning")))
 _put("draft-context-2048", "vllm", ["0.8.5", "0.10.1.1"], row(
     DEFECT, ["context-exceeds-draft"], cite=(
         "no check; the proposer bounds positions by the target's max_model_len (0.10.1.1 "
@@ -265,14 +270,18 @@ _put("tied-head", "sglang", ["0.4.6.post5"], row(
         "target's embedding after set_embed (srt/speculative/eagle_worker.py:125), indexed "
         "with the 32000-entry d2t (llama_eagle3.py:180); the trained lm_head.weight is skipped "
         "without a message (srt/models/llama.py:563)")))
-_put("tied-head", "sglang", SGLANG[1:], row(DEFECT, ["draft-head-tied"], cite=(
+_put("tied-head", "sglang", ["0.4.10.post2", "0.5.1"], row(DEFECT, ["draft-head-tied"], cite=(
+    "tie_word_embeddings honoured (lm_head = embed_tokens, the target's after set_embed); the "
+    "logits span the full vocabulary (srt/models/llama_eagle3.py:198) and index the 32000-entry "
+    "hot_token_id out of range at runtime (0.5.1 srt/speculative/eagle_worker.py:647)")))
+_put("tied-head", "sglang", ["0.5.6", "0.5.14", "0.5.23"], row(DEFECT, ["draft-head-tied"], cite=(
     "tie_word_embeddings honoured: lm_head = embed_tokens, then set_embed puts the target's "
-    "embedding there, logits cut to draft_vocab_size (0.5.23 srt/models/llama_eagle3.py:"
-    "303-304, 316-320; eagle_worker_v2.py:362-363; 0.5.6 llama_eagle3.py:207-208); 0.4.6.post5 "
-    "indexes the 32000-entry d2t with the full vocab (llama_eagle3.py:170-171, 180)")))
+    "embedding there, logits cut to draft_vocab_size rows (0.5.6 srt/models/llama_eagle3.py:"
+    "207-208, 220-224; 0.5.23 :303-304, 316-320; eagle_worker_v2.py:362-363): wrong drafts")))
 _put("tied-head", "vllm", VLLM, row(OK, cite=(
-    "tie_word_embeddings ignored for the EAGLE-3 head: lm_head from the checkpoint "
-    "(0.33.0 model_executor/models/utils.py:1178-1198)")))
+    "tie_word_embeddings ignored for the EAGLE-3 head: lm_head built unconditionally and "
+    "loaded from the checkpoint (0.33.0 model_executor/models/llama_eagle3.py:329; 0.10.1.1 "
+    ":207; 0.8.5 :178)")))
 
 # a scale tensor (midlayer.mlp.gate_proj.weight_scale_inv) in a draft whose config declares no
 # quantization: what each release's load_weights does with it is quantization-mismatch's

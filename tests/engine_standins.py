@@ -146,7 +146,7 @@ def sglang_meta(state: State, prompt: str, max_tokens: int, steps: list[int]) ->
     histogram = [0] * (max(steps) + 1) if steps else []
     for j in steps:
         histogram[j] += 1
-    if state.release.startswith("0.4"):
+    if state.release in ("0.4.6.post5", "0.4.10.post2", "0.5.1"):  # 0.5.1 :1636-1637 too
         meta["spec_verify_ct"] = verify
     elif state.release == "0.5.6":
         meta.update(spec_accept_rate=correct / (verify * state.num_steps) if verify else 0.0,
@@ -209,7 +209,12 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if not self._authorized():
                 return
             if state.engine == "sglang" and self.path in ("/server_info", "/get_server_info"):
-                if self.path == "/server_info" and state.release.startswith("0.4"):
+                # /server_info from 0.5.6 (http_server.py:540); before, /get_server_info only
+                if self.path == "/server_info" and state.release in (
+                    "0.4.6.post5",
+                    "0.4.10.post2",
+                    "0.5.1",
+                ):
                     return self._send(404, {"detail": "Not Found"})
                 internal = {}
                 if state.total_steps:
@@ -299,7 +304,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if state.engine == "sglang":
                 meta = sglang_meta(state, prompt, max_tokens, steps)
                 answer = {"text": "x" * max_tokens, "meta_info": meta}
-                if not state.release.startswith("0.4"):
+                if not state.release.startswith("0.4"):  # 0.4.x: text and meta_info only
                     answer["output_ids"] = list(range(max_tokens))
                 return self._send(200, answer)
             self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": state.model,

@@ -123,7 +123,13 @@ def test_context_rule_per_release():
 
     error, warning = [("context-exceeds-draft", "error")], [("context-exceeds-draft", "warning")]
     # SGLang get_context_length: 2048 vs 131072 (0.5.23 utils/hf_transformers/common.py:668-694)
-    assert _ids(context_exceeds_draft(_dep())) == error  # refuses to start
+    # launch arguments only: it refuses to start unless the variable is set (model_config.py:
+    # 1302-1316), and with it the draft runs untrained positions: both said, a warning
+    unknown_env = context_exceeds_draft(_dep())
+    assert _ids(unknown_env) == warning
+    assert unknown_env["findings"][0]["evidence"]["outcome"] == "start-fails-unless-env"
+    assert _ids(context_exceeds_draft(_dep(env={}))) == error  # read and not set: refuses
+    assert _ids(context_exceeds_draft(_dep(version="0.5.1"))) == error  # either way broken
     env = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     assert _ids(context_exceeds_draft(_dep(env=env))) == warning  # raised, untrained positions
     assert _ids(context_exceeds_draft(_dep(running=True))) == warning  # it started: env was set
@@ -140,6 +146,26 @@ def test_context_rule_per_release():
     assert found["findings"][0]["evidence"]["outcome"] == "lowered"
     assert _ids(context_exceeds_draft(_dep("vllm", "0.10.1.1"))) == error
     assert context_exceeds_draft(_dep("vllm", "0.7.0"))["status"] == "unknown"
+    # a Qwen3-style YaRN target: vLLM before 0.33 serves original x factor = 131072
+    # (0.10.1.1 config/__init__.py:2910-2917), 0.33 keeps 40960 (config/model.py:2611-2622)
+    qwen = {
+        "max_position_embeddings": 40960,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 32768,
+        },
+    }
+    fit = {"max_position_embeddings": 40960}
+    old = context_exceeds_draft(_dep("vllm", "0.10.1.1", draft=fit, target=qwen))
+    assert old["facts"]["served_context"] == 131072 and _ids(old) == error
+    assert context_exceeds_draft(_dep("vllm", "0.33.0", draft=fit, target=qwen))["status"] == "ok"
+    # --max-model-len 32K is 32768, 32k is 32000 (vllm/utils/argparse_utils.py:30-60)
+    big = context_exceeds_draft(_dep("vllm", "0.10.1.1", draft={"max_position_embeddings": 32000},
+                                     args={"max-model-len": "32K"}))  # fmt: skip
+    assert big["facts"]["served_context"] == 32768 and _ids(big) == error
+    assert context_exceeds_draft(_dep("vllm", "0.10.1.1", draft={"max_position_embeddings": 32000},
+                                      args={"max-model-len": "32k"}))["status"] == "ok"  # fmt: skip
 
 
 def test_rope_quantization_and_head_rules():
@@ -159,6 +185,15 @@ def test_rope_quantization_and_head_rules():
     assert quantization_mismatch(_dep())["status"] == "ok"
     inherited = quantization_mismatch(_dep(args={"quantization": "fp8"}))
     assert _ids(inherited) == [("quantization-mismatch", "warning")]
+    # the log's ServerArgs: 0.5.14+ resolved unquant to None and left it out of the line
+    from_log = _dep(args={"quantization": "fp8"})
+    from_log.server["source"] = "--var log"
+    assert quantization_mismatch(from_log)["status"] == "ok"
+    # vLLM before 0.33 builds no quantized EAGLE-3 layers: declared or not, scales fail
+    scale = [{"name": "fc.weight_scale", "dtype": "F32", "shape": [1]}]
+    fp8 = {"quantization_config": {"quant_method": "fp8"}}
+    declared = _dep("vllm", "0.10.1.1", draft=fp8, tensors=scale)
+    assert quantization_mismatch(declared)["findings"][0]["evidence"]["outcome"] == "start-fails"
     opted_out = {"quantization": "fp8", "speculative-draft-model-quantization": "unquant"}
     assert quantization_mismatch(_dep(args=opted_out))["status"] == "ok"  # 0.5.14+
     assert _ids(quantization_mismatch(_dep(version="0.5.6", args=opted_out))) == [
@@ -177,6 +212,13 @@ def test_rope_quantization_and_head_rules():
     assert tied_head(_dep())["status"] == "ok"
     tied = tied_head(_dep(draft={"tie_word_embeddings": True}))
     assert _ids(tied) == [("draft-head-tied", "error")]
+    # before 0.5.6 the full vocabulary indexes d2t (0.5.1 llama_eagle3.py:198): fails at runtime
+    assert (
+        "fails indexing d2t"
+        in tied_head(_dep(version="0.5.1", draft={"tie_word_embeddings": True}))["findings"][0][
+            "detail"
+        ]
+    )
     assert tied_head(_dep("vllm", "0.33.0", draft={"tie_word_embeddings": True}))["status"] == (
         "not-applicable"
     )

@@ -77,7 +77,7 @@ def test_domain_gap_names_the_kind_of_prompt(cli, standin):
     assert gap["evidence"]["accept_length"] == round(32 / len(scripted_steps([0, 0, 1, 0], 32)), 3)
 
 
-@pytest.mark.parametrize("release", ["0.5.14", "0.5.6", "0.4.6.post5"])
+@pytest.mark.parametrize("release", ["0.5.14", "0.5.6", "0.5.1", "0.4.6.post5"])
 def test_older_sglang_releases(cli, standin, release):
     """0.5.14 names its histogram spec_accept_histogram too; 0.5.6 has no histogram; 0.4.6 only
     spec_verify_ct and only /get_server_info. Accept length is right on each; without a

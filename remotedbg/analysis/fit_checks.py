@@ -7,7 +7,8 @@ remotedbg.engines.draft_fit_rules.
   that give them their values. This is a property of the checkpoint: no loader can dequantize
   them, so an engine either fails or computes with raw codes.
 - tokenizer-mismatch: the draft ships a tokenizer whose token -> id map differs from the
-  target's. Engines tokenize with the target's tokenizer (the draft's files are never loaded),
+  target's. Engines tokenize with the target's tokenizer (the draft's files are never loaded
+  for EAGLE heads; vLLM 0.33's use_heterogeneous_vocab is for method draft_model only),
   so a draft trained on other ids proposes tokens the target reads as different ones.
 """
 
@@ -147,14 +148,28 @@ def served_context(dep: Any) -> int | None:
     derived length (SGLang's rule, overrides applied)."""
     args = _launch_args(dep)
     flag = args.get("max-model-len") if dep.engine == "vllm" else args.get("context-length")
-    try:
-        if flag is not None:
-            return int(str(flag).lower().replace("k", "000"))
-    except ValueError:
-        pass
+    given = _length_flag(flag)
+    if given is not None and given > 0:
+        return given
     if not dep.target_config:
         return None
-    return rules.sglang_context_length(_with_overrides(dep.target_config, _overrides(dep)))
+    config = _with_overrides(dep.target_config, _overrides(dep))
+    if dep.engine == "vllm":
+        return rules.vllm_context_length(config, dep.engine_version)
+    return rules.sglang_context_length(config)
+
+
+def _length_flag(value: Any) -> int | None:
+    """`32768`, `32k` (x1000) or `32K` (x1024), as vLLM 0.33 reads them
+    (vllm/utils/argparse_utils.py:30-60); `-1`/`auto` (auto-fit) -> None."""
+    text = str(value).strip() if value is not None else ""
+    units = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2}
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text) if text else None
+    except ValueError:
+        return None
 
 
 def context_exceeds_draft(dep: Any) -> dict[str, Any]:
@@ -175,9 +190,17 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
         return unknown(result, f"serves {served} positions, the draft {draft}; what "
                        f"{dep.engine} {dep.engine_version} does then was not read")  # fmt: skip
     said = {
-        rules.START_FAILS: (ERROR, "the server refuses to start (ValueError) unless "
-                            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set; with it the "
-                            "draft runs past the positions it was trained on"),
+        rules.START_FAILS: (ERROR, "the server refuses to start (ValueError): "
+                            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is not set in its "
+                            "environment"),
+        rules.START_FAILS_UNLESS_ENV: (
+            ERROR if rules.release(dep.engine_version) < (0, 5, 6) else WARNING,
+            "the server refuses to start (ValueError) unless "
+            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set (the launch environment "
+            "was not read); with it, "
+            + ("positions past the draft's limit overrun its rotary cache"
+               if rules.release(dep.engine_version) < (0, 5, 6)
+               else "the engine raises the draft's limit, which was never trained there")),
         rules.OVERRUN: (ERROR, "positions past the draft's limit overrun its rotary cache: "
                         "a crash or garbage drafts on long prompts"),
         rules.RAISED: (WARNING, "the engine raises the draft's limit to cover them, but the "
@@ -253,9 +276,15 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     declared = draft.get("quantization_config")
     names = {t["name"] for t in tensors}
     scaled = sorted(n for n in names if n.rsplit(".", 1)[-1] in SCALE_SUFFIXES)
+    from_log = (dep.server or {}).get("source") == "--var log"
     inherited = rules.draft_inherits_quantization(dep.engine, dep.engine_version,
-                                                  _launch_args(dep))  # fmt: skip
-    outcome = _scales_outcome(dep, scaled) if scaled and not declared and not inherited else None
+                                                  _launch_args(dep), resolved=from_log)  # fmt: skip
+    ignored = rules.draft_quantization_ignored(dep.engine, dep.engine_version)
+    outcome = None
+    if scaled and ignored:
+        outcome = "start-fails"  # the layers have no scale parameters, whatever is declared
+    elif scaled and not declared and not inherited:
+        outcome = _scales_outcome(dep, scaled)
     if outcome:
         how = (
             "drops them without a message and uses the quantized codes as values"
@@ -338,7 +367,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 "draft-settings", ERROR, "no num_speculative_tokens: vLLM refuses to start",
                 "--speculative-config has no num_speculative_tokens and the draft config no "
                 "n_predict (0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
-                "vllm/config/__init__.py:2203-2208).", {"speculative_config": spec},
+                "vllm/config/__init__.py:2327-2331).", {"speculative_config": spec},
             ))  # fmt: skip
         return result
     spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
@@ -352,7 +381,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         arch = ((dep.target_config or {}).get("architectures") or [None])[0]
-        auto = rules.sglang_auto_settings(dep.engine_version, arch)
+        auto = rules.sglang_auto_settings(dep.engine_version, arch, dep.algorithm)
         result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
         return add_finding(result, finding(
             "draft-settings", INFO,

@@ -39,8 +39,9 @@ vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186; 0
 llama_eagle3.py:155,160). The followed load_weights (analysis/loader_model) decides first.
 
 Tied head: SGLang honours the draft's tie_word_embeddings: its head becomes the target's input
-embedding cut to draft_vocab_size rows (0.5.23 llama_eagle3.py:303-304, 316-320;
-eagle_worker_v2.py:362-363); 0.4.6.post5 fails indexing d2t (llama_eagle3.py:170-171,180).
+embedding, cut to draft_vocab_size rows from 0.5.6 (0.5.6 llama_eagle3.py:220-224; 0.5.23
+:303-304, 316-320; eagle_worker_v2.py:362-363); before 0.5.6 the full vocabulary indexes the
+d2t table and fails (0.4.6.post5 llama_eagle3.py:170-171,180; 0.4.10.post2, 0.5.1 :198).
 vLLM ignores the flag (0.33 vllm/model_executor/models/utils.py:1178-1198).
 """
 
@@ -60,7 +61,8 @@ ENV_FACTS = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "SGLANG_IS_IN_CI",
 ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
 
 # What happens when the served context is longer than the draft's:
-START_FAILS = "start-fails"  # the server refuses to start (unless an env var says otherwise)
+START_FAILS = "start-fails"  # the server refuses to start (the env var is read and unset)
+START_FAILS_UNLESS_ENV = "start-fails-unless-env"  # it does unless the variable is set
 RAISED = "raised"  # the engine raises the draft's limit and covers the positions
 OVERRUN = "overrun"  # positions past the draft's limit overrun its rotary cache
 LOWERED = "lowered"  # the engine lowers the served context to the draft's
@@ -72,7 +74,8 @@ def release(version: str | None) -> tuple[int, ...]:
 
 
 def _truthy(value: Any) -> bool:
-    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+    # 0.5.1 get_bool_env_var: true/1 (sglang/srt/utils.py:178-183); 0.5.6+ EnvBool adds yes/y
+    return str(value or "").strip().lower() in ("1", "true", "yes", "y")
 
 
 def rope_types(config: dict) -> list[str]:
@@ -85,18 +88,48 @@ def rope_types(config: dict) -> list[str]:
 
 def sglang_context_length(config: dict) -> int:
     """The context length SGLang derives from a config (get_context_length)."""
+    config = config.get("text_config") or config  # hf_text_config for multimodal targets
     scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else {}
     factor = 1.0
     if (
         scaling
         and "original_max_position_embeddings" not in scaling
-        and (scaling.get("rope_type") or scaling.get("type")) != "llama3"
+        and scaling.get("rope_type") != "llama3"
     ):
         factor = float(scaling.get("factor") or 1.0)
     for key in CONTEXT_KEYS:
         if isinstance(config.get(key), (int, float)):
             return int(factor * config[key])
     return SGLANG_DEFAULT_CONTEXT
+
+
+VLLM_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                     "model_max_length", "max_target_positions", "max_sequence_length",
+                     "max_seq_length", "seq_len")  # fmt: skip
+
+
+def vllm_context_length(config: dict, version: str | None) -> int | None:
+    """vLLM's derived max_model_len (_get_and_verify_max_len: 0.10.1.1 config/__init__.py:
+    2824-2925, 0.8.5 config.py:2977-3075, 0.33 config/model.py:2545-2640): the smallest length
+    key (model_max_length wins when set), times rope_scaling.factor unless su/longrope/llama3;
+    a YaRN factor applies to original_max_position_embeddings before 0.33 and not at all from
+    0.33 (max_position_embeddings is already scaled)."""
+    lengths = [config[k] for k in VLLM_CONTEXT_KEYS if isinstance(config.get(k), (int, float))]
+    if not lengths:
+        return None
+    derived = config["model_max_length"] if config.get("model_max_length") else min(lengths)
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else None
+    if scaling:
+        kind = scaling.get("rope_type") or scaling.get("type") or "default"
+        exempt: tuple[str, ...] = ("su", "longrope", "llama3")
+        if release(version) >= (0, 33, 0):
+            exempt += ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+        if kind not in exempt:
+            factor = float(scaling.get("factor") or 1.0)
+            if kind == "yarn" and scaling.get("original_max_position_embeddings"):
+                derived = scaling["original_max_position_embeddings"]
+            derived = derived * factor
+    return int(derived)
 
 
 def draft_context_length(engine: str | None, config: dict) -> int | None:
@@ -114,10 +147,11 @@ def longer_context_outcome(engine: str | None, version: str | None, draft_config
     if engine == "sglang" and v:
         if v < (0, 5, 0):
             return OVERRUN
-        allowed = any(_truthy((env or {}).get(n)) for n in ENV_FACTS[:2])
-        if not allowed and not running:
+        if not running and env is None:
+            return START_FAILS_UNLESS_ENV  # launch arguments only: the variable is unknown
+        if not running and not any(_truthy(env.get(n)) for n in ENV_FACTS[:2]):
             return START_FAILS
-        # a running 0.5.x server passed the start check: the variable was set
+        # running (it passed the start check) or the variable set: 0.5.6+ raises the limit
         return RAISED if v >= (0, 5, 6) else OVERRUN
     if engine == "vllm" and v:
         if v >= (0, 33, 0):
@@ -134,15 +168,29 @@ def overrides_reach_draft(engine: str | None) -> bool:
     return engine == "sglang"
 
 
-def draft_inherits_quantization(engine: str | None, version: str | None, args: dict) -> str | None:
-    """The quantization method the engine applies to a bf16 draft, from the launch flags."""
+def draft_inherits_quantization(
+    engine: str | None, version: str | None, args: dict, resolved: bool = False
+) -> str | None:
+    """The quantization method the engine applies to a bf16 draft, from the launch flags.
+    `resolved`: the flags are the log's ServerArgs, where 0.5.14+ already settled the draft's
+    (unquant -> None, left out of the line; 0.5.14 server_args.py:2800-2803)."""
     if engine != "sglang":
         return None
-    own = args.get("speculative-draft-model-quantization")
-    if own is not None and release(version) >= (0, 5, 14):
-        return None if own == "unquant" else str(own)
+    if release(version) >= (0, 5, 14):
+        if "speculative-draft-model-quantization" in args:
+            own = args["speculative-draft-model-quantization"]
+            return None if own in (None, "unquant") else str(own)
+        if resolved:
+            return None
     method = args.get("quantization")
     return str(method) if method else None
+
+
+def draft_quantization_ignored(engine: str | None, version: str | None) -> bool:
+    """vLLM before 0.33 builds the EAGLE-3 layer without quant_config (0.10.1.1
+    model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises
+    KeyError (0.10.1.1 :181, 186; 0.8.5 :155, 160), whatever the draft's config declares."""
+    return engine == "vllm" and (0, 0, 0) < release(version) < (0, 33, 0)
 
 
 def unexpected_scales_outcome(engine: str | None, version: str | None) -> str:
@@ -155,7 +203,9 @@ def unexpected_scales_outcome(engine: str | None, version: str | None) -> str:
 def tied_head_outcome(engine: str | None, version: str | None) -> str | None:
     if engine != "sglang":
         return None
-    return "wrong-head" if release(version) >= (0, 5, 0) else "runtime-error"
+    # logits cut to draft_vocab_size from 0.5.6 (llama_eagle3.py:220-224); before, the full
+    # vocabulary indexes the draft_vocab_size-long d2t (0.4.10.post2 / 0.5.1 llama_eagle3.py:198)
+    return "wrong-head" if release(version) >= (0, 5, 6) else "runtime-error"
 
 
 #: Targets SGLang drafts 3 steps, topk 1, 4 tokens for, before 0.5.14 (others 5/4/8), by the
@@ -168,12 +218,16 @@ SGLANG_SHALLOW_TARGETS = (
 )  # 0.4.6.post5 server_args.py:1588-1604: 5/4/8 for every target  # fmt: skip
 
 
-def sglang_auto_settings(version: str | None, target_arch: str | None) -> tuple[int, int, int]:
+def sglang_auto_settings(
+    version: str | None, target_arch: str | None, algorithm: str | None = None
+) -> tuple[int, int, int]:
     """(steps, topk, draft tokens) SGLang picks when --speculative-num-steps is not given,
     by the target's architecture. From 0.5.14 only Llama and Grok get 5/4/8, every other target
     3/1/4 (0.5.14 sglang/srt/arg_groups/speculative_hook.py:512-542; 0.5.23 :1430-1461);
     before, 5/4/8 unless SGLANG_SHALLOW_TARGETS."""
     v = release(version)
+    if str(algorithm or "").upper() == "STANDALONE" and v >= (0, 5, 6):
+        return (3, 1, 4)  # 0.5.6 server_args.py:4533-4535; 0.5.14 speculative_hook.py:518-519
     deep = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
     if v >= (0, 5, 14):
         return (5, 4, 8) if target_arch in deep else (3, 1, 4)
