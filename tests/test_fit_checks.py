@@ -144,6 +144,10 @@ def test_context_rule_per_release():
     assert _ids(context_exceeds_draft(_dep("vllm", "0.33.0"))) == warning
     found = context_exceeds_draft(_dep("vllm", "0.33.0", draft=yarn))
     assert found["findings"][0]["evidence"]["outcome"] == "lowered"
+    # only the V2 runner lowers it (config/vllm.py:3034); V1 drafts nothing past the limit
+    v1 = context_exceeds_draft(_dep("vllm", "0.33.0", draft=yarn,
+                                    env={"VLLM_USE_V2_MODEL_RUNNER": "0"}))  # fmt: skip
+    assert v1["findings"][0]["evidence"]["outcome"] == "skipped"
     assert _ids(context_exceeds_draft(_dep("vllm", "0.10.1.1"))) == error
     assert context_exceeds_draft(_dep("vllm", "0.7.0"))["status"] == "unknown"
     # a Qwen3-style YaRN target: vLLM before 0.33 serves original x factor = 131072

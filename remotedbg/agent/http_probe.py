@@ -11,7 +11,7 @@ returns {"engine", "version", "model", "spec_off": bool, "measurements": [...], 
 Each measurement: {"id", "category", "mode", "ok", "error", "latency_s", "prompt_tokens",
 "completion_tokens", "verify_steps", "accepted", "drafted", "accepted_per_position", "other_tokens",
 "source"}. Field names are the engines' (wire formats in the module's tests, cited there):
-SGLang /generate meta_info spec_verify_ct, spec_correct_drafts_histogram (0.5.14+ also as
+SGLang /generate meta_info spec_verify_ct, spec_correct_drafts_histogram (0.5.14 also as
 spec_accept_histogram), spec_num_correct_drafts / spec_accept_token_num; vLLM /metrics counters
 vllm:spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens, _num_accepted_tokens_per_pos
 {position}, and 0.33's per-request metrics.speculative_decoding when the server gives it.
@@ -143,6 +143,16 @@ def identify(port, api_key, timeout):
 
 
 # ---------------------------------------------------------------------------------- SGLang
+def _release(version):
+    parts = []
+    for piece in str(version or "").split("."):
+        digits = "".join(c for c in piece if c.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts[:3])
+
+
 def _positions_from_histogram(histogram):
     """histogram[j] = verify steps that accepted exactly j draft tokens -> how many steps
     accepted the token at each position (position k needs j > k)."""
@@ -194,7 +204,7 @@ def _chat_body(request, model):
     return body
 
 
-def sglang_chat_request(port, request, api_key, timeout, model):
+def sglang_chat_request(port, request, api_key, timeout, model, has_chat_counts=False):
     """SGLang applies the template on /v1/chat/completions; from 0.5.23 the answer carries the
     request's spec counters under sglext.spec_tokens_details when asked
     (return_spec_tokens_details); earlier releases say nothing per request."""
@@ -209,6 +219,9 @@ def sglang_chat_request(port, request, api_key, timeout, model):
     if isinstance(details, list):
         details = details[0] if details else None
     counted = sglang_measure(details) if isinstance(details, dict) else None
+    if counted is None and has_chat_counts:
+        out["spec_off"] = True  # 0.5.23 leaves sglext out when there are no spec keys
+        return out
     if counted is None:
         raise ProbeError(
             "this SGLang release reports no per-request draft counts for chat requests "
@@ -218,9 +231,11 @@ def sglang_chat_request(port, request, api_key, timeout, model):
     return out
 
 
-def sglang_request(port, request, api_key, timeout, model=None):
+def sglang_request(port, request, api_key, timeout, model=None, version=None):
     if request.get("chat"):
-        return sglang_chat_request(port, request, api_key, timeout, model)
+        # per-request counts for chat requests came in 0.5.23 (return_spec_tokens_details)
+        has = _release(version) >= (0, 5, 23)
+        return sglang_chat_request(port, request, api_key, timeout, model, has)
     body = {
         "text": request["prompt"],
         "sampling_params": {
@@ -387,7 +402,7 @@ def probe(args):
                                    server["model"])  # fmt: skip
             else:
                 got = sglang_request(port, request, api_key, min(timeout, remaining),
-                                     server["model"])  # fmt: skip
+                                     server["model"], server["version"])  # fmt: skip
         except Exception as exc:
             entry["error"] = _reason(exc)
             entry["latency_s"] = round(time.time() - started, 3)

@@ -207,6 +207,8 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
                        "draft was never trained there: expect acceptance to fall on long "
                        "prompts (remotedbg probe compares the long-context prompts)"),
         rules.LOWERED: (WARNING, "vLLM lowers the served context to the draft's limit"),
+        rules.SKIPPED: (WARNING, "vLLM's V1 runner drafts nothing for sequences past the "
+                        "draft's limit"),
     }[outcome]  # fmt: skip
     return add_finding(result, finding(
         "context-exceeds-draft", said[0],

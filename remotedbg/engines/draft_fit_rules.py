@@ -66,6 +66,7 @@ START_FAILS_UNLESS_ENV = "start-fails-unless-env"  # it does unless the variable
 RAISED = "raised"  # the engine raises the draft's limit and covers the positions
 OVERRUN = "overrun"  # positions past the draft's limit overrun its rotary cache
 LOWERED = "lowered"  # the engine lowers the served context to the draft's
+SKIPPED = "skipped"  # the engine serves the context but drafts nothing past the draft's limit
 
 
 def release(version: str | None) -> tuple[int, ...]:
@@ -156,7 +157,11 @@ def longer_context_outcome(engine: str | None, version: str | None, draft_config
     if engine == "vllm" and v:
         if v >= (0, 33, 0):
             cache_only = all(t in VLLM_CACHE_ONLY_ROPE for t in rope_types(draft_config))
-            return RAISED if cache_only else LOWERED
+            if cache_only:
+                return RAISED
+            # lowered by the V2 runner only (config/vllm.py:3034); V1 (VLLM_USE_V2_MODEL_RUNNER=0)
+            # keeps the context and drafts nothing past the draft's limit
+            return SKIPPED if str((env or {}).get("VLLM_USE_V2_MODEL_RUNNER")) == "0" else LOWERED
         if (0, 8, 5) <= v < (0, 33, 0):
             return OVERRUN
     return None
