@@ -283,3 +283,26 @@ def test_scale_tensor_outcome_per_release():
     assert outcome("sglang", "0.4.6.post5") == "start-fails"
     assert outcome("sglang", "0.4.10.post2") == outcome("sglang", "0.5.23") == "dropped"
     assert outcome("vllm", "0.8.5") == outcome("vllm", "0.33.0") == "start-fails"
+
+
+def test_overrides_merge_as_each_release_does():
+    from remotedbg.engines.draft_fit_rules import apply_overrides, sglang_context_length
+
+    config = {
+        "max_position_embeddings": 32768,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "factor": 2.0,
+            "original_max_position_embeddings": 32768,
+        },
+    }
+    partial = {"rope_scaling": {"factor": 4.0}}
+    # up to 0.5.14 config.update replaces the dict: original_max_position_embeddings is gone and
+    # get_context_length applies the factor (0.5.14 utils/hf_transformers/config.py:253-254)
+    replaced = apply_overrides("sglang", "0.5.14", config, partial)
+    assert replaced["rope_scaling"] == {"factor": 4.0}
+    assert sglang_context_length(replaced) == 4 * 32768
+    # 0.5.23 merges rope_scaling (config.py:405-423): the original length keeps the factor off
+    merged = apply_overrides("sglang", "0.5.23", config, partial)
+    assert merged["rope_scaling"]["original_max_position_embeddings"] == 32768
+    assert sglang_context_length(merged) == 32768

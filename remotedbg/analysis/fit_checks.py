@@ -133,14 +133,8 @@ def _overrides(dep: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _with_overrides(config: dict, overrides: dict) -> dict:
-    merged = dict(config)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], **value}
-        else:
-            merged[key] = value
-    return merged
+def _overridden(dep: Any, config: dict) -> dict:
+    return rules.apply_overrides(dep.engine, dep.engine_version, config, _overrides(dep))
 
 
 def served_context(dep: Any) -> int | None:
@@ -153,7 +147,9 @@ def served_context(dep: Any) -> int | None:
         return given
     if not dep.target_config:
         return None
-    config = _with_overrides(dep.target_config, _overrides(dep))
+    config = rules.apply_overrides(
+        dep.engine, dep.engine_version, dep.target_config, _overrides(dep)
+    )
     if dep.engine == "vllm":
         return rules.vllm_context_length(config, dep.engine_version)
     return rules.sglang_context_length(config)
@@ -176,7 +172,9 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result = check_result("context-exceeds-draft")
     draft_config = dep.draft_config or {}
     if rules.overrides_reach_draft(dep.engine):
-        draft_config = _with_overrides(draft_config, _overrides(dep))
+        draft_config = rules.apply_overrides(
+            dep.engine, dep.engine_version, draft_config, _overrides(dep)
+        )
     draft = rules.draft_context_length(dep.engine, draft_config)
     served = served_context(dep)
     if draft is None or served is None:

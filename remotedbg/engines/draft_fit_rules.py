@@ -167,6 +167,27 @@ def longer_context_outcome(engine: str | None, version: str | None, draft_config
     return None
 
 
+def apply_overrides(engine: str | None, version: str | None, config: dict, overrides: dict) -> dict:
+    """A config as the engine sees it after --json-model-override-args / --hf-overrides: a dict
+    value replaces the config's wholesale (`config.update`, SGLang up to 0.5.14: 0.4.6.post5
+    hf_transformers_utils.py:142-143, 0.5.14 utils/hf_transformers/config.py:253-254; vLLM),
+    except that SGLang 0.5.23 merges rope_scaling / rope_parameters into the existing dict
+    (sglang/srt/utils/hf_transformers/config.py:405-423)."""
+    merged = dict(config)
+    deep = engine == "sglang" and release(version) >= (0, 5, 23)
+    for key, value in overrides.items():
+        if (
+            deep
+            and key in ("rope_scaling", "rope_parameters")
+            and isinstance(value, dict)
+            and (isinstance(merged.get(key), dict))
+        ):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
 def overrides_reach_draft(engine: str | None) -> bool:
     """SGLang applies --json-model-override-args to the draft too; vLLM keeps --hf-overrides for
     the target."""
