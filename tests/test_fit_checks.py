@@ -306,3 +306,35 @@ def test_overrides_merge_as_each_release_does():
     merged = apply_overrides("sglang", "0.5.23", config, partial)
     assert merged["rope_scaling"]["original_max_position_embeddings"] == 32768
     assert sglang_context_length(merged) == 32768
+
+
+def test_chat_template_drift(tmp_path):
+    from remotedbg.analysis.fit_checks import chat_template_drift
+
+    def folder(name: str, template: str | None, as_file: bool = False) -> dict:
+        path = tmp_path / name
+        write_tokenizer(path, BASE, {}, "tok1")
+        if template is not None and as_file:
+            (path / "chat_template.jinja").write_text(template)
+        elif template is not None:
+            (path / "tokenizer_config.json").write_text(
+                json.dumps({"eos_token": "tok1", "chat_template": template})
+            )
+        return fingerprint(str(path))
+
+    served = folder("target", "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}")
+    same = folder("same", "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}",
+                  as_file=True)  # fmt: skip
+    other = folder("other", "{% for m in messages %}[INST]{{ m.content }}{% endfor %}")
+    none = folder("none", None)
+
+    def judged(draft: dict, args: dict | None = None) -> dict:
+        dep = _dep(args=args)
+        dep.tokenizers = {"draft": draft, "target": served}
+        return chat_template_drift(dep)
+
+    assert judged(same)["status"] == "ok"  # chat_template.jinja and tokenizer_config agree
+    assert _ids(judged(other)) == [("chat-template-drift", "warning")]
+    bare = judged(none)
+    assert bare["status"] == "not-applicable" and "probe --compare chat" in bare["reason"]
+    assert judged(other, {"chat-template": "/x.jinja"})["status"] == "unknown"

@@ -40,10 +40,31 @@ def _token_text(value):
     return value if isinstance(value, str) else None
 
 
+def _chat_template_digest(folder, tokenizer_config):
+    """sha256 of the chat template(s) a folder ships: tokenizer_config.json's "chat_template"
+    (a string, or a list of {"name", "template"}), else chat_template.jinja / .json."""
+    template = (tokenizer_config or {}).get("chat_template")
+    if isinstance(template, list):
+        template = json.dumps(sorted((t.get("name"), t.get("template")) for t in template
+                                     if isinstance(t, dict)))  # fmt: skip
+    if not isinstance(template, str):
+        for name in ("chat_template.jinja", "chat_template.json"):
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    template = handle.read(8 << 20).decode("utf-8", "replace")
+                    break
+            except OSError:
+                continue
+    if not isinstance(template, str) or not template:
+        return None
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()
+
+
 def fingerprint(path):
     folder = _folder(path)
     entry = {"present": False, "files": [], "vocab_size": None, "vocab_sha256": None,
-             "added": {}, "special": {}, "special_ids": {}, "error": None}  # fmt: skip
+             "added": {}, "special": {}, "special_ids": {}, "chat_template_sha256": None,
+             "error": None}  # fmt: skip
     names = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
     entry["files"] = [n for n in names if os.path.isfile(os.path.join(folder, n))]
     entry["present"] = bool(entry["files"])
@@ -68,6 +89,7 @@ def fingerprint(path):
         token = _token_text((config or {}).get(name + "_token"))
         if token is not None:
             entry["special"][name] = token
+    entry["chat_template_sha256"] = _chat_template_digest(folder, config)
     model_config, _ = _load(os.path.join(folder, "config.json"), 8 << 20)
     for name in _SPECIAL:
         value = (model_config or {}).get(name + "_token_id")

@@ -400,3 +400,33 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             {"steps": steps, "draft_tokens": tokens},
         ))  # fmt: skip
     return result
+
+
+def chat_template_drift(dep: Any) -> dict[str, Any]:
+    """The chat template the draft ships (its training record) against the one the target
+    serves; without one, what the probe can measure instead."""
+    result = check_result("chat-template-drift")
+    tokenizers = dep.tokenizers or {}
+    draft = (tokenizers.get("draft") or {}).get("chat_template_sha256")
+    target = (tokenizers.get("target") or {}).get("chat_template_sha256")
+    custom = _launch_args(dep).get("chat-template")
+    if not draft:
+        return not_applicable(result, "the draft ships no chat template, so there is no record "
+                              "of the one it was trained with: compare chat vs raw and thinking "
+                              "on/off with remotedbg probe --compare chat,thinking")  # fmt: skip
+    if custom:
+        return unknown(result, f"served with --chat-template {custom}: not compared")
+    if not target:
+        return unknown(result, "the target's chat template was not found")
+    result["facts"] = {"draft": draft[:16], "target": target[:16]}
+    if draft == target:
+        return result
+    return add_finding(result, finding(
+        "chat-template-drift", WARNING,
+        "the draft ships another chat template than the target serves",
+        "The draft's tokenizer_config.json / chat_template.jinja (what its training data was "
+        "formatted with) differs from the target's, which formats every chat request at serving "
+        "time: the draft sees conversations laid out unlike in training. Measure the effect with "
+        "remotedbg probe --compare chat,thinking.",
+        {"draft_sha256": draft[:16], "target_sha256": target[:16]},
+    ))  # fmt: skip

@@ -22,6 +22,7 @@ from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
 from remotedbg.analysis.fit_checks import (
+    chat_template_drift,
     context_exceeds_draft,
     draft_scales_missing,
     draft_settings,
@@ -54,6 +55,7 @@ CHECK_IDS = (
     "draft-weights",
     "draft-scales-missing",
     "tokenizer-mismatch",
+    "chat-template-drift",
     "context-exceeds-draft",
     "rope-mismatch",
     "quantization-mismatch",
@@ -844,6 +846,7 @@ DRAFT_CHECKS = (
     draft_weights,
     scales_missing,
     tokenizer_identity,
+    chat_template_drift,
     context_exceeds_draft,
     rope_mismatch,
     quantization_mismatch,
