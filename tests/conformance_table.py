@@ -298,3 +298,10 @@ _put("scales-unquantized", "vllm", VLLM, row(DEFECT, ["quantization-mismatch"], 
     "refused at start: params_dict[name] KeyError (0.8.5 model_executor/models/llama_eagle3.py:"
     "155, 160; 0.10.1.1 :181, 186); 0.33.0 AutoWeightsLoader raises ValueError on an unexpected "
     "weight (model_executor/models/utils.py:436-448)")))
+
+# --attention-backend torch_native: a backend SGLang serves targets with, but not EAGLE drafts
+_put("backend-unsupported", "sglang", SGLANG, row(DEFECT, ["draft-settings"], cite=(
+    "not in the draft decode backends: ValueError 'EAGLE is not supported in attention backend' "
+    "at start (0.4.6.post5 srt/speculative/eagle_worker.py:153-219; 0.4.10.post2 :182-256; "
+    "0.5.1 :181-308; 0.5.6 srt/speculative/draft_utils.py:38-58; 0.5.14 :44-66; 0.5.23 "
+    ":96-117)")))

@@ -117,6 +117,8 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         config["max_position_embeddings"] = 2048  # SpecForge's config default, served at 131072
     elif scenario == "low-accept":
         variables["log"] = str(write_log(root / "server.log", engine, version))
+    elif scenario == "backend-unsupported":
+        extra_args = "--attention-backend torch_native"  # an SGLang backend with no EAGLE draft
     elif scenario == "scales-unquantized":
         # an FP8 export's scale beside a bf16 weight, the config declaring no quantization
         tensors["midlayer.mlp.gate_proj.weight_scale_inv"] = ("F32", [1, 1], None)

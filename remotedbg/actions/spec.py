@@ -257,6 +257,8 @@ def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
     dep.embedding = engine_facts.embedding_sharing(code)
     dep.ids_source = engine_facts.aux_ids_source(code)
     dep.capture_calls = engine_facts.capture_calls(code)
+    if code.engine == "sglang":
+        dep.draft_backends = engine_facts.draft_decode_backends(code)
 
 
 def _evaluate_capture(

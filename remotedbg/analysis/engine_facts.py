@@ -206,3 +206,51 @@ def field_defaults(code: Any, class_name: str) -> dict[str, Any]:
 def resolve_class(code: Any, path: str, name: str) -> ClassRef | None:
     mod = code.index.module_at(path)
     return code.index.resolve(mod, name) if mod is not None else None
+
+
+def draft_decode_backends(code: Any) -> list[str] | None:
+    """The attention backends SGLang's EAGLE draft decode accepts, read from the install: the
+    keys of the `backend_map` of the decode-backend function (0.5.6+ draft_utils.py), else the
+    strings compared with `attention_backend` in the function that raises "EAGLE is not
+    supported in ..." (before 0.5.6). None when no such code was read."""
+    for mod in _serving_modules(code):
+        if code_markers.DRAFT_BACKEND_ERROR not in mod.source:
+            continue
+        found: list[str] = []
+        for func in ast.walk(mod.tree):
+            if not isinstance(func, ast.FunctionDef):
+                continue
+            if "decode" in func.name:
+                found += _backend_map_keys(func)
+            segment = ast.get_source_segment(mod.source, func) or ""
+            if not found and code_markers.DRAFT_BACKEND_ERROR in segment:
+                found += _compared_backends(func)
+        if found:
+            return sorted(set(found))
+    return None
+
+
+def _backend_map_keys(func: ast.FunctionDef) -> list[str]:
+    keys = []
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(isinstance(t, ast.Name) and t.id == "backend_map" for t in node.targets)
+        ):
+            keys += [k.value for k in node.value.keys
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str)]  # fmt: skip
+    return keys
+
+
+def _compared_backends(func: ast.FunctionDef) -> list[str]:
+    out = []
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "attention_backend"
+        ):
+            out += [c.value for c in node.comparators
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)]  # fmt: skip
+    return out

@@ -349,6 +349,19 @@ def _int(value: Any) -> int | None:
         return None
 
 
+def _draft_backend(dep: Any, args: dict) -> str | None:
+    """The attention backend SGLang gives the draft's decode: its own flag (0.5.23), else the
+    decode backend (0.5.6+), else the attention backend (draft_utils.py:47-64; before 0.5.6
+    server_args.attention_backend, eagle_worker.py)."""
+    names = ["attention-backend"]
+    if rules.release(dep.engine_version) >= (0, 5, 6):
+        names = ["speculative-draft-attention-backend", "decode-attention-backend"] + names
+    for name in names:
+        if args.get(name):
+            return str(args[name])
+    return None
+
+
 def draft_settings(dep: Any) -> dict[str, Any]:
     """The draft settings as the engine will take them: SGLang's start-up assertion and
     auto-choice, its topk-1 correction; vLLM's required num_speculative_tokens."""
@@ -370,6 +383,16 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 "vllm/config/__init__.py:2327-2331).", {"speculative_config": spec},
             ))  # fmt: skip
         return result
+    backend = _draft_backend(dep, args)
+    if backend and dep.draft_backends is not None and backend not in dep.draft_backends:
+        return add_finding(result, finding(
+            "draft-settings", ERROR, f"the EAGLE draft has no {backend} attention backend",
+            f"{dep.engine_version}'s draft decode accepts {', '.join(dep.draft_backends)}; "
+            f"{backend} makes it raise ValueError('EAGLE is not supported in ...') at start "
+            "(read from the install: srt/speculative/draft_utils.py, eagle_worker.py before "
+            "0.5.6). Choose one of those, e.g. with --speculative-draft-attention-backend "
+            "(0.5.23).", {"backend": backend, "supported": dep.draft_backends},
+        ))  # fmt: skip
     spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
     steps, topk, tokens = (_int(spec.get(k)) for k in ("num_steps", "topk", "num_draft_tokens"))
     if steps is None and (topk is not None or tokens is not None):

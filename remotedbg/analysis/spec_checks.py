@@ -110,6 +110,7 @@ class Deployment:
     tokenizers: dict | None = None  # {"draft", "target"}: agent.tokenizer_files fingerprints
     engine_version: str | None = None  # of the install that serves (or would serve) the draft
     env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
+    draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
 
     @property
     def family(self) -> str | None:

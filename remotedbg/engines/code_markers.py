@@ -15,7 +15,12 @@ SERVING_CODE_PATTERN = (
     r"set_embed|embed_tokens *=|eagle_aux_hidden_state_layer_ids|set_eagle3_layers_to_capture"
     r"|eagle3_aux_hidden_state_layers|eagle3_default_aux_hidden_state_layers"
     r"|mean_acceptance_length|class EAGLEConfig|llama_eagle3 import|requires_aux_hidden_states"
+    r"|EAGLE is not supported in"
 )
+#: The message SGLang raises with when the draft's attention backend has no EAGLE variant
+#: (0.4.6.post5 - 0.5.1 srt/speculative/eagle_worker.py: an if/elif chain on
+#: server_args.attention_backend; 0.5.6+ srt/speculative/draft_utils.py: backend_map dicts).
+DRAFT_BACKEND_ERROR = "EAGLE is not supported in"
 
 #: Methods an engine calls on the TARGET model to choose the hidden states fed to an EAGLE-3
 #: draft: SGLang's setter, vLLM's getters (0.8.5/0.10.1.1 per model; 0.33.0 a default in the
