@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
-from remotedbg.contract import add_finding, check_result, not_applicable, unknown
+from remotedbg.contract import UNREADABLE, add_finding, check_result, not_applicable, unknown
 from remotedbg.engines import draft_fit_rules as rules
 
 #: safetensors dtypes of quantized weights (FP8, INT8, and 4-bit formats packed into bytes).
@@ -69,14 +69,16 @@ def tokenizer_mismatch(tokenizers: dict | None) -> dict[str, Any]:
     result = check_result("tokenizer-mismatch")
     draft = (tokenizers or {}).get("draft")
     target = (tokenizers or {}).get("target")
-    if not draft or not draft.get("present"):
-        why = "the draft ships no tokenizer: it is served with the target's"
+    if draft and draft.get("error"):
+        return unknown(result, draft["error"], UNREADABLE)
+    if not draft or not draft.get("vocab_sha256"):
+        # no tokenizer.json (none at all, or a tokenizer_config.json alone): nothing whose ids
+        # could differ; the draft is served with the target's tokenizer
+        why = "the draft ships no tokenizer.json: it is served with the target's"
         return not_applicable(result, why)
-    if not target or not target.get("present"):
-        return unknown(result, "the target's tokenizer files were not found")
-    if not draft.get("vocab_sha256") or not target.get("vocab_sha256"):
-        return unknown(result, draft.get("error") or target.get("error")
-                       or "no tokenizer.json to compare (a slow tokenizer only)")  # fmt: skip
+    if not target or not target.get("vocab_sha256"):
+        why = (target or {}).get("error") or "the target has no tokenizer.json to compare"
+        return unknown(result, why)
     result["facts"] = {"draft_vocab": draft["vocab_size"], "target_vocab": target["vocab_size"]}
     if draft["vocab_sha256"] != target["vocab_sha256"]:
         return add_finding(
