@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -214,9 +215,11 @@ def standin(tmp_path):
         if wrapper:
             argv = [*wrapper, shlex.join(argv) + f" >> {shlex.quote(str(log))} 2>&1"]
         with open(log, "a") as out:
+            # a group of its own: a shell wrapper's child is stopped with it at the end
             process = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-            )
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                start_new_session=True,
+            )  # fmt: skip
         started.append(process)
 
         def listening() -> bool:
@@ -231,5 +234,8 @@ def standin(tmp_path):
 
     yield start
     for process in started:
-        process.kill()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         process.wait()
