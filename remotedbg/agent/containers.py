@@ -127,10 +127,8 @@ def runtime_log_of(info):
     """{"path", "how_found", "format"} of the log file the runtime keeps of the container's
     stdout/stderr (podman k8s-file, docker json-file), when it can be read; else None."""
     if info.get("runtime") == "podman" and info.get("id"):
-        value = _flag(_conmon_argv(info["id"]), "-l", "--log-path") or ""
-        kind, _, path = (
-            value.rpartition(":") if value.startswith(("k8s-file:", "/")) else ("", "", "")
-        )
+        value = info.get("log_option") or ""  # conmon's -l, read once by container_info
+        path = value[len("k8s-file:") :] if value.startswith("k8s-file:") else value
         if path.startswith("/") and os.access(path, os.R_OK):
             return {"path": path, "how_found": "podman log (conmon -l)", "format": "k8s-file"}
     if info.get("runtime") == "docker" and info.get("id"):
@@ -176,11 +174,12 @@ def container_info(pid):
         return None  # nothing says it is elsewhere
     root = "/proc/%d/root" % pid
     readable = os.access(root + "/", os.R_OK | os.X_OK) and _readlink(root) is not None
-    name = image = None
+    name = image = log_option = None
     if runtime == "podman" and cid:
-        conmon = _conmon_argv(cid)
+        conmon = _conmon_argv(cid)  # one walk of /proc gives the name, image and log
         name = _flag(conmon, "-n", "--name")
         image = _podman_image(_flag(conmon, "-b", "--bundle"), cid)
+        log_option = _flag(conmon, "-l", "--log-path")
     elif runtime == "docker" and cid:
         name, image = _docker_name(cid)
     container_mounts = parse_mountinfo(_read("/proc/%d/mountinfo" % pid))
@@ -194,6 +193,7 @@ def container_info(pid):
         "root": root,
         "root_readable": bool(readable),
         "binds": binds(container_mounts, host_mounts),
+        "log_option": log_option,
         "why_unreadable": None,
     }
     if not readable:
