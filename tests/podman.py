@@ -96,6 +96,7 @@ class Podman:
                     real = os.path.realpath(path)
                     tar.add(real, "usr/lib/x86_64-linux-gnu/" + os.path.basename(path))
             tar.add("/lib64/ld-linux-x86-64.so.2", "usr/lib64/ld-linux-x86-64.so.2")
+            tar.add(os.path.realpath("/bin/sh"), "usr/bin/sh")  # images have a shell
             stdlib = Path(f"/usr/lib/{python.name}")
             skip = {"test", "idlelib", "tkinter", "turtledemo", "__pycache__", "ensurepip"}
             tar.add(stdlib, f"usr/lib/{python.name}",
@@ -128,10 +129,32 @@ class Podman:
             time.sleep(0.05)
         raise RuntimeError(f"{name} did not start: {self.podman('logs', name, check=False)}")
 
+    def serve_api(self, group: int) -> str:
+        """podman's API socket (what `podman --remote` and docker clients talk to), usable by
+        `group` as the docker group makes /var/run/docker.sock usable; its CONTAINER_HOST."""
+        socket_path = self.dir / "api.sock"
+        self.api = subprocess.Popen(
+            ["podman", "system", "service", "--time=0", f"unix://{socket_path}"],
+            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not socket_path.exists():
+            if time.monotonic() > deadline or self.api.poll() is not None:
+                raise RuntimeError("podman system service did not start")
+            time.sleep(0.05)
+        os.chown(socket_path, 0, group)
+        socket_path.chmod(0o660)
+        return f"unix://{socket_path}"
+
     def inspect(self, name: str) -> dict:
         return json.loads(self.podman("inspect", name))[0]
 
     def close(self) -> None:
+        api = getattr(self, "api", None)
+        if api is not None and api.poll() is None:
+            os.killpg(api.pid, 15)
+            api.wait(20)
         self.podman("rm", "-a", "-f", "-t", "0", check=False)
         self.podman("system", "reset", "-f", check=False)
         mounts = Path("/proc/mounts").read_text().splitlines()

@@ -6,7 +6,10 @@ holds absolute ids."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,8 @@ from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.podman import Podman
 from tests.releases import release
-from tests.unprivileged import call_unprivileged
+from tests.sshd import make_sshd, write_client_config
+from tests.unprivileged import call_unprivileged, processes_of, throwaway_user
 
 pytestmark = pytest.mark.network  # the SGLang release is downloaded once (tests/releases.py)
 
@@ -39,6 +43,9 @@ def boxed():
             models = podman.dir / f"models-{name}"
             write_target_config(models / "target")
             write_eagle3_checkpoint(models / "draft", defect=defect)
+            models.chmod(0o755)  # as a hub download is: readable by the exec route's user
+            for file in (models / "draft").iterdir():
+                file.chmod(0o644)
             pid = podman.run(name, IMAGE, {str(models): "/models"}, _launch(port))
             world[name] = {"pid": pid, "models": models}
         yield world
@@ -59,21 +66,27 @@ def test_the_container_and_its_paths_are_recognised(boxed):
     assert not Path("/sgl-workspace").exists()  # the engine tree is only inside the container
 
 
-def test_locate_eagle_finds_the_engine_inside_and_marks_it_running(cli, boxed):
-    result = cli("locate-eagle", "-H", "testbox", "--json", timeout=120)
-    assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
+def _engines_in_both_containers(doc: dict, boxed: dict, route: str) -> None:
+    """Each container's SGLang 0.5.23, named under its /proc/PID/root whichever route read it,
+    marked as its server's, with its draft loader classified from its code."""
     for name in ("sgl-a", "sgl-b"):
         pid = boxed[name]["pid"]
         [engine] = [e for e in doc["engines"] if pid in e["running"]]
         assert engine["path"] == f"/proc/{pid}/root/sgl-workspace/sglang/python/sglang"
         assert engine["version"] == "0.5.23"
         assert engine["container"]["name"] == name
+        assert engine["container"]["route"] == route  # how its files were read
         assert engine["container"]["path_in_container"] == "/sgl-workspace/sglang/python/sglang"
         # sglang/srt/models/llama_eagle3.py of 0.5.23 reads d2t as offsets
         eagle3 = [m for m in doc["draft_models"] if m["install"] == engine["path"]
                   and m["relative_path"] == "srt/models/llama_eagle3.py"]  # fmt: skip
         assert eagle3 and eagle3[0]["d2t_handling"] == "offsets"
+
+
+def test_locate_eagle_finds_the_engine_inside_and_marks_it_running(cli, boxed):
+    result = cli("locate-eagle", "-H", "testbox", "--json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    _engines_in_both_containers(json.loads(result.stdout), boxed, "proc")
     text = cli("locate-eagle", "-H", "testbox", timeout=120).stdout.decode()
     assert "inside podman container sgl-a, image " + IMAGE in text
 
@@ -145,3 +158,119 @@ def test_spec_audit_reads_each_container(cli, boxed):
     # (the session's foreign server, not in a container, has its own 1.00)
     low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
     assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
+
+
+# -- the exec route -------------------------------------------------------------------------
+# A user the kernel will not let read a root container's /proc/PID/root, but whom the runtime
+# lets in: podman's API socket (`podman system service`) given to the user's group, as docker's
+# socket is given to the docker group; CONTAINER_HOST (set by sshd) points podman at it.
+
+
+@pytest.fixture(scope="module")
+def exec_world(boxed, ssh_world):
+    podman = boxed["podman"]
+    shared = podman.dir / "exec-route"
+    shared.mkdir(mode=0o755)
+    with (
+        throwaway_user("rdbgexec", shared) as allowed,
+        throwaway_user("rdbgnone", shared) as not_allowed,
+    ):
+        api = podman.serve_api(allowed.pw_gid)
+        sshd = make_sshd(shared / "sshd", ssh_world.user_key,
+                         extra_config=(f"SetEnv CONTAINER_HOST={api}",))  # fmt: skip
+        (shared / "sshd").chmod(0o755)  # sshd reads authorized_keys as the user logging in
+        try:
+            config = write_client_config(
+                shared / "ssh_config",
+                {"execbox": dataclasses.replace(sshd, user=allowed.pw_name),
+                 "nonebox": dataclasses.replace(sshd, user=not_allowed.pw_name)},
+                shared / "known_hosts",
+            )  # fmt: skip
+            yield {"env": {"REMOTEDBG_SSH_CONFIG": str(config)}, "users": (allowed, not_allowed)}
+        finally:
+            sshd.stop()
+
+
+def _left_in(container_pid: int) -> list[str]:
+    """Processes in the container besides its server (the exec route's must all be gone)."""
+    cgroup = Path(f"/proc/{container_pid}/cgroup").read_text()
+    left = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == container_pid:
+            continue
+        try:
+            if Path(f"/proc/{entry}/cgroup").read_text() == cgroup:
+                left.append(
+                    Path(f"/proc/{entry}/cmdline").read_bytes()[:80].decode(errors="replace")
+                )
+        except OSError:
+            continue
+    return left
+
+
+def _nothing_left(world: dict, boxed: dict) -> list[str]:
+    deadline = time.monotonic() + 5
+    while True:
+        left = [c for u in world["users"] for c in processes_of(u.pw_uid)]
+        left += [c for name in ("sgl-a", "sgl-b") for c in _left_in(boxed[name]["pid"])]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def test_locate_eagle_takes_the_exec_route_when_proc_is_closed(cli, boxed, exec_world):
+    result = cli("locate-eagle", "-H", "execbox", "--json", env=exec_world["env"], timeout=120)
+    assert result.returncode == 0, result.stderr
+    _engines_in_both_containers(json.loads(result.stdout), boxed, "exec")
+    text = cli("locate-eagle", "-H", "execbox", env=exec_world["env"], timeout=120).stdout.decode()
+    assert "through podman exec" in text
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_vocab_audit_takes_the_exec_route(cli, boxed, exec_world):
+    result = cli("playbook", "vocab-audit", "-H", "execbox", "--json", env=exec_world["env"],
+                 timeout=180)  # fmt: skip
+    doc = json.loads(result.stdout)
+    drafts = {d["draft"]: d for d in doc["drafts"]}
+    bad = str(boxed["sgl-b"]["models"] / "draft")
+    good = str(boxed["sgl-a"]["models"] / "draft")
+    for path, name in ((good, "sgl-a"), (bad, "sgl-b")):
+        loader = drafts[path]["loader"]["path"]
+        assert loader.startswith(f"/proc/{boxed[name]['pid']}/root/sgl-workspace/"), loader
+        assert drafts[path]["loader"]["d2t_handling"] == "offsets"
+    absolute = [f for f in doc["findings"] if f["id"] == "d2t-absolute-ids"]
+    assert absolute and all(bad in json.dumps(f) for f in absolute)
+    assert result.returncode == 1
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_a_user_allowed_neither_route_gets_exit_4_and_the_runtimes_answer(cli, boxed, exec_world):
+    result = cli("locate-eagle", "-H", "nonebox", env=exec_world["env"], timeout=120)
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    err = result.stderr.decode()
+    for name in ("sgl-a", "sgl-b"):
+        [line] = [x for x in err.splitlines() if f"container {name}" in x]
+        assert f"pid {boxed[name]['pid']}" in line and "uid 0" in line
+        assert "`podman exec` into " + name + " failed" in line and "permission denied" in line
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_the_exec_route_leaves_nothing_behind_when_the_connection_drops(boxed, exec_world):
+    """The executor inside the container is visible while the session lives, and gone once
+    the connection drops without a goodbye (the runtime closes the exec's stdin)."""
+    from remotedbg.session import ConnectOptions, open_session
+
+    pid = boxed["sgl-a"]["pid"]
+    info = containers.container_info(pid)
+    options = ConnectOptions(host="execbox", ssh_config=exec_world["env"]["REMOTEDBG_SSH_CONFIG"],
+                             timeout=30.0)  # fmt: skip
+    session = open_session(options)
+    try:
+        inside = session.inside("podman", info["id"], "sgl-a")
+        uid = inside.run("python3 -c 'import os; print(os.getuid())'")
+        assert uid.stdout.strip() == "0", uid.stderr  # root in the container
+        assert len(_left_in(pid)) == 1  # the executor, running while the session does
+    finally:
+        session._connection.client.get_transport().sock.close()  # a dropped connection
+    assert _nothing_left(exec_world, boxed) == []
+    session.close()

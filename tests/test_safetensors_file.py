@@ -390,3 +390,20 @@ def test_permission_denied_simulated(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(ckpt_mod.os, "listdir", denied)
     with pytest.raises(CheckpointError, match="permission denied .cannot list"):
         list_tensors({"path": str(root)})
+
+
+def test_a_written_checkpoint_gets_the_mode_a_plain_open_would(tmp_path):
+    """Written through a private temp file, yet not left 0600: a server running as another
+    user (a container's root, a service account) must be able to read what was written."""
+    import os
+
+    from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "model.safetensors"
+        slot = TensorSlot("d2t", "I64", [2], 16)
+        write_safetensors(out, [slot], lambda s, handle: handle.write(b"\0" * s.length))
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644

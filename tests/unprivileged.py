@@ -7,6 +7,7 @@ import os
 import pickle
 import pwd
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,3 +61,38 @@ def call_unprivileged(fn: Callable[..., Any], *args: Any) -> Any:
     if kind == "raised":
         raise payload
     return payload
+
+
+@contextmanager
+def throwaway_user(prefix: str, home_parent: Path) -> Iterator[pwd.struct_passwd]:
+    """A user of its own (shell /bin/sh, home under `home_parent`, its own group), for a test
+    that logs in over ssh as someone the kernel treats as a stranger; removed afterwards,
+    with whatever it left running (the test asserts there is nothing)."""
+    name = f"{prefix}{os.getpid() % 100000}"
+    home = home_parent / name
+    subprocess.run(
+        ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", str(home),
+         "--password", "*",  # no password, yet not locked: sshd refuses locked accounts
+         "--shell", "/bin/sh", name],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        user = pwd.getpwnam(name)
+        home.mkdir(parents=True)
+        os.chown(home, user.pw_uid, user.pw_gid)
+        yield user
+    finally:
+        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def processes_of(uid: int) -> list[str]:
+    """The command lines of the processes a user runs."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" "))
+        except OSError:
+            continue
+    return [c.decode(errors="replace") for c in found]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.actions.analysis_cache import cached_by_content
+from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
 from remotedbg.analysis.d2t_handling import (
     classify_install,
     classify_source,
@@ -16,7 +17,6 @@ from remotedbg.remote.primitives import Remote
 
 #: classify_source, by content: identical files in several installs or runs are read once
 CLASSIFY = cached_by_content("d2t-handling", classify_source)
-SCAN = "remotedbg.agent.engine_scan:scan"
 
 
 def locate_engines(
@@ -26,7 +26,9 @@ def locate_engines(
     architectures: list[str] | None = None,
 ) -> dict[str, Any]:
     """One remote round trip for the search; parsing and classification happen here."""
-    scan = remote.call(SCAN, scan_args(roots, search_home=search_home))
+    args = scan_args(roots, search_home=search_home)
+    scan = remote.call(SCAN, args)
+    scan_inside(remote, scan, args)
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
         engines.append(
@@ -103,6 +105,7 @@ def locate_engines(
         "workers": workers,
         "resolved": resolved,
         "processes": scan.get("processes", []),
+        "unreadable": unreadable_servers(scan.get("processes") or []),
         "searched": scan.get("searched", []),
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),

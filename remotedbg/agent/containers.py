@@ -271,4 +271,4 @@ def container_place(info, host):
     """What a finding says about a path of a container: which container, and both names."""
     return {"runtime": info.get("runtime"), "id": (info.get("id") or "")[:12] or None,
             "name": info.get("name"), "image": info.get("image"),
-            "path_in_container": container_path(info, host)}  # fmt: skip
+            "path_in_container": container_path(info, host), "route": "proc"}  # fmt: skip

@@ -50,6 +50,13 @@ def _login_shell():
     return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
 
 
+def _home():
+    """Commands start in the home directory, as an ssh command does; "/" when there is none
+    (a container's root often has no home of its own)."""
+    home = os.path.expanduser("~")
+    return home if os.path.isdir(home) else "/"
+
+
 class _Frames:
     """Incremental frame parser over fd 0."""
 
@@ -281,7 +288,7 @@ class Executor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                cwd=os.path.expanduser("~"),
+                cwd=_home(),
             )
         except OSError as exc:  # e.g. the login shell vanished, or no more processes
             _send("E", ("remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)).encode())

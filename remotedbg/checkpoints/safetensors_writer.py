@@ -66,6 +66,9 @@ def write_safetensors(
                 if handle.tell() - start != slot.length:
                     raise ValueError(f"{slot.name}: expected {slot.length} bytes")
             size = handle.tell()
+        # mkstemp's 0600 would keep the file from a server running as another user (a
+        # container's root, a service account): give it the mode a plain open() would
+        os.chmod(partial, 0o666 & ~_umask())
         if not force and out.exists():
             raise FileExistsError(f"{out} exists (pass --force to replace it)")
         os.replace(partial, out)
@@ -73,3 +76,9 @@ def write_safetensors(
         partial.unlink(missing_ok=True)
         raise
     return size
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -50,7 +50,18 @@ def locate_eagle(
         emit_json(found)
     else:
         render_locate(found, evidence)
+    for server in found["unreadable"]:
+        stderr_console.print(unreadable_line(server), markup=False)
+    if found["unreadable"]:
+        return ExitCode.REMOTE  # a running server's engine code went unread: inconclusive
     return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
+
+
+def unreadable_line(server: dict) -> str:
+    return printable(
+        f"server pid {server['pid']} in {server.get('runtime') or 'a'} container "
+        f"{server['container']}: its engine code cannot be read: {server['why']}"
+    )
 
 
 def container_line(place: dict) -> str:
@@ -60,6 +71,7 @@ def container_line(place: dict) -> str:
     return printable(
         f"inside {place.get('runtime') or 'a'} container {who}{image}, at "
         f"{place.get('path_in_container') or '?'} there"
+        + (f", read through {place.get('runtime')} exec" if place.get("route") == "exec" else "")
     )
 
 

@@ -10,15 +10,66 @@ from remotedbg.session import Session
 FS = "remotedbg.agent.fsops"
 
 
+_PATH_ARGS = ("paths", "root", "path")
+_PATH_KEYS = ("path", "paths", "matches")
+
+
+def _under(path: Any, prefix: str) -> bool:
+    return isinstance(path, str) and (path == prefix or path.startswith(prefix + "/"))
+
+
+def _strip(value: Any, prefix: str) -> Any:
+    if isinstance(value, list):
+        return [_strip(v, prefix) for v in value]
+    return value[len(prefix) :] or "/" if _under(value, prefix) else value
+
+
+def add_prefix(value: Any, prefix: str, key: str | None = None) -> Any:
+    """The paths in an answer from inside a container, put back under `prefix`."""
+    if isinstance(value, dict):
+        return {k: add_prefix(v, prefix, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [add_prefix(v, prefix, key) for v in value]
+    if key in _PATH_KEYS and isinstance(value, str) and value.startswith("/"):
+        return prefix + value
+    return value
+
+
 class Remote:
     """The primitives bound to one session and one remote interpreter."""
 
     def __init__(self, session: Session, python: str | None = None) -> None:
         self.session = session
         self.python = python
+        self.routes: dict[str, Remote] = {}  # a container's /proc/PID/root -> inside it
 
     def call(self, entry: str, args: dict[str, Any], timeout: float | None = None) -> Any:
+        routed = self._routed(entry, args)
+        if routed is not None:
+            prefix, inner = routed
+            inside = {k: _strip(v, prefix) if k in _PATH_ARGS else v for k, v in args.items()}
+            return add_prefix(inner.call(entry, inside, timeout), prefix)
         return pyagent.call(self.session, entry, args, python=self.python, timeout=timeout)
+
+    def inside(self, container: dict) -> Remote:
+        """The primitives inside a container, through its runtime's exec. Raises
+        ContainerUnreachable with what the runtime said."""
+        label = container.get("name") or (container.get("id") or "?")[:12]
+        return Remote(self.session.inside(container.get("runtime") or "", container["id"], label))
+
+    def route(self, prefix: str, inner: Remote) -> None:
+        """File reads under `prefix` (a container's /proc/PID/root, which this user may not
+        read) go to `inner` with the prefix taken off; the paths they answer get it back."""
+        self.routes[prefix.rstrip("/")] = inner
+
+    def _routed(self, entry: str, args: dict[str, Any]) -> tuple[str, Remote] | None:
+        if not self.routes or not entry.startswith(FS + ":"):
+            return None
+        paths = [p for k in _PATH_ARGS for p in _as_list(args.get(k))]
+        for prefix, inner in self.routes.items():
+            if paths and all(_under(p, prefix) for p in paths):
+                return prefix, inner
+        return None
 
     def glob(self, patterns: list[str], limit: int = 10000) -> list[dict]:
         """Per pattern: matches (sorted), count, and suggestions when it matched nothing."""
@@ -82,3 +133,7 @@ class Remote:
 
     def sha256(self, paths: list[str]) -> list[dict]:
         return self.call(f"{FS}:sha256", {"paths": paths})
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value] if isinstance(value, str) else []

@@ -40,30 +40,48 @@ class ExecutorChannel:
         bundle_for: Callable[[str], bytes],
         timeout: float,
     ) -> ExecutorChannel | None:
-        """Start the executor; None when the remote cannot run it (no Python there). The
-        executor writes a fresh random marker before its first frame: whatever the login
-        printed before it (banners, MOTDs) is skipped, and the time a slow login takes is
-        paid here once, within `timeout`."""
+        """Start the executor; None when the remote cannot run it (no Python there)."""
+        return cls.start_or_why(transport, boot, bundle_for, timeout)[0]
+
+    @classmethod
+    def start_or_why(
+        cls,
+        transport: paramiko.Transport,
+        boot: str,
+        bundle_for: Callable[[str], bytes],
+        timeout: float,
+    ) -> tuple[ExecutorChannel | None, str]:
+        """The executor, or None and the last line its command wrote to stderr. The executor
+        writes a fresh random marker before its first frame: whatever the login printed before
+        it (banners, MOTDs) is skipped, and the time a slow login takes is paid here once,
+        within `timeout`."""
         marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
         channel = transport.open_session(timeout=timeout)
         channel.exec_command(boot)
-        channel.sendall(bundle_for(marker))
         executor = cls(channel)
         try:
+            channel.sendall(bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, payload = executor.next_frame(time.monotonic() + timeout)
-        except (ExecutorGone, TimeoutError):
+        except (ExecutorGone, TimeoutError, OSError, EOFError):
             channel.close()
-            return None
+            return None, executor.why()
         try:
             hello = json.loads(payload) if kind == "P" else {}
         except ValueError:
             hello = {}
         if not hello.get("ready"):
             channel.close()
-            return None
+            return None, executor.why()
         executor.pid = hello["pid"]
-        return executor
+        return executor, ""
+
+    def why(self) -> str:
+        """The last line the executor's command wrote to stderr (why it did not start)."""
+        while self.channel.recv_stderr_ready():
+            self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
+        lines = self.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1].strip() if lines else ""
 
     # -- frames ---------------------------------------------------------------------------
     def send(self, kind: str, payload: bytes = b"") -> None:

@@ -417,6 +417,7 @@ class SSHSession(Session):
         return self.sftp() is not None
 
     def close(self) -> None:
+        self.close_inside()
         if self._executor is not None:
             self._executor.close()
             self._executor = None

@@ -1,0 +1,75 @@
+"""The exec route into containers: for a server in a container whose files this ssh user may
+not read through /proc/PID/root, the engine scan runs inside the container through the
+runtime's exec (`docker exec -i`, `podman exec -i`). What it finds joins the host's scan named
+as the /proc route would name it (under the container's /proc/PID/root), and later reads of
+those paths go through the same exec (Remote.route), so every later step reads the code the
+server runs without knowing which route reached it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remotedbg.agent.containers import container_place
+from remotedbg.remote.primitives import Remote, add_prefix
+from remotedbg.session.container import ContainerUnreachable
+
+SCAN = "remotedbg.agent.engine_scan:scan"
+
+
+def _unread_containers(scan: dict) -> dict[str, dict]:
+    """Container id -> {"info", "pids"} for server processes whose container root is unreadable."""
+    found: dict[str, dict] = {}
+    for process in scan.get("processes") or []:
+        info = process.get("container")
+        if info and info.get("id") and not info.get("root_readable"):
+            found.setdefault(info["id"], {"info": info, "pids": []})["pids"].append(process["pid"])
+    return found
+
+
+def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
+    """Add to `scan` the installs the exec route finds inside each container the host could not
+    read; a refusal is added to the container's `why_unreadable`."""
+    for container in _unread_containers(scan).values():
+        info, pids = container["info"], container["pids"]
+        try:
+            inner = remote.inside(info)
+            inside = inner.call(SCAN, dict(args, roots=None, search_home=False))
+        except ContainerUnreachable as refused:
+            for process in scan["processes"]:
+                if process["pid"] in pids:
+                    process["container"]["why_unreadable"] = (
+                        f"{info['why_unreadable']}; and {refused}"
+                    )
+            continue
+        root = info["root"]
+        remote.route(root, inner)
+        label = info.get("name") or info["id"][:12]
+        for install in inside.get("installs") or []:
+            running = bool(install.get("running"))
+            placed = add_prefix(install, root)
+            placed["running"] = list(pids) if running else []
+            how = f"{info['runtime']} exec into container {label}"
+            placed["how_found"] = [how] + list(install.get("how_found") or [])
+            placed["container"] = dict(container_place(info, placed["path"]), route="exec")
+            scan["installs"].append(placed)
+        for process in scan["processes"]:
+            if process["pid"] in pids:
+                process["container"]["route"] = "exec"
+                process["container"]["why_unreadable"] = None
+                process["installs"] = [
+                    add_prefix(i["path"], root, "path")
+                    for i in inside.get("installs") or []
+                    if i.get("running")
+                ]
+
+
+def unreadable_servers(processes: list[dict]) -> list[dict]:
+    """Servers in containers whose engine code neither route could read: {pid, container, why}."""
+    out = []
+    for process in processes:
+        info = process.get("container") or {}
+        if info.get("why_unreadable"):
+            label = info.get("name") or (info.get("id") or "?")[:12]
+            out.append({"pid": process["pid"], "runtime": info.get("runtime"),
+                        "container": label, "why": info["why_unreadable"]})  # fmt: skip
+    return out

@@ -1,0 +1,97 @@
+"""A session inside one container on the box, reached through the container runtime's exec
+(`docker exec -i ID` / `podman exec -i ID`) over the host session's connection: the route for
+a user the runtime lets in (the docker group, a runtime socket) when the kernel will not let
+them read the container's files through /proc/PID/root.
+
+The executor (remotedbg/agent/executor.py) runs inside the container with the container's own
+python3 and exits when its stdin closes. The runtimes close an exec's stdin when their client
+goes (killed, hung up, its connection dropped), so a dropped connection leaves nothing running
+inside the container either.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import paramiko
+
+from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemoteTimeout
+from remotedbg.session.base import OutputCollector, Session
+from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
+
+RUNTIMES = ("docker", "podman")
+START_TIMEOUT = 30.0
+
+
+class ContainerUnreachable(RemoteCommandError):
+    """The runtime's exec was refused (not in the docker group, no socket, no python3 inside)."""
+
+
+def exec_prefix(runtime: str, container: str, tty: bool = False) -> list[str]:
+    return [runtime, "exec", "-it" if tty else "-i", container]
+
+
+class ContainerSession(Session):
+    """Commands and agent checks inside a container, through the host session's transport."""
+
+    def __init__(self, host: Session, runtime: str, container: str, label: str) -> None:
+        if runtime not in RUNTIMES:
+            raise ContainerUnreachable(
+                f"{host.name}: container {label}: no exec route for runtime {runtime or '?'}"
+            )
+        super().__init__(f"{host.name}[{label}]", host.default_timeout, host.max_output)
+        self.host = host
+        self.runtime = runtime
+        self.container = container
+        self.label = label
+        self._executor = self._start()
+
+    def _start(self) -> ExecutorChannel:
+        from remotedbg.session import agent_bundle
+
+        transport = getattr(self.host, "_transport", None)
+        if transport is None:
+            raise ContainerUnreachable(
+                f"{self.host.name}: container {self.label}: the exec route needs an ssh session"
+            )
+        boot = (
+            shlex.join(exec_prefix(self.runtime, self.container))
+            + " "
+            + (agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON))
+        )
+        try:
+            executor, why = ExecutorChannel.start_or_why(
+                transport(), boot, agent_bundle.executor_bundle, START_TIMEOUT
+            )
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.host.name}: cannot start a channel: {exc}") from None
+        if executor is None:
+            raise ContainerUnreachable(
+                f"`{self.runtime} exec` into {self.label} failed: {why or 'no answer'}"
+            )
+        return executor
+
+    def _agent_call(
+        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
+    ) -> dict | None:
+        try:
+            return self._executor.call(entry, args, timeout, cwd)
+        except TimeoutError:
+            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s in {self.label}") from None
+        except ExecutorGone as gone:
+            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
+
+    def _execute(
+        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        try:
+            return self._executor.execute(text, stdin, collector, timeout)
+        except ExecutorGone as gone:
+            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
+
+    def _execute_tty(self, text: str) -> int:
+        inner = shlex.join([*exec_prefix(self.runtime, self.container, tty=True), "sh", "-c"])
+        return self.host._execute_tty(f"{inner} {shlex.quote(text)}")
+
+    def close(self) -> None:
+        self._executor.close()
