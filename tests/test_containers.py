@@ -252,6 +252,13 @@ def test_a_user_allowed_neither_route_gets_exit_4_and_the_runtimes_answer(cli, b
         [line] = [x for x in err.splitlines() if f"container {name}" in x]
         assert f"pid {boxed[name]['pid']}" in line and "uid 0" in line
         assert "`podman exec` into " + name + " failed" in line and "permission denied" in line
+    # the audit still proves sgl-b's absolute d2t from the checkpoint alone (exit 1: a proven
+    # defect outranks what could not be checked), and says which loader went unread and why
+    audit = cli("playbook", "vocab-audit", "-H", "nonebox", "--json", env=exec_world["env"],
+                timeout=180)  # fmt: skip
+    doc = json.loads(audit.stdout)
+    assert audit.returncode == 1 and doc["verdict"] == "defect"
+    assert "`podman exec` into sgl-a failed" in json.dumps(doc["inconclusive"])
     assert _nothing_left(exec_world, boxed) == []
 
 

@@ -73,3 +73,10 @@ def unreadable_servers(processes: list[dict]) -> list[dict]:
             out.append({"pid": process["pid"], "runtime": info.get("runtime"),
                         "container": label, "why": info["why_unreadable"]})  # fmt: skip
     return out
+
+
+def unreadable_line(server: dict) -> str:
+    return (
+        f"server pid {server['pid']} in {server.get('runtime') or 'a'} container "
+        f"{server['container']}: its engine code cannot be read: {server['why']}"
+    )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remotedbg.actions.audit import audit_drafts, find_drafts, find_target
+from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
 from remotedbg.actions.spec import find_servers, spec_checks
 from remotedbg.analysis.d2t_handling import classify_source
@@ -43,8 +44,11 @@ def _locate(
     remote: Remote, roots: Any = None, search_home: Any = True, architectures: Any = None
 ) -> dict:
     found = locate_engines(remote, _as_list(roots), _as_bool(search_home), _as_list(architectures))
+    reasons = [unreadable_line(server) for server in found["unreadable"]]
     if not found["engines"]:
-        found["inconclusive"] = "no SGLang or vLLM install found"
+        reasons.insert(0, "no SGLang or vLLM install found")
+    if reasons:
+        found["inconclusive"] = "; ".join(reasons)
     return found
 
 

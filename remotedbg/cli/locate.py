@@ -7,6 +7,7 @@ import typer
 from rich.syntax import Syntax
 from rich.table import Table
 
+from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
@@ -51,17 +52,10 @@ def locate_eagle(
     else:
         render_locate(found, evidence)
     for server in found["unreadable"]:
-        stderr_console.print(unreadable_line(server), markup=False)
+        stderr_console.print(printable(unreadable_line(server)), markup=False)
     if found["unreadable"]:
         return ExitCode.REMOTE  # a running server's engine code went unread: inconclusive
     return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
-
-
-def unreadable_line(server: dict) -> str:
-    return printable(
-        f"server pid {server['pid']} in {server.get('runtime') or 'a'} container "
-        f"{server['container']}: its engine code cannot be read: {server['why']}"
-    )
 
 
 def container_line(place: dict) -> str:
