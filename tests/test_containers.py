@@ -281,3 +281,43 @@ def test_the_exec_route_leaves_nothing_behind_when_the_connection_drops(boxed, e
         session._connection.client.get_transport().sock.close()  # a dropped connection
     assert _nothing_left(exec_world, boxed) == []
     session.close()
+
+
+def test_logs_ask_the_runtime_when_its_log_file_is_closed(cli, boxed, exec_world):
+    """podman keeps the log under its storage, root's; the exec route's user asks the
+    runtime (`podman logs`), and gets the same lines."""
+    pid = boxed["sgl-b"]["pid"]
+    result = cli("logs", "-H", "execbox", "--server", str(pid), "--json", env=exec_world["env"])
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["server"]["how_found"] == "the container runtime"
+    assert doc["path"] == "podman logs sgl-b"
+    assert doc["lines"][0].startswith("[") and "server_args=ServerArgs(" in doc["lines"][0]
+    assert doc["accept_length"] == [1.02, 1.02, 1.02]
+    refused = cli("logs", "-H", "nonebox", "--server", str(pid), env=exec_world["env"])
+    assert refused.returncode == 4
+    [line] = refused.stderr.decode().strip().splitlines()
+    assert "`podman logs` of sgl-b failed" in line and "permission denied" in line
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_runtime_log_lines_lose_their_stamps_and_a_polls_overlap():
+    from remotedbg.actions import runtime_logs
+
+    # docker logs -t prints UTC with Z, podman logs -t the zone's offset; nanoseconds trimmed
+    out = (
+        "2026-11-29T20:45:01.5Z [2026-11-29 20:45:01] first\n"
+        "2026-11-29T20:45:01.123456789+00:00 second\n"
+        "  a traceback's continuation\n"
+        "2026-11-29T21:45:02+01:00 third\n"
+    )
+    lines, last, text = runtime_logs.process(out)
+    assert lines == ["[2026-11-29 20:45:01] first", "second", "  a traceback's continuation",
+                     "third"]  # fmt: skip
+    assert text == "2026-11-29T21:45:02+01:00"
+    # "third" is 20:45:02 UTC: a poll from 20:45:01.5 on gets it alone
+    again, _, _ = runtime_logs.process(out, after=last - 0.5)
+    assert again == ["third"]
+    assert runtime_logs.command("docker", "abc; rm -rf /", 40, "10m") == (
+        "docker logs --timestamps --tail 40 --since 10m 'abc; rm -rf /' 2>&1"
+    )

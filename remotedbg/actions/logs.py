@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from remotedbg.actions import runtime_logs
 from remotedbg.engines.knowledge import server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -32,17 +33,31 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
         raise UsageError(f"{len(found)} servers are running: {listed}; choose one with --server")
     chosen = found[0]
     if not chosen["log"]:
-        raise RemoteCommandError(
-            f"{remote.session.name}: server pid {chosen['pid']}: {chosen['note']}"
-        )
+        runtime = runtime_logs.runtime_log_of(chosen)
+        if runtime is None:
+            raise RemoteCommandError(
+                f"{remote.session.name}: server pid {chosen['pid']}: {chosen['note']}"
+            )
+        # the runtime's log file is not readable here: ask the runtime
+        chosen.update(log=runtime["how_found"], how_found="the container runtime",
+                      runtime_log=runtime)  # fmt: skip
     return chosen
 
 
 def read_tail(
-    remote: Remote, path: str, lines: int, since_s: float | None = None
+    remote: Remote, chosen: dict, lines: int, since_s: float | None = None
 ) -> dict[str, Any]:
-    return remote.call(f"{LOGS}:read_log_tail", {"path": path, "lines": lines, "since_s": since_s})
+    """The last lines of the chosen log, with where to read on from (`offset`, `inode`,
+    `since`)."""
+    if chosen.get("runtime_log"):
+        return runtime_logs.tail(remote, chosen["runtime_log"], lines, since_s)
+    args = {"path": chosen["log"], "lines": lines, "since_s": since_s}
+    return remote.call(f"{LOGS}:read_log_tail", args)
 
 
-def read_new(remote: Remote, path: str, offset: int, inode: int) -> dict[str, Any]:
-    return remote.call(f"{LOGS}:read_log_from", {"path": path, "offset": offset, "inode": inode})
+def read_new(remote: Remote, chosen: dict, last: dict) -> dict[str, Any]:
+    """The lines written since `last` (the previous read's answer)."""
+    if chosen.get("runtime_log"):
+        return runtime_logs.new_lines(remote, chosen["runtime_log"], last["offset"], last["since"])
+    args = {"path": chosen["log"], "offset": last["offset"], "inode": last["inode"]}
+    return remote.call(f"{LOGS}:read_log_from", args)

@@ -122,8 +122,10 @@ def server_logs(args):
                 "log": links[0][0] if links else None,
                 "how_found": links[0][1] if links else None,
                 "note": note,
+                "container": {"runtime": container.get("runtime"), "id": container.get("id"),
+                              "name": container.get("name")} if container else None,
             }
-        )
+        )  # fmt: skip
     return {"servers": out}
 
 

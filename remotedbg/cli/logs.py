@@ -100,7 +100,7 @@ def logs(
             raise UsageError("--follow follows one host's log; give one --host")
         return _on_hosts(ctx, server, log, lines, since_s, spec_only)
     chosen = find_log(ctx.remote, server, log)
-    tail = read_tail(ctx.remote, chosen["log"], lines, since_s)
+    tail = read_tail(ctx.remote, chosen, lines, since_s)
     trend = AcceptTrend()
     if ctx.json:
         for line in tail["lines"]:
@@ -115,15 +115,15 @@ def logs(
     if not follow:
         stdout_console.print(trend.line(), style="dim", markup=False)
         return ExitCode.OK
-    offset, inode = tail["offset"], tail["inode"]
+    last = tail
     shown = 0
     try:
         while True:
             time.sleep(POLL_S)
-            new = read_new(ctx.remote, chosen["log"], offset, inode)
+            new = read_new(ctx.remote, chosen, last)
             if new["rotated"]:
                 note(f"{chosen['log']} was rotated or truncated: reading it from the start")
-            offset, inode = new["offset"], new["inode"]
+            last = new
             for line in new["lines"]:
                 _show(line, trend, spec_only)
             if trend.values and len(trend.values) != shown and sys.stdout.isatty():
@@ -141,7 +141,7 @@ def _on_hosts(
 
     def work(remote: Any) -> dict[str, Any]:
         chosen = find_log(remote, server, log)
-        return {"server": chosen, **read_tail(remote, chosen["log"], lines, since_s)}
+        return {"server": chosen, **read_tail(remote, chosen, lines, since_s)}
 
     rows = map_hosts(parse_hosts(ctx.options.host, None), ctx.options, work)
     if ctx.json:
