@@ -40,6 +40,16 @@ while True:
 """
 
 
+# A stand-in that speaks SGLang's HTTP API (tests/engine_standins.py, from the repository
+# bind-mounted at /opt/repo), listening on 127.0.0.1 inside the container's own network.
+HTTP_SERVER = """
+import sys
+sys.path.insert(0, "/opt/repo")
+from tests.engine_standins import main
+main("sglang")
+"""
+
+
 class Podman:
     def __init__(self) -> None:
         self.before = {p: os.path.exists(p) for p in SYSTEM_PATHS}
@@ -104,7 +114,8 @@ class Podman:
             tar.add(engine_tree, "sgl-workspace/sglang/python/sglang",
                     filter=lambda m: None if "__pycache__" in m.name else m)  # fmt: skip
             for name_, text in (("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"),
-                                ("opt/standin/serve.py", SERVER)):  # fmt: skip
+                                ("opt/standin/serve.py", SERVER),
+                                ("opt/standin/http_standin.py", HTTP_SERVER)):  # fmt: skip
                 data = text.encode()
                 info = tarfile.TarInfo(name_)
                 info.size = len(data)
@@ -113,18 +124,20 @@ class Podman:
         rootfs.unlink()
 
     def run(self, name: str, image: str, binds: dict[str, str], argv: list[str],
-            user: str | None = None) -> int:  # fmt: skip
-        """Start a detached container; returns the host PID of its server process."""
+            user: str | None = None, program: str = "serve.py",
+            ready: str = "Decode batch") -> int:  # fmt: skip
+        """Start a detached container running /opt/standin/`program` with `argv`; returns the
+        host PID of its server process once its log shows `ready`."""
         args = ["run", "-d", "--name", name, "--network", "none", "-w",
                 "/sgl-workspace/sglang/python"]  # fmt: skip
         for host, inside in binds.items():
             args += ["-v", f"{host}:{inside}:ro"]
         if user:
             args += ["--user", user]
-        self.podman(*args, image, "python3", "/opt/standin/serve.py", *argv)
+        self.podman(*args, image, "python3", f"/opt/standin/{program}", *argv)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if "Decode batch" in self.podman("logs", name, check=False):
+            if ready in self.podman("logs", name, check=False):
                 return int(self.podman("inspect", "-f", "{{.State.Pid}}", name).strip())
             time.sleep(0.05)
         raise RuntimeError(f"{name} did not start: {self.podman('logs', name, check=False)}")

@@ -25,6 +25,7 @@ from tests.unprivileged import call_unprivileged, processes_of, throwaway_user
 pytestmark = pytest.mark.network  # the SGLang release is downloaded once (tests/releases.py)
 
 IMAGE = "docker.io/lmsysorg/sglang:v0.5.23-remotedbg-test"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _launch(port: int) -> list[str]:
@@ -48,6 +49,10 @@ def boxed():
                 file.chmod(0o644)
             pid = podman.run(name, IMAGE, {str(models): "/models"}, _launch(port))
             world[name] = {"pid": pid, "models": models}
+        # a server answering SGLang's HTTP API on 127.0.0.1 of its own network namespace
+        pid = podman.run("sgl-net", IMAGE, {str(REPO): "/opt/repo"}, _launch(30002),
+                         program="http_standin.py", ready="serving on")  # fmt: skip
+        world["sgl-net"] = {"pid": pid}
         yield world
     finally:
         podman.close()
@@ -321,3 +326,83 @@ def test_runtime_log_lines_lose_their_stamps_and_a_polls_overlap():
     assert runtime_logs.command("docker", "abc; rm -rf /", 40, "10m") == (
         "docker logs --timestamps --tail 40 --since 10m 'abc; rm -rf /' 2>&1"
     )
+
+
+def test_probe_reaches_a_port_only_the_containers_network_has(cli, boxed, exec_world):
+    """sgl-net listens on 127.0.0.1:30002 of its own network namespace: nothing on the host
+    answers there, so the probe's requests go in through the runtime's exec (no flag)."""
+    import socket
+
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", 30002), timeout=1).close()
+    pid = boxed["sgl-net"]["pid"]
+    result = cli("probe", "-H", "execbox", "--server", str(pid), "--json", "--compare", "none",
+                 env=exec_world["env"], timeout=120)  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["server"]["port"] == 30002 and doc["server"]["engine"] == "sglang"
+    assert doc["measurements"] and all(m["ok"] for m in doc["measurements"])
+    # the stand-in's default script accepts 3, 2, 3, 1 drafts per verify step: the measured
+    # accept length is (tokens) / (verify steps), between 2 and 4 (tests/engine_standins.py)
+    assert 2.0 <= doc["summary"]["overall"]["accept_length"] <= 4.0
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_container_option_works_inside_one(cli, boxed, exec_world):
+    """--container NAME: the command runs inside that container, paths and processes as it
+    sees them: its own engine, the draft at the path its server was given."""
+    env = exec_world["env"]
+    located = cli("locate-eagle", "-H", "execbox", "--container", "sgl-b", "--json", env=env,
+                  timeout=120)  # fmt: skip
+    assert located.returncode == 0, located.stderr
+    [engine] = json.loads(located.stdout)["engines"]
+    assert engine["path"] == "/sgl-workspace/sglang/python/sglang" and engine["running"]
+    audit = cli("playbook", "vocab-audit", "-H", "execbox", "--container", "sgl-b", "--json",
+                env=env, timeout=180)  # fmt: skip
+    doc = json.loads(audit.stdout)
+    assert [d["draft"] for d in doc["drafts"]] == ["/models/draft"]
+    assert [f["id"] for f in doc["findings"] if f["severity"] == "error"] == ["d2t-absolute-ids"]
+    probe = cli("probe", "-H", "execbox", "--container", "sgl-net", "--json", "--compare", "none",
+                env=env, timeout=120)  # fmt: skip
+    assert json.loads(probe.stdout)["server"]["port"] == 30002, probe.stderr
+    missing = cli("run", "-H", "execbox", "--container", "nosuch", "--", "true", env=env)
+    assert missing.returncode == 4
+    [line] = missing.stderr.decode().strip().splitlines()
+    assert (
+        "no container nosuch to enter" in line and 'no container with name or ID "nosuch"' in line
+    )
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_the_repl_works_inside_a_container(boxed, exec_world, isolated_state):
+    import subprocess
+    import sys
+
+    lines = ["cd /sgl-workspace/sglang/python/sglang/srt/models", ":glob '*eagle3*.py'",
+             "python3 -c 'import os; print(os.getcwd())'"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "remotedbg", "repl", "-H", "execbox", "--container", "sgl-a"],
+        input="".join(line + "\n" for line in lines).encode(), capture_output=True, timeout=120,
+        env=dict(os.environ, **exec_world["env"], XDG_STATE_HOME=str(isolated_state)),
+    )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "llama_eagle3.py" in out  # SGLang 0.5.23's file, only inside the container
+    assert "/sgl-workspace/sglang/python/sglang/srt/models\n" in out
+    assert _nothing_left(exec_world, boxed) == []
+
+
+def test_a_vllm_speculative_config_path_is_translated_too(boxed):
+    """vLLM names its draft inside the JSON of --speculative-config (parsed with json.loads:
+    vllm/engine/arg_utils.py:843-845 of 0.10.1.1, :1864-1866 of 0.33.0; its "model" is the
+    draft, 0.33.0 vllm/config/speculative.py:416): read where the host sees the bind mount,
+    the container's own path kept."""
+    pid, models = boxed["sgl-a"]["pid"], boxed["sgl-a"]["models"]
+    config = '{"method": "eagle3", "model": "/models/draft", "num_speculative_tokens": 3}'
+    argv = ["vllm", "serve", "/models/target", "--speculative-config", config]
+    parsed = server_scan.parse_args(argv)
+    server = server_scan._server("process", "vllm", argv, parsed)
+    server_scan._place_in_container(server, containers.container_info(pid))
+    assert server["spec"]["draft_model"] == str(models / "draft")
+    assert server["paths_in_container"]["draft_model"] == "/models/draft"
+    assert server["spec"]["target_model"] == str(models / "target")

@@ -427,3 +427,18 @@ def test_a_wrapper_is_followed_to_the_python_server(remote, tmp_path, wrapper):
         assert server["spec"]["target_model"] == f"/m/{wrapper}-wrapped"
     finally:
         stop_fake(outer)
+
+
+def test_vllm_short_flags_count_as_their_long_names():
+    """vLLM 0.33.0 spells --speculative-config -sc, --quantization -q and
+    --tensor-parallel-size -tp (vllm/engine/arg_utils.py:992,1209,1866)."""
+    from remotedbg.agent.server_scan import parse_args, spec_summary
+
+    config = '{"method": "eagle3", "model": "/m/draft", "num_speculative_tokens": 3}'
+    argv = ["vllm", "serve", "/m/target", "-tp", "2", "-q", "fp8", "-sc", config]
+    parsed = parse_args(argv)
+    assert parsed["args"]["tensor-parallel-size"] == "2"
+    assert parsed["args"]["quantization"] == "fp8"
+    spec = spec_summary("vllm", parsed)
+    assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("eagle3", "/m/draft", 3)
+    assert spec["target_model"] == "/m/target"

@@ -94,6 +94,15 @@ class ProbeTarget:
     port: int
     draft_context: int | None = None  # the served draft's position limit, when read
 
+    @property
+    def network_inside(self) -> dict | None:
+        """The server's container when its port may be in the container's own network
+        namespace (the host cannot reach it; the probe goes in through the runtime's exec)."""
+        container = (self.server or {}).get("container")
+        if container and container.get("id") and container.get("own_network") is not False:
+            return container
+        return None
+
 
 def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False) -> ProbeTarget:
     """The server to probe (one round trip) and, for the long-context pair, the limit of the
@@ -173,12 +182,15 @@ def probe_server(
     budget_s: float = DEFAULT_BUDGET_S,
 ) -> dict[str, Any]:
     chosen, port = target.server, target.port
-    answer = remote.call(
+    container = target.network_inside
+    answer = (remote.inside(container) if container else remote).call(
         PROBE,
         {
             "port": port,
             "engine": (chosen or {}).get("engine"),
-            "pid": (chosen or {}).get("pid"),
+            # inside a container the host's PID names another process: found there by port
+            "pid": None if container else (chosen or {}).get("pid"),
+            "find_pid": bool(container),
             "api_key": api_key or None,
             "requests": plan.requests,
             "budget_s": budget_s,

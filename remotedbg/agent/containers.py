@@ -195,6 +195,7 @@ def container_info(pid):
         "binds": binds(container_mounts, host_mounts),
         "log_option": log_option,
         "why_unreadable": None,
+        "own_network": _differs("/proc/%d/ns/net" % pid, "/proc/self/ns/net"),
     }
     if not readable:
         info["why_unreadable"] = (
@@ -202,6 +203,12 @@ def container_info(pid):
             "only that user or root read a process's root" % (root, _uid(pid))
         )
     return info
+
+
+def _differs(link, own):
+    """Whether the process has a namespace of its own (None: not readable, as for ns/mnt)."""
+    theirs = _readlink(link)
+    return None if theirs is None else theirs != _readlink(own)
 
 
 def _uid(pid):

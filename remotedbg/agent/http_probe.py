@@ -20,6 +20,7 @@ vllm:spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens, _num_accep
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 
@@ -370,11 +371,30 @@ def engine_figure(port, engine, api_key, timeout):
 
 
 # ------------------------------------------------------------------------------------ entry
+def _pid_serving(port):
+    """The process started with `--port PORT` (inside a container, whose PIDs the host's scan
+    does not know), for its --api-key; None when there is not exactly one."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                argv = handle.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        given = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--port"]
+        if str(port) in given or "--port=%d" % port in argv:
+            found.append(int(entry))
+    return found[0] if len(found) == 1 else None
+
+
 def probe(args):
     port = int(args["port"])
     timeout = float(args.get("request_timeout_s") or 60.0)
     deadline = time.time() + float(args.get("budget_s") or 120.0)
-    api_key = args.get("api_key") or (api_key_of(args["pid"]) if args.get("pid") else None)
+    pid = args.get("pid") or (_pid_serving(port) if args.get("find_pid") else None)
+    api_key = args.get("api_key") or (api_key_of(pid) if pid else None)
     notes = []
     try:
         server = identify(port, api_key, min(timeout, 10.0))

@@ -45,6 +45,8 @@ SERVER_WRAPPERS = ("runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup"
                    "chrt", "time", "tini", "dumb-init")  # fmt: skip
 DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
 JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
+# vLLM's short spellings of flags the checks read (0.33.0 vllm/engine/arg_utils.py:992,1209,1866)
+SHORT_FLAGS = {"-sc": "speculative-config", "-q": "quantization", "-tp": "tensor-parallel-size"}
 
 # SGLang: "Decode batch, #running-req: 1, ..., accept len: 3.12, accept rate: 0.78, ...,
 #          gen throughput (token/s): 101.12, ..."
@@ -166,6 +168,9 @@ def parse_args(argv):
     seen_flag = False
     while i < len(argv):
         word = argv[i]
+        short, eq, rest = word.partition("=")
+        if short in SHORT_FLAGS:
+            word = "--" + SHORT_FLAGS[short] + eq + rest
         if word.startswith("--") and len(word) > 2:
             seen_flag = True
             name, eq, value = word[2:].partition("=")

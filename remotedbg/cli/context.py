@@ -169,6 +169,20 @@ CONNECTION_PARAMETERS = [
         False,
     ),
     _option(
+        "container",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--container",
+                metavar="NAME",
+                help="Work inside this container of the host (name or id), through its "
+                "runtime's exec (docker or podman): paths, processes and ports as it sees them.",
+                rich_help_panel=HELP,
+            ),
+        ],
+        None,
+    ),
+    _option(
         "python",
         Annotated[
             str | None,

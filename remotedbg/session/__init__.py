@@ -17,9 +17,16 @@ def open_session(options: ConnectOptions) -> Session:
         raise UsageError(f"--host {options.host}: several hosts are for playbooks only")
     max_output = options.max_output or DEFAULT_MAX_OUTPUT
     if options.host == LOCAL:
+        if options.container:
+            raise UsageError("--container works through an ssh host; give --host")
         from remotedbg.session.local import LocalSession
 
         return LocalSession(options.timeout, max_output)
     from remotedbg.session.ssh import SSHSession
 
-    return SSHSession(options, max_output)
+    host = SSHSession(options, max_output)
+    if not options.container:
+        return host
+    from remotedbg.session.container import enter
+
+    return enter(host, options.container)

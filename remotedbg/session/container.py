@@ -34,6 +34,8 @@ def exec_prefix(runtime: str, container: str, tty: bool = False) -> list[str]:
 class ContainerSession(Session):
     """Commands and agent checks inside a container, through the host session's transport."""
 
+    owns_host = False  # closing this session closes the host's too (`--container NAME`)
+
     def __init__(self, host: Session, runtime: str, container: str, label: str) -> None:
         if runtime not in RUNTIMES:
             raise ContainerUnreachable(
@@ -44,6 +46,7 @@ class ContainerSession(Session):
         self.runtime = runtime
         self.container = container
         self.label = label
+        self._closed = False
         self._executor = self._start()
 
     def _start(self) -> ExecutorChannel:
@@ -94,4 +97,26 @@ class ContainerSession(Session):
         return self.host._execute_tty(f"{inner} {shlex.quote(text)}")
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._executor.close()
+        if self.owns_host:
+            self.host.close()
+
+
+def enter(host: Session, name: str) -> ContainerSession:
+    """`--container NAME`: a session inside the container NAME (or id) of the host, through
+    whichever runtime knows it; the host's session closes with it."""
+    refusals = []
+    for runtime in RUNTIMES:
+        try:
+            inside = host.inside(runtime, name, name)
+        except ContainerUnreachable as refused:
+            refusals.append(str(refused))
+            continue
+        assert isinstance(inside, ContainerSession)
+        inside.owns_host = True
+        return inside
+    host.close()
+    raise ContainerUnreachable(f"{host.name}: no container {name} to enter: " + "; ".join(refusals))

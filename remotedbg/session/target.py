@@ -32,6 +32,7 @@ class ConnectOptions:
     timeout: float | None = 60.0
     accept_new_host_key: bool = False
     max_output: int | None = None
+    container: str | None = None  # work inside this container of the host (its runtime's exec)
 
 
 @dataclass
