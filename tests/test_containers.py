@@ -108,6 +108,8 @@ def test_vocab_audit_audits_what_each_container_serves(cli, boxed):
         assert loader.startswith(f"/proc/{boxed[name]['pid']}/root/sgl-workspace/"), loader
     absolute = [f for f in doc["findings"] if f["id"] == "d2t-absolute-ids"]
     assert absolute and all(bad in json.dumps(f) for f in absolute)
+    # a finding names the draft where the host sees it and where its server does
+    assert all(f["evidence"]["draft_in_container"] == "/models/draft" for f in absolute)
     assert not any(good in json.dumps(f) for f in doc["findings"] if f["severity"] == "error")
     assert result.returncode == 1
 
@@ -406,3 +408,20 @@ def test_a_vllm_speculative_config_path_is_translated_too(boxed):
     assert server["spec"]["draft_model"] == str(models / "draft")
     assert server["paths_in_container"]["draft_model"] == "/models/draft"
     assert server["spec"]["target_model"] == str(models / "target")
+
+
+def test_spec_audit_takes_the_exec_route_and_the_runtimes_log(cli, boxed, exec_world):
+    """As the exec route's user: the launch paths still translate (mountinfo is readable), the
+    engine code comes through podman exec, and the accept length from `podman logs`."""
+    result = cli("playbook", "spec-audit", "-H", "execbox", "--json", env=exec_world["env"],
+                 timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    servers = {s.get("pid"): s for s in doc["results"]["servers"]["servers"]}
+    for name in ("sgl-a", "sgl-b"):
+        server = servers[boxed[name]["pid"]]
+        assert server["spec"]["draft_model"] == str(boxed[name]["models"] / "draft")
+        assert server["log"]["how_found"] == f"podman logs {name}"
+        assert server["log"]["figures"]["accept_length"]["values"] == [1.02, 1.02, 1.02]
+    low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
+    assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
+    assert _nothing_left(exec_world, boxed) == []

@@ -175,38 +175,34 @@ def test_auto_discovery_audits_every_draft_found(cli, world):
     assert target_step["target"] is None and target_step["skipped"]
 
 
-def test_draft_from_a_running_server(cli, world, tmp_path):
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_draft_from_a_running_server(cli, world, tmp_path, engine):
     """With no --var draft or search, what running servers serve is audited (the session's
-    foreign server too: its missing draft makes that part inconclusive, not this one wrong)."""
-    fake = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import time; time.sleep(60)",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            str(world["target"]),
-            "--speculative-draft-model-path",
-            str(world["absolute"]),
-        ]
-    )
+    foreign server too: its missing draft makes that part inconclusive, not this one wrong).
+    vLLM names the draft in --speculative-config's JSON ("model"; parsed with json.loads,
+    vllm/engine/arg_utils.py:843-845 of 0.10.1.1) and the target with --model."""
+    target, draft = str(world["target"]), str(world["absolute"])
+    if engine == "sglang":
+        launch = ["-m", "sglang.launch_server", "--model-path", target,
+                  "--speculative-draft-model-path", draft]  # fmt: skip
+        flag = "--speculative-draft-model-path"
+    else:
+        config = {"method": "eagle3", "model": draft, "num_speculative_tokens": 3}
+        launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", target,
+                  "--speculative-config", json.dumps(config)]  # fmt: skip
+        flag = "--speculative-config model"
+    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *launch])
     try:
         assert wait_for(lambda: os.path.exists(f"/proc/{fake.pid}"))
         result = cli(
-            "playbook",
-            "vocab-audit",
-            "-H",
-            "testbox",
-            "--json",
-            "--var",
-            f"roots={world['engine']}",
-        )
+            "playbook", "vocab-audit", "-H", "testbox", "--json",
+            "--var", f"roots={world['engine']}",
+        )  # fmt: skip
         doc = json.loads(result.stdout)
         found = {d["path"]: d["how_found"] for d in doc["results"]["drafts"]["drafts"]}
-        assert found[str(world["absolute"])] == "running server --speculative-draft-model-path"
+        assert found[draft] == f"running server {flag}"
         by_draft = doc["results"]["target"]["by_draft"]
-        assert by_draft[str(world["absolute"])] == str(world["target"])
+        assert by_draft[draft] == target
         assert "d2t-absolute-ids" in {f["id"] for f in doc["findings"]}
     finally:
         fake.kill()

@@ -14,6 +14,7 @@ from remotedbg.engines.knowledge import draft_family
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
 
+DRAFT_FLAGS = {"sglang": "--speculative-draft-model-path", "vllm": "--speculative-config model"}
 DEFAULT_SEARCH = ["~", "/models", "/data", "~/.cache/huggingface/hub"]
 NEXT_STEPS = [
     "the server's --speculative-algorithm matches the draft (EAGLE3 for an Eagle3 architecture)",
@@ -35,19 +36,19 @@ def find_drafts(
             "drafts": [{"path": p, "how_found": "--var draft"} for p in paths],
             "servers": servers,
         }
-    from_servers: dict[str, list] = {}
+    by_path: dict[str, dict] = {}
     for server in servers:
-        if server.get("draft"):
-            from_servers.setdefault(server["draft"], []).append(server.get("pid"))
-    if from_servers and not explicit_search:
-        return {
-            "drafts": [
-                {"path": p, "how_found": "running server --speculative-draft-model-path",
-                 "pids": [pid for pid in pids if pid is not None]}
-                for p, pids in from_servers.items()
-            ],
-            "servers": servers,
-        }  # fmt: skip
+        if not server.get("draft"):
+            continue
+        flag = DRAFT_FLAGS.get(server.get("engine") or "", DRAFT_FLAGS["sglang"])
+        fresh = {"path": server["draft"], "pids": [], "how_found": f"running server {flag}"}
+        draft = by_path.setdefault(server["draft"], fresh)
+        if server.get("pid") is not None:
+            draft["pids"].append(server["pid"])
+        if (server.get("paths_in_container") or {}).get("draft_model"):
+            draft["path_in_container"] = server["paths_in_container"]["draft_model"]
+    if by_path and not explicit_search:
+        return {"drafts": list(by_path.values()), "servers": servers}
     found = remote.call(
         "remotedbg.agent.draft_search:find_drafts", {"roots": search or DEFAULT_SEARCH}
     )
@@ -218,21 +219,22 @@ def audit_drafts(
 ) -> dict[str, Any]:
     """Each draft against its own server's target when one serves it, else `target`. A cleared
     vocab map says where to look next unless a later step (spec-audit's) checks those itself."""
-    per_draft = [
-        audit_draft(
-            remote,
-            d["path"],
-            (targets or {}).get(d["path"], target),
-            located,
+    per_draft = []
+    for d in drafts or []:
+        report = audit_draft(
+            remote, d["path"], (targets or {}).get(d["path"], target), located,
             _serving_install(d, located),
-        )
-        for d in drafts or []
-    ]
+        )  # fmt: skip
+        if d.get("path_in_container"):
+            report["draft_in_container"] = d["path_in_container"]
+        per_draft.append(report)
     findings = []
     for report in per_draft:
         for item in report["findings"]:
             item = dict(item)
             item["evidence"] = dict(item.get("evidence", {}), draft=report["draft"])
+            if report.get("draft_in_container"):
+                item["evidence"]["draft_in_container"] = report["draft_in_container"]
             findings.append(item)
     inconclusive = [reason for report in per_draft for reason in report["inconclusive"]]
     cleared = per_draft and not any(f["severity"] == ERROR for f in findings)

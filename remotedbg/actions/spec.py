@@ -16,8 +16,10 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from remotedbg.actions import runtime_logs
 from remotedbg.actions.audit import loader_for
 from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
+from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts
 from remotedbg.analysis.capture import capture_point, evaluate_capture
 from remotedbg.analysis.loader_model import simulate_load
@@ -72,12 +74,16 @@ def find_servers(
         },
     )
     servers = scan["servers"]
+    for server in servers:
+        _runtime_log(remote, server, int(tail_lines or 200))
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [
         {
             "pid": s.get("pid") if s.get("pid") is not None else s["source"],
             "engine": s.get("engine"),
             "cmdline": _server_argv(s),
+            "spec": s.get("spec") or {},
+            "paths_in_container": s.get("paths_in_container") or {},
         }
         for s in (user or servers)
         if _server_argv(s)
@@ -88,6 +94,25 @@ def find_servers(
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _runtime_log(remote: Remote, server: dict, tail_lines: int) -> None:
+    """A containerised server's decode figures from its runtime (`podman logs`, `docker
+    logs`) when the runtime's log file was not readable on the box."""
+    runtime = runtime_logs.runtime_log_of(server)
+    if server.get("log") or runtime is None:
+        return
+    try:
+        tail = runtime_logs.tail(remote, runtime, max(2000, tail_lines * 10))
+    except RemoteCommandError as error:
+        server.setdefault("notes", []).append(str(error))
+        return
+    decode = [line for line in tail["lines"] if parse_decode_line(line)][-tail_lines:]
+    server["log"] = {"path": tail["path"], "how_found": runtime["how_found"],
+                     "decode_lines": len(decode), "figures": figures_from_lines(decode),
+                     "server_args_line": False, "error": None,
+                     "last_line": decode[-1][-400:] if decode else None}  # fmt: skip
+    server["notes"] = [n for n in server.get("notes") or [] if "log cannot be read" not in n]
 
 
 def _servers_list(servers: Any) -> list[dict]:

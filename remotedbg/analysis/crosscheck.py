@@ -5,7 +5,9 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from remotedbg.agent.containers import host_path
 from remotedbg.agent.findings import ERROR, finding
+from remotedbg.agent.server_scan import parse_args, spec_summary
 
 
 def loader_direct_map(vocab_summary: dict, loader: dict | None) -> list[dict]:
@@ -38,43 +40,42 @@ def loader_direct_map(vocab_summary: dict, loader: dict | None) -> list[dict]:
     ]
 
 
-def parse_flags(argv: list[str]) -> dict[str, str | bool]:
-    """`--flag value` / `--flag=value` pairs from a command line."""
-    flags: dict[str, str | bool] = {}
-    index = 0
-    while index < len(argv):
-        word = argv[index]
-        if word.startswith("--"):
-            name, eq, value = word[2:].partition("=")
-            if eq:
-                flags[name] = value
-            elif index + 1 < len(argv) and not argv[index + 1].startswith("--"):
-                flags[name] = argv[index + 1]
-                index += 1
-            else:
-                flags[name] = True
-        index += 1
-    return flags
+def launch_spec(process: dict) -> dict[str, Any]:
+    """The speculative settings of a scanned server process, parsed by the same rules the
+    server scan uses (SGLang flags, vLLM's --speculative-config JSON); a containerised
+    server's paths are where the host sees them, its own kept in `paths_in_container`."""
+    if process.get("spec"):
+        return dict(process["spec"], paths_in_container=process.get("paths_in_container") or {})
+    argv = process.get("cmdline_in_container") or process.get("cmdline") or []
+    if isinstance(argv, str):
+        argv = shlex.split(argv)
+    spec = spec_summary(process.get("engine") or "sglang", parse_args(list(argv)))
+    spec["paths_in_container"] = {}
+    container = process.get("container")
+    if container:
+        for key in ("draft_model", "target_model"):
+            path = spec.get(key)
+            on_host = host_path(container, path) if path else None
+            if path and on_host:
+                spec["paths_in_container"][key] = path
+                spec[key] = on_host
+    return spec
 
 
 def server_paths(processes: list[dict]) -> list[dict[str, Any]]:
     """Draft and target paths from running servers' launch arguments (SGLang and vLLM)."""
     out = []
     for process in processes:
-        argv = process.get("cmdline") or []
-        if isinstance(argv, str):
-            argv = shlex.split(argv)
-        flags = parse_flags(argv)
-        draft = flags.get("speculative-draft-model-path") or flags.get("speculative-draft-model")
-        target = flags.get("model-path") or flags.get("model")
-        if draft or target:
+        spec = launch_spec(process)
+        if spec.get("draft_model") or spec.get("target_model"):
             out.append(
                 {
                     "pid": process.get("pid"),
                     "engine": process.get("engine"),
-                    "draft": draft if isinstance(draft, str) else None,
-                    "target": target if isinstance(target, str) else None,
-                    "algorithm": flags.get("speculative-algorithm"),
+                    "draft": spec.get("draft_model"),
+                    "target": spec.get("target_model"),
+                    "algorithm": spec.get("algorithm"),
+                    "paths_in_container": spec["paths_in_container"],
                 }
             )
     return out
