@@ -46,6 +46,11 @@ class RemoteTimeout(RemoteCommandError):
     pass
 
 
+class ContainerUnreachable(RemoteCommandError):
+    """A container's runtime refused its exec (not in the docker group, no such container,
+    no python3 inside)."""
+
+
 class Interrupted(RemoteCommandError):
     """Ctrl-C stopped a remote command (the remote process was stopped too)."""
 

@@ -111,6 +111,9 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # the user's own defaults (config file, REMOTEDBG_HOST, ...) must not steer the tests
     monkeypatch.setenv("REMOTEDBG_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
+    # no persistent-session daemon outlives a test (tests/test_persist.py turns them on)
+    monkeypatch.setenv("REMOTEDBG_PERSIST", "0")
+    monkeypatch.setenv("REMOTEDBG_RUNTIME_DIR", str(tmp_path / "run"))
     for name in (
         "REMOTEDBG_HOST",
         "REMOTEDBG_TIMEOUT",

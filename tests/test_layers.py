@@ -12,6 +12,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "remotedbg"
 # bottom up
 LAYERS = {
     "remotedbg.errors": 0,
+    "remotedbg.settings": 0,
+    "remotedbg.persist.protocol": 0,
+    "remotedbg.persist.client": 1,
+    "remotedbg.persist": 1,
+    "remotedbg.persist.daemon": 8,
     "remotedbg.contract": 0,
     "remotedbg.agent": 0,
     "remotedbg.session": 1,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.agent.containers import container_place
+from remotedbg.errors import ContainerUnreachable
 from remotedbg.remote.primitives import Remote, add_prefix
-from remotedbg.session.container import ContainerUnreachable
 
 SCAN = "remotedbg.agent.engine_scan:scan"
 

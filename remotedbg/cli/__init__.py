@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from remotedbg import __version__
+from remotedbg import __version__, settings
 from remotedbg.cli import (
     demo,
     files,
@@ -19,11 +19,11 @@ from remotedbg.cli import (
     playbooks,
     probe,
     repl,
-    settings,
     tensors,
 )
 from remotedbg.cli.output import emit_json, error_line, printable, stderr_console, stdout_console
 from remotedbg.errors import UsageError
+from remotedbg.persist.protocol import host_named
 from remotedbg.session import transcript
 
 app = typer.Typer(
@@ -97,6 +97,35 @@ app.command("probe")(probe.probe)
 app.command("logs")(logs.logs)
 
 
+@app.command("sessions")
+def sessions_command(
+    stop: Annotated[
+        bool, typer.Option("--stop", help="Stop them (their connections close).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """The persistent sessions (background connections) of this user: host, pid, commands
+    served, idle time. A command leaves one per host unless --no-persist or --persist 0.
+
+    Example: remotedbg sessions --stop"""
+    from remotedbg.persist import client
+
+    found = client.sessions(stop=stop)
+    if as_json:
+        emit_json({"sessions": found, "stopped": stop})
+        return
+    if not found:
+        stdout_console.print("no persistent sessions", markup=False)
+    for entry in found:
+        state = "stopped" if stop else ("busy" if entry["busy"] else f"idle {entry['idle_s']:g} s")
+        stdout_console.print(
+            printable(f"{entry['host'] or '(no command yet)'}  pid {entry['pid']}  "
+                      f"{entry['commands']} command(s)  {state} (exits after "
+                      f"{entry['idle_limit_s']:g} s idle)"),
+            markup=False,
+        )  # fmt: skip
+
+
 @app.command("config")
 def config_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
@@ -124,20 +153,6 @@ def config_command(
     stdout_console.print(f"config file: {settings.config_file()}", markup=False)
 
 
-def host_named(words: list[str]) -> str:
-    """The --host/-H value of a command line ('' when it names none)."""
-    for index, word in enumerate(words):
-        if word == "--":
-            break
-        if word in ("-H", "--host") and index + 1 < len(words):
-            return words[index + 1]
-        if word.startswith("--host="):
-            return word[len("--host=") :]
-        if word.startswith("-H") and len(word) > 2:
-            return word[2:]
-    return ""
-
-
 def worth_recording(words: list[str]) -> bool:
     """Command lines `history` shows: not help, version, or history itself."""
     before_dashes = words[: words.index("--")] if "--" in words else words
@@ -145,10 +160,11 @@ def worth_recording(words: list[str]) -> bool:
     return bool(words) and not quiet.intersection(before_dashes)
 
 
-def main() -> None:
+def run_words(words: list[str]) -> int:
+    """Run one command line in this process; its exit code (a persistent-session daemon runs
+    its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
     command = typer.main.get_command(app)
     help_text.name_values(command)
-    words = sys.argv[1:]
     started = time.time()
     status: int = 1
     try:
@@ -156,12 +172,13 @@ def main() -> None:
             config = settings.load_config()
         except UsageError as error:
             error_line(str(error))
-            raise SystemExit(error.exit_code) from None
+            status = error.exit_code
+            return status
         defaults = settings.default_map(command, config)
         command(prog_name="remotedbg", args=words, default_map=defaults)
+        status = 0
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        raise
     except KeyboardInterrupt:
         status = 130
         raise
@@ -169,3 +186,8 @@ def main() -> None:
         if worth_recording(words):
             line = shlex.join(["remotedbg", *words])
             transcript.record_typed(line, host_named(words), status, started)
+    return status
+
+
+def main() -> None:
+    raise SystemExit(run_words(sys.argv[1:]))

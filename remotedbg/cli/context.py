@@ -16,13 +16,18 @@ from typing import Annotated, Any
 import typer
 
 from remotedbg.cli.output import emit_json, error_line
-from remotedbg.cli.settings import ENVVARS
 from remotedbg.errors import ExitCode, RemotedbgError
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
+from remotedbg.settings import ENVVARS
 
 # The REPL lends its warm session to the commands it runs in-process (remotedbg.repl).
 SHARED_SESSION: ContextVar[Session | None] = ContextVar("remotedbg_shared_session", default=None)
+# A persistent-session daemon (remotedbg.persist.daemon) lends the sessions it keeps: given a
+# command's options, a warm session to borrow, or None to open one for this command only.
+SESSION_KEEPER: ContextVar[Callable[[ConnectOptions], Session | None] | None] = ContextVar(
+    "remotedbg_session_keeper", default=None
+)
 
 
 @dataclass
@@ -38,6 +43,10 @@ class CommandContext:
             shared = SHARED_SESSION.get()
             if shared is not None:
                 return shared  # borrowed: close() leaves it open
+            keeper = SESSION_KEEPER.get()
+            kept = keeper(self.options) if keeper is not None else None
+            if kept is not None:
+                return kept  # borrowed from the daemon that keeps it
             self._session = open_session(self.options)
         return self._session
 
@@ -183,6 +192,34 @@ CONNECTION_PARAMETERS = [
         None,
     ),
     _option(
+        "persist",
+        Annotated[
+            float,
+            typer.Option(
+                "--persist",
+                min=0,
+                envvar=ENVVARS["persist"],
+                metavar="SECONDS",
+                help="Keep the connection open in the background for the next command, until "
+                "idle this long (0: do not).",
+                rich_help_panel=HELP,
+            ),
+        ],
+        600.0,
+    ),
+    _option(
+        "no_persist",
+        Annotated[
+            bool,
+            typer.Option(
+                "--no-persist",
+                help="Neither use nor leave a background connection (same as --persist 0).",
+                rich_help_panel=HELP,
+            ),
+        ],
+        False,
+    ),
+    _option(
         "python",
         Annotated[
             str | None,
@@ -247,6 +284,9 @@ def remote_command(
         connection = {name: kwargs.pop(name, False) for name in _CONNECTION_NAMES}
         as_json = connection.pop("as_json")
         python = connection.pop("python")
+        # read before the CLI runs (remotedbg.persist.client); declared here for help and checks
+        connection.pop("persist")
+        connection.pop("no_persist")
         connection["identity"] = connection["identity"] or []
         ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
         try:

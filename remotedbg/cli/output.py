@@ -38,8 +38,19 @@ class SafeConsole(Console):
         return super().render_str(_CONTROL_BUT_LAYOUT.sub(_escape_char, text), *args, **kwargs)
 
 
-stdout_console = SafeConsole(highlight=False, soft_wrap=True)
-stderr_console = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+_CONSOLE_ARGS = ({"highlight": False, "soft_wrap": True},
+                 {"stderr": True, "highlight": False, "soft_wrap": True})  # fmt: skip
+stdout_console = SafeConsole(**_CONSOLE_ARGS[0])
+stderr_console = SafeConsole(**_CONSOLE_ARGS[1])
+
+
+def refresh_consoles() -> None:
+    """Decide colour, width and terminal again, from the current sys.stdout/sys.stderr and
+    environment (rich decides them once, when a console is made): a persistent-session daemon
+    serves each command for a different terminal. The objects stay the ones every module
+    imported."""
+    for console, args in zip((stdout_console, stderr_console), _CONSOLE_ARGS, strict=True):
+        Console.__init__(console, **args)
 
 
 def write_raw(text: str) -> None:

@@ -15,16 +15,17 @@ import shlex
 
 import paramiko
 
-from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemoteTimeout
+from remotedbg.errors import (
+    ConnectionFailed,
+    ContainerUnreachable,
+    RemoteCommandError,
+    RemoteTimeout,
+)
 from remotedbg.session.base import OutputCollector, Session
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
 
 RUNTIMES = ("docker", "podman")
 START_TIMEOUT = 30.0
-
-
-class ContainerUnreachable(RemoteCommandError):
-    """The runtime's exec was refused (not in the docker group, no socket, no python3 inside)."""
 
 
 def exec_prefix(runtime: str, container: str, tty: bool = False) -> list[str]:

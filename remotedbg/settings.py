@@ -34,6 +34,7 @@ SETTINGS = [
     Setting("timeout", "REMOTEDBG_TIMEOUT", 120.0, float),
     Setting("connect_timeout", "REMOTEDBG_CONNECT_TIMEOUT", 10.0, float),
     Setting("python", "REMOTEDBG_PYTHON", "python3", str),
+    Setting("persist", "REMOTEDBG_PERSIST", 600.0, float),
 ]
 ENVVARS = {s.key: s.envvar for s in SETTINGS}
 

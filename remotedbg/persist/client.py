@@ -1,0 +1,200 @@
+"""The client side of persistent sessions: hand a command line to the daemon that holds a warm
+connection to its host, starting one when there is none, and relay its output and exit code.
+Imports only the standard library and remotedbg's settings, so a command served here starts
+in the time Python itself takes. Whenever a daemon cannot serve (a terminal command, a fleet,
+`--no-persist`, a busy or vanished daemon, a directory that is not private) `run()` answers
+None and the caller runs the command itself, as if persistence did not exist."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from remotedbg import __version__
+from remotedbg.persist import protocol
+
+START_WAIT_S = 30.0  # a daemon's first connection may wait on a slow login
+
+
+def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
+    """(host, ssh_config, idle seconds) when this command line may be served by a daemon."""
+    from remotedbg import settings
+
+    if not words or words[0] in protocol.LOCAL_COMMANDS or words[0].startswith("-"):
+        return None
+    if protocol.has_flag(words, "--help", "-h", "--tty", "-t", "--no-persist", "--version"):
+        return None
+    try:
+        config = settings.load_config()
+    except Exception:  # noqa: BLE001 - the command itself reports a broken config file
+        return None
+    host = protocol.host_named(words) or os.environ.get("REMOTEDBG_HOST") or config.get("host")
+    if not host or host == "local" or "," in host:
+        return None
+    given = protocol.option_value(words, "--persist")
+    persist = given or os.environ.get("REMOTEDBG_PERSIST") or config.get("persist", 600.0)
+    try:
+        idle = float(persist)
+    except ValueError:
+        return None  # the command reports the bad value
+    ssh_config = (
+        protocol.option_value(words, "--ssh-config")
+        or os.environ.get("REMOTEDBG_SSH_CONFIG")
+        or config.get("ssh_config")
+    )
+    if ssh_config:
+        ssh_config = os.path.expanduser(ssh_config)
+    return (host, ssh_config, idle) if idle > 0 else None
+
+
+def _connect(path: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
+def _start_daemon(path: str, idle: float) -> socket.socket | None:
+    """A new daemon listening on `path`; the old socket file (its daemon gone) is replaced."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    subprocess.Popen(
+        [sys.executable, "-m", "remotedbg.persist.daemon", path, str(idle)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # not in the terminal's process group: Ctrl-C is relayed
+        close_fds=True,
+    )
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        sock = _connect(path) if os.path.exists(path) else None
+        if sock is not None:
+            return sock
+        time.sleep(0.005)
+    return None
+
+
+def run(words: list[str]) -> int | None:
+    """The exit code of the command as a daemon ran it, or None: run it here."""
+    found = _settings(words)
+    if found is None:
+        return None
+    host, ssh_config, idle = found
+    directory = protocol.runtime_dir()
+    if directory is None:
+        return None
+    key = protocol.socket_key(words, host, ssh_config, __version__)
+    path = os.path.join(directory, key + protocol.SOCKET_SUFFIX)
+    sock = _connect(path) or _start_daemon(path, idle)
+    if sock is None:
+        return None
+    with sock:
+        return _relay(sock, words)
+
+
+def _relay(sock: socket.socket, words: list[str]) -> int | None:
+    request = {
+        "argv": words,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "stdout_tty": sys.stdout.isatty(),
+        "stderr_tty": sys.stderr.isatty(),
+        "columns": _columns(),
+    }
+    interrupts = []
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if interrupts:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop waiting
+        interrupts.append(signum)
+        try:
+            protocol.send(sock, "K")
+        except OSError:
+            pass
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        protocol.send_json(sock, "R", request)
+        frames = protocol.Frames(sock)
+        while True:
+            frame = frames.next()
+            if frame is None:
+                return None if not interrupts else 130  # the daemon vanished: run it here
+            kind, payload = frame
+            if kind == "O":
+                _write(sys.stdout, payload)
+            elif kind == "E":
+                _write(sys.stderr, payload)
+            elif kind == "X":
+                import json
+
+                return int(json.loads(payload)["exit"])
+            elif kind == "B":
+                return None
+    except KeyboardInterrupt:
+        return 130
+    except (OSError, ValueError):
+        return None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _columns() -> int | None:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return None
+
+
+def _write(stream: object, data: bytes) -> None:
+    stream.flush()  # type: ignore[attr-defined]
+    stream.buffer.write(data)  # type: ignore[attr-defined]
+    stream.buffer.flush()  # type: ignore[attr-defined]
+
+
+def _ask(path: str, kind: str) -> dict | None:
+    """A daemon's status ("S"), or its last status as it stops ("Q"); None when nobody
+    answers on `path` (then the socket file is a dead daemon's and is removed)."""
+    import json
+
+    sock = _connect(path)
+    if sock is None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return None
+    with sock:
+        sock.settimeout(10)
+        try:
+            protocol.send(sock, kind)
+            frame = protocol.Frames(sock).next()
+        except (OSError, ValueError):
+            return None
+    return json.loads(frame[1]) if frame and frame[0] == "I" else None
+
+
+def sessions(stop: bool = False) -> list[dict]:
+    """The daemons of this user, each with its status (stopped too when `stop`)."""
+    directory = protocol.runtime_dir(create=False)
+    if directory is None:
+        return []
+    found = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(protocol.SOCKET_SUFFIX):
+            status = _ask(os.path.join(directory, name), "Q" if stop else "S")
+            if status is not None:
+                found.append(dict(status, socket=os.path.join(directory, name)))
+    return found

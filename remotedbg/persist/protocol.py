@@ -1,0 +1,140 @@
+"""What the persistent-session client and daemon share (standard library only: the client
+imports this and nothing heavier before it knows whether a daemon will serve it).
+
+Frames both ways over the Unix socket: 1 byte kind, 4 bytes big-endian length, payload.
+  client -> daemon:  R {"argv", "cwd", "env", "stdout_tty", "stderr_tty"}   K interrupt (Ctrl-C)
+                     S status   Q quit
+  daemon -> client:  O stdout bytes   E stderr bytes   X {"exit"}   B {"reason"} (not served
+                     here: the client runs the command itself)   I {status}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import subprocess
+from typing import Any
+
+FRAME = struct.Struct("!BI")
+MAX_FRAME = 64 << 20
+SOCKET_SUFFIX = ".sock"
+#: Commands a daemon never runs: they need the local terminal or run no remote command.
+LOCAL_COMMANDS = {"repl", "demo", "config", "history", "sessions", "--help", "-h", "--version"}
+#: Options that decide which connection serves a command line (part of the socket's key).
+KEY_OPTIONS = ("--ssh-config", "--user", "--port", "--identity", "-i", "--container")
+
+
+def send(sock: socket.socket, kind: str, payload: bytes = b"") -> None:
+    sock.sendall(FRAME.pack(ord(kind), len(payload)) + payload)
+
+
+def send_json(sock: socket.socket, kind: str, value: Any) -> None:
+    send(sock, kind, json.dumps(value).encode("utf-8"))
+
+
+class Frames:
+    """Frames read from a socket; `next()` is None at end of stream."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def next(self) -> tuple[str, bytes] | None:
+        while True:
+            if len(self.buffer) >= FRAME.size:
+                kind, length = FRAME.unpack_from(self.buffer)
+                if length > MAX_FRAME:
+                    raise ValueError("frame too large")
+                if len(self.buffer) >= FRAME.size + length:
+                    payload = self.buffer[FRAME.size : FRAME.size + length]
+                    self.buffer = self.buffer[FRAME.size + length :]
+                    return chr(kind), payload
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+
+def runtime_dir(create: bool = True) -> str | None:
+    """The per-user directory of daemon sockets: $REMOTEDBG_RUNTIME_DIR, else
+    $XDG_RUNTIME_DIR/remotedbg, else /tmp/remotedbg-UID; 0700 and ours, or None (then no
+    persistence: a directory another user could write to would let them plant a socket)."""
+    base = os.environ.get("REMOTEDBG_RUNTIME_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_RUNTIME_DIR")
+        base = os.path.join(xdg, "remotedbg") if xdg else f"/tmp/remotedbg-{os.getuid()}"
+    if create:
+        try:
+            os.makedirs(base, mode=0o700, exist_ok=True)
+        except OSError:
+            return None
+    try:
+        info = os.lstat(base)
+    except OSError:
+        return None
+    private = stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o077
+    return base if private and info.st_uid == os.getuid() else None
+
+
+def option_value(words: list[str], *names: str) -> str | None:
+    """The value of the last of `names` (`--name value`, `--name=value`, `-Hvalue`) before `--`."""
+    found = None
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        for name in names:
+            if word == name and index + 1 < len(words):
+                found = words[index + 1]
+            elif word.startswith(name + "="):
+                found = word[len(name) + 1 :]
+            elif len(name) == 2 and word.startswith(name) and len(word) > 2:
+                found = word[2:]
+    return found
+
+
+def host_named(words: list[str]) -> str:
+    """The --host/-H value of a command line ('' when it names none)."""
+    return option_value(words, "-H", "--host") or ""
+
+
+def has_flag(words: list[str], *flags: str) -> bool:
+    before = words[: words.index("--")] if "--" in words else words
+    return any(word in flags for word in before)
+
+
+def resolved_config(host: str, ssh_config: str | None) -> bytes:
+    """`ssh -G`'s answer for the host: any change to what ssh_config says about it makes
+    another key, so a daemon connected under the old settings is never reused."""
+    argv = ["ssh", "-G"] + (["-F", ssh_config] if ssh_config else []) + ["--", host]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return b""
+    return done.stdout if done.returncode == 0 else b""
+
+
+def code_stamp() -> int:
+    """The newest modification time of remotedbg's own files: a daemon started before the
+    code changed (an upgrade, an edit of an editable install) is not reused."""
+    newest = 0
+    for folder, _, files in os.walk(os.path.dirname(os.path.dirname(__file__))):
+        for name in files:
+            if name.endswith(".py"):
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+    return newest
+
+
+def socket_key(words: list[str], host: str, ssh_config: str | None, version: str) -> str:
+    """The name of the socket that serves this command line: the user, remotedbg's version
+    and code, the host as ssh_config resolves it, and the connection options given."""
+    digest = hashlib.sha256()
+    digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0{host}\0".encode())
+    digest.update(f"{ssh_config or ''}\0".encode())
+    for name in KEY_OPTIONS:
+        digest.update(f"{name}={option_value(words, name)}\0".encode())
+    digest.update(resolved_config(host, ssh_config))
+    return digest.hexdigest()[:32]

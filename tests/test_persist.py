@@ -1,0 +1,193 @@
+"""Persistent sessions (remotedbg.persist): the first command to a host leaves a daemon holding
+the connection; later commands are served by it over a Unix socket. Everything here runs the
+installed CLI as a user does, against the loopback sshd; every daemon a test starts is stopped
+and checked gone at its end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.procs import pids_with_argv, wait_for
+from tests.unprivileged import call_unprivileged
+
+
+def _daemons(runtime: Path) -> list[int]:
+    """PIDs of the daemons serving sockets in this test's runtime dir."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"remotedbg.persist.daemon" in argv and any(str(runtime).encode() in a for a in argv):
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (an exited daemon waits as a zombie until whatever adopted it reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def persistent(box, isolated_state, tmp_path):
+    """A CLI runner with persistence on (conftest turns it off for every other test)."""
+    runtime = tmp_path / "run"
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config), COLUMNS="200",
+               REMOTEDBG_PERSIST="600", REMOTEDBG_RUNTIME_DIR=str(runtime))  # fmt: skip
+
+    def run(*args: str, timeout: float = 60, **overrides: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "remotedbg", *args], capture_output=True,
+                              timeout=timeout, env=dict(env, **overrides),
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+
+    run.env = env  # type: ignore[attr-defined]
+    run.runtime = runtime  # type: ignore[attr-defined]
+    yield run
+    for pid in _daemons(runtime):
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not _daemons(runtime), timeout=5)
+
+
+def test_the_second_command_is_served_warm_with_the_same_output_and_exit(persistent, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    first = persistent("run", "-H", "testbox", "--", "echo", "one")
+    assert first.returncode == 0 and first.stdout == b"one\n"
+    [daemon] = _daemons(persistent.runtime)
+    # served by the daemon: same bytes, exit codes and error lines as without it
+    for args in (["run", "-H", "testbox", "--", "sh", "-c", "echo out; echo err >&2; exit 7"],
+                 ["cat", "-H", "testbox", str(tmp_path / "notes.txt")],
+                 ["cat", "-H", "testbox", str(tmp_path / "missing.txt")],
+                 ["glob", "-H", "testbox", "--json", str(tmp_path / "*.txt")]):  # fmt: skip
+        warm = persistent(*args)
+        cold = persistent(*args, "--no-persist")
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode, cold.stdout, cold.stderr), args  # fmt: skip
+    assert persistent("run", "-H", "testbox", "--", "sh", "-c", "exit 7").returncode == 7
+    assert _daemons(persistent.runtime) == [daemon]
+    listed = json.loads(persistent("sessions", "--json").stdout)["sessions"]
+    assert [(s["pid"], s["host"]) for s in listed] == [(daemon, "testbox")]
+    assert listed[0]["commands"] >= 5
+    # the history the user reads has the served commands too
+    history = persistent("history", "--json")
+    assert "echo one" in history.stdout.decode()
+
+
+def test_the_socket_is_private_and_another_user_is_refused(persistent):
+    persistent("run", "-H", "testbox", "--", "true")
+    [sock] = list(persistent.runtime.iterdir())
+    assert stat.S_IMODE(persistent.runtime.stat().st_mode) == 0o700
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600 and stat.S_ISSOCK(sock.stat().st_mode)
+    if os.geteuid() != 0:
+        return  # no other user to be here; the modes above are what keeps them out
+    # even with the modes opened up (a careless chmod), the daemon answers nobody else
+    persistent.runtime.chmod(0o755)
+    sock.chmod(0o666)
+    for parent in persistent.runtime.parents:
+        if parent == Path("/tmp"):
+            break
+        parent.chmod(parent.stat().st_mode | 0o005)
+
+    def ask(path: str) -> bytes:
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(path)
+        client.sendall(b"S\0\0\0\0")
+        client.settimeout(5)
+        try:
+            return client.recv(100)
+        except ConnectionResetError:  # closed with the request unread: refused just the same
+            return b""
+
+    assert call_unprivileged(ask, str(sock)) == b""  # closed without a word
+    assert persistent("run", "-H", "testbox", "--", "true").returncode == 0
+
+
+def test_idle_daemon_exits_and_leaves_nothing(persistent):
+    assert persistent("run", "-H", "testbox", "--persist", "1", "--", "true").returncode == 0
+    [daemon] = _daemons(persistent.runtime)
+    assert wait_for(lambda: not _daemons(persistent.runtime), timeout=10)
+    assert not list(persistent.runtime.iterdir())  # its socket went with it
+    assert not _alive(daemon)
+
+
+def test_a_killed_daemon_is_replaced_cleanly(persistent):
+    persistent("run", "-H", "testbox", "--", "true")
+    [daemon] = _daemons(persistent.runtime)
+    os.kill(daemon, signal.SIGKILL)
+    assert wait_for(lambda: not _alive(daemon), timeout=5)
+    after = persistent("run", "-H", "testbox", "--", "echo", "still")
+    assert after.returncode == 0 and after.stdout == b"still\n" and after.stderr == b""
+    [replacement] = _daemons(persistent.runtime)
+    assert replacement != daemon
+
+
+def test_a_changed_ssh_config_gets_a_new_session(persistent, box, tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text(box.ssh_config.read_text())
+    persistent("run", "-H", "testbox", "--", "true", REMOTEDBG_SSH_CONFIG=str(config))
+    [before] = _daemons(persistent.runtime)
+    config.write_text(
+        config.read_text().replace("Host testbox", "Host testbox\n  ConnectTimeout 7")
+    )
+    persistent("run", "-H", "testbox", "--", "true", REMOTEDBG_SSH_CONFIG=str(config))
+    assert len(_daemons(persistent.runtime)) == 2 and before in _daemons(persistent.runtime)
+    assert len(list(persistent.runtime.iterdir())) == 2
+
+
+def test_ctrl_c_reaches_the_remote_command_through_the_daemon(persistent, tmp_path):
+    persistent("run", "-H", "testbox", "--", "true")
+    marker = f"sleep-{os.getpid()}-{time.monotonic_ns()}"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--shell", "--",
+         f"exec -a {marker} sleep 30"],
+        env=persistent.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    def remote_sleep() -> bool:
+        return bool(pids_with_argv(marker, "30"))  # the box's sleep, not the client's argv
+
+    assert wait_for(remote_sleep, timeout=15)
+    started = time.monotonic()
+    client.send_signal(signal.SIGINT)
+    out, err = client.communicate(timeout=15)
+    assert client.returncode == 130, err
+    assert time.monotonic() - started < 5
+    assert wait_for(lambda: not remote_sleep(), timeout=5)
+    # the daemon lived through it and serves the next command
+    assert len(_daemons(persistent.runtime)) == 1
+    assert persistent("run", "-H", "testbox", "--", "echo", "ok").stdout == b"ok\n"
+
+
+def test_a_busy_daemon_sends_the_next_command_to_run_itself(persistent):
+    persistent("run", "-H", "testbox", "--", "true")
+    slow = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "sleep", "2"],
+        env=persistent.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    time.sleep(0.8)
+    meanwhile = persistent("run", "-H", "testbox", "--", "echo", "meanwhile")
+    assert meanwhile.returncode == 0 and meanwhile.stdout == b"meanwhile\n"
+    assert slow.wait(timeout=30) == 0
+
+
+def test_sessions_stop_ends_them(persistent):
+    persistent("run", "-H", "testbox", "--", "true")
+    stopped = json.loads(persistent("sessions", "--stop", "--json").stdout)
+    assert len(stopped["sessions"]) == 1 and stopped["stopped"]
+    assert wait_for(lambda: not _daemons(persistent.runtime), timeout=10)
+    assert "no persistent sessions" in persistent("sessions").stdout.decode()
