@@ -31,8 +31,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
     server, config = start_box(work)
-    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(config), REMOTEDBG_PERSIST="600",
-               REMOTEDBG_RUNTIME_DIR=str(work / "run"), XDG_STATE_HOME=str(work / "state"))  # fmt: skip
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(config), REMOTEDBG_PERSIST="600")
+    env.update(REMOTEDBG_RUNTIME_DIR=str(work / "run"), XDG_STATE_HOME=str(work / "state"))
     remotedbg = [sys.executable, "-m", "remotedbg", "run", "-H", "benchbox"]
 
     def quiet(argv: list[str]) -> None:

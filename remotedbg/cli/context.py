@@ -50,6 +50,15 @@ class CommandContext:
             self._session = open_session(self.options)
         return self._session
 
+    def one_command(self) -> Session:
+        """The session for a command that runs one remote command: when it was opened for
+        this command alone (not the REPL's, not a persistent daemon's), that command gets an
+        exec channel instead of booting the executor it would use once."""
+        session = self.session
+        if self._session is not None:
+            session.one_shot = True
+        return session
+
     @property
     def remote(self) -> Remote:
         return Remote(self.session, self.python)

@@ -69,7 +69,8 @@ def run(
         if ctx.json:
             raise UsageError("--tty shows the program itself; it has no --json")
         return ctx.session.run_tty(line, cwd=cwd)
-    result = ctx.session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
+    session = ctx.one_command()
+    result = session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
     if ctx.json:
         emit_json(
             {

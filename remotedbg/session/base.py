@@ -113,6 +113,9 @@ class Session(ABC):
         self.max_output = max_output
         self.commands_run = 0
         self._inside: dict[tuple[str, str], Session | Exception] = {}
+        # a session opened for one command: that command does not wait for an executor to
+        # boot when an exec channel of its own is cheaper (set by the command that knows)
+        self.one_shot = False
 
     def run(
         self,

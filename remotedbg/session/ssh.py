@@ -244,6 +244,8 @@ class SSHSession(Session):
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
+        if self.one_shot and self._executor is None:
+            return self._execute_on_channel(text, stdin, collector, timeout)
         executor = self.executor()
         if executor is not None:
             try:
