@@ -77,6 +77,20 @@ def _tune_socket(sock: object) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, option, value)
 
 
+def _transport_factory(sock: Any, disabled_algorithms: Any = None) -> paramiko.Transport:
+    """paramiko's transport with AES-GCM offered first: an AEAD cipher needs no separate MAC
+    pass, and on bulk reads moves about twice the bytes per CPU second of paramiko's default
+    AES-CTR with HMAC (bench/tensor_pull.py: 690 against 360 MiB/s on loopback). A server
+    without it negotiates the next cipher, as before."""
+    transport = paramiko.Transport(sock, disabled_algorithms=disabled_algorithms)
+    options = transport.get_security_options()
+    ciphers = tuple(options.ciphers)
+    options.ciphers = tuple(c for c in ciphers if "-gcm" in c) + tuple(
+        c for c in ciphers if "-gcm" not in c
+    )
+    return transport
+
+
 class SSHSession(Session):
     def __init__(self, options: ConnectOptions, max_output: int) -> None:
         super().__init__(options.host, options.timeout, max_output)
@@ -109,6 +123,7 @@ class SSHSession(Session):
                 "banner_timeout": timeout,
                 "auth_timeout": timeout,
                 "channel_timeout": timeout,
+                "transport_factory": _transport_factory,
             },
         )
         hostkeys.load_known_hosts(connection.client, target.known_hosts_files)
