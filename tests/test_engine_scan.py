@@ -270,9 +270,15 @@ def test_agent_module_is_python38_syntax() -> None:
     for line in source.splitlines():
         if line.startswith(("import ", "from ")):
             mod = line.split()[1]
-            assert mod in {"__future__", "glob", "os", "re", "sys", "time"} or mod.startswith(
-                "remotedbg.agent"
-            ), line
+            assert mod in {
+                "__future__",
+                "glob",
+                "hashlib",
+                "os",
+                "re",
+                "sys",
+                "time",
+            } or mod.startswith("remotedbg.agent"), line
     assert os.path.basename(engine_scan.__file__) == "engine_scan.py"
 
 

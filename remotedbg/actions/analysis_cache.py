@@ -1,5 +1,7 @@
-"""Classification results of engine source files, cached by content: a file identical in two
-installs, on two hosts of a fleet, or unchanged since the last run is analysed once. Kept in
+"""Engine source files and their classification results, kept by content: a file identical in
+two installs, on two hosts of a fleet, or unchanged since the last run is analysed once, and
+crosses the wire once (the engine scan answers sha256s first; `fill_sources` asks for the
+files whose text is not kept here). Kept in
 memory for the process and on disk in the user's cache dir (`$REMOTEDBG_CACHE_DIR`, else
 platformdirs' cache dir for remotedbg), keyed by the sha256 of the analyser's own code and the
 file's text, so a new remotedbg never reads an old answer. A cache that cannot be read or
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import remotedbg
+from remotedbg.remote.primitives import Remote
 
 _PATH = "\x00path\x00"  # the file's path stands here in a stored result
 _memory: dict[str, str] = {}
@@ -94,3 +97,86 @@ def cached_by_content(
         return json.loads(stored.replace(json.dumps(_PATH)[1:-1], json.dumps(path)[1:-1]))
 
     return run
+
+
+SOURCE_CAP = 2 << 20
+READ_BYTES = 4 << 20  # of sources per round trip: well inside an agent answer's 8 MiB
+
+
+def _source_path(sha: str) -> Path:
+    return cache_dir() / "sources" / sha[:2] / f"{sha}.py"
+
+
+def kept_source(sha: str) -> str | None:
+    """The text of a file with this sha256, when one was kept."""
+    key = f"source:{sha}"
+    with _lock:
+        if key in _memory:
+            return _memory[key]
+    try:
+        raw = _source_path(sha).read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(raw).hexdigest() != sha:
+        return None  # damaged: read again from the box
+    text = raw.decode("utf-8", "replace")
+    with _lock:
+        _memory[key] = text
+    return text
+
+
+def keep_source(raw: bytes) -> str:
+    """Keep a file's bytes by their sha256; its text as the engine scan decodes it."""
+    sha = hashlib.sha256(raw).hexdigest()
+    text = raw.decode("utf-8", "replace")
+    with _lock:
+        _memory[f"source:{sha}"] = text
+    folder = _source_path(sha).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temp = tempfile.mkstemp(dir=folder, suffix=".part")
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+        os.replace(temp, _source_path(sha))
+    except OSError:
+        pass
+    return text
+
+
+def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:
+    """Put the text of every file an engine scan answered by sha256 (`hashes_first`) into its
+    entry: from the kept sources, else read from the box (one path per content, in round
+    trips of at most READ_BYTES) and kept. A file that changed between the scan and the read
+    is taken as read. Returns counts."""
+    wanted: dict[str, tuple[str, int, list[dict]]] = {}  # sha -> (a path, size, entries)
+    kept = 0
+    for install in installs:
+        files = list(install.get("draft_files") or []) + [install.get("registry") or {}]
+        for entry in files:
+            sha = entry.get("sha256")
+            if not sha or entry.get("source") is not None:
+                continue
+            text = kept_source(sha)
+            if text is not None:
+                entry["source"] = text
+                kept += 1
+                continue
+            path = f"{install['path'].rstrip('/')}/{entry['path']}"
+            wanted.setdefault(sha, (path, int(entry.get("size") or 0), []))[2].append(entry)
+    batches: list[list[str]] = [[]]
+    budget = 0
+    for path, size, _ in wanted.values():
+        if batches[-1] and budget + size > READ_BYTES:
+            batches.append([])
+            budget = 0
+        batches[-1].append(path)
+        budget += size
+    by_path = {path: entries for path, _, entries in wanted.values()}
+    for batch in batches if wanted else []:
+        for answer in remote.read_text(batch, SOURCE_CAP):
+            if "text" not in answer or answer.get("truncated"):
+                continue
+            text = keep_source(answer["text"].encode("utf-8", "surrogateescape"))
+            for entry in by_path.get(answer.get("pattern") or answer.get("path"), []):
+                entry["source"] = text
+    return {"kept": kept, "read": len(wanted)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from remotedbg.actions.analysis_cache import cached_by_content
+from remotedbg.actions.analysis_cache import cached_by_content, fill_sources
 from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
 from remotedbg.analysis.d2t_handling import (
     classify_install,
@@ -26,9 +26,10 @@ def locate_engines(
     architectures: list[str] | None = None,
 ) -> dict[str, Any]:
     """One remote round trip for the search; parsing and classification happen here."""
-    args = scan_args(roots, search_home=search_home)
+    args = dict(scan_args(roots, search_home=search_home), hashes_first=True)
     scan = remote.call(SCAN, args)
     scan_inside(remote, scan, args)
+    fill_sources(remote, scan["installs"])
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
         engines.append(

@@ -13,6 +13,7 @@ No interpreter is started: site-packages directories are located on disk.
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import sys
@@ -57,6 +58,7 @@ class _Scan(object):
         self.max_depth = int(args.get("max_depth") or 4)
         self.max_file_bytes = int(args.get("max_file_bytes") or 512 * 1024)
         self.total_left = int(args.get("max_total_bytes") or 6 * 1024 * 1024)
+        self.hashes_first = bool(args.get("hashes_first"))
         self.budget = _Budget(
             int(args.get("max_entries") or 200000), float(args.get("time_limit") or 3.0)
         )
@@ -406,17 +408,19 @@ class _Scan(object):
                 if m:
                     matched.append("content:" + m.group(0).strip()[:60])
             if matched:
-                out.append(self.file_entry(pkg, path, matched, text))
+                out.append(self.file_entry(pkg, path, matched, head))
         return out
 
-    def file_entry(self, pkg, path, matched, text=None):
+    def file_entry(self, pkg, path, matched, raw=None):
+        """A file's entry with its source; with `hashes_first`, its sha256 instead (the client
+        keeps sources by content and asks only for the ones it has not seen)."""
         try:
             size = os.path.getsize(path)
         except OSError:
             size = None
-        if text is None:
+        if raw is None:
             raw = _read_bytes(path, self.max_file_bytes)
-            text = raw.decode("utf-8", "replace") if raw is not None else None
+        text = raw.decode("utf-8", "replace") if raw is not None else None
         entry = {
             "path": os.path.relpath(path, pkg),
             "size": size,
@@ -425,6 +429,9 @@ class _Scan(object):
             "source": None,
             "omitted": False,
         }
+        if raw is not None and self.hashes_first and not entry["capped"]:
+            entry["sha256"] = hashlib.sha256(raw).hexdigest()
+            return entry
         if text is not None and len(text) <= self.total_left:
             entry["source"] = text
             self.total_left -= len(text)

@@ -11,7 +11,7 @@ FS = "remotedbg.agent.fsops"
 
 
 _PATH_ARGS = ("paths", "root", "path")
-_PATH_KEYS = ("path", "paths", "matches")
+_PATH_KEYS = ("path", "paths", "matches", "pattern")
 
 
 def _under(path: Any, prefix: str) -> bool:
