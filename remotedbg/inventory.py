@@ -8,7 +8,6 @@ import re
 from typing import Any
 
 import hostlist
-import yaml
 
 from remotedbg.errors import UsageError
 
@@ -153,6 +152,8 @@ def hosts_from_file(text: str, group: str | None = None) -> list[str]:
     lines = text.splitlines()
     if any(_INI_SECTION.match(line) for line in lines):
         return parse_ini(text).hosts(group)
+    import yaml  # only for an inventory file: a one-host command does not pay for it
+
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError:

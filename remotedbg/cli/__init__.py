@@ -1,5 +1,6 @@
 """Layer 6: the command line. Each module registers one group of commands."""
 
+import importlib
 import shlex
 import sys
 import time
@@ -8,32 +9,34 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__, settings
-from remotedbg.cli import (
-    demo,
-    files,
-    get,
-    help_text,
-    locate,
-    logs,
-    output,
-    playbooks,
-    probe,
-    repl,
-    tensors,
-)
-from remotedbg.cli.output import emit_json, error_line, printable, stderr_console, stdout_console
+from remotedbg.cli import help_text, output
+from remotedbg.cli.output import error_line, printable, stderr_console
 from remotedbg.errors import UsageError
 from remotedbg.persist.protocol import host_named
 from remotedbg.session import transcript
 
-app = typer.Typer(
-    name="remotedbg",
-    help="Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).",
-    add_completion=True,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# name -> (module in remotedbg.cli, attribute, registration keywords), in --help's order; a
+# typer sub-app ("group") is added whole. Only the module of the command being run is imported.
+COMMANDS: dict[str, tuple[str, str, dict]] = {
+    "run": ("files", "run", {"context_settings": {"allow_interspersed_args": False}}),
+    "glob": ("files", "glob", {}),
+    "find": ("files", "find", {}),
+    "grep": ("files", "grep", {}),
+    "cat": ("files", "cat", {}),
+    "get": ("get", "get", {}),
+    "history": ("files", "history", {}),
+    "tensors": ("tensors", "app", {"group": True}),
+    "playbook": ("playbooks", "app", {"group": True}),
+    "demo": ("demo", "demo", {}),
+    "repl": ("repl", "repl_command", {}),
+    "locate-eagle": ("locate", "locate_eagle", {}),
+    "vocab-check": ("tensors", "vocab_check", {}),
+    "probe": ("probe", "probe", {}),
+    "logs": ("logs", "logs", {}),
+    "sessions": ("local_commands", "sessions_command", {}),
+    "config": ("local_commands", "config_command", {}),
+}
+ROOT_FLAGS = {"-q", "--quiet", "-v", "--verbose"}
 
 
 def _show_version(value: bool) -> None:
@@ -50,7 +53,6 @@ def _print_round_trip(entry: dict) -> None:
     stderr_console.print(printable(line), markup=False, highlight=False, style="dim")
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -80,77 +82,42 @@ def _root(
     output.quiet = quiet
 
 
-app.command("run", context_settings={"allow_interspersed_args": False})(files.run)
-app.command("glob")(files.glob)
-app.command("find")(files.find)
-app.command("grep")(files.grep)
-app.command("cat")(files.cat)
-app.command("get")(get.get)
-app.command("history")(files.history)
-app.add_typer(tensors.app, name="tensors")
-app.add_typer(playbooks.app, name="playbook")
-app.command("demo")(demo.demo)
-app.command("repl")(repl.repl_command)
-app.command("locate-eagle")(locate.locate_eagle)
-app.command("vocab-check")(tensors.vocab_check)
-app.command("probe")(probe.probe)
-app.command("logs")(logs.logs)
+def build_app(only: str | None = None) -> typer.Typer:
+    """The command tree: every command, or only the one named (with the root options), so a
+    command line imports just the module it runs."""
+    app = typer.Typer(
+        name="remotedbg",
+        help="Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).",
+        add_completion=True,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    for name, (module, attribute, keywords) in COMMANDS.items():
+        if only not in (None, name):
+            continue
+        found = getattr(importlib.import_module(f"remotedbg.cli.{module}"), attribute)
+        if keywords.get("group"):
+            app.add_typer(found, name=name)
+        else:
+            app.command(name, **keywords)(found)
+    return app
 
 
-@app.command("sessions")
-def sessions_command(
-    stop: Annotated[
-        bool, typer.Option("--stop", help="Stop them (their connections close).")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-) -> None:
-    """The persistent sessions (background connections) of this user: host, pid, commands
-    served, idle time. A command leaves one per host unless --no-persist or --persist 0.
-
-    Example: remotedbg sessions --stop"""
-    from remotedbg.persist import client
-
-    found = client.sessions(stop=stop)
-    if as_json:
-        emit_json({"sessions": found, "stopped": stop})
-        return
-    if not found:
-        stdout_console.print("no persistent sessions", markup=False)
-    for entry in found:
-        state = "stopped" if stop else ("busy" if entry["busy"] else f"idle {entry['idle_s']:g} s")
-        stdout_console.print(
-            printable(f"{entry['host'] or '(no command yet)'}  pid {entry['pid']}  "
-                      f"{entry['commands']} command(s)  {state} (exits after "
-                      f"{entry['idle_limit_s']:g} s idle)"),
-            markup=False,
-        )  # fmt: skip
+def command_named(words: list[str]) -> str | None:
+    """The command a command line runs, when it is one of ours (past the root's flags)."""
+    for word in words:
+        if word not in ROOT_FLAGS:
+            return word if word in COMMANDS else None
+    return None
 
 
-@app.command("config")
-def config_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-) -> None:
-    """The defaults in effect and where each comes from: a REMOTEDBG_* variable, the config
-    file (~/.config/remotedbg/config.toml, or REMOTEDBG_CONFIG), or built in. A flag given on
-    a command line beats all three.
-
-    Example: remotedbg config   (with a config.toml of: host = "gpu-box", timeout = 300)"""
-    from rich.table import Table
-
-    rows = settings.effective(settings.load_config())
-    if as_json:
-        emit_json(
-            {
-                "file": str(settings.config_file()),
-                "settings": [{"key": k, "value": v, "source": src} for k, v, src in rows],
-            }
-        )
-        return
-    table = Table("setting", "value", "from", box=None)
-    for key, value, source in rows:
-        table.add_row(key, str(value), source)
-    stdout_console.print(table)
-    stdout_console.print(f"config file: {settings.config_file()}", markup=False)
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole tree, for completion, the REPL and the tests
+        globals()["app"] = built = build_app()
+        return built
+    raise AttributeError(name)
 
 
 def worth_recording(words: list[str]) -> bool:
@@ -163,7 +130,7 @@ def worth_recording(words: list[str]) -> bool:
 def run_words(words: list[str]) -> int:
     """Run one command line in this process; its exit code (a persistent-session daemon runs
     its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
     started = time.time()
     status: int = 1

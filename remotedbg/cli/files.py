@@ -18,7 +18,6 @@ from remotedbg.cli.output import (
     write_raw,
 )
 from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
-from remotedbg.fleet import parse_hosts, run_on_hosts
 from remotedbg.inventory import is_host_list
 from remotedbg.session import transcript
 
@@ -64,6 +63,8 @@ def run(
     if is_host_list(ctx.options.host):
         if tty:
             raise UsageError("--tty runs on one host; give one --host")
+        from remotedbg.fleet import parse_hosts  # a fleet's machinery, for fleets only
+
         return _run_on_hosts(ctx, parse_hosts(ctx.options.host, None), line, cwd)
     if tty:
         if ctx.json:
@@ -90,6 +91,8 @@ def run(
 def _run_on_hosts(ctx: CommandContext, hosts: list[str], line: str, cwd: str | None) -> int:
     """Output grouped by host, in the order given; the exit status is the highest of them
     (a host that cannot be reached counts as 3)."""
+    from remotedbg.fleet import run_on_hosts
+
     runs = run_on_hosts(hosts, ctx.options, line, cwd)
     if ctx.json:
         emit_json(
