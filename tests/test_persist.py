@@ -191,3 +191,24 @@ def test_sessions_stop_ends_them(persistent):
     assert len(stopped["sessions"]) == 1 and stopped["stopped"]
     assert wait_for(lambda: not _daemons(persistent.runtime), timeout=10)
     assert "no persistent sessions" in persistent("sessions").stdout.decode()
+
+
+def test_a_dropped_connection_is_reconnected_by_the_next_command(persistent):
+    """The connection a daemon holds dies (its sshd killed mid-command): that command fails
+    as a dropped connection does (exit 3), the next one reconnects through the same daemon."""
+    from tests.test_session import _session_sshd_of
+
+    persistent("run", "-H", "testbox", "--", "true")
+    [daemon] = _daemons(persistent.runtime)
+    doomed = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "sleep", "34.6"],
+        env=persistent.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    os.kill(_session_sshd_of(("sleep", "34.6")), signal.SIGKILL)
+    _, err = doomed.communicate(timeout=30)
+    assert doomed.returncode == 3, err
+    for pid in pids_with_argv("sleep", "34.6"):
+        os.kill(pid, signal.SIGKILL)
+    back = persistent("run", "-H", "testbox", "--", "echo", "back")
+    assert back.returncode == 0 and back.stdout == b"back\n", back.stderr
+    assert _daemons(persistent.runtime) == [daemon]
