@@ -104,7 +104,7 @@ READ_BYTES = 4 << 20  # of sources per round trip: well inside an agent answer's
 
 
 def _source_path(sha: str) -> Path:
-    return cache_dir() / "sources" / sha[:2] / f"{sha}.py"
+    return cache_dir() / "sources" / sha[:2] / f"{sha}.py"  # bytes as the box has them
 
 
 def kept_source(sha: str) -> str | None:

@@ -271,6 +271,7 @@ class Daemon:
 
 def main(argv: list[str]) -> None:
     path, idle = argv[0], float(argv[1])
+    os.chdir("/")  # each command runs in its client's directory; none is held open here
     try:
         daemon = Daemon(path, idle)
     except OSError:

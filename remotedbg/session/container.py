@@ -81,7 +81,9 @@ class ContainerSession(Session):
         try:
             return self._executor.call(entry, args, timeout, cwd)
         except TimeoutError:
-            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s in {self.label}") from None
+            raise RemoteTimeout(
+                f"{entry} timed out after {timeout or 0:g}s in {self.label}"
+            ) from None
         except ExecutorGone as gone:
             raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
 
