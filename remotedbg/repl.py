@@ -143,11 +143,11 @@ class ReplSession:
 def shared_session(session: Any) -> Iterator[None]:
     """Inside the block every CommandContext uses `session` instead of opening its own, and
     `CommandContext.close()` leaves it open."""
-    token = cli_context.SHARED_SESSION.set(session)
+    token = cli_context.SESSION_KEEPER.set(lambda options: session)
     try:
         yield
     finally:
-        cli_context.SHARED_SESSION.reset(token)
+        cli_context.SESSION_KEEPER.reset(token)
 
 
 # -- parsing the environment dumps -------------------------------------------------------

@@ -107,7 +107,7 @@ class ProbeTarget:
 def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False) -> ProbeTarget:
     """The server to probe (one round trip) and, for the long-context pair, the limit of the
     draft it serves (one more)."""
-    scan = find_servers(remote, tail_lines=1, metrics=False)
+    scan = find_servers(remote, tail_lines=1, metrics=False, ask_runtime=False)
     chosen = choose_server(scan["servers"], wanted)
     port = int(wanted) if chosen is None else (chosen.get("spec") or {}).get("port")
     if not port:

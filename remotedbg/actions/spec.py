@@ -58,7 +58,12 @@ def _server_argv(server: dict) -> list[str]:
 
 
 def find_servers(
-    remote: Remote, log: str = "", args: str = "", tail_lines: int = 200, metrics: Any = None
+    remote: Remote,
+    log: str = "",
+    args: str = "",
+    tail_lines: int = 200,
+    metrics: Any = None,
+    ask_runtime: bool = True,
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
     metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
@@ -74,7 +79,7 @@ def find_servers(
         },
     )
     servers = scan["servers"]
-    for server in servers:
+    for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [

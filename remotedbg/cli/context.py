@@ -21,10 +21,10 @@ from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
 
-# The REPL lends its warm session to the commands it runs in-process (remotedbg.repl).
-SHARED_SESSION: ContextVar[Session | None] = ContextVar("remotedbg_shared_session", default=None)
-# A persistent-session daemon (remotedbg.persist.daemon) lends the sessions it keeps: given a
-# command's options, a warm session to borrow, or None to open one for this command only.
+# Who lends warm sessions to the commands run in this process: the REPL its one session
+# (remotedbg.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
+# Given a command's options: a session to borrow (close() leaves it open), or None to open
+# one for this command only.
 SESSION_KEEPER: ContextVar[Callable[[ConnectOptions], Session | None] | None] = ContextVar(
     "remotedbg_session_keeper", default=None
 )
@@ -40,13 +40,10 @@ class CommandContext:
     @property
     def session(self) -> Session:
         if self._session is None:
-            shared = SHARED_SESSION.get()
-            if shared is not None:
-                return shared  # borrowed: close() leaves it open
             keeper = SESSION_KEEPER.get()
             kept = keeper(self.options) if keeper is not None else None
             if kept is not None:
-                return kept  # borrowed from the daemon that keeps it
+                return kept  # borrowed: close() leaves it open
             self._session = open_session(self.options)
         return self._session
 
