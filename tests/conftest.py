@@ -16,6 +16,7 @@ import pytest
 from remotedbg.session import ConnectOptions, Session, open_session
 from tests.procs import wait_for
 from tests.sshd import Sshd, keygen, make_sshd, write_client_config
+from tests.strangers import Strangers, busy_box
 
 
 @dataclass
@@ -71,34 +72,12 @@ def box(ssh_world: SshWorld) -> Box:
     return ssh_world.box
 
 
-FOREIGN_SERVER_ARGS = [
-    "-m", "sglang.launch_server", "--model-path", "/nonexistent/foreign-target",
-    "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
-    "/nonexistent/foreign-draft", "--speculative-num-steps", "3", "--port", "31999",
-]  # fmt: skip
-
-
 @pytest.fixture(scope="session", autouse=True)
-def foreign_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
-    """Users run this suite on GPU boxes where an SGLang server is serving: so does every run.
-    A stand-in with an SGLang command line (wrong algorithm, missing draft) and a log full of
-    `accept len: 1.00` runs for the whole session; no test may report it unless the test asked
-    for it, and none may depend on the machine having no server."""
-    log = tmp_path_factory.mktemp("foreign") / "server.log"
-    line = "Decode batch, #running-req: 1, accept len: 1.00, accept rate: 0.00\n"
-    log.write_text(line * 50)
-    with open(log, "a") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(7200)", *FOREIGN_SERVER_ARGS],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        yield process
-    finally:
-        process.kill()
-        process.wait()
+def strangers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Strangers]:
+    """Users run this suite on busy GPU boxes: so does every run (tests/strangers.py). No test
+    may report a stranger unless it asked for it, and none may depend on their absence."""
+    with busy_box(tmp_path_factory.mktemp("strangers")) as found:
+        yield found
 
 
 @pytest.fixture(autouse=True)

@@ -130,9 +130,8 @@ def test_every_option_has_its_help(words) -> None:
     """An option declared with typer.Option(help=...) keeps its flags and text on every command
     (a command module with postponed annotations once lost both: `get --force` showed no help
     and `probe -n` did not exist)."""
-    import click
-
     command = _command(words)
     for parameter in getattr(command, "params", []):
-        if isinstance(parameter, click.Option) and parameter.name not in ("help",):
+        # typer's own Option class: typer 0.29 vendors click, older ones import the package
+        if isinstance(parameter, typer.core.TyperOption) and parameter.name not in ("help",):
             assert parameter.help, f"{' '.join(words)} {parameter.opts} has no help"

@@ -140,10 +140,10 @@ def test_dedupes_by_realpath(world: dict, tmp_path: Path) -> None:
     for link in (tmp_path / "link-to-sglang", tmp_path / "links" / "sglang"):
         link.parent.mkdir(exist_ok=True)
         link.symlink_to(world["sglang"])
-        result = run_scan(roots=[str(link)], home=str(world["home"]))
+        result = run_scan(roots=[str(link), str(world["sglang"])], home=str(world["home"]))
         found = by_engine(result, world["home"])
-        assert set(found["sglang"]["how_found"]) == {"root-arg", "checkout-search"}
-        assert found["sglang"]["path"] == str(world["sglang"].resolve())
+        assert [i["path"] for i in result["installs"]] == [str(world["sglang"].resolve())]
+        assert found["sglang"]["how_found"] == ["root-arg"]  # named roots: nothing else searched
 
 
 def test_editable_install_points_to_checkout(world: dict, tmp_path: Path) -> None:

@@ -177,8 +177,9 @@ def test_auto_discovery_audits_every_draft_found(cli, world):
 
 @pytest.mark.parametrize("engine", ["sglang", "vllm"])
 def test_draft_from_a_running_server(cli, world, tmp_path, engine):
-    """With no --var draft or search, what running servers serve is audited (the session's
-    foreign server too: its missing draft makes that part inconclusive, not this one wrong).
+    """With no --var draft or search, what running servers serve is audited: here a server
+    started in the engine checkout named as `roots` (the strangers' servers run other code and
+    are only listed).
     vLLM names the draft in --speculative-config's JSON ("model"; parsed with json.loads,
     vllm/engine/arg_utils.py:843-845 of 0.10.1.1) and the target with --model."""
     target, draft = str(world["target"]), str(world["absolute"])
@@ -191,7 +192,8 @@ def test_draft_from_a_running_server(cli, world, tmp_path, engine):
         launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", target,
                   "--speculative-config", json.dumps(config)]  # fmt: skip
         flag = "--speculative-config model"
-    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *launch])
+    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *launch],
+                            cwd=Path(world["engine"]).parent)  # fmt: skip
     try:
         assert wait_for(lambda: os.path.exists(f"/proc/{fake.pid}"))
         result = cli(

@@ -223,3 +223,22 @@ def test_aes_gcm_is_negotiated_first_when_the_server_offers_it(box, tmp_path):
             assert session._transport().local_cipher == "aes128-ctr"
     finally:
         server.stop()
+
+
+# Python 3.6 as the boot meets it: the real interpreter, its version_info set to 3.6 before the
+# boot code runs (no 3.6 is installed here; the boot's check is all that differs).
+OLD_PYTHON = """#!/bin/sh
+exec python3 -c 'import sys; sys.version_info = (3, 6, 15, "final", 0); exec(sys.argv[1])' "$2"
+"""
+
+
+def test_an_old_remote_python_is_named_with_the_version_needed(cli, tmp_path):
+    fake = tmp_path / "python3.6"
+    fake.write_text(OLD_PYTHON)
+    fake.chmod(0o755)
+    result = cli("tensors", "ls", "-H", "testbox", "--python", str(fake), str(tmp_path))
+    lines = result.stderr.decode().strip().splitlines()
+    assert result.returncode == 2, lines
+    assert lines == [
+        f"remotedbg: testbox: remote {fake} is 3.6; remotedbg needs 3.8+; pass --python PATH"
+    ]

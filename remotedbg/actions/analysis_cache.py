@@ -165,8 +165,11 @@ def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:
             wanted.setdefault(sha, (path, int(entry.get("size") or 0), []))[2].append(entry)
     batches: list[list[str]] = [[]]
     budget = 0
-    for path, size, _ in wanted.values():
-        if batches[-1] and budget + size > READ_BYTES:
+    # a batch keeps to one route: a container read through its runtime's exec, or the host
+    for path, size, _ in sorted(wanted.values(), key=lambda w: remote.route_of(w[0])):
+        if batches[-1] and (
+            budget + size > READ_BYTES or remote.route_of(batches[-1][0]) != remote.route_of(path)
+        ):
             batches.append([])
             budget = 0
         batches[-1].append(path)

@@ -133,16 +133,22 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
     return None
 
 
-def _vllm_loader(remote: Remote, located: dict, config: dict, tensors: list) -> dict | None:
+def _engine_name(located: dict, install: str) -> str | None:
+    return next((e.get("name") for e in located.get("engines") or [] if e["path"] == install), None)
+
+
+def _vllm_loader(
+    remote: Remote, located: dict, config: dict, tensors: list, only: str | None = None
+) -> dict | None:
     """A vLLM install resolves a draft by the method it is served with; without a server, the
-    draft's own family says which (an EAGLE-3 head is served with eagle3)."""
+    draft's own family says which (an EAGLE-3 head is served with eagle3). `only`: that install."""
     archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
     method = {"eagle3": "eagle3", "eagle": "eagle"}.get(draft_family(config, tensors=tensors) or "")
     if not method:
         return None
     cache = EngineCodeCache(remote)
     for install in located.get("engines") or []:
-        if install.get("name") != "vllm":
+        if install.get("name") != "vllm" or only not in (None, install["path"]):
             continue
         lookup = vllm_lookup(cache.get(install), archs, method)["lookup"]
         loader = loader_for(lookup, located, install["path"])
@@ -157,9 +163,11 @@ def audit_draft(
     target: str | None,
     located: dict | None,
     install: str | None = None,
+    served_by: list[int] | None = None,
 ) -> dict[str, Any]:
     """One draft's vocab map in place, then the loader that would load it: in `install` (the
-    install of the server that serves it) when known, else as loader_for chooses."""
+    install of the server that serves it) when known; a draft no server serves as loader_for
+    chooses; one served by a server whose install is unknown gets no loader (never borrowed)."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
     vocab = checkpoint_call(
         remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
@@ -183,10 +191,23 @@ def audit_draft(
         report["inconclusive"].append("no engine install found: loader checks skipped")
         report["loader"] = None
         return report
-    loader = loader_for(architectures, located, install) if install else None
-    loader = loader or loader_for(architectures, located)
-    if loader is None:
-        loader = _vllm_loader(remote, located, config, listing["tensors"])
+    if served_by and not install:
+        pids = ", ".join(str(p) for p in served_by)
+        report["inconclusive"].append(
+            f"served by pid {pids}, whose engine install could not be told from its process: "
+            "no other install's loader is taken for it (pass --var roots=...)"
+        )
+        report["loader"] = None
+        return report
+    if install:
+        # the install that serves the draft loads it: another install's loader is never borrowed
+        loader = loader_for(architectures, located, install)
+        if loader is None and _engine_name(located, install) == "vllm":
+            loader = _vllm_loader(remote, located, config, listing["tensors"], install)
+    else:
+        loader = loader_for(architectures, located)
+        if loader is None:
+            loader = _vllm_loader(remote, located, config, listing["tensors"])
     report["loader"] = loader
     if loader is None:
         report["inconclusive"].append(
@@ -223,7 +244,7 @@ def audit_drafts(
     for d in drafts or []:
         report = audit_draft(
             remote, d["path"], (targets or {}).get(d["path"], target), located,
-            _serving_install(d, located),
+            _serving_install(d, located), [p for p in d.get("pids") or [] if isinstance(p, int)],
         )  # fmt: skip
         if d.get("path_in_container"):
             report["draft_in_container"] = d["path_in_container"]

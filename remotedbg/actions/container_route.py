@@ -14,6 +14,7 @@ from remotedbg.errors import ContainerUnreachable
 from remotedbg.remote.primitives import Remote, add_prefix
 
 SCAN = "remotedbg.agent.engine_scan:scan"
+NOT_IN_THIS_RUNTIME = "no such container"  # docker's and podman's words for an unknown id
 
 
 def _unread_containers(scan: dict) -> dict[str, dict]:
@@ -32,14 +33,19 @@ def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
     for container in _unread_containers(scan).values():
         info, pids = container["info"], container["pids"]
         try:
+            _may_exec(info)
             inner = remote.inside(info)
             inside = inner.call(SCAN, dict(args, roots=None, search_home=False))
         except ContainerUnreachable as refused:
+            # a container the runtime this user reaches does not know (another user's podman
+            # storage, another daemon) is somebody else's: listed, not a reason to give up
+            elsewhere = NOT_IN_THIS_RUNTIME in str(refused).lower()
             for process in scan["processes"]:
                 if process["pid"] in pids:
-                    process["container"]["why_unreadable"] = (
-                        f"{info['why_unreadable']}; and {refused}"
-                    )
+                    why = f"{info['why_unreadable']}; and {refused}"
+                    process["container"]["elsewhere" if elsewhere else "why_unreadable"] = why
+                    if elsewhere:
+                        process["container"]["why_unreadable"] = None
             continue
         root = info["root"]
         remote.route(root, inner)
@@ -61,6 +67,20 @@ def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
                     for i in inside.get("installs") or []
                     if i.get("running")
                 ]
+
+
+def _may_exec(info: dict) -> None:
+    """podman keeps each user's containers in that user's own storage: run by anyone else it
+    looks in theirs, and on the way creates it (~/.local/share/containers, a pause process).
+    So podman is run only where this user's podman is set up already (its own storage, or a
+    service it is pointed at); the route is reached only for a container whose root this user
+    may not read, i.e. another user's."""
+    if info.get("runtime") == "podman" and info.get("podman_state_here") is False:
+        owner = info.get("runtime_uid")
+        raise ContainerUnreachable(
+            f"it belongs to the podman of uid {owner}, which this user's podman cannot reach "
+            "(not run: it would create podman state for this user)"
+        )
 
 
 def unreadable_servers(processes: list[dict]) -> list[dict]:

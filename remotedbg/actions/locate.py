@@ -22,13 +22,29 @@ CLASSIFY = cached_by_content("d2t-handling", classify_source)
 def locate_engines(
     remote: Remote,
     roots: list[str] | None = None,
-    search_home: bool = True,
+    search_home: bool | str = True,
     architectures: list[str] | None = None,
+    servers: bool = True,
 ) -> dict[str, Any]:
-    """One remote round trip for the search; parsing and classification happen here."""
-    args = dict(scan_args(roots, search_home=search_home), hashes_first=True)
+    """One remote round trip for the search; parsing and classification happen here. With
+    `roots` named only they are searched and decide; servers that run other code are listed
+    under `also_on_box` (no container of theirs is entered). `servers` False reads no process."""
+    args = dict(
+        scan_args(roots, search_home=search_home, search_processes=servers), hashes_first=True
+    )
     scan = remote.call(SCAN, args)
-    scan_inside(remote, scan, args)
+    also_on_box: list[dict] = []
+    if roots:
+        kept = [p for p in scan.get("processes") or [] if p.get("installs")]
+        also_on_box = [_stranger(p) for p in scan.get("processes") or [] if p not in kept]
+        scan["processes"] = kept
+    else:
+        scan_inside(remote, scan, args)
+        elsewhere = [
+            p for p in scan.get("processes") or [] if (p.get("container") or {}).get("elsewhere")
+        ]
+        also_on_box = [_stranger(p) for p in elsewhere]
+        scan["processes"] = [p for p in scan.get("processes") or [] if p not in elsewhere]
     fill_sources(remote, scan["installs"])
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
@@ -107,7 +123,22 @@ def locate_engines(
         "resolved": resolved,
         "processes": scan.get("processes", []),
         "unreadable": unreadable_servers(scan.get("processes") or []),
+        "also_on_box": also_on_box,
         "searched": scan.get("searched", []),
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _stranger(process: dict) -> dict[str, Any]:
+    """A server outside the named scope: listed, never judged."""
+    container = process.get("container") or {}
+    stranger = {
+        "pid": process["pid"],
+        "engine": process.get("engine"),
+        "cmdline": process.get("cmdline"),
+        "container": container.get("name") or (container.get("id") or "")[:12] or None,
+    }
+    if container.get("elsewhere"):
+        stranger["why"] = container["elsewhere"]
+    return stranger

@@ -40,10 +40,27 @@ def _as_bool(value: Any) -> bool:
     return bool(value)
 
 
+def _search_home(value: Any) -> bool | str:
+    """`search_home`: true (this user's home), false, or "all" (every home under /home)."""
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return "all"
+    return _as_bool(value)
+
+
 def _locate(
-    remote: Remote, roots: Any = None, search_home: Any = True, architectures: Any = None
+    remote: Remote,
+    roots: Any = None,
+    search_home: Any = True,
+    architectures: Any = None,
+    servers: Any = True,
 ) -> dict:
-    found = locate_engines(remote, _as_list(roots), _as_bool(search_home), _as_list(architectures))
+    found = locate_engines(
+        remote,
+        _as_list(roots),
+        _search_home(search_home),
+        _as_list(architectures),
+        servers=_as_bool(servers),
+    )
     reasons = [unreadable_line(server) for server in found["unreadable"]]
     if not found["engines"]:
         reasons.insert(0, "no SGLang or vLLM install found")
@@ -86,7 +103,7 @@ ACTIONS: dict[str, Action] = {
         Action(
             "locate-engines",
             _locate,
-            ("roots", "search_home", "architectures"),
+            ("roots", "search_home", "architectures", "servers"),
             description="engine installs, draft-model files and their d2t handling",
         ),
         Action(

@@ -3,14 +3,21 @@ modules from stdin (unbuffered, so a long-lived entry such as the executor can k
 own requests from fd 0), serves them to `import` from memory, calls the entry function and prints
 its JSON result."""
 
-import importlib.abc
-import importlib.util
-import json
-import os
-import struct
 import sys
-import traceback
-import zlib
+
+# Before anything an older Python cannot parse is compiled: the agent modules need 3.8. Written
+# without f-strings so that Python 3.5 still reads this far; the client names the exit status.
+if sys.version_info < (3, 8):
+    sys.stderr.write("remotedbg: python %d.%d\n" % sys.version_info[:2])
+    sys.exit(86)
+
+import importlib.abc  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import struct  # noqa: E402
+import traceback  # noqa: E402
+import zlib  # noqa: E402
 
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # no shadowing from the remote cwd
 

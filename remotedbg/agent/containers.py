@@ -101,9 +101,10 @@ def binds(container_mounts, host_mounts):
     return out
 
 
-def _conmon_argv(container):
-    """The command line of the conmon process podman keeps beside a container (readable by
-    anyone): it carries `-c ID`, `-n NAME` and `-l k8s-file:PATH` (the container's log)."""
+def _conmon(container):
+    """The command line and uid of the conmon process podman keeps beside a container (readable
+    by anyone): it carries `-c ID`, `-n NAME` and `-l k8s-file:PATH` (the container's log); its
+    uid is the user whose podman (and storage) the container belongs to."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -112,8 +113,8 @@ def _conmon_argv(container):
             continue
         argv = raw.split("\0")
         if container in argv:
-            return argv
-    return []
+            return argv, _uid(int(entry))
+    return [], None
 
 
 def _flag(argv, *flags):
@@ -174,9 +175,9 @@ def container_info(pid):
         return None  # nothing says it is elsewhere
     root = "/proc/%d/root" % pid
     readable = os.access(root + "/", os.R_OK | os.X_OK) and _readlink(root) is not None
-    name = image = log_option = None
+    name = image = log_option = owner = None
     if runtime == "podman" and cid:
-        conmon = _conmon_argv(cid)  # one walk of /proc gives the name, image and log
+        conmon, owner = _conmon(cid)  # one walk of /proc gives the name, image and log
         name = _flag(conmon, "-n", "--name")
         image = _podman_image(_flag(conmon, "-b", "--bundle"), cid)
         log_option = _flag(conmon, "-l", "--log-path")
@@ -194,6 +195,8 @@ def container_info(pid):
         "root_readable": bool(readable),
         "binds": binds(container_mounts, host_mounts),
         "log_option": log_option,
+        "runtime_uid": owner,  # podman: whose podman (and storage) the container is in
+        "podman_state_here": _podman_state_here(),
         "why_unreadable": None,
         "own_network": _differs("/proc/%d/ns/net" % pid, "/proc/self/ns/net"),
     }
@@ -203,6 +206,17 @@ def container_info(pid):
             "only that user or root read a process's root" % (root, _uid(pid))
         )
     return info
+
+
+def _podman_state_here():
+    """Whether this user's podman is set up already, so running it creates nothing: a remote
+    service it talks to (CONTAINER_HOST, as a docker group's socket) or its own storage."""
+    if os.environ.get("CONTAINER_HOST") or os.environ.get("CONTAINER_CONNECTION"):
+        return True
+    home = os.path.expanduser("~")
+    return os.path.isdir(os.path.join(home, ".local/share/containers")) or os.path.isdir(
+        os.path.join(home, ".config/containers")
+    )
 
 
 def _differs(link, own):

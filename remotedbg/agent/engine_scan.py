@@ -65,6 +65,8 @@ class _Scan(object):
         self.skip_dirs = set(knowledge.get("skip_dirs") or [])
         self.skip_paths = set(knowledge.get("skip_paths") or [])
         self.hidden_allowed = set(knowledge.get("hidden_dirs_allowed") or [])
+        # once named roots are in, no other install is added: servers are linked to those only
+        self.closed = False
         self.installs = {}  # realpath of package dir -> install dict
         self.order = []
         self.searched = []
@@ -102,6 +104,8 @@ class _Scan(object):
     def add_install(self, path, engine, how, kind, site=None):
         real = real_path(path)
         inst = self.installs.get(real)
+        if inst is None and self.closed:
+            return None
         if inst is None:
             inst = {
                 "engine": engine,
@@ -130,13 +134,16 @@ class _Scan(object):
         for name, eng in self.engines.items():
             pkg = os.path.join(site, eng["package"])
             if self.engine_of(pkg) == name:
-                found.append(self.add_install(pkg, name, how, "site-packages", site))
+                inst = self.add_install(pkg, name, how, "site-packages", site)
+                if inst is not None:
+                    found.append(inst)
                 continue
             for target in self._editable_targets(site, eng):
                 if self.engine_of(target) == name:
                     inst = self.add_install(target, name, how, "checkout", site)
-                    inst["editable_from"] = site
-                    found.append(inst)
+                    if inst is not None:
+                        inst["editable_from"] = site
+                        found.append(inst)
         return found
 
     def _editable_targets(self, site, eng):
@@ -338,8 +345,9 @@ class _Scan(object):
             cands.append(os.path.join(cwd, "python", eng["package"]))
         for path in cands:
             engine = self.engine_of(path)
-            if engine:
-                self._mark(self.add_install(path, engine, how, self._kind_of(path)), pid, how)
+            inst = engine and self.add_install(path, engine, how, self._kind_of(path))
+            if inst:
+                self._mark(inst, pid, how)
 
     def _link_files(self, own, mapped, pid, how):
         """Installs holding the server's own files or the files it has mapped."""
@@ -478,6 +486,8 @@ class _Scan(object):
         walk_roots = []
         if search_home:
             walk_roots.extend(self.k.get("walk_roots_home") or [])
+        if search_home == "all":
+            walk_roots.extend(self.k.get("walk_roots_other_homes") or [])
         if search_system:
             walk_roots.extend(self.k.get("walk_roots_system") or [])
         for root in walk_roots:
@@ -512,6 +522,7 @@ class _Scan(object):
         search_system = args.get("search_system", True)
         for root in args.get("roots") or []:
             self.add_root(root)
+        self.closed = bool(args.get("only_roots"))
         if search_system:
             self.search_system_prefixes()
         if search_home:

@@ -134,13 +134,16 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     archs = dep.draft_config.get("architectures") or []
     if not dep.algorithm:
         notes = [n for n in (dep.server or {}).get("notes") or [] if "not valid JSON" in n]
-        why = (
-            notes[0]
-            if notes
-            else "no speculative algorithm: no server runs this draft and no --var args='...' "
-            "gives its launch command"
-        )
-        return unknown(result, why)
+        if notes:
+            return unknown(result, notes[0])
+        if dep.server is None:
+            # a draft audited on its own: there is no launch line whose flags could be wrong
+            return not_applicable(
+                result,
+                "no server runs this draft and no --var args='...' gives its launch command: "
+                "the launch flags were not checked",
+            )
+        return unknown(result, "the server's launch line names no speculative algorithm")
     drafted = draft_family(dep.draft_config, dep.engine, None, dep.tensors)
     served = dep.served
     result["facts"] = {"architectures": archs, "draft_family": drafted, "algorithm": dep.algorithm,

@@ -28,7 +28,7 @@ Now run it on your box (an ssh_config alias; globs and ~ expand there):
 
 def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the demo box's temp dir.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
 ) -> None:
     """vocab-audit on a built-in example box (no GPU machine, no network): a correct EAGLE-3
     draft and one with absolute ids in d2t, full-size vocabularies, audited with --host local.
@@ -56,7 +56,7 @@ def demo(
                     "draft": str(box[label]),
                     "target": str(box["target"]),
                     "roots": str(box["engine"]),
-                    "search_home": "false",
+                    "servers": "false",  # the demo box is all there is: nothing of this machine
                 }
                 variables = bind_variables(playbook, given)
                 ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=as_json)

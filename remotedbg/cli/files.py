@@ -180,8 +180,10 @@ def find(
     type: Annotated[
         str | None, typer.Option("--type", "-t", help="f (file), d (directory) or l (symlink).")
     ] = None,
-    max_depth: Annotated[int | None, typer.Option("--max-depth", min=0)] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 10000,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", min=0, help="Descend at most N levels below ROOT.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Stop after N matches.")] = 10000,
 ) -> int:
     """Find files by name below a directory (__pycache__, .git and the like are pruned).
 

@@ -21,7 +21,11 @@ def locate_eagle(
     ctx: CommandContext,
     root: Annotated[
         list[str] | None,
-        typer.Option("--root", help="Engine checkout or package dir to include (repeatable)."),
+        typer.Option(
+            "--root",
+            help="Engine checkout or package dir to judge with (repeatable); given, nothing "
+            "else is searched and other servers are only listed.",
+        ),
     ] = None,
     arch: Annotated[
         list[str] | None,
@@ -34,6 +38,10 @@ def locate_eagle(
     no_home: Annotated[
         bool, typer.Option("--no-home", help="Do not search the home directory.")
     ] = False,
+    all_homes: Annotated[
+        bool,
+        typer.Option("--all-homes", help="Also search every home under /home (other users')."),
+    ] = False,
     evidence: Annotated[
         bool,
         typer.Option(
@@ -44,8 +52,9 @@ def locate_eagle(
     """Find SGLang/vLLM installs, their draft-model files, and how each handles d2t.
 
     Example: remotedbg locate-eagle -H gpu-box"""
+    search_home: bool | str = "all" if all_homes else not no_home
     found = locate_engines(
-        ctx.remote, root or [], search_home=not no_home, architectures=arch or []
+        ctx.remote, root or [], search_home=search_home, architectures=arch or []
     )
     if ctx.json:
         emit_json(found)
@@ -53,9 +62,25 @@ def locate_eagle(
         render_locate(found, evidence)
     for server in found["unreadable"]:
         stderr_console.print(printable(unreadable_line(server)), markup=False)
+    if not ctx.json:
+        for line in also_on_box_lines(found.get("also_on_box") or []):
+            stderr_console.print(printable(line), markup=False, highlight=False)
     if found["unreadable"]:
         return ExitCode.REMOTE  # a running server's engine code went unread: inconclusive
     return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
+
+
+def also_on_box_lines(strangers: list[dict]) -> list[str]:
+    """Servers outside what was named: listed so nothing is hidden, judged by nothing."""
+    if not strangers:
+        return []
+    lines = [f"also on this box, not judged ({len(strangers)} server(s) outside what was named):"]
+    for server in strangers:
+        where = f" in container {server['container']}" if server.get("container") else ""
+        command = server.get("cmdline") or ""
+        command = (command if isinstance(command, str) else " ".join(command))[:160]
+        lines.append(f"  pid {server['pid']} {server.get('engine') or '?'}{where}: {command}")
+    return lines
 
 
 def container_line(place: dict) -> str:

@@ -63,6 +63,11 @@ def write_raw(text: str) -> None:
 
 
 def emit_json(value: Any) -> None:
+    """The one JSON document of a command; a document (a dict) says which remotedbg made it."""
+    if isinstance(value, dict) and "remotedbg_version" not in value:
+        from remotedbg import __version__
+
+        value = {**value, "remotedbg_version": __version__}
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
     sys.stdout.flush()
 

@@ -7,7 +7,7 @@ import sys
 
 from rich.table import Table
 
-from remotedbg.cli.locate import render_locate
+from remotedbg.cli.locate import also_on_box_lines, render_locate
 from remotedbg.cli.output import printable, stdout_console
 from remotedbg.fleet import HostResult
 from remotedbg.playbook import RunOutcome
@@ -108,6 +108,7 @@ def outcome_document(outcome: RunOutcome) -> dict:
         "findings": outcome.findings,
         "drafts": audit.get("drafts", []),
         "inconclusive": outcome.inconclusive,
+        "also_on_box": also_on_box(outcome),
         "steps": [dataclasses.asdict(s) for s in outcome.steps],
         "round_trips": outcome.round_trips,
         "results": outcome.results,
@@ -131,6 +132,8 @@ def render_outcome(outcome: RunOutcome) -> None:
     for line in server_lines(outcome):
         console.print(line, markup=False, highlight=False)
     render_findings(console, outcome.findings)
+    for line in also_on_box_lines(also_on_box(outcome)):
+        console.print(printable(line), markup=False, highlight=False, style="dim")
     located = outcome.section("locate")
     if located:
         render_locate(located)
@@ -138,10 +141,32 @@ def render_outcome(outcome: RunOutcome) -> None:
     console.print(f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
 
 
-def server_lines(outcome: RunOutcome) -> list[str]:
-    """One line per server a spec-audit read: algorithm, ceiling and observed accept length."""
-    lines = []
+def also_on_box(outcome: RunOutcome) -> list[dict]:
+    """Servers outside what the user named (`--var draft/roots/args/log`): every step lists
+    them, none judges them. One entry per server, by pid."""
+    seen: dict[str, dict] = {}
+    for result in outcome.results.values():
+        if not isinstance(result, dict):
+            continue
+        for server in result.get("also_on_box") or []:
+            seen.setdefault(str(server.get("pid")), dict(server))
+        for row in result.get("other_servers") or []:
+            seen.setdefault(str(row.get("server")), {"pid": row.get("server")})
     for server in outcome.section("servers").get("servers") or []:
+        known = seen.get(str(server.get("pid")))
+        if known is not None:
+            known.setdefault("engine", server.get("engine"))
+            known.setdefault("cmdline", server.get("cmdline"))
+    return list(seen.values())
+
+
+def server_lines(outcome: RunOutcome) -> list[str]:
+    """One line per server a spec-audit judged: algorithm, ceiling and observed accept length."""
+    lines = []
+    outside = {str(s.get("pid")) for s in also_on_box(outcome)}
+    for server in outcome.section("servers").get("servers") or []:
+        if str(server.get("pid")) in outside:
+            continue
         spec = server.get("spec") or {}
         figures = ((server.get("log") or {}).get("figures") or {}).get("accept_length") or {}
         seen = (

@@ -67,7 +67,8 @@ def first_sentence(text: str) -> str:
 
 @app.command("list")
 def list_command(
-    playbook_path: PathOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False
+    playbook_path: PathOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
 ) -> None:
     """The playbooks available: --playbook-path, ~/.config/remotedbg/playbooks, shipped ones.
 
@@ -107,7 +108,7 @@ def list_command(
 def show_command(
     name: str,
     playbook_path: PathOpt = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
 ) -> None:
     """A playbook's variables and steps.
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from remotedbg import __version__
 from remotedbg.cli.output import printable, stdout_console
 from remotedbg.report import findings_markdown, render_findings, render_verdict
 
@@ -186,6 +187,7 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
         "",
         f"**Verdict: {verdict.upper()}**: {headline}",
         "",
+        f"- remotedbg {__version__}",
         f"- server: {server_line(result)}",
         f"- load: {result['load']['requests']} requests, at most "
         f"{result['load']['max_new_tokens']} new tokens",

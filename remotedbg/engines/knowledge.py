@@ -171,7 +171,10 @@ ENGINES: dict[str, dict[str, Any]] = {
 
 #: Directories walked (bounded) for source checkouts. "~" is the (possibly overridden) home.
 WALK_ROOTS_HOME = ["~"]
-WALK_ROOTS_SYSTEM = ["/workspace", "/opt", "/srv", "/home"]
+WALK_ROOTS_SYSTEM = ["/workspace", "/opt", "/srv"]
+#: Other users' homes: walked only when asked (`--var search_home=all`): on a shared box their
+#: installs are theirs, and a server of theirs is found through its process anyway.
+WALK_ROOTS_OTHER_HOMES = ["/home"]
 
 #: Interpreter prefixes (venvs, conda envs, system) whose site-packages are checked directly.
 PREFIX_GLOBS_HOME = [
@@ -245,6 +248,7 @@ KNOWLEDGE: dict[str, Any] = {
     "evidence_symbols": EVIDENCE_SYMBOLS,
     "walk_roots_home": WALK_ROOTS_HOME,
     "walk_roots_system": WALK_ROOTS_SYSTEM,
+    "walk_roots_other_homes": WALK_ROOTS_OTHER_HOMES,
     "prefix_globs_home": PREFIX_GLOBS_HOME,
     "prefix_globs_system": PREFIX_GLOBS_SYSTEM,
     "site_packages_globs": SITE_PACKAGES_GLOBS,
@@ -280,7 +284,7 @@ def knowledge() -> dict[str, Any]:
 def scan_args(
     roots: list[str] | None = None,
     *,
-    search_home: bool = True,
+    search_home: bool | str = True,
     search_system: bool = True,
     search_processes: bool = True,
     max_depth: int = DEFAULT_MAX_DEPTH,
@@ -290,9 +294,13 @@ def scan_args(
     time_limit: float = DEFAULT_TIME_LIMIT,
     home: str | None = None,
 ) -> dict[str, Any]:
-    """The `args` dict for `remotedbg.agent.engine_scan:scan`."""
+    """The `args` dict for `remotedbg.agent.engine_scan:scan`. Named `roots` limit the search:
+    nothing else is searched for, and servers are linked only to installs under them."""
+    if roots:
+        search_home, search_system = False, False
     args: dict[str, Any] = {
         "roots": list(roots or []),
+        "only_roots": bool(roots),
         "search_home": search_home,
         "search_system": search_system,
         "search_processes": search_processes,

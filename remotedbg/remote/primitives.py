@@ -62,6 +62,11 @@ class Remote:
         read) go to `inner` with the prefix taken off; the paths they answer get it back."""
         self.routes[prefix.rstrip("/")] = inner
 
+    def route_of(self, path: str) -> str:
+        """The route prefix a path's reads go through ("" for the host's own): one read call
+        must keep to one route."""
+        return next((prefix for prefix in self.routes if _under(path, prefix)), "")
+
     def _routed(self, entry: str, args: dict[str, Any]) -> tuple[str, Remote] | None:
         if not self.routes or not entry.startswith(FS + ":"):
             return None

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from remotedbg.errors import RemoteCommandError, RemoteInputMissing
+from remotedbg.errors import RemoteCommandError, RemoteInputMissing, UsageError
 from remotedbg.session import Session, agent_bundle
 from remotedbg.session.agent_bundle import (
     ANSWER_MARKER,
     MISSING_PYTHON_STATUS,
+    NOT_EXECUTABLE_STATUS,
+    OLD_PYTHON_STATUS,
     boot_command,
     bundle_bytes,
     sources,
@@ -49,14 +51,22 @@ def call(
         raise RemoteCommandError(
             f"{session.name}: the {check} check's answer passed the output cap"
         )
-    if result.exit_status == MISSING_PYTHON_STATUS:
+    if result.exit_status == OLD_PYTHON_STATUS:
+        found = (result.stderr.strip().splitlines() or ["python ?"])[-1].rpartition(" ")[2]
+        raise UsageError(
+            f"{session.name}: remote {interpreter} is {found}; remotedbg needs 3.8+; "
+            "pass --python PATH"
+        )
+    if result.exit_status in (MISSING_PYTHON_STATUS, NOT_EXECUTABLE_STATUS):
+        why = "" if result.exit_status == MISSING_PYTHON_STATUS else " that this user may run"
         raise RemoteCommandError(
-            f"no Python at {interpreter!r} on {session.name} (pass --python PATH)"
+            f"no Python at {interpreter!r}{why} on {session.name} (pass --python PATH)"
         )
     try:
         answer = json.loads(result.stdout_bytes.rsplit(ANSWER_MARKER, 1)[1])
     except (ValueError, IndexError):
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        said = result.stderr.strip() or result.stdout.strip()  # `nologin` says it on stdout
+        last = (said.splitlines() or ["no output"])[-1][:300]
         raise RemoteCommandError(
             f"{session.name}: the {_check(entry)} check failed: {last}"
         ) from None

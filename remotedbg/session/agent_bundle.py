@@ -15,6 +15,8 @@ from typing import Any
 AGENT_DIR = Path(__file__).resolve().parent.parent / "agent"
 DEFAULT_PYTHON = "python3"
 MISSING_PYTHON_STATUS = 127
+NOT_EXECUTABLE_STATUS = 126  # the shell found it but may not run it (a pyenv under /root)
+OLD_PYTHON_STATUS = 86  # agent/_boot.py: the remote interpreter is older than the agent needs
 
 
 @functools.lru_cache(maxsize=1)

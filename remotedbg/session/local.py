@@ -11,19 +11,28 @@ import time
 
 from remotedbg.session.base import OutputCollector, Session
 
+#: Shells that refuse a login: a service account's (nobody) can still run commands locally.
+NO_LOGIN_SHELLS = ("nologin", "false")
+
 
 def _login_shell() -> str:
     try:
         shell = pwd.getpwuid(os.getuid()).pw_shell
     except KeyError:
         shell = ""
-    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+    if not shell or os.path.basename(shell) in NO_LOGIN_SHELLS or not os.access(shell, os.X_OK):
+        return "/bin/sh"
+    return shell
 
 
 class LocalSession(Session):
     def __init__(self, default_timeout: float | None, max_output: int) -> None:
         super().__init__("local", default_timeout, max_output)
         self._shell = _login_shell()
+        home = os.path.expanduser("~")
+        # a service account's home may not exist (nobody's is /nonexistent): start in / then,
+        # as sshd does
+        self._cwd = home if os.path.isdir(home) else "/"
 
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
@@ -34,7 +43,7 @@ class LocalSession(Session):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # own process group, like an sshd session
-            cwd=os.path.expanduser("~"),
+            cwd=self._cwd,
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -81,7 +90,7 @@ class LocalSession(Session):
 
     def _execute_tty(self, text: str) -> int:
         """Locally the terminal is already there: the program inherits it."""
-        status = subprocess.call([self._shell, "-c", text], cwd=os.path.expanduser("~"))
+        status = subprocess.call([self._shell, "-c", text], cwd=self._cwd)
         return 128 - status if status < 0 else status
 
     @staticmethod
