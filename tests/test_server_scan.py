@@ -182,7 +182,7 @@ def test_server_args_line_and_tail_window(tmp_path):
     assert "speculative-token-map" not in parsed and "enable-metrics" not in parsed
     assert parsed["api-key"] == "***"
     log = write_sglang_log(tmp_path / "big.log", [1.0 + i / 1000 for i in range(3000)])
-    lines, server_args, _ = server_scan.tail_decode_lines(str(log), 200, 16 << 20)
+    lines, server_args, _, _ = server_scan.tail_decode_lines(str(log), 200, 16 << 20)
     assert len(lines) == 200 and server_args is None
     assert server_scan.parse_decode_line(lines[0])["accept_length"] == 3.8  # 1 + 2800/1000
     assert server_scan.parse_decode_line(lines[-1])["accept_length"] == 4.0
