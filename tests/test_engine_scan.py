@@ -227,6 +227,8 @@ def test_running_server_processes(world: dict) -> None:
         proc = next(p for p in result["processes"] if p["pid"] == sg_pid)
         assert proc["engine"] == "sglang" and proc["cwd"] == str(repo)
         assert "s3cret" not in proc["cmdline"]
+        # the argv itself, element for element, for the launch to be parsed from
+        assert proc["argv"][-3:] == ["sglang.launch_server", "--api-key", "***"]
         assert found["sglang"]["path"] in proc["installs"]
     finally:
         for p in procs:

@@ -151,3 +151,22 @@ def test_logs_of_several_hosts(cli, tmp_path):
     ]
     refused = cli("logs", "-H", "testbox,nosftp", "--log", str(log), "-f")
     assert refused.returncode == 2 and b"one --host" in refused.stderr
+
+
+def test_vllm_log_shows_its_figures(cli, tmp_path):
+    """`logs` on a vLLM log written as 0.33.0 writes it (rendered from its own format string,
+    vllm/v1/spec_decode/metrics.py:120-137): accept length, per-position rates, tokens."""
+    from tests.releases import release
+    from tests.test_server_scan import write_vllm_log
+
+    log = tmp_path / "vllm.log"
+    rendered = write_vllm_log(release("vllm", "0.33.0"), log)
+    result = cli("logs", "-H", "testbox", "--log", str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["accept_length"] == [round(r.values["mean_acceptance_length"], 2) for r in rendered]
+    assert doc["per_position_last"] == [0.1, 0.02, 0.0]
+    assert doc["spec_tokens"] == {"accepted": 182, "drafted": 450, "lines": 2}
+    text = cli("logs", "-H", "testbox", "--log", str(log), "--spec-only")
+    out = text.stdout.decode()
+    assert "per position 0.10 0.02 0.00" in out and "182 of 450 drafted tokens accepted" in out

@@ -456,3 +456,45 @@ def test_report_sections_follow_the_declaration_not_the_step_ids(cli, world, tmp
         assert refused.returncode == 2, refused.stderr
         assert message in refused.stderr.decode()
         assert str(user_dir / "renamed-audit.yaml") + ":" in refused.stderr.decode()
+
+
+@pytest.mark.parametrize("form", ["compact", "short-equals"])
+def test_vocab_audit_of_a_vllm_server_launched_with_compact_json(cli, world, standin, form):
+    """`vllm serve` as scripts start it: --speculative-config's JSON without spaces (one argv
+    element, its quotes its own), or `-sc={...}` (0.33.0 vllm/engine/arg_utils.py:1866). The
+    served draft is found from the running process alone (no --var draft) and audited."""
+    target, draft = str(world["target"]), str(world["absolute"])
+    config = {"method": "eagle3", "model": draft, "num_speculative_tokens": 3}
+    if form == "compact":
+        spec = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
+    else:
+        spec = ["-sc=" + json.dumps(config)]
+    server = standin("vllm", args=["--model", target, *spec])
+    result = cli(
+        "playbook", "vocab-audit", "-H", "testbox", "--json", "--var", f"roots={world['engine']}"
+    )
+    doc = json.loads(result.stdout)
+    drafts = {d["path"]: d for d in doc["results"]["drafts"]["drafts"]}
+    assert drafts[draft]["how_found"] == "running server --speculative-config model"
+    assert server.pid in drafts[draft]["pids"]
+    assert doc["results"]["target"]["by_draft"][draft] == target
+    assert "d2t-absolute-ids" in {f["id"] for f in doc["findings"]}
+
+
+def test_spec_audit_reads_a_vllm_log_as_vllm(cli, world, tmp_path):
+    """spec-audit --var log=PATH on a vLLM log (lines rendered from vLLM 0.33.0's own format
+    strings): the server is vLLM's, its draft and steps come from the non-default args line."""
+    from tests.releases import release
+    from tests.test_server_scan import write_vllm_log
+
+    log = tmp_path / "vllm.log"
+    write_vllm_log(release("vllm", "0.33.0"), log)
+    result = cli(
+        "playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"log={log}",
+        "--var", f"roots={world['engine']}", "--var", "search_home=false",
+    )  # fmt: skip
+    doc = json.loads(result.stdout)
+    [server] = [s for s in doc["results"]["servers"]["servers"] if s.get("source") == "--var log"]
+    assert server["engine"] == "vllm"
+    assert (server["spec"]["draft_model"], server["spec"]["num_steps"]) == ("/m/d", 3)
+    assert server["log"]["figures"]["per_position_last"] == [0.1, 0.02, 0.0]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from remotedbg.agent import server_scan
+from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.remote.primitives import Remote
 from tests.procs import wait_for
 
@@ -136,7 +137,7 @@ def test_parse_args_json_and_redaction():
     assert args["api-key"] == "***" and args["hf-token"] == "***"
     assert args["json-model-override-args"] == {"architectures": ["X"], "auth_token": "***"}
     assert args["enable-metrics"] is True
-    line = server_scan.redact_cmdline(argv)
+    line = redact_cmdline(argv)
     assert "hunter2" not in line and "hf_abc" not in line and "/m/map.pt" in line
     spec = server_scan.spec_summary("sglang", parsed)
     assert spec["algorithm"] == "EAGLE" and spec["num_draft_tokens"] == 4
@@ -182,7 +183,7 @@ def test_server_args_line_and_tail_window(tmp_path):
     assert "speculative-token-map" not in parsed and "enable-metrics" not in parsed
     assert parsed["api-key"] == "***"
     log = write_sglang_log(tmp_path / "big.log", [1.0 + i / 1000 for i in range(3000)])
-    lines, server_args, _ = server_scan.tail_decode_lines(str(log), 200, 16 << 20)
+    lines, server_args, _, _ = server_scan.tail_decode_lines(str(log), 200, 16 << 20)
     assert len(lines) == 200 and server_args is None
     assert server_scan.parse_decode_line(lines[0])["accept_length"] == 3.8  # 1 + 2800/1000
     assert server_scan.parse_decode_line(lines[-1])["accept_length"] == 4.0
@@ -442,3 +443,151 @@ def test_vllm_short_flags_count_as_their_long_names():
     spec = spec_summary("vllm", parsed)
     assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("eagle3", "/m/draft", 3)
     assert spec["target_model"] == "/m/target"
+
+
+# ------------------------------------------------- launch lines and logs as each engine writes them
+COMPACT = '{"method":"eagle3","model":"/m/d","num_speculative_tokens":3}'
+SPACED = '{"method": "eagle3", "model": "/m/d", "num_speculative_tokens": 3}'
+VLLM_LAUNCHES = {
+    # argv as /proc/PID/cmdline has it: the JSON is one element, its quotes its own
+    "compact": ["vllm", "serve", "/m/t", "--speculative-config", COMPACT],
+    "spaced": ["vllm", "serve", "/m/t", "--speculative-config", SPACED],
+    "equals": ["vllm", "serve", "/m/t", f"--speculative-config={COMPACT}"],
+    "short": ["vllm", "serve", "/m/t", "-sc", COMPACT],
+    "short-equals": ["vllm", "serve", "/m/t", f"-sc={SPACED}"],
+    "underscores": ["vllm", "serve", "/m/t", "--speculative_config", COMPACT],
+    "dotted": ["vllm", "serve", "/m/t", "--speculative-config.method", "eagle3",
+               "--speculative-config.model=/m/d", "--speculative-config.num_speculative_tokens",
+               "3"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", sorted(VLLM_LAUNCHES))
+def test_every_spelling_of_a_vllm_launch_gives_one_draft(form):
+    """vLLM's parser takes -sc for --speculative-config (0.33.0 vllm/engine/arg_utils.py:1866),
+    underscores for dashes and `--speculative-config.KEY VALUE` merged into the JSON (0.33.0
+    vllm/utils/argparse_utils.py:379-391,462-500; 0.10.1.1 vllm/utils/__init__.py:1857)."""
+    from remotedbg.analysis.crosscheck import launch_spec
+
+    argv = VLLM_LAUNCHES[form]
+    want = ("/m/d", "eagle3", 3, "/m/t")
+    spec = server_scan.spec_summary("vllm", server_scan.parse_args(argv))
+    assert (spec["draft_model"], spec["algorithm"], spec["num_steps"], spec["target_model"]) == want
+    # what find-drafts gets from the engine scan: the argv list, parsed as is
+    assert launch_spec({"engine": "vllm", "argv": redact_argv(argv)})["draft_model"] == "/m/d"
+    # a command line given as one display string (a playbook's own): split as typed
+    line = redact_cmdline(argv)
+    assert launch_spec({"engine": "vllm", "cmdline": line})["draft_model"] == "/m/d"
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        f"vllm serve /m/t --speculative-config {COMPACT}",
+        f"vllm serve /m/t --speculative-config '{COMPACT}'",
+        f"vllm serve /m/t --speculative-config {SPACED}",
+        f"vllm serve /m/t --speculative-config='{SPACED}'",
+        f"vllm serve /m/t -sc={SPACED}",
+    ],
+)
+def test_args_var_as_typed_gives_the_same_draft(typed):
+    """--var args='...' is shell words (shlex is right there), a JSON word kept whole."""
+    spec = server_scan.spec_summary("vllm", server_scan.parse_args(server_scan.split_args(typed)))
+    assert (spec["draft_model"], spec["algorithm"], spec["num_steps"]) == ("/m/d", "eagle3", 3)
+
+
+def test_sglang_flags_as_its_server_args_define_them():
+    """SGLang's draft flag and its alias (0.5.6 sglang/srt/server_args.py:2925-2926:
+    "--speculative-draft-model-path", "--speculative-draft-model"), read from the release; argparse
+    takes `--flag=value` too."""
+    from tests.releases import release
+
+    source = (release("sglang", "0.5.6").package / "srt/server_args.py").read_text()
+    for flag in ("--speculative-draft-model-path", "--speculative-draft-model",
+                 "--speculative-algorithm", "--speculative-num-steps", "--model-path"):  # fmt: skip
+        assert f'"{flag}"' in source, flag
+    forms = [
+        ["--model-path", "/m/t", "--speculative-draft-model-path", "/m/d",
+         "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3"],
+        ["--model-path=/m/t", "--speculative-draft-model-path=/m/d",
+         "--speculative-algorithm=EAGLE3", "--speculative-num-steps=3"],
+        ["--model-path", "/m/t", "--speculative-draft-model", "/m/d",
+         "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3"],
+    ]  # fmt: skip
+    for tail in forms:
+        parsed = server_scan.parse_args(["python3", "-m", "sglang.launch_server", *tail])
+        spec = server_scan.spec_summary("sglang", parsed)
+        assert (
+            spec["draft_model"],
+            spec["algorithm"],
+            spec["num_steps"],
+            spec["target_model"],
+        ) == ("/m/d", "EAGLE3", 3, "/m/t"), tail
+
+
+VLLM_LAUNCH_ARGS = {
+    "model_tag": "/m/t",
+    "model": "/m/t",
+    "speculative_config": {"method": "eagle3", "model": "/m/d", "num_speculative_tokens": 3},
+    "port": 8100,
+}
+
+
+def write_vllm_log(rel, path: Path) -> list:
+    from tests.engine_logs import launch_args_line, spec_decoding_line
+
+    rendered = [spec_decoding_line(rel, 100, [80, 55, 41]), spec_decoding_line(rel, 50, [5, 1, 0])]
+    lines = [launch_args_line(rel, VLLM_LAUNCH_ARGS), *(r.line for r in rendered)]
+    path.write_text("\n".join(lines) + "\n")
+    return rendered
+
+
+@pytest.mark.parametrize("version", ["0.8.5", "0.10.1.1", "0.33.0"])
+def test_vllm_log_of_each_release_is_read_as_vllm(tmp_path, version):
+    """The log's lines as the release writes them (rendered from its own format strings,
+    tests/engine_logs.py): whose log it is, the launch args, and the SpecDecoding figures."""
+    from tests.releases import release
+
+    rel = release("vllm", version)
+    rendered = write_vllm_log(rel, tmp_path / "vllm.log")
+    entry, args = server_scan.read_log(str(tmp_path / "vllm.log"), "--var log", 200, 16 << 20)
+    assert entry["engine"] == "vllm"
+    assert entry["args_line"] == ("args: Namespace" if version == "0.8.5" else "non-default args")
+    spec = server_scan.spec_summary("vllm", {"args": args, "positional": [], "program": []})
+    assert (spec["draft_model"], spec["algorithm"], spec["num_steps"], spec["target_model"]) == (
+        "/m/d", "eagle3", 3, "/m/t")  # fmt: skip
+    assert spec["port"] == 8100
+    figures = entry["figures"]
+    means = [round(r.values["mean_acceptance_length"], 2) for r in rendered]
+    assert figures["accept_length"]["values"] == means
+    assert figures["per_position_last"] == [0.1, 0.02, 0.0]
+    assert figures["spec_tokens"] == {"accepted": 176 + 6, "drafted": 300 + 150, "lines": 2}
+    assert figures["accept_rate"]["values"] == [pytest.approx(0.587), pytest.approx(0.04)]
+    # 0.8.5's mean leaves the bonus token out (metrics.py:76), later ones count it
+    assert figures["length_includes_bonus"] is (version != "0.8.5")
+
+
+def test_launch_args_line_skips_what_is_not_a_literal():
+    line = (
+        "INFO 11-02 10:00:00 [utils.py:326] non-default args: {'model': '/m/t', "
+        "'load_format': <LoadFormat.AUTO: 'auto'>, 'api_key': 'sk-1', 'enforce_eager': True, "
+        "'speculative_config': {'method': 'eagle3', 'model': '/m/d, with comma'}}"
+    )
+    kind, args = server_scan.launch_args_from_log_line(line)
+    assert kind == "non-default args" and "load-format" not in args
+    assert args["api-key"] == "***" and args["enforce-eager"] is True
+    assert args["speculative-config"] == {"method": "eagle3", "model": "/m/d, with comma"}
+    assert server_scan.launch_args_from_log_line("INFO something else") is None
+
+
+def test_log_var_alone_of_a_vllm_server(remote, tmp_path):
+    """spec-audit's --var log on a vLLM log: engine vllm and its launch from the log's line."""
+    from tests.releases import release
+
+    write_vllm_log(release("vllm", "0.10.1.1"), tmp_path / "vllm.log")
+    result = remote.call(SCAN, {"log": str(tmp_path / "vllm.log"), "processes": False})
+    [server] = result["servers"]
+    assert server["engine"] == "vllm"
+    assert server["spec"]["draft_model"] == "/m/d" and server["spec"]["ceiling"] == 4
+    assert "launch arguments taken from the log's non-default args line" in server["notes"]
+    assert server["log"]["figures"]["spec_tokens"]["drafted"] == 450

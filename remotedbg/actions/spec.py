@@ -44,17 +44,9 @@ CONFIGS = "remotedbg.agent.draft_search:read_configs"
 USER_SOURCES = ("--var args", "--var log")
 
 
-def _server_argv(server: dict) -> list[str]:
-    """A normalised command line for crosscheck.server_paths (find-drafts / find-target)."""
+def _served_paths(server: dict) -> bool:
     spec = server.get("spec") or {}
-    argv: list[str] = []
-    if spec.get("target_model"):
-        argv += ["--model-path", spec["target_model"]]
-    if spec.get("draft_model"):
-        argv += ["--speculative-draft-model-path", spec["draft_model"]]
-    if spec.get("algorithm"):
-        argv += ["--speculative-algorithm", spec["algorithm"]]
-    return argv
+    return bool(spec.get("draft_model") or spec.get("target_model"))
 
 
 def find_servers(
@@ -86,12 +78,12 @@ def find_servers(
         {
             "pid": s.get("pid") if s.get("pid") is not None else s["source"],
             "engine": s.get("engine"),
-            "cmdline": _server_argv(s),
+            "cmdline": s.get("cmdline"),  # for display: the launch is read from "spec"
             "spec": s.get("spec") or {},
             "paths_in_container": s.get("paths_in_container") or {},
         }
         for s in (user or servers)
-        if _server_argv(s)
+        if _served_paths(s)
     ]
     return {
         "servers": servers,

@@ -20,7 +20,7 @@ import sys
 import time
 
 from remotedbg.agent.containers import container_info, container_place, host_path, real_path
-from remotedbg.agent.redact import redact_cmdline
+from remotedbg.agent.redact import redact_argv, redact_cmdline
 
 # Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
 # (SGLang 0.5.14+ version.py), not the release's version.
@@ -296,6 +296,7 @@ class _Scan(object):
                     "pid": pid,
                     "engine": engine,
                     "cmdline": redact_cmdline(argv),
+                    "argv": redact_argv(argv),  # parsed as is (in a container: its own paths)
                     "exe": exe,
                     "cwd": cwd,
                     "container": container_info(pid),

@@ -21,9 +21,8 @@ def is_secret_flag(name):
     return bool(SECRET_FLAG_RE.search(name))
 
 
-def redact_cmdline(argv):
-    """The command line as one shell-quoted string, secret flag values replaced by ***,
-    cut at MAX_CMDLINE_CHARS."""
+def redact_argv(argv):
+    """argv with the values of secret flags replaced by ***, word for word."""
     out = []
     hide = False
     for word in argv:
@@ -39,6 +38,14 @@ def redact_cmdline(argv):
                 hide = True
             continue
         out.append(word)
+    return out
+
+
+def redact_cmdline(argv):
+    """The command line as one string for display, secret flag values replaced by ***, cut at
+    MAX_CMDLINE_CHARS. Only words with spaces are quoted: it is for reading, not for splitting
+    again (a JSON word keeps its inner quotes unescaped); parse the argv itself."""
+    out = redact_argv(argv)
     line = " ".join(shlex.quote(w) if (" " in w or not w) else w for w in out)
     if len(line) > MAX_CMDLINE_CHARS:
         line = line[:MAX_CMDLINE_CHARS] + "..."

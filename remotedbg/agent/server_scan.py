@@ -59,6 +59,22 @@ _VLLM_MEAN_LEN = re.compile(r"Mean acceptance length:\s*([0-9.]+)")
 _VLLM_AVG_RATE = re.compile(r"(?:Avg )?Draft acceptance rate:\s*([0-9.]+)\s*%")
 _VLLM_PER_POS = re.compile(r"Per-position acceptance rate:\s*\[?([0-9.,\s]+?)\]?(?:,\s*[A-Z]|$)")
 _VLLM_THROUGHPUT = re.compile(r"Avg generation throughput:\s*([0-9.]+)\s*tokens/s")
+_VLLM_ACCEPTED = re.compile(r"Accepted:\s*(\d+) tokens")
+_VLLM_DRAFTED = re.compile(r"Drafted:\s*(\d+) tokens")
+# vLLM's launch arguments at startup: the non-default ones as a dict repr, "non-default args:
+# {'model_tag': '/m/t', ...}" (0.10.1.1 vllm/entrypoints/utils.py:326, 0.33.0
+# vllm/entrypoints/common/startup.py:96); before that the whole argparse Namespace, "args:
+# Namespace(host=None, ...)" (0.8.5 vllm/entrypoints/openai/api_server.py:1044).
+_VLLM_NON_DEFAULT = "non-default args: {"
+_VLLM_NAMESPACE = re.compile(r"\bargs: Namespace\(")
+# Lines that only one engine writes, to tell whose log it is.
+_ENGINE_MARKS = (
+    ("vllm", "SpecDecoding metrics"),
+    ("vllm", _VLLM_NON_DEFAULT),
+    ("vllm", "vLLM API server version"),
+    ("sglang", "server_args=ServerArgs("),
+    ("sglang", "Decode batch"),
+)
 _SERVER_ARGS = re.compile(r"server_args=ServerArgs\((.*)\)\s*$")
 _KV_LITERAL = re.compile(
     r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None|True|False|-?\d+(?:\.\d+)?(?:e-?\d+)?)"""
@@ -71,7 +87,7 @@ FIGURES = ("accept_length", "accept_rate", "throughput")
 
 
 # ----------------------------------------------------------------------------- launch arguments
-_FLAG_EQ_JSON = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_.-]*=[{\[]")
+_FLAG_EQ_JSON = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*=[{\[]")
 
 
 def _json_end(text, start):
@@ -154,14 +170,27 @@ def _redact_value(value):
     return value
 
 
+def _flag_name(text):
+    """`speculative_config` -> `speculative-config`: vLLM takes either spelling and both SGLang
+    and vLLM name their fields with underscores in the logs (only the part before a `.`, as
+    vLLM's FlexibleArgumentParser does)."""
+    head, dot, rest = text.partition(".")
+    return head.replace("_", "-") + dot + rest
+
+
 def parse_args(argv):
     """argv -> {"args": {flag: value}, "positional": [...], "program": [...]}.
 
-    Everything before the first `--flag` is the program part (`python -m sglang.launch_server`,
-    `vllm serve MODEL`); `--flag value`, `--flag=value` and a bare `--flag` (True) are recognised;
-    repeated flags keep the last value; a flag followed by several values keeps a list.
+    argv is the process's own (/proc/PID/cmdline), one list element per argument: a JSON value
+    is one element whatever its spaces or quotes. Everything before the first `--flag` is the
+    program part (`python -m sglang.launch_server`, `vllm serve MODEL`); `--flag value`,
+    `--flag=value`, vLLM's short flags (`-sc`) and a bare `--flag` (True) are recognised;
+    underscores in a flag's name count as dashes; repeated flags keep the last value; a flag
+    followed by several values keeps a list. vLLM's `--speculative-config.method eagle3` sets
+    one key of that JSON flag.
     """
     args = {}
+    dotted = {}
     positional = []
     program = []
     i = 0
@@ -174,6 +203,15 @@ def parse_args(argv):
         if word.startswith("--") and len(word) > 2:
             seen_flag = True
             name, eq, value = word[2:].partition("=")
+            name = _flag_name(name)
+            head, dot, key = name.partition(".")
+            if dot and head in JSON_FLAGS and key:
+                if not eq and i + 1 < len(argv):
+                    value = argv[i + 1]
+                    i += 1
+                dotted.setdefault(head, []).append((key, value))
+                i += 1
+                continue
             if eq:
                 args[name] = value
                 i += 1
@@ -199,6 +237,8 @@ def parse_args(argv):
             program.append(word)
         i += 1
     errors = []
+    for head, pairs in dotted.items():
+        args[head] = _dotted_json(pairs)
     for name in list(args):
         if is_secret_flag(name) and args[name] is not True:
             args[name] = "***"
@@ -213,6 +253,27 @@ def parse_args(argv):
                     % (name, exc, text[:120], name)
                 )
     return {"args": args, "positional": positional, "program": program, "errors": errors}
+
+
+def _dotted_json(pairs):
+    """`--speculative-config.method eagle3 --speculative-config.num_speculative_tokens 3` ->
+    {"method": "eagle3", "num_speculative_tokens": 3}: each value JSON-decoded when it parses
+    (vLLM puts them together this way and passes the whole as the flag's JSON, which then
+    replaces a `--speculative-config {...}` given beside them)."""
+    out = {}
+    for key, value in pairs:
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[parts[-1]] = value
+    return _redact_value(out)
 
 
 def _looks_numeric(word):
@@ -311,6 +372,88 @@ def server_args_from_log_line(line):
     return out
 
 
+def _repr_end(text, i):
+    """Index of the `,` or closing bracket that ends the Python repr starting at text[i]."""
+    depth = 0
+    quote = None
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "," and depth == 0:
+            return i
+        i += 1
+    return len(text)
+
+
+_REPR_KEY = re.compile(r"""\s*(?:'([^'\\]*)'\s*:|"([^"\\]*)"\s*:|([A-Za-z_]\w*)=)\s*""")
+
+
+def repr_items(text, start):
+    """The literal items of a dict repr (`'key': value`) or a call repr (`key=value`) whose body
+    starts at text[start]: {key: value}. A value that is not a Python literal (an enum
+    `<X.Y: 1>`, an object) is left out, not guessed at."""
+    import ast
+
+    out = {}
+    i = start
+    while i < len(text):
+        m = _REPR_KEY.match(text, i)
+        if not m:
+            break
+        key = m.group(1) or m.group(2) or m.group(3)
+        end = _repr_end(text, m.end())
+        try:
+            out[key] = ast.literal_eval(text[m.end() : end].strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+        if end >= len(text) or text[end] != ",":
+            break
+        i = end + 1
+    return out
+
+
+def launch_args_from_log_line(line):
+    """A log line that carries the launch arguments -> (what line it is, {flag: value}), flag
+    names with dashes as on the command line, secrets as "***"; None for any other line."""
+    if "server_args=ServerArgs(" in line:
+        parsed = server_args_from_log_line(line)
+        return ("server_args=ServerArgs", parsed) if parsed is not None else None
+    at = line.find(_VLLM_NON_DEFAULT)
+    if at >= 0:
+        kind, items = "non-default args", repr_items(line, at + len(_VLLM_NON_DEFAULT))
+    else:
+        m = _VLLM_NAMESPACE.search(line)
+        if not m:
+            return None
+        kind, items = "args: Namespace", repr_items(line, m.end())
+    args = {}
+    for key, value in items.items():
+        if value is None or value is False:
+            continue  # unset, as a command line that leaves it out
+        name = _flag_name(key)
+        args[name] = "***" if is_secret_flag(name) else _redact_value(value)
+    return kind, args
+
+
+def engine_of_log_line(line):
+    for engine, mark in _ENGINE_MARKS:
+        if mark in line:
+            return engine
+    return None
+
+
 # ---------------------------------------------------------------------------------- log parsing
 def _float(text):
     try:
@@ -343,6 +486,11 @@ def parse_decode_line(line):
         if m:
             values = [_float(v) for v in m.group(1).replace(" ", "").split(",") if v]
             out["per_position"] = [v for v in values if v is not None]
+        counts = (("accepted_tokens", _VLLM_ACCEPTED), ("drafted_tokens", _VLLM_DRAFTED))
+        for key, pattern in counts:
+            m = pattern.search(line)
+            if m:
+                out[key] = int(m.group(1))
     m = _VLLM_THROUGHPUT.search(line)
     if m:
         out["throughput"] = _float(m.group(1))
@@ -365,10 +513,26 @@ def trend(values):
     }
 
 
+def length_includes_bonus(parsed):
+    """Whether a vLLM SpecDecoding line's mean acceptance length counts the bonus token, from
+    the line itself: its per-position rates sum to accepted / drafts, and the mean is that
+    (0.8.5) or 1 + that (0.10.1.1 on); None when the line does not say."""
+    rates = parsed.get("per_position")
+    mean = parsed.get("accept_length")
+    if not rates or mean is None:
+        return None
+    total = sum(rates)
+    return abs(mean - 1.0 - total) < abs(mean - total)
+
+
 def figures_from_lines(lines):
-    """Decode lines (oldest first) -> {figure: trend} for FIGURES (+ "per_position_last")."""
+    """Decode lines (oldest first) -> {figure: trend} for FIGURES, plus from vLLM's lines
+    "per_position_last", "spec_tokens" {"accepted", "drafted", "lines"} (sums over the lines
+    read) and "length_includes_bonus"."""
     series = dict((name, []) for name in FIGURES)
     per_position = None
+    bonus = None
+    tokens = {"accepted": 0, "drafted": 0, "lines": 0}
     for line in lines:
         parsed = parse_decode_line(line)
         if not parsed:
@@ -378,6 +542,11 @@ def figures_from_lines(lines):
                 series[name].append(parsed[name])
         if "per_position" in parsed:
             per_position = parsed["per_position"]
+            bonus = length_includes_bonus(parsed)
+        if "accepted_tokens" in parsed and "drafted_tokens" in parsed:
+            tokens["accepted"] += parsed["accepted_tokens"]
+            tokens["drafted"] += parsed["drafted_tokens"]
+            tokens["lines"] += 1
     out = {}
     for name in FIGURES:
         t = trend(series[name])
@@ -385,6 +554,10 @@ def figures_from_lines(lines):
             out[name] = t
     if per_position:
         out["per_position_last"] = per_position
+    if bonus is not None:
+        out["length_includes_bonus"] = bonus
+    if tokens["lines"]:
+        out["spec_tokens"] = tokens
     return out
 
 
@@ -409,56 +582,76 @@ def chunks_backwards(handle, max_bytes):
         yield list(reversed(body)), read, pos == 0
 
 
+def _is_args_line(text):
+    return (
+        "server_args=ServerArgs(" in text
+        or _VLLM_NON_DEFAULT in text
+        or _VLLM_NAMESPACE.search(text) is not None
+    )
+
+
 def tail_decode_lines(path, wanted, max_bytes):
     """The last `wanted` decode lines of a file, read backwards in chunks up to `max_bytes`;
-    also the last `server_args=ServerArgs(...)` line seen in that span."""
+    also the last launch-arguments line seen in that span (SGLang's `server_args=ServerArgs(...)`,
+    vLLM's `non-default args: {...}`) and whose log it is (the newest line only one engine
+    writes): (lines, args line, bytes read, engine)."""
     found = []
     server_args = None
+    engine = None
     read = 0
     with open(path, "rb") as handle:
         for lines, read_so_far, _ in chunks_backwards(handle, max_bytes):
             read = read_so_far
             for raw in lines:
                 text = raw.decode("utf-8", "replace")
-                if server_args is None and "server_args=ServerArgs(" in text:
+                if engine is None:
+                    engine = engine_of_log_line(text)
+                if server_args is None and _is_args_line(text):
                     server_args = text
                 if len(found) < wanted and parse_decode_line(text):
                     found.append(text)
             if len(found) >= wanted:
                 break
         if server_args is None and read < max_bytes:
-            # the ServerArgs line is printed at startup: look at the head of the file too
+            # the launch arguments are printed at startup: look at the head of the file too
             handle.seek(0)
             head = handle.read(min(max_bytes - read, 4 << 20)).decode("utf-8", "replace")
             for text in head.splitlines():
-                if "server_args=ServerArgs(" in text:
+                if _is_args_line(text):
                     server_args = text
+                    engine = engine or engine_of_log_line(text)
                     break
     found.reverse()
-    return found, server_args, read
+    return found, server_args, read, engine
 
 
 def read_log(path, how_found, tail_lines, max_bytes):
+    """The log's entry (figures, whose log it is) and the launch arguments its startup line
+    gives (None: no such line read)."""
     entry = {
         "path": path,
         "how_found": how_found,
+        "engine": None,
         "decode_lines": 0,
         "figures": {},
         "server_args_line": False,
+        "args_line": None,
         "error": None,
     }
     try:
-        lines, server_args, read = tail_decode_lines(path, tail_lines, max_bytes)
+        lines, args_line, read, engine = tail_decode_lines(path, tail_lines, max_bytes)
     except (OSError, ValueError) as exc:
         entry["error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
         return entry, None
+    entry["engine"] = engine
     entry["decode_lines"] = len(lines)
     entry["bytes_read"] = read
     entry["figures"] = figures_from_lines(lines)
     entry["last_line"] = lines[-1][-400:] if lines else None
-    parsed_args = server_args_from_log_line(server_args) if server_args else None
-    entry["server_args_line"] = parsed_args is not None
-    return entry, parsed_args
+    found = launch_args_from_log_line(args_line) if args_line else None
+    entry["args_line"] = found[0] if found else None
+    entry["server_args_line"] = found is not None
+    return entry, (found[1] if found else None)
 
 
 # ----------------------------------------------------------------------------------- processes
@@ -706,9 +899,11 @@ def _place_in_container(server, container):
 
 
 def _fill_from_log(server, log_args):
-    """Settings the command line leaves to the engine's defaults, from the log's ServerArgs."""
+    """Settings the command line leaves to the engine's defaults, from the log's launch-args
+    line (SGLang's ServerArgs, vLLM's non-default args)."""
     if not log_args:
         return
+    line = (server.get("log") or {}).get("args_line") or "launch-args"
     from_log = spec_summary(server["engine"], {"args": log_args, "positional": [], "program": []})
     filled = []
     for key, value in from_log.items():
@@ -718,9 +913,7 @@ def _fill_from_log(server, log_args):
             server["spec"][key] = value
             filled.append(key)
     if filled:
-        server["notes"].append(
-            "from the log's server_args=ServerArgs line: %s" % ", ".join(sorted(filled))
-        )
+        server["notes"].append("from the log's %s line: %s" % (line, ", ".join(sorted(filled))))
 
 
 def _http_figures(server, want_metrics, timeout):
@@ -816,20 +1009,26 @@ def _given_server(args_var, log_var, tail_lines, max_bytes):
         parsed = parse_args(argv)
     elif log_args:
         parsed = {"args": log_args, "positional": [], "program": []}
-        server_notes.append("launch arguments taken from the log's server_args=ServerArgs line")
+        kind = log_entry["args_line"]
+        server_notes.append("launch arguments taken from the log's %s line" % kind)
     else:
         parsed = {"args": {}, "positional": [], "program": []}
         server_notes.append("launch arguments unknown: pass --var args='...'")
+    if engine is None and log_entry and log_entry.get("engine"):
+        engine = log_entry["engine"]
+        server_notes.append("engine %s: from its log's own lines" % engine)
     if engine is None:
-        vllm_log = bool(log_entry) and "SpecDecoding" in (log_entry.get("last_line") or "")
-        engine = "vllm" if ("speculative-config" in parsed["args"] or vllm_log) else "sglang"
+        engine = "vllm" if "speculative-config" in parsed["args"] else "sglang"
         server_notes.append("engine assumed: %s" % engine)
     server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
     server["log"] = log_entry
     if argv:
         _fill_from_log(server, log_args)
     if not argv and log_args is None and log_var:
-        server["notes"].append("no server_args=ServerArgs(...) line in the log's span read")
+        server["notes"].append(
+            "no launch-arguments line (server_args=ServerArgs(...), non-default args: {...}) "
+            "in the log's span read"
+        )
     return server
 
 

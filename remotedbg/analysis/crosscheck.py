@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from remotedbg.agent.containers import host_path
 from remotedbg.agent.findings import ERROR, finding
-from remotedbg.agent.server_scan import parse_args, spec_summary
+from remotedbg.agent.server_scan import parse_args, spec_summary, split_args
 
 
 def loader_direct_map(vocab_summary: dict, loader: dict | None) -> list[dict]:
@@ -46,10 +45,12 @@ def launch_spec(process: dict) -> dict[str, Any]:
     server's paths are where the host sees them, its own kept in `paths_in_container`."""
     if process.get("spec"):
         return dict(process["spec"], paths_in_container=process.get("paths_in_container") or {})
-    argv = process.get("cmdline_in_container") or process.get("cmdline") or []
-    if isinstance(argv, str):
-        argv = shlex.split(argv)
-    spec = spec_summary(process.get("engine") or "sglang", parse_args(list(argv)))
+    argv = process.get("argv")
+    if not isinstance(argv, list):
+        # one string (a playbook's own processes): split as typed, a JSON word kept whole
+        line = process.get("cmdline_in_container") or process.get("cmdline") or ""
+        argv = split_args(line) if isinstance(line, str) else list(line)
+    spec = spec_summary(process.get("engine") or "sglang", parse_args([str(a) for a in argv]))
     spec["paths_in_container"] = {}
     container = process.get("container")
     if container:

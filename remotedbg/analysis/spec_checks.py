@@ -800,7 +800,12 @@ def accept_length_low(dep: Deployment, ratio: float = LOW_ACCEPT_RATIO) -> dict[
     draft_tokens = (dep.spec or {}).get("num_draft_tokens")
     if isinstance(draft_tokens, int) and 0 < draft_tokens < ceiling:
         ceiling = draft_tokens
-    if dep.engine == "vllm" and dep.includes_bonus is False:
+    includes_bonus = dep.includes_bonus
+    if includes_bonus is None:  # the engine's code was not read: the log's lines tell
+        includes_bonus = ((server.get("log") or {}).get("figures") or {}).get(
+            "length_includes_bonus"
+        )
+    if dep.engine == "vllm" and includes_bonus is False:
         ceiling = steps
     result["facts"] = {"observed": observed, "from": how, "seen": seen, "ceiling": ceiling,
                        "ratio": round(observed / ceiling, 3) if ceiling else None}  # fmt: skip

@@ -33,26 +33,49 @@ def parse_since(text: str) -> float:
 
 
 class AcceptTrend:
-    """Accept lengths seen so far, for the sparkline."""
+    """Accept lengths seen so far, for the sparkline; from vLLM's SpecDecoding lines also the
+    last per-position rates and the accepted and drafted tokens summed."""
 
     def __init__(self) -> None:
         self.values: list[float] = []
+        self.per_position: list[float] | None = None
+        self.tokens = {"accepted": 0, "drafted": 0, "lines": 0}
 
     def add(self, line: str) -> dict[str, Any] | None:
         parsed = parse_decode_line(line)
         if parsed and "accept_length" in parsed:
             self.values.append(parsed["accept_length"])
+        if parsed and parsed.get("per_position"):
+            self.per_position = parsed["per_position"]
+        if parsed and "accepted_tokens" in parsed and "drafted_tokens" in parsed:
+            self.tokens["accepted"] += parsed["accepted_tokens"]
+            self.tokens["drafted"] += parsed["drafted_tokens"]
+            self.tokens["lines"] += 1
         return parsed
+
+    def figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"accept_length": self.values}
+        if self.per_position is not None:
+            out["per_position_last"] = self.per_position
+        if self.tokens["lines"]:
+            out["spec_tokens"] = dict(self.tokens)
+        return out
 
     def line(self) -> str:
         if not self.values:
             return "no accept-length lines yet"
         recent = self.values[-40:]
         mean = sum(self.values) / len(self.values)
-        return (
+        text = (
             f"accept length {sparkline(recent)}  last {self.values[-1]:.2f}, mean {mean:.2f} "
             f"over {len(self.values)} lines"
         )
+        if self.per_position is not None:
+            text += "; per position " + " ".join(f"{p:.2f}" for p in self.per_position)
+        if self.tokens["drafted"]:
+            accepted, drafted = self.tokens["accepted"], self.tokens["drafted"]
+            text += f"; {accepted} of {drafted} drafted tokens accepted ({accepted / drafted:.1%})"
+        return text
 
 
 def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
@@ -106,7 +129,7 @@ def logs(
         for line in tail["lines"]:
             trend.add(line)
         emit_json({"server": chosen, "path": tail["path"], "lines": tail["lines"],
-                   "accept_length": trend.values})  # fmt: skip
+                   **trend.figures()})  # fmt: skip
         return ExitCode.OK
     where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
     note(f"{where}log {chosen['log']} ({chosen['how_found']})")
@@ -151,7 +174,7 @@ def _on_hosts(
             for line in (row.value or {}).get("lines", []):
                 trend.add(line)
             out.append({"host": row.host, "error": row.error, "exit_code": row.exit_code,
-                        **(row.value or {}), "accept_length": trend.values})  # fmt: skip
+                        **(row.value or {}), **trend.figures()})  # fmt: skip
         emit_json({"hosts": out})
     else:
         for row in rows:
