@@ -42,7 +42,12 @@ def render_findings(console: Console, findings: list[dict]) -> None:
 
 def render_verdict(console: Console, verdict: str, headline: str) -> None:
     style = VERDICT_STYLE.get(verdict, "bold")
-    console.print(Panel(f"[{style}]{verdict.upper()}[/]  {escape(headline)}", expand=False))
+    # the reason is what a reader needs: it wraps inside the box (the consoles soft-wrap, which
+    # would crop a panel's line at the terminal's edge)
+    console.print(
+        Panel(f"[{style}]{verdict.upper()}[/]  {escape(headline)}", expand=False),
+        soft_wrap=False,
+    )
 
 
 def summary_table(title: str, rows: list[tuple[str, Any]]) -> Table:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,67 @@ def test_another_users_podman_is_never_run(strangers: Strangers) -> None:
         assert "podman of uid 0" in why[strangers.container_pid]
         assert sorted(os.listdir(home)) == []  # no ~/.local/share/containers, no ~/.config
         assert not [c for c in processes_of(user.pw_uid) if "catatonit" in c or "podman" in c]
+
+
+def test_a_server_is_judged_with_the_install_its_python_imports(cli, tmp_path, demo_box) -> None:
+    """The user's server runs SGLang from a checkout on PYTHONPATH (its loader reads d2t as
+    direct ids), with a venv whose site-packages hold a correct SGLang and a vLLM: Python imports
+    the checkout (PYTHONPATH comes before site-packages), so that loader is the one judged."""
+    import subprocess
+    import sys
+
+    from tests.engine_trees import (
+        SGLANG_LLAMA_EAGLE3_DIRECT,
+        write_sglang_checkout,
+        write_vllm_venv,
+    )
+
+    buggy = write_sglang_checkout(tmp_path / "sglang-bug", direct_variant=False)
+    (buggy / "srt" / "models" / "llama_eagle3.py").write_text(
+        SGLANG_LLAMA_EAGLE3_DIRECT.replace("LlamaForCausalLMEagle3Direct", "LlamaForCausalLMEagle3")
+    )
+    venv_vllm = write_vllm_venv(tmp_path / "venv", python=sys.executable)
+    shutil.copytree(demo_box["engine"], venv_vllm.parent / "sglang")  # a correct one, not imported
+    server = subprocess.Popen(
+        [str(tmp_path / "venv" / "bin" / "python3"), "-c", "import time; time.sleep(60)",
+         "-m", "sglang.launch_server", "--model-path", str(demo_box["target"]),
+         "--speculative-algorithm", "EAGLE3",
+         "--speculative-draft-model-path", str(demo_box["good"])],
+        cwd="/", env=dict(os.environ, PYTHONPATH=str(buggy.parent)),
+    )  # fmt: skip
+    try:
+        result = cli("playbook", "vocab-audit", "-H", "testbox", "--json",
+                     "--var", f"draft={demo_box['good']}")  # fmt: skip
+        document = _json(result)
+        (draft,) = document["drafts"]
+        assert draft["loader"]["path"] == str(buggy / "srt" / "models" / "llama_eagle3.py")
+        assert "loader-direct-map" in {f["id"] for f in document["findings"]}
+        assert result.returncode == 1
+        engines = {e["path"]: e for e in document["results"]["engines"]["engines"]}
+        assert server.pid in engines[str(buggy)]["running"]
+        assert server.pid not in engines[str(venv_vllm)]["running"]  # in its venv, not imported
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_each_draft_gets_its_own_servers_target_and_install() -> None:
+    """Two servers, two targets (a 256-wide model and a Kimi of 7168): each draft is checked
+    against the model its own server serves, and a server whose install is unknown borrows none."""
+    from remotedbg.actions.spec import _install_for, _pair_drafts
+
+    servers = [
+        {"pid": 11, "engine": "vllm", "spec": {"draft_model": "/m/small-draft",
+                                               "target_model": "/m/small"}},
+        {"pid": 12, "engine": "sglang", "spec": {"draft_model": "/m/kimi-draft",
+                                                 "target_model": "/m/kimi"}},
+    ]  # fmt: skip
+    items = [{"path": "/m/small-draft"}, {"path": "/m/kimi-draft"}]
+    _pair_drafts(items, servers, scoped=False, target=None)
+    assert [(i["server"]["pid"], i["target"]) for i in items] == [
+        (11, "/m/small"),
+        (12, "/m/kimi"),
+    ]
+    located = {"engines": [{"name": "vllm", "path": "/v", "running": [11], "how_found": []}]}
+    assert _install_for(servers[0], located)["path"] == "/v"
+    assert _install_for(dict(servers[0], pid=13), located) is None  # not the other server's

@@ -210,7 +210,7 @@ def test_running_server_processes(world: dict) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", sleeper, "-m", "sglang.launch_server", "--api-key", "s3cret"],
-            cwd=repo,
+            cwd=repo / "python",  # `-m sglang...` imports ./sglang: the checkout's package
         ),
         subprocess.Popen([venv_python, "-c", sleeper, "vllm serve", "some/model"], cwd="/"),
     ]
@@ -225,7 +225,7 @@ def test_running_server_processes(world: dict) -> None:
         assert sg_pid not in found["vllm"]["running"]
         assert vl_pid not in found["sglang"]["running"]
         proc = next(p for p in result["processes"] if p["pid"] == sg_pid)
-        assert proc["engine"] == "sglang" and proc["cwd"] == str(repo)
+        assert proc["engine"] == "sglang" and proc["cwd"] == str(repo / "python")
         assert "s3cret" not in proc["cmdline"]
         # the argv itself, element for element, for the launch to be parsed from
         assert proc["argv"][-3:] == ["sglang.launch_server", "--api-key", "***"]

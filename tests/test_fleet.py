@@ -55,6 +55,9 @@ def test_fleet_audits_every_host_and_reports_the_unreachable_one(cli, fleet_worl
         r[:3] for r in rows if r[:1] == ["127.0.0.1:1"]
     )
     assert ["testbox", "ok", "0"] == next(r[:3] for r in rows if r[:1] == ["testbox"])
+    # the reason column: every word of the unreachable host's error, folded, never cut
+    words = text.split()
+    assert all(word in words for word in doc["hosts"][2]["error"].split())
     prints = doc["hosts"][0]["fingerprints"]["tensors"][str(fleet_world["draft"])]
     assert len(prints["d2t"]) == 64
 

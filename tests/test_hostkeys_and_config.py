@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.sshd import write_client_config
@@ -130,3 +132,56 @@ def test_wrong_key_is_an_auth_failure(cli, ssh_world, tmp_path):
     )
     assert result.returncode == 3
     assert b"authentication failed" in result.stderr
+
+
+@pytest.mark.parametrize("identities_only", ["yes", "no"])
+def test_only_the_identities_the_config_names_are_offered(
+    cli, ssh_world, tmp_path, identities_only
+):
+    """The key that would let us in sits in ~/.ssh/id_ed25519, the alias names another: ssh
+    offers only what the config names (its defaults are used only when it names none), so it is
+    refused, with IdentitiesOnly or without; remotedbg must be too."""
+    import shutil
+    import subprocess
+
+    from tests.sshd import keygen
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    shutil.copy(ssh_world.user_key, home / ".ssh" / "id_ed25519")
+    (home / ".ssh" / "id_ed25519").chmod(0o600)
+    wrong = keygen(tmp_path / "wrong_key")
+    known = tmp_path / "known_hosts"
+    known.write_text(ssh_world.box.server.host_key_line)
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host strict\n  HostName 127.0.0.1\n  Port {ssh_world.box.server.port}\n"
+        f"  User {ssh_world.box.server.user}\n  UserKnownHostsFile {known}\n"
+        f"  IdentityFile {wrong}\n  IdentitiesOnly {identities_only}\n  BatchMode yes\n"
+    )
+    env = {"SSH_AUTH_SOCK": "", "HOME": str(home)}
+    ssh = subprocess.run(["ssh", "-F", str(config), "strict", "true"], capture_output=True,
+                         env=dict(os.environ, **env), timeout=30)  # fmt: skip
+    assert ssh.returncode == 255 and b"Permission denied" in ssh.stderr  # OpenSSH's outcome
+    result = cli("run", "-H", "strict", "--ssh-config", str(config), "--", "true", env=env)
+    assert result.returncode == 3, result.stderr
+    assert b"authentication failed" in result.stderr
+
+
+def test_hash_known_hosts_records_the_new_key_hashed(cli, fresh_config, ssh_world):
+    """HashKnownHosts yes: the recorded name is hashed as OpenSSH hashes it; ssh-keygen -F (and
+    so ssh) finds it under the host's name."""
+    import subprocess
+
+    config, known = fresh_config
+    config.write_text(config.read_text() + "  HashKnownHosts yes\n")
+    accepted = cli("run", "-H", "fresh", "--ssh-config", str(config), "--accept-new-host-key",
+                   "--", "true")  # fmt: skip
+    assert accepted.returncode == 0, accepted.stderr
+    line = known.read_text()
+    assert line.startswith("|1|") and "127.0.0.1" not in line
+    name = f"[127.0.0.1]:{ssh_world.box.server.port}"
+    found = subprocess.run(["ssh-keygen", "-F", name, "-f", str(known)], capture_output=True)
+    assert found.returncode == 0 and b"found" in found.stdout
+    again = cli("run", "-H", "fresh", "--ssh-config", str(config), "--", "true")
+    assert again.returncode == 0, again.stderr

@@ -31,11 +31,17 @@ def find_drafts(
     servers = server_paths(processes or [])
     explicit_search = bool(search) and list(search or []) != DEFAULT_SEARCH
     if draft:
+        # a named draft that a running server serves is judged as that server loads it
+        serving: dict[str, list] = {}
+        for server in servers:
+            if server.get("draft") and server.get("pid") is not None:
+                serving.setdefault(posixpath.normpath(server["draft"]), []).append(server["pid"])
         paths = [p for p in str(draft).split(",") if p]
-        return {
-            "drafts": [{"path": p, "how_found": "--var draft"} for p in paths],
-            "servers": servers,
-        }
+        named = [
+            {"path": p, "how_found": "--var draft", "pids": serving.get(posixpath.normpath(p), [])}
+            for p in paths
+        ]
+        return {"drafts": named, "servers": servers}
     by_path: dict[str, dict] = {}
     for server in servers:
         if not server.get("draft"):
@@ -124,6 +130,7 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
                 return {
                     "engine": engine["name"],
                     "version": engine.get("version"),
+                    "install": engine["path"],
                     "path": model["path"],
                     "class": hit.get("class"),
                     "d2t_handling": hit.get("d2t_handling"),
@@ -192,10 +199,13 @@ def audit_draft(
         report["loader"] = None
         return report
     if served_by and not install:
-        pids = ", ".join(str(p) for p in served_by)
+        why = [
+            p["install_unknown"]
+            for p in located.get("processes") or []
+            if p.get("pid") in served_by and p.get("install_unknown")
+        ] or [f"the install pid {', '.join(map(str, served_by))} imports was not found"]
         report["inconclusive"].append(
-            f"served by pid {pids}, whose engine install could not be told from its process: "
-            "no other install's loader is taken for it (pass --var roots=...)"
+            f"{'; '.join(why)}: no other install's loader is taken for it (pass --var roots=...)"
         )
         report["loader"] = None
         return report
@@ -205,9 +215,13 @@ def audit_draft(
         if loader is None and _engine_name(located, install) == "vllm":
             loader = _vllm_loader(remote, located, config, listing["tensors"], install)
     else:
-        loader = loader_for(architectures, located)
-        if loader is None:
-            loader = _vllm_loader(remote, located, config, listing["tensors"])
+        # served by no server: judged with each install that could load it, best first
+        loaders = _each_install(remote, located, config, architectures, listing["tensors"])
+        loader = loaders[0] if loaders else None
+        if len(loaders) > 1:
+            report["loaders"] = loaders
+            for other in loaders[1:]:
+                report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
     if loader is None:
         report["inconclusive"].append(
@@ -218,6 +232,27 @@ def audit_draft(
         if loader["d2t_handling"] == "unknown":
             report["inconclusive"].append(f"{loader['path']}: d2t handling unknown")
     return report
+
+
+def _each_install(
+    remote: Remote, located: dict, config: dict, architectures: list[str], tensors: list
+) -> list[dict]:
+    """The loader of every install that resolves these architectures, in loader_for's order
+    of preference (the install named with --var roots, then one a server runs, then the rest)."""
+    ordered = loader_for(architectures, located)
+    found = [ordered] if ordered else []
+    for engine in located.get("engines") or []:
+        if ordered is not None and engine["path"] == ordered["install"]:
+            continue
+        loader = loader_for(architectures, located, engine["path"])
+        if loader is None and engine.get("name") == "vllm":
+            loader = _vllm_loader(remote, located, config, tensors, engine["path"])
+        if loader is not None:
+            found.append(loader)
+    if not found:
+        loader = _vllm_loader(remote, located, config, tensors)
+        found = [loader] if loader else []
+    return found
 
 
 def _serving_install(draft: dict, located: dict | None) -> str | None:

@@ -139,8 +139,10 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "find-servers",
-            lambda r, log="", args="": find_servers(r, str(log or ""), str(args or "")),
-            ("log", "args"),
+            lambda r, log="", args="", outside=None: find_servers(
+                r, str(log or ""), str(args or ""), outside=outside
+            ),
+            ("log", "args", "outside"),
             description="running SGLang/vLLM servers: launch args, decode-log figures, metrics",
         ),
         Action(

@@ -56,10 +56,12 @@ def find_servers(
     tail_lines: int = 200,
     metrics: Any = None,
     ask_runtime: bool = True,
+    outside: Any = None,
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
     metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
-    launch arguments, only that server."""
+    launch arguments, only that server. Servers `outside` what was named (locate-engines'
+    `also_on_box`) are left out: listed there, never asked or judged."""
     scan = remote.call(
         SCAN,
         {
@@ -70,7 +72,8 @@ def find_servers(
             "knowledge": server_scan_knowledge(),
         },
     )
-    servers = scan["servers"]
+    skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
+    servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     user = [s for s in servers if s.get("source") in USER_SOURCES]
@@ -145,8 +148,9 @@ def _pair(item: dict, servers: list[dict], scoped: bool) -> tuple[dict | None, s
 
 
 def _install_for(server: dict | None, located: dict | None) -> dict | None:
-    """The install a server runs (by pid); for launch arguments given by hand, the install the
-    user pointed at (--var roots), then one a running server of that engine uses, then any."""
+    """The install a server runs (by pid; None when its install is unknown); for launch
+    arguments given by hand, the install the user pointed at (--var roots), then one a running
+    server of that engine uses, then any."""
     engines = (located or {}).get("engines") or []
     pid = (server or {}).get("pid")
     name = (server or {}).get("engine")
@@ -154,10 +158,11 @@ def _install_for(server: dict | None, located: dict | None) -> dict | None:
     for engine in candidates:
         if pid is not None and pid in (engine.get("running") or []):
             return engine
-    if pid is None:
-        for engine in candidates:
-            if "root-arg" in (engine.get("how_found") or []):
-                return engine
+    if pid is not None:
+        return None  # a running server's install is the one it imports: never another's
+    for engine in candidates:
+        if "root-arg" in (engine.get("how_found") or []):
+            return engine
     for engine in candidates:
         if engine.get("running"):
             return engine
@@ -348,7 +353,16 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
                       "target": tokenizers.get(item.get("target") or "")}  # fmt: skip
     install = _install_for(server or None, located)
     if install is None:
-        dep.code_error = "no engine install found on the box"
+        unknown_why = next(
+            (p.get("install_unknown") for p in (located or {}).get("processes") or []
+             if p.get("pid") == server.get("pid") and p.get("install_unknown")),
+            None,
+        )  # fmt: skip
+        dep.code_error = (
+            f"the install server pid {server['pid']} imports is unknown ({unknown_why})"
+            if server.get("pid") is not None and (located or {}).get("engines")
+            else "no engine install found on the box"
+        )
         dep.load_error = dep.code_error
         return dep
     dep.engine = dep.engine or install["name"]

@@ -113,7 +113,7 @@ def _conmon(container):
             continue
         argv = raw.split("\0")
         if container in argv:
-            return argv, _uid(int(entry))
+            return argv, process_uid(int(entry))
     return [], None
 
 
@@ -203,7 +203,7 @@ def container_info(pid):
     if not readable:
         info["why_unreadable"] = (
             "%s is not readable: the server runs as another user (uid %s) and the kernel lets "
-            "only that user or root read a process's root" % (root, _uid(pid))
+            "only that user or root read a process's root" % (root, process_uid(pid))
         )
     return info
 
@@ -225,7 +225,7 @@ def _differs(link, own):
     return None if theirs is None else theirs != _readlink(own)
 
 
-def _uid(pid):
+def process_uid(pid):
     try:
         return os.stat("/proc/%d" % pid).st_uid
     except OSError:

@@ -19,7 +19,13 @@ import re
 import sys
 import time
 
-from remotedbg.agent.containers import container_info, container_place, host_path, real_path
+from remotedbg.agent.containers import (
+    container_info,
+    container_place,
+    host_path,
+    process_uid,
+    real_path,
+)
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 
 # Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
@@ -27,7 +33,6 @@ from remotedbg.agent.redact import redact_argv, redact_cmdline
 _VERSION_RE = re.compile(r"""(?m)^__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']""")
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
-_MAX_MAPS_BYTES = 4 * 1024 * 1024
 _MAX_LISTED_FILES = 2000
 
 
@@ -311,9 +316,12 @@ class _Scan(object):
                 self.processes[-1]["cmdline_in_container"] = redact_cmdline(argv)
 
     def link_processes(self):
-        """Installs used by each server process; finds new installs through them too. A
-        process in a container names its own paths: they are read where the host sees them
-        (a bind mount's source, else /proc/PID/root)."""
+        """The install each server process imports, decided as its Python decides (see
+        import_path): the first entry of its sys.path holding the engine's package. Other
+        installs met on the way (the same venv's other engine) are recorded, not marked. A
+        process whose environment this user may not read (another user's) gets no install and
+        says why: none is borrowed. A process in a container names its own paths: they are read
+        where the host sees them (a bind mount's source, else /proc/PID/root)."""
         for proc in self.processes:
             pid = proc["pid"]
             proc["installs"] = []
@@ -326,37 +334,71 @@ class _Scan(object):
             def place(path, c=container):
                 return host_path(c, path) if c and path else path
 
-            # the interpreter as invoked (keeps the venv), entry scripts, then the resolved exe
-            paths = [place(a) for a in argv[:3] if a.startswith("/")] + [place(proc["exe"])]
-            for p in [p for p in paths if p]:
-                for inst in self.check_python(p, how):
-                    self._mark(inst, pid, how)
-            cwd = place(proc["cwd"])
-            if cwd:
-                self._link_cwd(cwd, pid, how)
-            own = [cwd, place(proc["exe"])] + [place(a) for a in argv if a.startswith("/")]
-            mapped = [place(p) for p in _mapped_paths(pid)]
-            self._link_files([real_path(p) for p in own if p], [p for p in mapped if p], pid, how)
-
-    def _link_cwd(self, cwd, pid, how):
-        """An engine checkout the server was started in (or its python/ folder)."""
-        cands = [cwd, os.path.dirname(cwd)]
-        for eng in self.engines.values():
-            cands.append(os.path.join(cwd, eng["package"]))
-            cands.append(os.path.join(cwd, "python", eng["package"]))
-        for path in cands:
-            engine = self.engine_of(path)
-            inst = engine and self.add_install(path, engine, how, self._kind_of(path))
-            if inst:
+            environ = _environ(pid)
+            if environ is None:
+                proc["install_unknown"] = (
+                    "pid %d runs as another user (uid %s): its environment (PYTHONPATH) and "
+                    "working directory cannot be read, so the install it imports is unknown"
+                    % (pid, process_uid(pid))
+                )
+                continue
+            inst = self.imported_install(proc, argv, environ, place, how)
+            if inst is not None:
                 self._mark(inst, pid, how)
+            elif not self.closed:
+                proc["install_unknown"] = "no %s package on the sys.path of pid %d" % (
+                    proc["engine"],
+                    pid,
+                )
 
-    def _link_files(self, own, mapped, pid, how):
-        """Installs holding the server's own files or the files it has mapped."""
-        for inst in list(self.installs.values()):
-            trees = _trees(inst)
-            hit = any(_under(p, t) for p in own for t in trees)
-            if hit or any(_under(p, inst["path"]) for p in mapped):
-                self._mark(inst, pid, how)
+    def imported_install(self, proc, argv, environ, place, how):
+        """The install of the process's engine that `import <package>` finds first."""
+        engine = proc["engine"]
+        package = self.engines[engine]["package"]
+        for entry in self.import_path(proc, argv, environ, place, how):
+            candidate = os.path.join(entry, package)
+            if self.engine_of(candidate) == engine:
+                inst = self.add_install(candidate, engine, how, self._kind_of(candidate))
+                if inst is None:  # outside the named roots
+                    return None
+                return inst
+            if os.path.basename(entry) in ("site-packages", "dist-packages"):
+                for inst in self.check_site(entry, how):
+                    if inst["engine"] == engine and inst.get("editable_from") == entry:
+                        return inst  # an editable install: its finder maps the package
+        return None
+
+    def import_path(self, proc, argv, environ, place, how):
+        """sys.path as the process's interpreter builds it (host paths): the script's folder
+        (the working directory for -m and -c), PYTHONPATH, the user site (outside a venv), then
+        the site-packages of the interpreter as invoked (a venv's) and as resolved."""
+        cwd = place(proc.get("cwd")) or "/"
+        entries = []
+        first = _script_dir(argv[1:], cwd, place)
+        if first:
+            entries.append(first)
+        for part in (environ.get("PYTHONPATH") or "").split(":"):
+            if part:
+                entries.append(place(part) if part.startswith("/") else os.path.join(cwd, part))
+        pythons = [place(argv[0])] if argv and argv[0].startswith("/") else []
+        pythons.append(place(proc.get("exe")))
+        prefixes = []
+        for python in [p for p in pythons if p]:
+            for p in (python, real_path(python)):
+                if os.path.basename(os.path.dirname(p)) == "bin":
+                    prefix = os.path.dirname(os.path.dirname(p))
+                    if prefix not in prefixes:
+                        prefixes.append(prefix)
+        in_venv = any(os.path.isfile(os.path.join(p, "pyvenv.cfg")) for p in prefixes)
+        home = environ.get("HOME")
+        if home and not in_venv and "PYTHONNOUSERSITE" not in environ:
+            user_site = os.path.join(place(home), ".local")
+            entries.extend(sorted(glob.glob(os.path.join(user_site, "lib/python3*/site-packages"))))
+        for prefix in prefixes:
+            self.check_prefix(prefix, how)  # records its installs; marks none
+            interp = self._seen_sites.get(real_path(prefix) + "|" + prefix) or {}
+            entries.extend(interp.get("site_packages") or [])
+        return [os.path.normpath(e) for e in entries]
 
     def _mark(self, inst, pid, how):
         if pid not in inst["running"]:
@@ -617,31 +659,6 @@ def _site_label(site):
     return "site-packages:" + site
 
 
-def _under(path, tree):
-    tree = tree.rstrip("/")
-    return path == tree or path.startswith(tree + "/")
-
-
-def _trees(inst):
-    """Directories whose use by a process means it runs this install."""
-    pkg = inst["path"]
-    trees = [pkg]
-    if inst["kind"] == "checkout":
-        parent = os.path.dirname(pkg)
-        if _is_repo_root(parent):
-            trees.append(parent)
-        if os.path.basename(parent) == "python" and _is_repo_root(os.path.dirname(parent)):
-            trees.append(os.path.dirname(parent))
-    return trees
-
-
-def _is_repo_root(path):
-    for name in ("pyproject.toml", "setup.py", ".git"):
-        if os.path.exists(os.path.join(path, name)):
-            return True
-    return False
-
-
 def _py_files(top):
     out = []
     if not os.path.isdir(top):
@@ -656,16 +673,40 @@ def _py_files(top):
     return out
 
 
-def _mapped_paths(pid):
-    raw = _read_bytes("/proc/%d/maps" % pid, _MAX_MAPS_BYTES)
-    paths = set()
-    if not raw:
-        return paths
-    for line in raw.decode("utf-8", "replace").splitlines():
-        i = line.find("/")
-        if i > 0:
-            paths.add(line[i:].replace(" (deleted)", ""))
-    return paths
+def _environ(pid):
+    """The process's environment, or None when this user may not read it."""
+    raw = _read_bytes("/proc/%d/environ" % pid, 1 << 20)
+    if raw is None:
+        return None
+    found = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            found[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return found
+
+
+#: Interpreter options that take a value as the next word.
+_PY_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
+
+
+def _script_dir(args, cwd, place):
+    """sys.path[0] of `python ARGS`: the working directory for -m and -c (and no script), else
+    the folder of the script as resolved."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word in ("-m", "-c") or word.startswith(("-m", "-c")) and len(word) > 2:
+            return cwd
+        if word in _PY_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith("-") and word != "-":
+            i += 1
+            continue
+        script = place(word) if word.startswith("/") else os.path.join(cwd, word)
+        return os.path.dirname(real_path(script))
+    return cwd
 
 
 def _version_of(inst, eng):

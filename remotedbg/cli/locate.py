@@ -178,7 +178,7 @@ def locate_summary(found: dict) -> str:
     if direct:
         parts.append(
             f"{len(direct)} loader(s) use d2t as direct ids (an offsets checkpoint is mis-mapped): "
-            + ", ".join(printable(m["relative_path"]) for m in direct[:3])
+            + ", ".join(printable(m["path"]) for m in direct[:3])  # whose: the install's path
         )
     else:
         parts.append(

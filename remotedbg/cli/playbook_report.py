@@ -39,14 +39,17 @@ def _fleet_rows(results: list[HostResult]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for result in results:
         if result.outcome is None:
-            rows.append([result.host, "unreachable", str(result.exit_code)] + ["?"] * len(ids))
+            rows.append([result.host, "unreachable", str(result.exit_code)] + ["?"] * len(ids)
+                        + [str(result.error or "")])  # fmt: skip
             continue
         severities = {}
         for item in result.outcome.findings:
             severities.setdefault(item["id"], item["severity"])
+        reason = "" if result.outcome.verdict == "ok" else result.outcome.headline
         rows.append(
             [result.host, result.outcome.verdict, str(result.exit_code)]
             + [severities.get(i, "-") for i in ids]
+            + [reason]
         )
     return ids, rows
 
@@ -60,12 +63,10 @@ def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
     table.add_column("exit", no_wrap=True)
     for finding_id in ids:
         table.add_column(finding_id, overflow="fold")
+    table.add_column("reason", overflow="fold")  # the headline of each host that is not ok
     for row in rows:
         table.add_row(*[printable(cell) for cell in row])
-    stdout_console.print(table)
-    for result in results:
-        if result.error:
-            stdout_console.print(f"{result.host}: {result.error}", markup=False)
+    stdout_console.print(table, soft_wrap=False)  # columns fold: a reason is never cut
     if diff:
         stdout_console.print("\n[bold]differences between hosts[/]")
         for fact, values in diff.items():
@@ -80,10 +81,10 @@ def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
     lines = [
         f"# remotedbg {name} on {len(results)} hosts",
         "",
-        "| host | verdict | exit | " + " | ".join(f"`{i}`" for i in ids) + " |",
-        "| --- " * (3 + len(ids)) + "|",
+        "| host | verdict | exit | " + "".join(f"`{i}` | " for i in ids) + "reason |",
+        "| --- " * (4 + len(ids)) + "|",
     ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     if diff:
         lines += ["", "## Differences", ""]
         lines += [
@@ -129,6 +130,13 @@ def render_outcome(outcome: RunOutcome) -> None:
             f" ({loader.get('d2t_handling', '-')})",
             highlight=False,
         )
+        for other in (draft.get("loaders") or [])[1:]:  # a draft no server runs: every install
+            console.print(
+                f"  also judged with {printable(str(other.get('path')))} "
+                f"({other.get('d2t_handling', '-')})",
+                markup=False,
+                highlight=False,
+            )
     for line in server_lines(outcome):
         console.print(line, markup=False, highlight=False)
     render_findings(console, outcome.findings)

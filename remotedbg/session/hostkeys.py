@@ -25,12 +25,18 @@ class StrictPolicy(paramiko.MissingHostKeyPolicy):
     """Refuse unknown hosts, or record them (first use only) when `accept_new` is set."""
 
     def __init__(
-        self, accept_new: bool, record_to: Path, display: str, record_as: str | None = None
+        self,
+        accept_new: bool,
+        record_to: Path,
+        display: str,
+        record_as: str | None = None,
+        hashed: bool = False,
     ) -> None:
         self.accept_new = accept_new
         self.record_to = record_to
         self.display = display
         self.record_as = record_as  # HostKeyAlias: the name the key is known under
+        self.hashed = hashed  # HashKnownHosts yes: the name is stored as OpenSSH hashes it
 
     def missing_host_key(
         self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
@@ -44,7 +50,10 @@ class StrictPolicy(paramiko.MissingHostKeyPolicy):
         self.record_to.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.record_to, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as handle:
-            handle.write(f"{self.record_as or hostname} {key.get_name()} {key.get_base64()}\n")
+            name = self.record_as or hostname
+            if self.hashed:
+                name = HostKeys.hash_host(name)
+            handle.write(f"{name} {key.get_name()} {key.get_base64()}\n")
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 

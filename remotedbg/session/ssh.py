@@ -120,6 +120,8 @@ class SSHSession(Session):
             config=fabric.Config(ssh_config=paramiko.SSHConfig()),
             connect_kwargs={
                 "key_filename": target.identity_files,
+                "look_for_keys": target.look_for_keys,
+                "allow_agent": target.allow_agent,
                 "banner_timeout": timeout,
                 "auth_timeout": timeout,
                 "channel_timeout": timeout,
@@ -135,6 +137,7 @@ class SSHSession(Session):
                 user_known_hosts(target),
                 target.spec,
                 target.host_key_alias,
+                hashed=target.hash_known_hosts,
             )
         )
         return connection

@@ -48,6 +48,11 @@ class ResolvedTarget:
     proxy_command: str | None = None  # with its %h %p %r tokens expanded
     host_key_alias: str | None = None
     missing_identity_files: list[str] = field(default_factory=list)  # named in ssh_config
+    # OpenSSH offers only the identities it names (`ssh -G` lists its defaults when the config
+    # names none); the agent only without IdentitiesOnly and with an IdentityAgent
+    look_for_keys: bool = False
+    allow_agent: bool = True
+    hash_known_hosts: bool = False  # a key recorded with --accept-new-host-key is hashed
 
     @property
     def known_hosts_key(self) -> str:
@@ -209,6 +214,11 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         proxy_command=proxy,
         host_key_alias=None if alias in (None, "none", "") else alias,
         missing_identity_files=missing,
+        # paramiko's own search of ~/.ssh only where nothing (not even `ssh -G`) named keys
+        look_for_keys=not values.get("identityfile") and not options.identity,
+        allow_agent=(first("identitiesonly", "no") or "no").lower() != "yes"
+        and (first("identityagent", "") or "").lower() != "none",
+        hash_known_hosts=(first("hashknownhosts", "no") or "no").lower() == "yes",
     )
 
 
