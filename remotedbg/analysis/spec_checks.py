@@ -44,6 +44,7 @@ from remotedbg.contract import (
 )
 from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
+from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
     "algorithm-mismatch",
@@ -440,8 +441,10 @@ def fc_shape_mismatch(dep: Deployment) -> dict[str, Any]:
     if len(shape) != 2:
         return unknown(result, f"{fc['name']} has shape {shape}, not 2-D")
     config = dep.draft_config
-    if dep.target_config and isinstance(dep.target_config.get("hidden_size"), int):
-        hidden, hidden_from = dep.target_config["hidden_size"], "target config hidden_size"
+    target_hidden = text_field(dep.target_config, "hidden_size")
+    if isinstance(target_hidden, int):
+        where = ".".join(filter(None, [text_config_key(dep.target_config), "hidden_size"]))
+        hidden, hidden_from = target_hidden, f"target config {where}"
     elif isinstance(config.get("target_hidden_size"), int):
         hidden, hidden_from = config["target_hidden_size"], "draft config target_hidden_size"
     else:
@@ -592,7 +595,7 @@ def _embedding_missing(result: dict[str, Any], dep: Deployment, embed: list[str]
     """An unloaded embedding is fine when the engine shares the target's (same width)."""
     shared = dep.embedding.get("shared")
     hidden = (dep.draft_config or {}).get("hidden_size")
-    target_hidden = (dep.target_config or {}).get("hidden_size")
+    target_hidden = text_field(dep.target_config, "hidden_size")
     other_width = (
         isinstance(hidden, int) and isinstance(target_hidden, int) and hidden != target_hidden
     )
