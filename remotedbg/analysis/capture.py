@@ -158,17 +158,38 @@ def _build_member(owner: _Self, name: str) -> Any:
     return _Self(config.data, ref, owner.ctx)
 
 
+def _registry_arch(call: ast.Call) -> str | None:
+    """`init_vllm_registered_model(..., architectures=["X"])`: the architecture named."""
+    archs = next((k.value for k in call.keywords if k.arg == "architectures"), None)
+    if isinstance(archs, ast.List) and archs.elts:
+        first = archs.elts[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+def registry_members(index: SourceIndex, target: ClassRef) -> list[str]:
+    """Architectures the target's `__init__` (or its bases') builds members by through a model
+    registry: the files of their classes are needed to follow capture calls into them."""
+    out = []
+    for cls in index.mro(target):
+        init = _method(cls.node, ("__init__",))
+        for node in ast.walk(init) if init is not None else ():
+            arch = _registry_arch(node) if isinstance(node, ast.Call) else None
+            if arch and arch not in out:
+                out.append(arch)
+    return out
+
+
 def _called_class(owner: _Self, cls: ClassRef, call: ast.Call) -> ClassRef | None:
     index = owner.ctx.index
     if index is not None and isinstance(call.func, ast.Name):
         ref = index.resolve(cls.module, call.func.id)
         if ref is not None:
             return ref
-    archs = next((k.value for k in call.keywords if k.arg == "architectures"), None)
-    if isinstance(archs, ast.List) and archs.elts and owner.ctx.resolve_architecture:
-        first = archs.elts[0]
-        if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            return owner.ctx.resolve_architecture(first.value)
+    arch = _registry_arch(call)
+    if arch and owner.ctx.resolve_architecture:
+        return owner.ctx.resolve_architecture(arch)
     return None
 
 
