@@ -487,10 +487,12 @@ def _step(stmt: ast.stmt, path: dict) -> list[dict]:
 def _into_member(call: ast.Call, value: Any, env: dict[str, Any]) -> tuple:
     """A setter called on a member whose class is known: (what that class's setter captures,
     where), else ()."""
-    receiver = _eval(call.func.value, env)  # type: ignore[attr-defined]
+    func = call.func
+    assert isinstance(func, ast.Attribute)  # _capture_call matched `<receiver>.<setter>(...)`
+    receiver = _eval(func.value, env)
     if not isinstance(receiver, _Self) or receiver.ref is None:
         return ()
-    found = _inner_method(receiver, call.func.attr)  # type: ignore[attr-defined]
+    found = _inner_method(receiver, func.attr)
     if found is None:
         return ()
     values = _values_of(receiver, found[1], value)
@@ -499,7 +501,7 @@ def _into_member(call: ast.Call, value: Any, env: dict[str, Any]) -> tuple:
     cls, method = found
     inner = values[0]
     where = {"class": cls.node.name, "path": cls.module.path, "line": inner["line"],
-             "method_line": method.lineno, "member": ast.unparse(call.func.value)}  # fmt: skip
+             "method_line": method.lineno, "member": ast.unparse(func.value)}  # fmt: skip
     if inner.get("delegated"):
         where = inner["delegated"]  # the innermost class that sets the layers
     return (inner["value"], where)
@@ -658,13 +660,11 @@ def evaluate_capture(
         # followed: a class of the same file that defines the setter
         module = index.module_at(found["where"].rsplit(":", 1)[0])
         for other_name, other in (module.classes if module else {}).items():
-            if other_name == found["class"]:
-                continue
             inner = _method(other, DELEGATE_METHODS)
-            if inner is None:
+            if other_name == found["class"] or inner is None or module is None:
                 continue
             try:
-                model = _Self(config, ClassRef(module, other), _Context(index))  # type: ignore[arg-type]
+                model = _Self(config, ClassRef(module, other), _Context(index))
                 inner_values, _ = _run_method(inner, chosen["value"], model)
             except _Unsupported:
                 continue
