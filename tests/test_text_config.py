@@ -95,7 +95,7 @@ def test_vllm_model_config_answers_from_the_language_model():
 # ------------------------------------------------------------------ capture across files
 # A wrapper in one file building its language model (defined in another file) from
 # config.text_config; the language model's setter keeps ids unless the first is 1.
-LANGUAGE_MODEL = '''
+LANGUAGE_MODEL = """
 from torch import nn
 
 
@@ -126,8 +126,8 @@ class BaseLM(nn.Module):
 
 class DerivedLM(BaseLM):
     pass
-'''
-SGLANG_STYLE_WRAPPER = '''
+"""
+SGLANG_STYLE_WRAPPER = """
 from pkg.models.language import DerivedLM
 
 
@@ -144,9 +144,9 @@ class WrapperForConditionalGeneration:
         ):
             raise AttributeError("no EAGLE-3")
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
-'''
+"""
 # vLLM's shape: the member comes from a registry factory, the runner asks a default getter
-VLLM_STYLE_WRAPPER = '''
+VLLM_STYLE_WRAPPER = """
 from pkg.models.utils import build_registered
 
 
@@ -172,7 +172,7 @@ class WrapperForConditionalGeneration(SupportsCapture):
 
     def set_aux_hidden_state_layers(self, layers):
         self.language_model.set_aux_hidden_state_layers(layers)
-'''
+"""
 
 
 def _index(wrapper: str) -> SourceIndex:
@@ -234,3 +234,32 @@ def test_a_flat_target_is_unchanged():
     got = cap.evaluate_capture(index, index.resolve(language, "DerivedLM"), [1, 29, 57], LANGUAGE)
     assert got["layers_to_capture"] == [2, 30, 58]
     assert got["delegated"] is None
+
+
+# ------------------------------------------------------------------ a release without the class
+def _unregistered(fallback: dict) -> sc.Deployment:
+    dep = sc.Deployment(
+        draft_config={"architectures": ["LlamaForCausalLMEagle3"], "hidden_size": 7168},
+        target_config=WRAPPER, engine="sglang", engine_version="0.5.6",
+        spec={"algorithm": "EAGLE3"},
+    )  # fmt: skip
+    dep.capture = {"error": "no class WrapperForConditionalGeneration in /e/pkg/srt/models",
+                   "missing": True, "unregistered": True, "fallback": fallback}  # fmt: skip
+    return dep
+
+
+def test_a_target_the_release_lacks_is_unsupported_unless_its_fallback_captures():
+    none = sc.target_unsupported(_unregistered({"files": ["srt/models/transformers.py"],
+                                                "methods": []}))  # fmt: skip
+    assert [f["id"] for f in none["findings"]] == ["target-unsupported"]
+    assert "has no capture method either" in none["findings"][0]["detail"]
+    no_fallback = sc.target_unsupported(_unregistered({"files": [], "methods": []}))
+    assert "it has no Transformers fallback" in no_fallback["findings"][0]["detail"]
+    captures = sc.target_unsupported(
+        _unregistered({"files": ["m/transformers"], "methods": ["set_aux_hidden_state_layers"]})
+    )
+    assert captures["status"] == "unknown" and not captures["findings"]
+    unread = sc.target_unsupported(_unregistered({"files": None, "methods": None}))
+    assert unread["status"] == "unknown"
+    # the aux-layer check leaves it to target-unsupported
+    assert sc.aux_layers(_unregistered({"files": [], "methods": []}))["status"] == "not-applicable"
