@@ -311,7 +311,8 @@ _put("backend-unsupported", "sglang", SGLANG, row(DEFECT, ["draft-settings"], ci
 # num_hidden_layers); the draft is a SpecForge LlamaForCausalLMEagle3 head, hidden 7168, trained
 # on the outputs of layers 1, 29, 57 of 61 (--var train_layers 1,29,57), its config recording
 # eagle_config.eagle_aux_hidden_state_layer_ids. Releases that ship srt/models/kimi_k25.py
-# (SGLang) / model_executor/models/kimi_k25.py (vLLM): SGLang 0.5.14, 0.5.23; vLLM 0.33.0.
+# (SGLang, from 0.5.9: 0.5.8.post1's wheel has none) / model_executor/models/kimi_k25.py (vLLM), in
+# this suite: SGLang 0.5.14, 0.5.23; vLLM 0.33.0.
 KIMI_SGLANG = ["0.5.14", "0.5.23"]
 KIMI_VLLM = ["0.33.0"]
 _SG_KIMI = (
