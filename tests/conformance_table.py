@@ -305,3 +305,85 @@ _put("backend-unsupported", "sglang", SGLANG, row(DEFECT, ["draft-settings"], ci
     "at start (0.4.6.post5 srt/speculative/eagle_worker.py:153-219; 0.4.10.post2 :182-256; "
     "0.5.1 :181-308; 0.5.6 srt/speculative/draft_utils.py:38-58; 0.5.14 :44-66; 0.5.23 "
     ":96-117)")))
+
+# ------------------------------------------------------------------ Kimi-K2.5 (multimodal wrapper)
+# The target's config.json nests the language model in text_config (top level: no hidden_size /
+# num_hidden_layers); the draft is a SpecForge LlamaForCausalLMEagle3 head, hidden 7168, trained
+# on the outputs of layers 1, 29, 57 of 61 (--var train_layers 1,29,57), its config recording
+# eagle_config.eagle_aux_hidden_state_layer_ids. Releases that ship srt/models/kimi_k25.py
+# (SGLang, from 0.5.9: 0.5.8.post1's wheel has none) / model_executor/models/kimi_k25.py (vLLM), in
+# this suite: SGLang 0.5.14, 0.5.23; vLLM 0.33.0.
+KIMI_SGLANG = ["0.5.14", "0.5.23"]
+KIMI_VLLM = ["0.33.0"]
+_SG_KIMI = (
+    "the wrapper builds DeepseekV3ForCausalLM(config.text_config) (0.5.23 srt/models/"
+    "kimi_k25.py:41, 693-694; 0.5.14 :39, 660-661) and its set_eagle3_layers_to_capture calls "
+    "the language model's (0.5.23 kimi_k25.py:928-939; 0.5.14 :834-845); DeepSeek's setter adds "
+    "1 only when the first id is 1, else keeps the ids (0.5.23 srt/models/deepseek_v2.py:"
+    "3458-3473; 0.5.14 :2799-2814); index c is captured at the start of layer c, its input "
+    "(0.5.23 deepseek_v2.py:3193-3194 -> layer_boundary/stage.py:461-473; 0.5.14 "
+    "deepseek_v2.py:2501-2502); ids from eagle_config (0.5.23 model_executor/"
+    "model_runner_components/spec_aux_hidden_state.py:185-196; 0.5.14 model_runner.py:458-470)"
+)
+_VL_KIMI = (
+    "registry.py:487 KimiK25ForConditionalGeneration; the wrapper builds its language model "
+    "through the registry from config.text_config as DeepseekV2ForCausalLM (model_executor/"
+    "models/kimi_k25.py:376-380) and delegates the capture methods to it (:470-474); the runner "
+    "uses top-level draft-config ids, else get_eagle3_default_aux_hidden_state_layers "
+    "(v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:25-40, 113-150): SupportsEagle3's default "
+    "counts language_model.model.layers (model_executor/models/interfaces.py:1751-1772) = "
+    "(2, 30, 58) for 61 layers, captured before layer idx runs (deepseek_v2.py:1561-1569): "
+    "outputs 1, 29, 57"
+)
+_put("kimi-k25-correct", "sglang", KIMI_SGLANG, row(OK, cite=(
+    "ids [1,29,57] -> capture [2,30,58] = outputs 1,29,57, the training layers; " + _SG_KIMI
+    + "; fc in = target hidden 7168 (text_config.hidden_size) x 3 (0.5.23 llama_eagle3.py:"
+    "151-167)")))
+_put("kimi-k25-correct", "vllm", KIMI_VLLM, row(OK, cite=(
+    "eagle_config ids not read; the default is the training layers; " + _VL_KIMI
+    + "; fc in = target_hidden_size x 3 (model_executor/models/llama_eagle3.py:210-221)")))
+_put("kimi-k2-correct", "sglang", KIMI_SGLANG, row(OK, cite=(
+    "the text-only Kimi-K2 (DeepseekV3ForCausalLM, flat config) runs the same setter directly "
+    "(0.5.23 deepseek_v2.py:3458-3473)")))
+_put("kimi-k2-correct", "vllm", KIMI_VLLM, row(OK, cite=(
+    "DeepseekV3ForCausalLM(DeepseekV2ForCausalLM) with SupportsEagle3 (model_executor/models/"
+    "deepseek_v2.py:1872-1878, 2005): default (2, 30, 58) = outputs 1, 29, 57")))
+_put("kimi-k25-fc-narrow", "sglang", KIMI_SGLANG, row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc = Linear(hidden_size_in x num_aux, hidden) (0.5.23 srt/models/llama_eagle3.py:151-167; "
+    "0.5.14 :143-159): [7168, 21504], the checkpoint's [7168, 14336] does not load")))
+_put("kimi-k25-fc-narrow", "vllm", KIMI_VLLM, row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc input_size = target_hidden_size x num_aux_hidden_states (model_executor/models/"
+    "llama_eagle3.py:210-221, 242-246) = 21504")))
+_put("kimi-k25-aux-off-by-one", "sglang", KIMI_SGLANG, row(DEFECT, ["aux-layers-mismatch"], cite=(
+    "ids [0,28,56]: the first is not 1, so they are kept as capture indices: inputs of layers "
+    "0, 28, 56 = the embedding and outputs 27, 55, not the training 1, 29, 57; " + _SG_KIMI)))
+_put("kimi-k25-aux-off-by-one", "vllm", KIMI_VLLM, row(OK, warnings=["aux-layers-ignored"], cite=(
+    "the nested ids are not read (eagle3_utils.py:113-150 top-level keys only): the default "
+    "(2, 30, 58) captures the training outputs 1, 29, 57; the recorded [0,28,56] is ignored; "
+    + _VL_KIMI)))
+_put("kimi-k25-aux-input-ids", "sglang", KIMI_SGLANG, row(OK, cite=(
+    "ids [2,30,58] (layer inputs, the aux-off-by-one mistake): DeepSeek's setter keeps ids whose "
+    "first is not 1, so it captures inputs 2, 30, 58 = outputs 1, 29, 57, the training layers "
+    "(0.5.23 deepseek_v2.py:3470-3473; 0.5.14 :2811-2814); " + _SG_KIMI)))
+_put("kimi-k25-aux-input-ids", "vllm", KIMI_VLLM, row(OK, warnings=["aux-layers-ignored"], cite=(
+    "nested ids not read; default (2, 30, 58) = outputs 1, 29, 57; " + _VL_KIMI)))
+
+# releases without kimi_k25.py: no KimiK25ForConditionalGeneration in their models, so their
+# registry cannot build it; the fallback cannot capture either
+_put("kimi-k25-correct", "sglang", ["0.4.6.post5"], row(DEFECT, ["target-unsupported"], cite=(
+    "not in the registry (EntryClass of srt/models/*.py): ValueError 'Model architectures [...] "
+    "are not supported for now' (srt/models/registry.py:32-35, model_loader/utils.py:22-37; no "
+    "Transformers fallback in this release)")))
+_put("kimi-k25-correct", "sglang", ["0.4.10.post2", "0.5.1", "0.5.6"], row(
+    DEFECT, ["target-unsupported"], cite=(
+        "not native: resolve_transformers_arch (0.5.6 srt/model_loader/utils.py:99-106; "
+        "0.5.1 and 0.4.10.post2 :27-67, 101) raises without an AutoModel auto_map, else serves "
+        "TransformersForCausalLM, which has no set_eagle3_layers_to_capture (srt/models/"
+        "transformers.py) that EAGLE3 calls (0.5.6 model_executor/model_runner.py:552): the "
+        "server stops at start")))
+_put("kimi-k25-correct", "vllm", ["0.8.5", "0.10.1.1"], row(DEFECT, ["target-unsupported"], cite=(
+    "not in model_executor/models/registry.py (only KimiVLForConditionalGeneration: 0.8.5 :186, "
+    "0.10.1.1 :220); the Transformers fallback (model_executor/models/transformers.py) has no "
+    "EAGLE-3 capture, and eagle3 targets are restricted by hf_text_config.model_type to llama "
+    "(0.8.5 config.py:2588-2592) / llama, qwen (0.10.1.1 config/__init__.py:2347-2354): "
+    "ValueError at start")))

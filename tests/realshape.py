@@ -82,7 +82,45 @@ DEEPSEEK_V3 = TargetShape(
         "qk_rope_head_dim": 64, "v_head_dim": 128,
     },
 )  # fmt: skip
-TARGETS = {t.name: t for t in (LLAMA31_8B, QWEN3_8B, DEEPSEEK_V3)}
+# Kimi-K2's language model (moonshotai/Kimi-K2-Instruct-0905 config.json values): DeepSeek-V3's
+# architecture with 64 heads, 384 experts, a 163840 vocabulary and YaRN to 262144 positions.
+KIMI_K2 = TargetShape(
+    "kimi-k2", "DeepseekV3ForCausalLM", "kimi_k2", 7168, 18432, 61, 64, 64, 163840, 163585,
+    rope_theta=50000.0,
+    extra={
+        "moe_intermediate_size": 2048, "n_routed_experts": 384, "n_shared_experts": 1,
+        "num_experts_per_tok": 8, "first_k_dense_replace": 1, "num_nextn_predict_layers": 0,
+        "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "v_head_dim": 128, "bos_token_id": 163584,
+        "max_position_embeddings": 262144,
+        "rope_scaling": {"type": "yarn", "factor": 64.0, "original_max_position_embeddings": 4096,
+                         "beta_fast": 1.0, "beta_slow": 1.0, "mscale": 1.0,
+                         "mscale_all_dim": 1.0},
+    },
+)  # fmt: skip
+TARGETS = {t.name: t for t in (LLAMA31_8B, QWEN3_8B, DEEPSEEK_V3, KIMI_K2)}
+
+
+def kimi_k25_config(text: TargetShape = KIMI_K2) -> dict:
+    """Kimi-K2.5's config.json shape: the multimodal wrapper, the language model's fields only in
+    text_config (the top level has no hidden_size / num_hidden_layers), a MoonViT vision_config."""
+    language = text.config()
+    del language["architectures"]  # the wrapper names the class; text_config is its sub-config
+    return {
+        "architectures": ["KimiK25ForConditionalGeneration"],
+        "model_type": "kimi_k25",
+        "text_config": language,
+        "vision_config": {"model_type": "kimi_k25_vision", "patch_size": 14,
+                          "init_pos_emb_height": 64, "init_pos_emb_width": 64,
+                          "init_pos_emb_time": 4, "merge_kernel_size": [2, 2],
+                          "vt_hidden_size": 1152, "vt_num_attention_heads": 16,
+                          "vt_num_hidden_layers": 27, "mm_hidden_size": 1152,
+                          "text_hidden_size": text.hidden},
+        "media_placeholder_token_id": 163605,
+        "pad_token_id": 163839,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }  # fmt: skip
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes | None]]) -> None:
@@ -227,9 +265,11 @@ def write_checkpoint(directory: Path, config: dict, tensors: dict) -> Path:
     return directory
 
 
-def write_target(directory: Path, target: TargetShape) -> Path:
+def write_target(directory: Path, target: TargetShape | dict) -> Path:
+    """A target model directory with its config.json (a shape's, or a config given whole)."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.json").write_text(json.dumps(target.config(), indent=2))
+    config = target if isinstance(target, dict) else target.config()
+    (directory / "config.json").write_text(json.dumps(config, indent=2))
     return directory
 
 

@@ -62,6 +62,30 @@ TARGET_CHANGES = {
                                      "original_max_position_embeddings": 32768}},
 }  # fmt: skip
 
+# Kimi-K2.5 with a SpecForge EAGLE-3 head (32000 draft ids, hidden 7168), trained on the outputs
+# of layers 1, 29, 57 of the 61 (SpecForge's default for 61 layers: 1, n//2 - 1, n - 4), which
+# its config records in eagle_config. Scenario -> (config ids, fc.weight in-features).
+KIMI_TRAINED = [1, 29, 57]
+KIMI_SCENARIOS = {
+    "kimi-k25-correct": (KIMI_TRAINED, 3 * 7168),
+    "kimi-k2-correct": (KIMI_TRAINED, 3 * 7168),  # the same head on the text-only Kimi-K2
+    "kimi-k25-fc-narrow": (KIMI_TRAINED, 2 * 7168),  # an fc for two aux layers
+    "kimi-k25-aux-off-by-one": ([0, 28, 56], 3 * 7168),  # ids written one too low
+    "kimi-k25-aux-input-ids": ([2, 30, 58], 3 * 7168),  # layer-input ids (+1), as in aux-off-by-one
+}
+
+
+def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
+    shape = rs.KIMI_K2
+    config = rs.eagle3_config(shape)
+    config["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": ids, "use_aux_hidden_state": True}
+    # trained with the target's RoPE and context, as SpecForge copies them from the target
+    config["rope_scaling"] = dict(shape.extra["rope_scaling"])
+    config["max_position_embeddings"] = shape.extra["max_position_embeddings"]
+    tensors = rs.eagle3_tensors(shape)
+    tensors["fc.weight"] = ("BF16", [shape.hidden, fc_in], None)
+    return config, tensors
+
 
 def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
     """The box for one scenario: returns the playbook variables a user would pass."""
@@ -77,6 +101,14 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         config, tensors = rs.nextn_config(), rs.nextn_tensors(experts=8)
         if scenario == "correct-nextn":
             algorithm = {"sglang": "NEXTN", "vllm": "deepseek_mtp"}[engine]
+    target_config = None
+    if scenario in KIMI_SCENARIOS:
+        target_shape = rs.KIMI_K2
+        config, tensors = kimi_draft(*KIMI_SCENARIOS[scenario])
+        config["architectures"] = [_draft_arch(engine, version)]
+        if scenario != "kimi-k2-correct":
+            target_config = rs.kimi_k25_config()
+        variables["train_layers"] = ",".join(map(str, KIMI_TRAINED))
     if config is None:
         config = rs.eagle3_config(target_shape)
         config["architectures"] = [_draft_arch(engine, version)]
@@ -124,7 +156,7 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         tensors["midlayer.mlp.gate_proj.weight_scale_inv"] = ("F32", [1, 1], None)
     elif scenario == "tied-head":
         config["tie_word_embeddings"] = True
-    target = rs.write_target(root / "target", target_shape)
+    target = rs.write_target(root / "target", target_config or target_shape)
     if scenario in ("fp8-target", "yarn-target"):
         target_config = json.loads((target / "config.json").read_text())
         target_config.update(TARGET_CHANGES[scenario])
@@ -235,5 +267,6 @@ def test_release_scenario(tmp_path, scenario, engine, version, layout):
 def test_every_release_is_in_the_table():
     covered = {key for rows in TABLE.values() for key in rows}
     assert set(RELEASES) <= covered
-    for scenario in ("correct", "eagle3-as-eagle", "prefix-model", "lm-head-missing"):
+    for scenario in ("correct", "eagle3-as-eagle", "prefix-model", "lm-head-missing",
+                     "kimi-k25-correct"):  # fmt: skip
         assert set(RELEASES) <= set(TABLE[scenario]), scenario

@@ -21,9 +21,9 @@ from remotedbg.actions.audit import loader_for
 from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts
-from remotedbg.analysis.capture import capture_point, evaluate_capture
+from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
-from remotedbg.analysis.pysource import ClassRef
+from remotedbg.analysis.pysource import ClassRef, module_path
 from remotedbg.analysis.spec_checks import (
     Deployment,
     engine_ids,
@@ -170,13 +170,16 @@ def _install_for(server: dict | None, located: dict | None) -> dict | None:
 
 
 def _grep_class(remote: Remote, install: dict, class_name: str) -> tuple[str | None, str | None]:
-    models_dir = ENGINES.get(install.get("name"), {}).get("models_dir")
+    knowledge = ENGINES.get(install.get("name"), {})
+    models_dir = knowledge.get("models_dir")
     if not models_dir:
         return None, f"no models dir known for engine {install.get('name')}"
-    folder = f"{install['path']}/{models_dir}"
+    dirs = [models_dir, *(knowledge.get("extra_models_dirs") or [])]
+    folders = [f"{install['path']}/{d}" for d in dirs]
+    folder = folders[0]
     pattern = f"^class[[:space:]]+{class_name}[[:space:]]*[(:]"
     try:
-        found = remote.grep(pattern, [folder], limit=20)
+        found = remote.grep(pattern, folders, limit=20)
     except RemoteCommandError as exc:
         return None, f"grep for class {class_name} in {folder}: {exc}"
     records = found.get("records") or []
@@ -267,11 +270,34 @@ def _draft_loader(
     return loader
 
 
+def _fallback_capture(remote: Remote, install: dict, code: EngineCode) -> dict:
+    """The release's Transformers fallback model files and the capture methods they define:
+    {"files": [rel paths there], "methods": [names]} (None: the grep failed)."""
+    rels = ENGINES.get(install.get("name"), {}).get("fallback_models") or []
+    names = "|".join(code_markers.CAPTURE_METHODS)
+    try:
+        found = remote.grep(
+            f"def[[:space:]]+({names})[[:space:]]*[(]", [code.path(r) for r in rels]
+        )
+    except RemoteCommandError:
+        return {"files": None, "methods": None}
+    missing = {u["pattern"] for u in found.get("unmatched") or []}
+    records = found.get("records") or []
+    defined = {m for r in records for m in code_markers.CAPTURE_METHODS if f"def {m}" in r["text"]}
+    return {"files": [r for r in rels if code.path(r) not in missing], "methods": sorted(defined)}
+
+
 def _locate_target(
     dep: Deployment, item: dict, remote: Remote, code: EngineCode, install: dict, target_class: str
 ) -> str | None:
     """The file that defines the target's class (None: not found, dep.capture says why)."""
     target_path, error = _grep_class(remote, install, target_class)
+    if error and error.startswith("no class "):
+        # not in the release's models: its registry cannot build it; what the Transformers
+        # fallback offers decides whether the server can start
+        dep.capture = {"error": error, "missing": True, "unregistered": True,
+                       "fallback": _fallback_capture(remote, install, code)}  # fmt: skip
+        return None
     if error:
         dep.capture = {"error": error}
         return None
@@ -288,21 +314,49 @@ def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
         dep.draft_backends = engine_facts.draft_decode_backends(code)
 
 
+def _registry_path(code: EngineCode, module: str) -> str | None:
+    """The file of a vLLM registry entry's module: a short name is a file of the models dir
+    (`deepseek_v2`), a dotted one is that module of the package."""
+    if "." in module:
+        return module_path(module, code.index.package_root, code.index.package)
+    models_dir = ENGINES.get(code.engine, {}).get("models_dir")
+    return code.path(f"{models_dir}/{module}.py") if models_dir else None
+
+
+def _registry_class(code: EngineCode, registry: dict | None, arch: str) -> ClassRef | None:
+    entry = (registry or {}).get(arch)
+    path = _registry_path(code, entry[0]) if entry else None
+    module = code.index.module_at(path) if path else None
+    return code.index.resolve(module, entry[1]) if module is not None and entry else None
+
+
 def _evaluate_capture(
-    dep: Deployment, code: EngineCode, target_path: str, target_class: str
+    dep: Deployment, remote: Remote, code: EngineCode, target_path: str, target_class: str
 ) -> None:
     ref = engine_facts.resolve_class(code, target_path, target_class)
     if ref is None:
         dep.capture = {"error": f"{target_path} does not parse or has no {target_class}"}
         return
+    # a wrapper that builds its language model through the registry: read that model's file
+    entries = [(dep.registry or {}).get(a) for a in registry_members(code.index, ref)]
+    paths = [p for p in (_registry_path(code, e[0]) for e in entries if e) if p]
+    if paths:
+        add_modules(remote, code, paths)
     ids, _ = engine_ids(dep)
     methods = tuple(dep.capture_calls) or code_markers.CAPTURE_METHODS
-    dep.capture = evaluate_capture(code.index, ref, ids, dep.target_config, methods)
+    registry = lambda arch: _registry_class(code, dep.registry, arch)  # noqa: E731
+    dep.capture = evaluate_capture(code.index, ref, ids, dep.target_config, methods, registry)
     if ids is not None and dep.capture.get("method") in code_markers.CAPTURE_GETTERS:
         dep.capture["layers_to_capture"] = list(ids)  # config ids replace the default
-    module = code.index.module_at(target_path)
-    if module is not None:
-        dep.capture_point = capture_point(module.source)
+    # the layer loop that captures is in the file of the class whose layers were counted (a
+    # wrapper's language model), else the target's own
+    inner = dep.capture.get("delegated") or dep.capture.get("layers_of") or {}
+    for path in (inner.get("path"), target_path):
+        module = code.index.module_at(path) if path else None
+        if module is not None:
+            dep.capture_point = capture_point(module.source)
+            if dep.capture_point.get("point") != "unknown":
+                break
 
 
 def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
@@ -383,7 +437,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     add_modules(remote, code, seeds)
     _read_code_facts(dep, code)
     if target_path and target_class:
-        _evaluate_capture(dep, code, target_path, target_class)
+        _evaluate_capture(dep, remote, code, target_path, target_class)
     if loader is None:
         dep.load_error = (
             f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"

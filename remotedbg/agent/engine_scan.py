@@ -503,7 +503,10 @@ class _Scan(object):
             self.add_install(root, engine, "root-arg", self._kind_of(root))
             return
         if os.path.isdir(os.path.join(root, "lib")):
-            self.check_prefix(root, "root-arg")
+            for inst in self.check_prefix(root, "root-arg"):
+                # a venv the user named: its installs are theirs, whatever else runs on the box
+                if "root-arg" not in inst["how_found"]:
+                    inst["how_found"].append("root-arg")
         self.walk(root, "root-arg", max(self.max_depth, 6))
 
     def search_system_prefixes(self):

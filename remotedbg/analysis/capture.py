@@ -9,20 +9,32 @@ Layer-id conventions (SGLang's, stated in its model files): a model with
 `layers_to_capture = [c, ...]` captures the INPUT of layer c (hidden + residual before the layer
 runs), i.e. the OUTPUT of layer c - 1; trainers (and `eagle_aux_hidden_state_layer_ids`) name layer
 OUTPUTS, hence the `val + 1` in most setters.
+
+A multimodal wrapper (Kimi-K2.5, Qwen-VL, ...) builds its language model in `__init__`
+(`self.language_model = DeepseekV3ForCausalLM(config.text_config, ...)`, or through vLLM's
+registry: `init_vllm_registered_model(hf_config=config.text_config, architectures=[...])`) and
+its capture methods call the language model's. Such a member is modelled as another instance of
+the class it is built from, with the config it is built with; a call of a capture method on it
+runs that class's method, wherever (in whichever file read) the class is defined.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse
 from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
+from remotedbg.engines.text_config import text_config, text_config_key
 
 CAPTURE_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
 DELEGATE_METHODS = ("set_eagle3_layers_to_capture", "set_aux_hidden_state_layers")
 MAX_PATHS = 64
+MAX_DEPTH = 4  # capture methods running inside one another
+CONFIG_ARGS = ("hf_config", "config")  # the keyword a member's constructor takes its config by
 LAYER_LISTS = ("layers", "h", "blocks")  # self.<list> a model keeps its decoder layers in
 
 
@@ -38,12 +50,31 @@ class _Config:
     def __init__(self, data: dict) -> None:
         self.data = data
 
+    def get(self, name: str, default: Any = UNKNOWN) -> Any:
+        value = self.data.get(name, default)
+        return _Config(value) if isinstance(value, dict) else value
+
+
+@dataclass
+class _Context:
+    """What one evaluation can look classes up in: the files read, vLLM's registry (arch ->
+    (module, class)), and which classes the captured layers came from."""
+
+    index: SourceIndex | None = None
+    resolve_architecture: Callable[[str], ClassRef | None] | None = None
+    layers_of: list[ClassRef] = field(default_factory=list)
+    members: dict[tuple[int, str], Any] = field(default_factory=dict)
+    running: list[tuple[int, str]] = field(default_factory=list)  # (instance, method) being run
+
 
 class _Self:
-    """The target model instance: its config, and `model.layers` as many as the config says."""
+    """A model instance: its config, `model.layers` as many as the config says, and (when its
+    class is known) the members its `__init__` builds."""
 
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, ref: ClassRef | None = None, ctx: _Context | None = None):
         self.config = _Config(config)
+        self.ref = ref
+        self.ctx = ctx or _Context()
         layers = config.get("num_hidden_layers")
         self.layers = list(range(layers)) if isinstance(layers, int) and layers < 4096 else UNKNOWN
 
@@ -51,17 +82,124 @@ class _Self:
         if name == "config":
             return self.config
         if name == "model":
-            return self
+            inner = self.member("model")
+            return inner if isinstance(inner, _Self) else self  # model.layers: same config
         if name == "layers":
+            if self.ref is not None:
+                self.ctx.layers_of.append(self.ref)
             return self.layers
-        return UNKNOWN
+        return self.member(name)
+
+    def member(self, name: str) -> Any:
+        """`self.<name>` as `__init__` builds it (another _Self), else UNKNOWN."""
+        key = (id(self), name)
+        if key not in self.ctx.members:
+            self.ctx.members[key] = _build_member(self, name)
+        return self.ctx.members[key]
 
     def has(self, name: str) -> Any:
         if name in ("config", "model", "layers"):
             return True
+        if self.ref is not None and self.ctx.index is not None:
+            if self.ctx.index.find_method(self.ref, name) or _member_calls(self, name):
+                return True
         if name in ("get_language_model", "language_model"):
             return False  # a text-only causal LM
         return UNKNOWN
+
+
+def _member_calls(owner: _Self, name: str) -> list[tuple[ClassRef, ast.Call]]:
+    """`self.<name> = <call>(...)` in the `__init__` of the owner's class or its bases."""
+    index = owner.ctx.index
+    if owner.ref is None or index is None:
+        return []
+    found = []
+    for cls in index.mro(owner.ref):
+        init = _method(cls.node, ("__init__",))
+        for node in ast.walk(init) if init is not None else ():
+            if (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and isinstance(node.value, ast.Call)
+                and any(_is_self_attr(t, name) for t in _targets(node))
+            ):
+                found.append((cls, node.value))
+        if found:
+            return found  # the most derived __init__ that builds it
+    return []
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+
+
+def _is_self_attr(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == name
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _build_member(owner: _Self, name: str) -> Any:
+    """The member as an instance of the class its constructor call names, directly (a class the
+    file defines or imports) or through vLLM's registry (`architectures=[...]`), with the config
+    it is given (`config.text_config`: `config` in `__init__` is the owner's own config)."""
+    built = []
+    for cls, call in _member_calls(owner, name):
+        ref = _called_class(owner, cls, call)
+        config = _member_config(owner, call)
+        if ref is None or not isinstance(config, _Config):
+            return UNKNOWN
+        built.append((ref, config))
+    if len({(r.module.name, r.node.name, id(c.data)) for r, c in built}) != 1:
+        return UNKNOWN
+    ref, config = built[0]
+    return _Self(config.data, ref, owner.ctx)
+
+
+def _registry_arch(call: ast.Call) -> str | None:
+    """`init_vllm_registered_model(..., architectures=["X"])`: the architecture named."""
+    archs = next((k.value for k in call.keywords if k.arg == "architectures"), None)
+    if isinstance(archs, ast.List) and archs.elts:
+        first = archs.elts[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+def registry_members(index: SourceIndex, target: ClassRef) -> list[str]:
+    """Architectures the target's `__init__` (or its bases') builds members by through a model
+    registry: the files of their classes are needed to follow capture calls into them."""
+    out = []
+    for cls in index.mro(target):
+        init = _method(cls.node, ("__init__",))
+        for node in ast.walk(init) if init is not None else ():
+            arch = _registry_arch(node) if isinstance(node, ast.Call) else None
+            if arch and arch not in out:
+                out.append(arch)
+    return out
+
+
+def _called_class(owner: _Self, cls: ClassRef, call: ast.Call) -> ClassRef | None:
+    index = owner.ctx.index
+    if index is not None and isinstance(call.func, ast.Name):
+        ref = index.resolve(cls.module, call.func.id)
+        if ref is not None:
+            return ref
+    arch = _registry_arch(call)
+    if arch and owner.ctx.resolve_architecture:
+        return owner.ctx.resolve_architecture(arch)
+    return None
+
+
+def _member_config(owner: _Self, call: ast.Call) -> Any:
+    node = next((k.value for k in call.keywords if k.arg in CONFIG_ARGS), None)
+    if node is None and call.args:
+        node = call.args[0]
+    if node is None:
+        return owner.config
+    return _eval(node, {"self": owner, "config": owner.config})
 
 
 class _Unsupported(Exception):
@@ -87,7 +225,7 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
         if isinstance(base, _Self):
             return base.attribute(node.attr)
         if isinstance(base, _Config):
-            return base.data.get(node.attr, UNKNOWN)
+            return base.get(node.attr)
         return UNKNOWN
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_eval(e, env) for e in node.elts]
@@ -202,8 +340,53 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             if name == "hasattr":
                 return args[1] in args[0].data
             default = args[2] if len(args) > 2 else UNKNOWN
-            return args[0].data.get(args[1], default)
+            return args[0].get(args[1], default)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        receiver = _eval(node.func.value, env)
+        if isinstance(receiver, _Self):
+            return _call_on(receiver, node.func.attr, [_eval(a, env) for a in node.args])
     return UNKNOWN
+
+
+def _call_on(receiver: _Self, name: str, args: list[Any]) -> Any:
+    """`<model>.<name>(...)` for the calls capture code makes: the language model getter, and
+    a capture getter (its return value)."""
+    if name == "get_language_model" and not args:
+        # vLLM's SupportsMultiModal.get_language_model returns the member built under
+        # _mark_language_model (0.33.0 model_executor/models/interfaces.py:270-310), which every
+        # wrapper that delegates capture names language_model
+        return receiver.member("language_model")
+    if name in CAPTURE_GETTERS and not args:
+        found = _inner_method(receiver, name)
+        if found is None:
+            return UNKNOWN
+        values = _values_of(receiver, found[1], None)
+        return values[0]["value"] if values is not None and len(values) == 1 else UNKNOWN
+    return UNKNOWN
+
+
+def _inner_method(receiver: _Self, name: str) -> tuple[ClassRef, ast.FunctionDef] | None:
+    """The member's method, unless it is the one running on that instance (`self.model` is
+    `self` when no `__init__` builds a model member) or calls nest too deep."""
+    index, running = receiver.ctx.index, receiver.ctx.running
+    if receiver.ref is None or index is None or len(running) >= MAX_DEPTH:
+        return None
+    if (id(receiver), name) in running:
+        return None
+    return index.find_method(receiver.ref, name)
+
+
+def _values_of(receiver: _Self, method: ast.FunctionDef, layer_ids: Any) -> list[dict] | None:
+    """The capture results of a member's method when its paths agree (None: not evaluable)."""
+    receiver.ctx.running.append((id(receiver), method.name))
+    try:
+        values, _ = _run_method(method, layer_ids, receiver)
+    except _Unsupported:
+        return None
+    finally:
+        receiver.ctx.running.pop()
+    distinct = {repr(v["value"]) for v in values}
+    return values if len(distinct) == 1 else None
 
 
 def _compare(op: ast.cmpop, left: Any, right: Any) -> Any:
@@ -283,7 +466,8 @@ def _step(stmt: ast.stmt, path: dict) -> list[dict]:
         call = _capture_call(stmt.value) if stmt.value is not None else None
         if call is not None:
             value = _eval(call.args[0], env) if call.args else None
-            path["captures"].append(("delegate", ast.unparse(call.func), value, stmt.lineno))
+            capture = ("delegate", ast.unparse(call.func), value, stmt.lineno)
+            path["captures"].append(capture + _into_member(call, value, env))
         elif isinstance(stmt, ast.Return) and stmt.value is not None and path.get("getter"):
             path["captures"].append(("return", "return", _eval(stmt.value, env), stmt.lineno))
         if isinstance(stmt, ast.Return):
@@ -300,6 +484,29 @@ def _step(stmt: ast.stmt, path: dict) -> list[dict]:
     raise _Unsupported(f"line {stmt.lineno}: {type(stmt).__name__} not evaluated")
 
 
+def _into_member(call: ast.Call, value: Any, env: dict[str, Any]) -> tuple:
+    """A setter called on a member whose class is known: (what that class's setter captures,
+    where), else ()."""
+    func = call.func
+    assert isinstance(func, ast.Attribute)  # _capture_call matched `<receiver>.<setter>(...)`
+    receiver = _eval(func.value, env)
+    if not isinstance(receiver, _Self) or receiver.ref is None:
+        return ()
+    found = _inner_method(receiver, func.attr)
+    if found is None:
+        return ()
+    values = _values_of(receiver, found[1], value)
+    if values is None:
+        return ()
+    cls, method = found
+    inner = values[0]
+    where = {"class": cls.node.name, "path": cls.module.path, "line": inner["line"],
+             "method_line": method.lineno, "member": ast.unparse(func.value)}  # fmt: skip
+    if inner.get("delegated"):
+        where = inner["delegated"]  # the innermost class that sets the layers
+    return (inner["value"], where)
+
+
 def _fork(path: dict) -> dict:
     return {
         "env": dict(path["env"]),
@@ -311,13 +518,13 @@ def _fork(path: dict) -> dict:
 
 
 def _run_method(
-    method: ast.FunctionDef, layer_ids: Any, config: dict
+    method: ast.FunctionDef, layer_ids: Any, model: _Self
 ) -> tuple[list[Any], list[str]]:
     """Distinct captured values over the method's paths, plus notes."""
     params = [a.arg for a in method.args.args]
     env: dict[str, Any] = {}
     if params:
-        env[params[0]] = _Self(config)
+        env[params[0]] = model
     if len(params) > 1 and method.name not in CAPTURE_GETTERS:
         env[params[1]] = layer_ids
     getter = method.name in CAPTURE_GETTERS
@@ -330,8 +537,10 @@ def _run_method(
             if p.get("raised"):
                 notes.append("a path raises (the engine refuses this input)")
             continue
-        kind, target, value, line = p["captures"][-1]
+        kind, target, value, line, *member = p["captures"][-1]
         item = {"kind": kind, "target": target, "value": value, "line": line}
+        if member:
+            item["value"], item["delegated"] = member
         if item not in values:
             values.append(item)
     return values, notes
@@ -391,10 +600,14 @@ def evaluate_capture(
     layer_ids: list[int] | None,
     target_config: dict | None,
     methods: tuple[str, ...] = CAPTURE_METHODS,
+    resolve_architecture: Callable[[str], ClassRef | None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate the target's capture method for the draft-config ids (None: none given).
-    Returns {"layers_to_capture", "class", "method", "where", "line", "delegated", "notes"} or
-    {"error": reason} (with "missing": True when the hierarchy defines no capture method)."""
+    Returns {"layers_to_capture", "class", "method", "where", "line", "delegated", "layers_of",
+    "notes"} or {"error": reason} (with "missing": True when the hierarchy defines no capture
+    method). `delegated`: the class (in whichever file) whose method finally sets the layers;
+    `layers_of`: the class whose decoder layers the evaluation counted (its file has the layer
+    loop that captures). `resolve_architecture`: vLLM's registry, for members built through it."""
     found = find_capture_method(index, target, methods)
     if found.get("missing"):
         if found["unresolved"]:
@@ -408,8 +621,11 @@ def evaluate_capture(
         }
     method = found["node"]
     config = dict(target_config or {})
+    ctx = _Context(index, resolve_architecture)
+    root = _Self(config, target, ctx)
+    ctx.running.append((id(root), method.name))
     try:
-        values, notes = _run_method(method, layer_ids, config)
+        values, notes = _run_method(method, layer_ids, root)
     except _Unsupported as exc:
         return {"error": f"{found['class']}.{method.name}: {exc}"}
     if not values:
@@ -432,20 +648,24 @@ def evaluate_capture(
         "line": chosen["line"],
         "target": chosen["target"],
         "layers_to_capture": chosen["value"],
-        "delegated": None,
+        "delegated": chosen.get("delegated"),
+        "layers_of": None,
         "notes": notes,
     }
-    if chosen["kind"] == "delegate":
-        # `self.model.set_eagle3_layers_to_capture(v)`: the inner model's own method
+    if ctx.layers_of:
+        last = ctx.layers_of[-1]
+        out["layers_of"] = {"class": last.node.name, "path": last.module.path}
+    if chosen["kind"] == "delegate" and out["delegated"] is None:
+        # `self.model.set_eagle3_layers_to_capture(v)` on a member whose class was not
+        # followed: a class of the same file that defines the setter
         module = index.module_at(found["where"].rsplit(":", 1)[0])
         for other_name, other in (module.classes if module else {}).items():
-            if other_name == found["class"]:
-                continue
             inner = _method(other, DELEGATE_METHODS)
-            if inner is None:
+            if other_name == found["class"] or inner is None or module is None:
                 continue
             try:
-                inner_values, _ = _run_method(inner, chosen["value"], config)
+                model = _Self(config, ClassRef(module, other), _Context(index))
+                inner_values, _ = _run_method(inner, chosen["value"], model)
             except _Unsupported:
                 continue
             if len(inner_values) == 1 and inner_values[0]["kind"] == "assign":
@@ -453,11 +673,20 @@ def evaluate_capture(
                 out["layers_to_capture"] = inner_values[0]["value"]
                 break
     if out["layers_to_capture"] is UNKNOWN or _as_int_list(out["layers_to_capture"]) is None:
-        missing = [] if "num_hidden_layers" in config else ["num_hidden_layers"]
-        why = " (the target config's num_hidden_layers is unknown)" if missing else ""
-        return {"error": f"{found['class']}.{method.name}: capture layers not computable{why}"}
+        return {"error": f"{found['class']}.{method.name}: capture layers not computable"
+                f"{_why_not_computable(config)}"}  # fmt: skip
     out["layers_to_capture"] = _as_int_list(out["layers_to_capture"])
     return out
+
+
+def _why_not_computable(config: dict) -> str:
+    key = text_config_key(config)
+    if "num_hidden_layers" not in text_config(config):
+        where = f"{key}." if key else ""
+        return f" (the target config's {where}num_hidden_layers is unknown)"
+    if key:
+        return f" (the language model it builds from config.{key} was not followed)"
+    return ""
 
 
 def _method(cls: ast.ClassDef, names: tuple[str, ...]) -> ast.FunctionDef | None:

@@ -19,6 +19,7 @@ from typing import Any
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
 from remotedbg.contract import UNREADABLE, add_finding, check_result, not_applicable, unknown
 from remotedbg.engines import draft_fit_rules as rules
+from remotedbg.engines.text_config import text_config
 
 #: safetensors dtypes of quantized weights (FP8, INT8, and 4-bit formats packed into bytes).
 QUANTIZED_DTYPES = ("F8_E4M3", "F8_E5M2", "F8_E8M0", "I8", "U8", "I4", "U4", "F4")
@@ -222,7 +223,7 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
 
 def rope_mismatch(dep: Any) -> dict[str, Any]:
     result = check_result("rope-mismatch")
-    draft, target = dep.draft_config or {}, dep.target_config or {}
+    draft, target = dep.draft_config or {}, text_config(dep.target_config)
     overrides = {k: v for k, v in _overrides(dep).items() if k in rules.ROPE_KEYS}
     notes = []
     if overrides and rules.overrides_reach_draft(dep.engine):

@@ -44,6 +44,7 @@ from remotedbg.contract import (
 )
 from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
+from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
     "algorithm-mismatch",
@@ -207,6 +208,8 @@ def target_unsupported(dep: Deployment) -> dict[str, Any]:
             return unknown(result, dep.capture["error"], UNSUPPORTED_CODE)
         return result
     target_class = ((dep.target_config or {}).get("architectures") or ["?"])[0]
+    if dep.capture.get("unregistered"):
+        return _unregistered_target(result, dep, target_class)
     add_finding(
         result,
         finding(
@@ -224,6 +227,30 @@ def target_unsupported(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _unregistered_target(result: dict, dep: Deployment, target_class: str) -> dict[str, Any]:
+    """The release's models do not define the target's class: its registry cannot build it,
+    and only a Transformers fallback class that captures could serve it as an EAGLE-3 target."""
+    capture = dep.capture or {}
+    error, fallback = capture["error"], capture.get("fallback") or {}
+    files, methods = fallback.get("files"), fallback.get("methods")
+    if files is None:
+        return unknown(result, f"{error}; the Transformers fallback was not read")
+    if methods:
+        return unknown(result, f"{error}; only the Transformers fallback ({', '.join(files)}, "
+                       f"which defines {', '.join(methods)}) could serve it")  # fmt: skip
+    fallback_said = (f"its Transformers fallback ({', '.join(files)}) has no capture method "
+                     "either" if files else "it has no Transformers fallback")  # fmt: skip
+    return add_finding(result, finding(
+        "target-unsupported", ERROR,
+        f"this {dep.engine} release does not support the target {target_class}",
+        f"{error}: the release's model registry cannot build it ('Model architectures [...] are "
+        f"not supported'), and {fallback_said}: the server stops at start. Use a release that "
+        "ships a model class for it.",
+        {"target_class": target_class, "fallback": fallback,
+         "engine_version": dep.engine_version},  # fmt: skip
+    ))  # fmt: skip
 
 
 def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
@@ -342,6 +369,7 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
         "layers_to_capture": capture,
         "physical_layers": physical,
         "set_at": dep.capture.get("where"),
+        "set_by": _set_by(dep.capture),
         "ids_passed": passed,
         "ids_from": passed_from,
         "recorded": recorded,
@@ -391,7 +419,8 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
             "aux-layers-mismatch",
             severity,
             "the target captures other hidden-state layers than the draft was trained on",
-            f"The engine captures layers_to_capture={capture} ({dep.capture.get('where')}), "
+            f"The engine captures layers_to_capture={capture} "
+            f"({_set_by(dep.capture) or dep.capture.get('where')}), "
             f"i.e. the outputs of layers {physical}; training used the outputs of layers "
             f"{trained} ({trained_from})."
             + (
@@ -411,6 +440,12 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _set_by(capture: dict) -> str | None:
+    """Where a delegated capture method (a wrapper's language model's) sets the layers."""
+    inner = capture.get("delegated") or {}
+    return f"{inner['path']}:{inner['line']}" if inner.get("path") and inner.get("line") else None
 
 
 def _reads(dep: Deployment) -> str:
@@ -443,8 +478,10 @@ def fc_shape_mismatch(dep: Deployment) -> dict[str, Any]:
     if len(shape) != 2:
         return unknown(result, f"{fc['name']} has shape {shape}, not 2-D")
     config = dep.draft_config
-    if dep.target_config and isinstance(dep.target_config.get("hidden_size"), int):
-        hidden, hidden_from = dep.target_config["hidden_size"], "target config hidden_size"
+    target_hidden = text_field(dep.target_config, "hidden_size")
+    if isinstance(target_hidden, int):
+        where = ".".join(filter(None, [text_config_key(dep.target_config), "hidden_size"]))
+        hidden, hidden_from = target_hidden, f"target config {where}"
     elif isinstance(config.get("target_hidden_size"), int):
         hidden, hidden_from = config["target_hidden_size"], "draft config target_hidden_size"
     else:
@@ -595,7 +632,7 @@ def _embedding_missing(result: dict[str, Any], dep: Deployment, embed: list[str]
     """An unloaded embedding is fine when the engine shares the target's (same width)."""
     shared = dep.embedding.get("shared")
     hidden = (dep.draft_config or {}).get("hidden_size")
-    target_hidden = (dep.target_config or {}).get("hidden_size")
+    target_hidden = text_field(dep.target_config, "hidden_size")
     other_width = (
         isinstance(hidden, int) and isinstance(target_hidden, int) and hidden != target_hidden
     )

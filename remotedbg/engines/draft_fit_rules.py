@@ -50,6 +50,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from remotedbg.engines.text_config import text_config
+
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
                 "max_position_embeddings")  # fmt: skip
 SGLANG_DEFAULT_CONTEXT = 2048
@@ -89,7 +91,7 @@ def rope_types(config: dict) -> list[str]:
 
 def sglang_context_length(config: dict) -> int:
     """The context length SGLang derives from a config (get_context_length)."""
-    config = config.get("text_config") or config  # hf_text_config for multimodal targets
+    config = text_config(config)
     scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else {}
     factor = 1.0
     if (
@@ -115,6 +117,7 @@ def vllm_context_length(config: dict, version: str | None) -> int | None:
     key (model_max_length wins when set), times rope_scaling.factor unless su/longrope/llama3;
     a YaRN factor applies to original_max_position_embeddings before 0.33 and not at all from
     0.33 (max_position_embeddings is already scaled)."""
+    config = text_config(config)
     lengths = [config[k] for k in VLLM_CONTEXT_KEYS if isinstance(config.get(k), (int, float))]
     if not lengths:
         return None

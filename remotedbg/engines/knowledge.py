@@ -125,6 +125,9 @@ ENGINES: dict[str, dict[str, Any]] = {
         # a directory named `package` holding one of these is an engine package
         "package_markers": ["srt"],
         "models_dir": "srt/models",
+        # the class an architecture the registry lacks may still be served by (0.4.10.post2+
+        # model_loader/utils.py resolve_transformers_arch; 0.4.6.post5 has no fallback)
+        "fallback_models": ["srt/models/transformers.py"],
         "worker_dirs": ["srt/speculative"],
         "registry_file": None,
         # _version.py is generated at build time (0.5.14+); version.py holds the literal in
@@ -152,6 +155,12 @@ ENGINES: dict[str, dict[str, Any]] = {
         # vLLM 0.33+ keeps newer heads under the top-level models/ package (the registry names
         # them by full module path, model_executor/models/registry.py:655-745 in 0.33.0)
         "extra_models_dirs": ["models"],
+        # the Transformers backend (0.33.0 model_executor/models/transformers/ package; 0.8.5
+        # and 0.10.1.1 a single transformers.py)
+        "fallback_models": [
+            "model_executor/models/transformers.py",
+            "model_executor/models/transformers",
+        ],
         "worker_dirs": ["v1/spec_decode", "spec_decode"],
         "registry_file": "model_executor/models/registry.py",
         "version_files": ["_version.py", "version.py"],

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from remotedbg.engines.text_config import text_config
+
 
 @dataclass(frozen=True)
 class KnownResult:
@@ -62,10 +64,10 @@ def vllm_engine_params(
     `speculative_config` (the launch JSON over the engine's defaults) with its
     `draft_model_config.hf_config` (the draft's config.json), and the target's `model_config`
     answers (vocab size, layer count)."""
-    target = target_config or {}
+    target = text_config(target_config)  # get_vocab_size / get_num_layers read hf_text_config
     spec = dict(speculative_config or {})
     spec["draft_model_config"] = {"hf_config": draft_config}
-    model_config = {"hf_config": target}
+    model_config = {"hf_config": target_config or {}}
     if isinstance(target.get("vocab_size"), int):
         model_config["get_vocab_size"] = KnownResult(target["vocab_size"])
     if isinstance(target.get("num_hidden_layers"), int):
