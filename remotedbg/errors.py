@@ -9,6 +9,7 @@ class ExitCode:
     USAGE = 2
     CONNECTION = 3  # connection, authentication or host-key failure
     REMOTE = 4  # remote command failed or timed out; inconclusive audit
+    RUN_FAILED = 255  # `run` only: remotedbg's own failure, as ssh's (the remote's status is 0-254)
 
 
 class RemotedbgError(Exception):

@@ -187,10 +187,10 @@ def test_run_json_is_one_document(cli):
     assert doc["stdout"] == "hi\n" and doc["exit_status"] == 0
 
 
-def test_run_timeout_exits_4_and_leaves_nothing(cli):
+def test_run_timeout_exits_255_and_leaves_nothing(cli):
     start = time.monotonic()
     result = cli("run", "-H", "testbox", "--timeout", "1", "--", "sleep", "36.5")
-    assert result.returncode == 4
+    assert result.returncode == 255  # as ssh: the remote status is passed through, ours is 255
     assert time.monotonic() - start < 6
     assert b"timed out" in result.stderr and len(result.stderr.decode().strip().splitlines()) == 1
     assert wait_for(lambda: not pids_with_argv("sleep", "36.5"))
@@ -255,9 +255,10 @@ def test_bad_host_spec_is_a_usage_error(cli):
     assert result.returncode == 2
 
 
-def test_unreachable_host_exit_3_one_line(cli):
+def test_unreachable_host_exit_255_one_line(cli):
     result = cli("run", "-H", "127.0.0.1:1", "--connect-timeout", "3", "--", "true")
-    assert result.returncode == 3
+    assert result.returncode == 255
+    assert cli("glob", "-H", "127.0.0.1:1", "--connect-timeout", "3", "/x").returncode == 3
     assert len(result.stderr.decode().strip().splitlines()) == 1
     assert b"Traceback" not in result.stderr
 
@@ -299,7 +300,7 @@ def test_a_mistyped_alias_names_the_config_and_the_near_aliases(cli, box):
     # In a network namespace of its own the lookup fails at once, without asking any resolver.
     result = cli("run", "-H", "tesbox", "--", "true", prefix=["unshare", "-rn"])
     lines = result.stderr.decode().splitlines()
-    assert result.returncode == 3 and len(lines) == 1, lines
+    assert result.returncode == 255 and len(lines) == 1, lines
     assert "cannot resolve host name 'tesbox'" in lines[0]
     assert f"no alias 'tesbox' in {box.ssh_config}; did you mean testbox?" in lines[0]
 
@@ -318,7 +319,7 @@ def test_a_missing_identity_file_is_named(cli, box, tmp_path):
     env = {"REMOTEDBG_SSH_CONFIG": str(config), "HOME": str(home), "SSH_AUTH_SOCK": ""}
     result = cli("run", "-H", "testbox", "--", "true", env=env)
     lines = result.stderr.decode().splitlines()
-    assert result.returncode == 3 and len(lines) == 1, lines
+    assert result.returncode == 255 and len(lines) == 1, lines
     assert "authentication failed" in lines[0], lines
     assert f"ssh_config names {tmp_path / 'gone'}, which does not exist" in lines[0]
 
@@ -371,7 +372,7 @@ def test_config_file_and_variables_set_defaults_that_flags_beat(cli, tmp_path):
     assert sources["host"] == ("testbox", f"file {config}") and sources["timeout"][0] == 30.0
     assert sources["python"] == ("python3", "default")
     quick = cli("run", "--", "sleep", "3", env={**env, "REMOTEDBG_TIMEOUT": "0.5"})
-    assert quick.returncode == 4 and b"timed out after 0.5s" in quick.stderr  # env beats file
+    assert quick.returncode == 255 and b"timed out after 0.5s" in quick.stderr  # env beats file
     flagged = cli(
         "run", "--timeout", "20", "--", "sleep", "0.1", env={**env, "REMOTEDBG_TIMEOUT": "0.5"}
     )
@@ -437,3 +438,14 @@ def test_quiet_leaves_out_notes_but_not_the_reasons_for_failure(cli, tmp_path):
     assert hushed.stdout == b"x" * 10 and hushed.stderr == b""
     missing = cli("-q", "cat", "-H", "testbox", str(tmp_path / "gone.log"))
     assert missing.returncode == 1 and b"no match for" in missing.stderr
+
+
+def test_run_forwards_stdin_as_ssh_does(cli):
+    """Piped input reaches the remote command, a script given to `bash -s` runs with its exit
+    status passed through, `-n` gives it none (as ssh -n), and /dev/null stays unread."""
+    assert cli("run", "-H", "testbox", "--", "cat", input=b"hello\n").stdout == b"hello\n"
+    ran = cli("run", "-H", "testbox", "--", "bash", "-s", input=b"echo from-script; exit 7\n")
+    assert (ran.returncode, ran.stdout) == (7, b"from-script\n")
+    nothing = cli("run", "-H", "testbox", "-n", "--", "cat", input=b"not sent\n")
+    assert (nothing.returncode, nothing.stdout) == (0, b"")
+    assert cli("run", "-H", "testbox", "--", "cat").stdout == b""  # stdin is /dev/null here

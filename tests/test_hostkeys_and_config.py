@@ -24,7 +24,7 @@ def fresh_config(ssh_world, tmp_path):
 def test_unknown_host_is_refused_then_accepted_on_request(cli, fresh_config):
     config, known = fresh_config
     refused = cli("run", "-H", "fresh", "--ssh-config", str(config), "--", "true")
-    assert refused.returncode == 3
+    assert refused.returncode == 255  # run is ssh: its own failures are 255
     message = refused.stderr.decode()
     assert "unknown host key" in message and "--accept-new-host-key" in message
     assert "SHA256:" in message and not known.exists()
@@ -54,7 +54,7 @@ def test_changed_host_key_is_always_refused_naming_the_line(cli, fresh_config, s
     known.write_text(f"# comment\n[127.0.0.1]:{port} {other[0]} {other[1]}\n")
     for extra in ([], ["--accept-new-host-key"]):
         result = cli("run", "-H", "fresh", "--ssh-config", str(config), *extra, "--", "true")
-        assert result.returncode == 3
+        assert result.returncode == 255
         message = result.stderr.decode()
         assert "HOST KEY CHANGED" in message and f"{known}:2" in message
         assert len(message.strip().splitlines()) == 1
@@ -130,7 +130,7 @@ def test_wrong_key_is_an_auth_failure(cli, ssh_world, tmp_path):
         "true",
         env={"SSH_AUTH_SOCK": "", "HOME": str(tmp_path)},
     )
-    assert result.returncode == 3
+    assert result.returncode == 255
     assert b"authentication failed" in result.stderr
 
 
@@ -164,7 +164,7 @@ def test_only_the_identities_the_config_names_are_offered(
                          env=dict(os.environ, **env), timeout=30)  # fmt: skip
     assert ssh.returncode == 255 and b"Permission denied" in ssh.stderr  # OpenSSH's outcome
     result = cli("run", "-H", "strict", "--ssh-config", str(config), "--", "true", env=env)
-    assert result.returncode == 3, result.stderr
+    assert result.returncode == ssh.returncode == 255, result.stderr
     assert b"authentication failed" in result.stderr
 
 

@@ -195,7 +195,8 @@ def test_sessions_stop_ends_them(persistent):
 
 def test_a_dropped_connection_is_reconnected_by_the_next_command(persistent):
     """The connection a daemon holds dies (its sshd killed mid-command): that command fails
-    as a dropped connection does (exit 3), the next one reconnects through the same daemon."""
+    as a dropped connection does (run: exit 255), the next one reconnects through the same
+    daemon."""
     from tests.test_session import _session_sshd_of
 
     persistent("run", "-H", "testbox", "--", "true")
@@ -206,7 +207,7 @@ def test_a_dropped_connection_is_reconnected_by_the_next_command(persistent):
     )  # fmt: skip
     os.kill(_session_sshd_of(("sleep", "34.6")), signal.SIGKILL)
     _, err = doomed.communicate(timeout=30)
-    assert doomed.returncode == 3, err
+    assert doomed.returncode == 255, err
     for pid in pids_with_argv("sleep", "34.6"):
         os.kill(pid, signal.SIGKILL)
     back = persistent("run", "-H", "testbox", "--", "echo", "back")

@@ -253,10 +253,15 @@ _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
 
 
 def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:
+    return fail_with(error, error.exit_code, as_json)
+
+
+def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
+    """The error's one line on stderr (and a JSON document with --json), exit `code`."""
     error_line(str(error))
     if as_json:
-        emit_json({"error": str(error), "exit_code": error.exit_code})
-    return typer.Exit(error.exit_code)
+        emit_json({"error": str(error), "exit_code": code})
+    return typer.Exit(code)
 
 
 def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from remotedbg.cli.context import CommandContext, remote_command, run_guarded
+from remotedbg.cli.context import CommandContext, fail_with, remote_command, run_guarded
 from remotedbg.cli.output import (
     emit_json,
     note,
@@ -17,8 +17,15 @@ from remotedbg.cli.output import (
     stdout_console,
     write_raw,
 )
-from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
+from remotedbg.errors import (
+    ConnectionFailed,
+    ExitCode,
+    Interrupted,
+    RemoteCommandError,
+    UsageError,
+)
 from remotedbg.inventory import is_host_list
+from remotedbg.local_stdin import read_piped_input
 from remotedbg.session import transcript
 
 
@@ -51,8 +58,13 @@ def run(
             "python3, nvidia-smi -l); keys go to it raw, Ctrl-C included. No --timeout.",
         ),
     ] = False,
+    no_stdin: Annotated[
+        bool,
+        typer.Option("--no-stdin", "-n", help="Send it no input (as ssh -n): stdin is not read."),
+    ] = False,
 ) -> int:
-    """Run a command on the host; its exit status is passed through, as ssh does. Every word
+    """Run a command on the host; its exit status is passed through, as ssh does, and so is
+    piped input (`cmd | remotedbg run ...`, `run -- bash -s < script`). Every word
     is passed quoted, except that a leading `~` or `~/` (quoted locally, as with the other
     commands) means the remote home.
 
@@ -70,8 +82,21 @@ def run(
         if ctx.json:
             raise UsageError("--tty shows the program itself; it has no --json")
         return ctx.session.run_tty(line, cwd=cwd)
-    session = ctx.one_command()
-    result = session.run(line, cwd=cwd, stream=None if ctx.json else _stream_to_terminal)
+    try:
+        given = None if no_stdin else read_piped_input()
+    except ValueError as error:
+        raise UsageError(f"{error}: copy files with get, not through run") from None
+    try:
+        session = ctx.one_command()
+        result = session.run(
+            line, cwd=cwd, stdin=given, stream=None if ctx.json else _stream_to_terminal
+        )
+    except Interrupted:
+        raise
+    except (ConnectionFailed, RemoteCommandError) as error:
+        # as ssh: the remote command's status is passed through, so remotedbg's own failure
+        # (connection, authentication, host key, timeout) cannot be 1-4 and is 255
+        raise fail_with(error, ExitCode.RUN_FAILED, ctx.json) from None
     if ctx.json:
         emit_json(
             {

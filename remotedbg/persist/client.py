@@ -15,6 +15,7 @@ import sys
 import time
 
 from remotedbg import __version__
+from remotedbg.local_stdin import has_piped_input
 from remotedbg.persist import protocol
 
 START_WAIT_S = 30.0  # a daemon's first connection may wait on a slow login
@@ -87,9 +88,10 @@ def _start_daemon(path: str, idle: float) -> socket.socket | None:
 
 
 def run(words: list[str]) -> int | None:
-    """The exit code of the command as a daemon ran it, or None: run it here."""
+    """The exit code of the command as a daemon ran it, or None: run it here (also when
+    stdin carries input: it is read where it is, by the command itself)."""
     found = _settings(words)
-    if found is None:
+    if found is None or has_piped_input():
         return None
     host, ssh_config, idle = found
     directory = protocol.runtime_dir()
