@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -169,13 +170,18 @@ def standin(tmp_path):
         script: dict | None = None,
         args: list[str] | None = None,
         wrapper: list[str] | None = None,
+        engine_tree: Path | None = None,
     ) -> Standin:
         """A stand-in server with a real launch command line, its output in a log file;
-        `wrapper` (e.g. ["bash", "-c"]) starts it the way people do, through a shell."""
+        `wrapper` (e.g. ["bash", "-c"]) starts it the way people do, through a shell. With
+        `engine_tree` (an engine package dir) the shim package is a copy of it: the server's
+        Python imports that engine's code, as a server run from a checkout does."""
         shim_root = tmp_path / f"shim-{len(started)}"
         shim_file, module_args = SHIMS[engine]
         target = shim_root / shim_file
-        target.parent.mkdir(parents=True)
+        if engine_tree is not None:
+            shutil.copytree(engine_tree, shim_root / Path(shim_file).parts[0])
+        target.parent.mkdir(parents=True, exist_ok=True)
         for parent in target.relative_to(shim_root).parents:
             if str(parent) != ".":
                 (shim_root / parent / "__init__.py").write_text("")

@@ -18,6 +18,7 @@ from remotedbg.session import transcript
 # name -> (module in remotedbg.cli, attribute, registration keywords), in --help's order; a
 # typer sub-app ("group") is added whole. Only the module of the command being run is imported.
 COMMANDS: dict[str, tuple[str, str, dict]] = {
+    "diagnose": ("diagnose", "diagnose", {}),
     "run": ("files", "run", {"context_settings": {"allow_interspersed_args": False}}),
     "glob": ("files", "glob", {}),
     "find": ("files", "find", {}),

@@ -1,0 +1,129 @@
+"""diagnose: from "acceptance is low" to the root cause, in one session. Finds the server (the
+one named, or the only one), runs spec-audit scoped to what it serves (the install it imports,
+its draft, its target, its launch line and log), then a short greedy probe of it within a
+stated budget, and ranks every finding as a candidate cause (remotedbg.analysis.diagnosis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remotedbg.actions.probe import (
+    ProbeTarget,
+    choose_server,
+    plan_requests,
+    probe_server,
+)
+from remotedbg.actions.spec import find_servers
+from remotedbg.analysis.diagnosis import Diagnosis, diagnose, measured_figures
+from remotedbg.engines.probe_prompts import builtin_prompts
+from remotedbg.errors import RemotedbgError
+from remotedbg.playbook import RunOutcome, bind_variables, find_playbook, load_playbook
+from remotedbg.playbook import run_playbook as run_steps
+from remotedbg.remote.primitives import Remote
+
+#: The probe diagnose sends: one greedy prompt of each kind, short answers.
+PROBE_PER_KIND = 1
+PROBE_MAX_TOKENS = 48
+DEFAULT_BUDGET_S = 60.0
+#: Variables that name what to diagnose without a running server.
+NAMING = ("draft", "args", "log")
+
+
+def pick_server(remote: Remote, wanted: str, given: dict[str, str]) -> dict | None:
+    """The server diagnosed: `wanted` (PID or port), else the only one; None when the user
+    named a draft, launch line or log instead and none runs."""
+    scan = find_servers(remote, tail_lines=1, metrics=False, ask_runtime=False)
+    live = [s for s in scan["servers"] if s.get("pid") is not None]
+    if not live and not wanted and any(given.get(k) for k in NAMING):
+        return None
+    return choose_server(scan["servers"], wanted)
+
+
+def scoped_variables(server: dict | None, given: dict[str, str]) -> dict[str, str]:
+    """spec-audit's variables: the server's own draft and target unless the user named them."""
+    spec = (server or {}).get("spec") or {}
+    out = dict(given)
+    if spec.get("draft_model") and not out.get("draft"):
+        out["draft"] = spec["draft_model"]
+    if spec.get("target_model") and not out.get("target"):
+        out["target"] = spec["target_model"]
+    return out
+
+
+def run_probe(remote: Remote, server: dict, budget_s: float) -> tuple[dict | None, str | None]:
+    """A short greedy probe of the server: (result, None), or (None, why it could not run)."""
+    port = (server.get("spec") or {}).get("port")
+    if not port:
+        return None, f"server pid {server.get('pid')}: no port known, nothing was sent"
+    plan = plan_requests(builtin_prompts(PROBE_PER_KIND), PROBE_MAX_TOKENS, [])
+    try:
+        return probe_server(remote, ProbeTarget(server, int(port)), plan, "", budget_s), None
+    except RemotedbgError as error:
+        return None, f"probe: {error}"
+
+
+def diagnose_host(
+    remote: Remote,
+    wanted: str = "",
+    given: dict[str, str] | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    probe: bool = True,
+) -> dict[str, Any]:
+    given = dict(given or {})
+    server = pick_server(remote, wanted, given)
+    playbook = load_playbook(find_playbook("spec-audit"))
+    outcome: RunOutcome = run_steps(
+        playbook, remote, bind_variables(playbook, scoped_variables(server, given))
+    )
+    inconclusive = list(outcome.inconclusive)
+    probed: dict | None = None
+    if not probe:
+        probe_note: str | None = "not sent (--no-probe)"
+    elif server is None:
+        probe_note = "no running server to probe"
+    else:
+        probed, probe_note = run_probe(remote, server, budget_s)
+        inconclusive += [probe_note] if probe_note else probed.get("inconclusive") or []
+    judged = _server_row(outcome, server)
+    findings = list(outcome.findings) + list((probed or {}).get("findings") or [])
+    spec_rows = (outcome.results.get("spec") or {}).get("spec") or []
+    drafts = outcome.section("drafts").get("drafts") or []
+    found: Diagnosis = diagnose(
+        findings, spec_rows, drafts, inconclusive, measured_figures(judged, probed)
+    )
+    return {
+        "server": _server_summary(judged or server),
+        "diagnosis": found,
+        "outcome": outcome,
+        "probe": probed,
+        "probe_note": probe_note,
+        "engines": [
+            {k: e.get(k) for k in ("name", "version", "path", "running")}
+            for e in outcome.section("engines").get("engines") or []
+        ],
+    }
+
+
+def _server_row(outcome: RunOutcome, server: dict | None) -> dict | None:
+    """The chosen server as spec-audit read it (its log's figures included)."""
+    if server is None:
+        return None
+    for row in outcome.section("servers").get("servers") or []:
+        if row.get("pid") == server.get("pid"):
+            return row
+    return server
+
+
+def _server_summary(server: dict | None) -> dict[str, Any] | None:
+    if server is None:
+        return None
+    spec = server.get("spec") or {}
+    return {
+        "pid": server.get("pid"),
+        "engine": server.get("engine"),
+        "port": spec.get("port"),
+        "algorithm": spec.get("algorithm"),
+        "draft": spec.get("draft_model"),
+        "target": spec.get("target_model"),
+        "ceiling": spec.get("ceiling"),
+    }

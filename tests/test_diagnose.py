@@ -1,0 +1,113 @@
+"""remotedbg diagnose on the test box: a stand-in server whose Python imports an engine tree the
+test wrote (so the install, draft, target, launch line, log and live counts are all the
+server's own), one planted defect at a time; each must come out as the first cause, and a
+healthy deployment exits 0 with what was ruled out."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from tests.checkpoints import write_eagle3_checkpoint, write_target_config
+from tests.engine_trees import SGLANG_LLAMA_EAGLE3_DIRECT, write_sglang_checkout
+from tests.test_spec_checks import ADD_1_WHEN_FIRST_IS_1, DRAFT_MODEL_FILE, target_source
+
+HEALTHY = [3, 2, 3, 3]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("diagnose")
+    engine = write_sglang_checkout(root / "engine", direct_variant=False)
+    models = engine / "srt" / "models"
+    (models / "llama_eagle3.py").write_text(textwrap.dedent(DRAFT_MODEL_FILE).lstrip())
+    (models / "deepseek_v2.py").write_text(target_source(ADD_1_WHEN_FIRST_IS_1))
+    direct = write_sglang_checkout(root / "engine-direct", direct_variant=False)
+    (direct / "srt" / "models" / "deepseek_v2.py").write_text(
+        target_source(ADD_1_WHEN_FIRST_IS_1)
+    )
+    (direct / "srt" / "models" / "llama_eagle3.py").write_text(
+        SGLANG_LLAMA_EAGLE3_DIRECT.replace("LlamaForCausalLMEagle3Direct", "LlamaForCausalLMEagle3")
+    )
+    target = write_target_config(root / "target")
+    config = json.loads((target / "config.json").read_text())
+    config["num_hidden_layers"] = 61
+    (target / "config.json").write_text(json.dumps(config))
+    drafts = {name: write_eagle3_checkpoint(root / "drafts" / name, defect=defect)
+              for name, defect in (("good", None), ("absolute", "absolute"))}  # fmt: skip
+    for draft in drafts.values():  # each with its own embedding, as SpecForge exports them
+        save_file({"embed_tokens.weight": np.zeros((16, 64), dtype=np.float16)},
+                  str(draft / "embed.safetensors"))  # fmt: skip
+    return {
+        "engine": engine,
+        "engine-direct": direct,
+        "target": target,
+        **drafts,
+    }
+
+
+def _launch(world: dict, draft: str, algorithm: str = "EAGLE3") -> list[str]:
+    return ["--model-path", str(world["target"]), "--speculative-algorithm", algorithm,
+            "--speculative-draft-model-path", str(world[draft]), "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]  # fmt: skip
+
+
+def _diagnose(cli, server, *extra: str) -> tuple[int, dict]:
+    result = cli("diagnose", "-H", "testbox", "--server", str(server.pid), "--json",
+                 "--budget", "30", *extra, timeout=180)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_a_healthy_deployment_exits_0_with_what_was_ruled_out(cli, standin, world):
+    server = standin("sglang", {"pattern": {"default": HEALTHY}}, args=_launch(world, "good"),
+                     engine_tree=world["engine"])  # fmt: skip
+    code, doc = _diagnose(cli, server)
+    assert (code, doc["verdict"]) == (0, "ok"), (doc["causes"], doc["unknown"])
+    ruled = {item["hypothesis"] for item in doc["ruled_out"]}
+    assert "vocab map" in ruled and "speculative algorithm matches the draft's family" in ruled
+    assert doc["server"]["pid"] == server.pid
+    assert doc["measured"]["from"] == "probe" and doc["measured"]["ceiling"] == 4
+    assert doc["measured"]["ratio"] >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("draft", "algorithm", "tree", "first"),
+    [
+        ("absolute", "EAGLE3", "engine", "d2t-absolute-ids"),
+        ("good", "EAGLE", "engine", "algorithm-mismatch"),
+        ("good", "EAGLE3", "engine-direct", "loader-direct-map"),
+    ],
+)
+def test_a_planted_defect_is_the_first_cause(cli, standin, world, draft, algorithm, tree, first):
+    # the engine's live counts look poor, as a broken head's do: the static cause still leads
+    server = standin("sglang", {"pattern": {"default": [0, 1, 0, 0]}},
+                     args=_launch(world, draft, algorithm), engine_tree=world[tree])  # fmt: skip
+    code, doc = _diagnose(cli, server)
+    assert code == 1, doc["unknown"]
+    assert doc["causes"][0]["id"] == first, [c["id"] for c in doc["causes"]]
+    assert doc["causes"][0]["fix"]
+    assert doc["headline"].startswith(first)
+
+
+def test_a_domain_gap_only_the_probe_sees(cli, standin, world, tmp_path):
+    script = {"pattern": {"default": [3, 3, 2, 3], "chinese": [0, 0, 1, 0]}}
+    server = standin("sglang", script, args=_launch(world, "good"), engine_tree=world["engine"])
+    code, doc = _diagnose(cli, server)
+    assert code == 1
+    assert doc["causes"][0]["id"] == "accept-domain-gap" and doc["causes"][0]["source"] == "live"
+    assert doc["causes"][0]["evidence"]["category"] == "chinese"
+    static = cli("diagnose", "-H", "testbox", "--server", str(server.pid), "--json",
+                 "--no-probe")  # fmt: skip
+    assert static.returncode == 0, static.stdout  # nothing static is wrong: only the probe knew
+    report = tmp_path / "diagnose.md"
+    text = cli("diagnose", "-H", "testbox", "--server", str(server.pid), "--report", str(report),
+               "--budget", "30", timeout=180)  # fmt: skip
+    out = text.stdout.decode()
+    assert "accept-domain-gap" in out and "ruled out" in out
+    assert report.read_text().startswith("# remotedbg diagnose on `testbox`")
