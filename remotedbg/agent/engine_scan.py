@@ -357,11 +357,8 @@ class _Scan(object):
         package = self.engines[engine]["package"]
         for entry in self.import_path(proc, argv, environ, place, how):
             candidate = os.path.join(entry, package)
-            if self.engine_of(candidate) == engine:
-                inst = self.add_install(candidate, engine, how, self._kind_of(candidate))
-                if inst is None:  # outside the named roots
-                    return None
-                return inst
+            if self.engine_of(candidate) == engine:  # None when outside the named roots
+                return self.add_install(candidate, engine, how, self._kind_of(candidate))
             if os.path.basename(entry) in ("site-packages", "dist-packages"):
                 for inst in self.check_site(entry, how):
                     if inst["engine"] == engine and inst.get("editable_from") == entry:
