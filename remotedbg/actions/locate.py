@@ -33,18 +33,12 @@ def locate_engines(
         scan_args(roots, search_home=search_home, search_processes=servers), hashes_first=True
     )
     scan = remote.call(SCAN, args)
-    also_on_box: list[dict] = []
-    if roots:
-        kept = [p for p in scan.get("processes") or [] if p.get("installs")]
-        also_on_box = [_stranger(p) for p in scan.get("processes") or [] if p not in kept]
-        scan["processes"] = kept
-    else:
+    if not roots:
         scan_inside(remote, scan, args)
-        elsewhere = [
-            p for p in scan.get("processes") or [] if (p.get("container") or {}).get("elsewhere")
-        ]
-        also_on_box = [_stranger(p) for p in elsewhere]
-        scan["processes"] = [p for p in scan.get("processes") or [] if p not in elsewhere]
+    processes = scan.get("processes") or []
+    strangers = [p for p in processes if _outside(p, scoped=bool(roots))]
+    scan["processes"] = [p for p in processes if p not in strangers]
+    also_on_box = [_stranger(p) for p in strangers]
     fill_sources(remote, scan["installs"])
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
@@ -128,6 +122,13 @@ def locate_engines(
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _outside(process: dict, scoped: bool) -> bool:
+    """A server that is not this audit's: with roots named, one that runs none of them; always,
+    one in a container the runtime this user reaches does not know."""
+    return bool((scoped and not process.get("installs"))
+                or (process.get("container") or {}).get("elsewhere"))  # fmt: skip
 
 
 def _stranger(process: dict) -> dict[str, Any]:
