@@ -209,7 +209,7 @@ def test_a_huge_declared_d2t_is_judged_from_its_header_not_loaded(cli, tmp_path)
     assert unread.returncode == 4 and "more than any vocab" in doc["unknown"][0]["reason"]
 
 
-def test_a_service_that_is_not_ssh_is_one_line_and_exit_3(tmp_path):
+def test_a_service_that_is_not_ssh_is_one_line_and_exit_255(tmp_path):
     import socket
     import threading
 

@@ -94,19 +94,10 @@ def test_user_host_port_form_with_identity(cli, ssh_world, tmp_path):
     config = tmp_path / "config"
     config.write_text(f"Host *\n  UserKnownHostsFile {known}\n")
     spec = f"{ssh_world.box.server.user}@127.0.0.1:{ssh_world.box.server.port}"
-    result = cli(
-        "run",
-        "-H",
-        spec,
-        "--ssh-config",
-        str(config),
-        "-i",
-        str(ssh_world.user_key),
-        "--",
-        "echo",
-        "direct",
-    )
-    assert result.returncode == 0 and result.stdout == b"direct\n"
+    for form in (spec, f"ssh://{spec}"):  # ssh's URI form too
+        result = cli("run", "-H", form, "--ssh-config", str(config),
+                     "-i", str(ssh_world.user_key), "--", "echo", "direct")  # fmt: skip
+        assert result.returncode == 0 and result.stdout == b"direct\n", result.stderr
 
 
 def test_wrong_key_is_an_auth_failure(cli, ssh_world, tmp_path):
@@ -185,3 +176,36 @@ def test_hash_known_hosts_records_the_new_key_hashed(cli, fresh_config, ssh_worl
     assert found.returncode == 0 and b"found" in found.stdout
     again = cli("run", "-H", "fresh", "--ssh-config", str(config), "--", "true")
     assert again.returncode == 0, again.stderr
+
+
+def test_connection_failures_are_said_in_ssh_words(cli, tmp_path):
+    """A closed port and a listener that never speaks: the words ssh itself prints (checked in
+    the same test), within --connect-timeout."""
+    import socket
+    import subprocess
+    import time
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now: refused
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    quiet = silent.getsockname()[1]
+    try:
+        for target, words in ((port, "Connection refused"),
+                              (quiet, "Connection timed out during banner exchange")):  # fmt: skip
+            ssh = subprocess.run(
+                ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "ConnectTimeout=2",
+                 "-p", str(target), "127.0.0.1", "true"],
+                capture_output=True, timeout=30,
+            )  # fmt: skip
+            assert words.encode() in ssh.stderr, ssh.stderr  # OpenSSH's own words
+            started = time.monotonic()
+            ours = cli("glob", "-H", f"u@127.0.0.1:{target}", "--connect-timeout", "2", "/x")
+            assert ours.returncode == 3
+            assert words in ours.stderr.decode(), ours.stderr
+            assert time.monotonic() - started < 10
+    finally:
+        silent.close()

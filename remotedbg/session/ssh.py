@@ -25,6 +25,7 @@ from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
 from remotedbg.session.result import RunResult
+from remotedbg.session.ssh_words import connect_failure
 from remotedbg.session.target import (
     ConnectOptions,
     ResolvedTarget,
@@ -165,8 +166,7 @@ class SSHSession(Session):
                     f"{where}: authentication failed: no key or agent to offer{_missing(target)}"
                 )
                 raise ConnectionFailed(message) from None
-            reason = str(exc) or type(exc).__name__
-            raise ConnectionFailed(f"{where}: cannot connect: {reason}") from None
+            raise ConnectionFailed(f"{where}: cannot connect: {connect_failure(exc)}") from None
         transport = connection.client.get_transport()
         assert transport is not None
         _tune_socket(transport.sock)

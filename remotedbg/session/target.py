@@ -111,7 +111,11 @@ def near_aliases(host: str, config: str | None) -> list[str]:
 
 
 def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
-    match = _HOST_SPEC.match(spec.strip())
+    """(user, host, port) of an alias, user@host[:port], or ssh's URI form ssh://[user@]host[:port]."""
+    spec = spec.strip()
+    if spec.startswith("ssh://"):
+        spec = spec[len("ssh://"):].rstrip("/")
+    match = _HOST_SPEC.match(spec)
     if not match or spec.strip().startswith("-"):
         raise UsageError(
             f"--host {spec!r}: expected an ssh_config alias, user@host[:port] or 'local'"
