@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import stat
@@ -213,3 +214,15 @@ def test_a_dropped_connection_is_reconnected_by_the_next_command(persistent):
     back = persistent("run", "-H", "testbox", "--", "echo", "back")
     assert back.returncode == 0 and back.stdout == b"back\n", back.stderr
     assert _daemons(persistent.runtime) == [daemon]
+
+
+def test_a_report_records_the_command_line_the_user_typed(persistent, tmp_path):
+    """Through the daemon, the report's command line is the client's, not the daemon's argv."""
+    persistent("run", "-H", "testbox", "--", "true")  # the daemon now serves what follows
+    report = tmp_path / "r.md"
+    words = ["playbook", "locate-eagle", "-H", "testbox", "--var", "search_home=false",
+             "--report", str(report)]  # fmt: skip
+    persistent(*words)
+    assert _daemons(persistent.runtime)
+    typed = shlex.join(["remotedbg", *words])
+    assert f"- command: `{typed}`" in report.read_text()

@@ -131,6 +131,7 @@ def worth_recording(words: list[str]) -> bool:
 def run_words(words: list[str]) -> int:
     """Run one command line in this process; its exit code (a persistent-session daemon runs
     its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
+    output.command_words = list(words)
     command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
     started = time.time()

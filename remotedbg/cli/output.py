@@ -72,6 +72,10 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+#: The words of the command line being run, as the user typed them (a persistent-session
+#: daemon runs its clients' lines: its own argv is not what was typed). Set by run_words.
+command_words: list[str] | None = None
+
 #: `remotedbg -q`: notes (what was written, where output stopped, progress) are left out;
 #: errors, and the reasons for a nonzero exit status, still show.
 quiet = False

@@ -7,6 +7,7 @@ import sys
 
 from rich.table import Table
 
+from remotedbg.cli import output
 from remotedbg.cli.locate import also_on_box_lines, render_locate
 from remotedbg.cli.output import printable, stdout_console
 from remotedbg.fleet import HostResult
@@ -200,7 +201,8 @@ def provenance_markdown(outcome: RunOutcome) -> list[str]:
     from remotedbg.agent.redact import redact_text
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    command = redact_text(shlex.join(["remotedbg", *sys.argv[1:]]))
+    typed = output.command_words if output.command_words is not None else sys.argv[1:]
+    command = redact_text(shlex.join(["remotedbg", *typed]))
     lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
     for engine in outcome.section("engines").get("engines") or []:
         running = ", running" if engine.get("running") else ""
