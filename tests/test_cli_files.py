@@ -449,3 +449,20 @@ def test_run_forwards_stdin_as_ssh_does(cli):
     nothing = cli("run", "-H", "testbox", "-n", "--", "cat", input=b"not sent\n")
     assert (nothing.returncode, nothing.stdout) == (0, b"")
     assert cli("run", "-H", "testbox", "--", "cat").stdout == b""  # stdin is /dev/null here
+
+
+def test_a_default_host_never_joins_a_fleet_nor_filters_history(cli, tmp_path):
+    """host = "testbox" in the config file: used when no host is given at all; a --hosts-file
+    fleet runs just its hosts, and history shows every host, each line whole."""
+    config = tmp_path / "config.toml"
+    config.write_text('host = "testbox"\n')
+    hosts = tmp_path / "hosts"
+    hosts.write_text("nosftp\n")
+    env = {"REMOTEDBG_CONFIG": str(config)}
+    long_word = "x" * 300
+    cli("run", "-H", "local", "--", "echo", long_word, env=env)
+    fleet = cli("playbook", "locate-eagle", "--hosts-file", str(hosts), "--json",
+                "--var", "search_home=false", env=env)  # fmt: skip
+    assert [h["host"] for h in json.loads(fleet.stdout)["hosts"]] == ["nosftp"]
+    shown = cli("history", env=dict(env, COLUMNS="80")).stdout.decode()
+    assert f"remotedbg run -H local -- echo {long_word}" in shown  # whole, not cut

@@ -6,7 +6,6 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from remotedbg.cli.context import CommandContext, fail_with, remote_command, run_guarded
 from remotedbg.cli.output import (
@@ -15,6 +14,7 @@ from remotedbg.cli.output import (
     printable,
     stderr_console,
     stdout_console,
+    typed_option,
     write_raw,
 )
 from remotedbg.errors import (
@@ -366,25 +366,25 @@ def history(
 
     def body() -> int:
         cutoff = parse_since(since, time.time()) if since else None
-        entries = list(transcript.recent(limit, calls=verbose, host=host, since=cutoff))
+        only = host if typed_option("--host", "-H") else None  # not a default host's filter
+        entries = list(transcript.recent(limit, calls=verbose, host=only, since=cutoff))
         if as_json:
             emit_json({"transcript": str(transcript.transcript_path()), "entries": entries})
             return ExitCode.OK
-        table = Table("time", "host", "exit", "ms", "command", box=None)
         for entry in entries:
+            # one line each, the command last and whole: copy-pasteable, never cut
             stamp = time.strftime("%m-%d %H:%M:%S", time.localtime(entry.get("ts", 0)))
             status = "timeout" if entry.get("timed_out") else str(entry.get("exit_status"))
-            command = printable(entry.get("command", ""))[:160]
+            command = printable(entry.get("command", ""))
             typed = entry.get("kind") == "typed"
-            table.add_row(
-                stamp,
-                entry.get("target", ""),
-                status,
-                f"{entry.get('duration_ms', 0):.1f}",
-                command if typed else f"  ↳ {command}",
+            stdout_console.print(
+                f"{stamp}  {printable(entry.get('target', '')):<16} {status:>7} "
+                f"{entry.get('duration_ms', 0):>9.1f} ms  "
+                + (command if typed else f"  ↳ {command}"),
+                markup=False,
+                highlight=False,
                 style=None if typed else "dim",
             )
-        stdout_console.print(table)
         return ExitCode.OK
 
     run_guarded(body, as_json)

@@ -76,6 +76,21 @@ def emit_json(value: Any) -> None:
 #: daemon runs its clients' lines: its own argv is not what was typed). Set by run_words.
 command_words: list[str] | None = None
 
+
+def typed_option(*names: str) -> bool:
+    """Whether the user typed one of these options on the command line (not a default from
+    the config file or a variable): a default host must not join a --hosts-file fleet. Words
+    after `--` are the remote command's, not ours."""
+    words = command_words or []
+    ours = words[: words.index("--")] if "--" in words else words
+    for word in ours:
+        for name in names:
+            attached = len(name) == 2 and word.startswith(name) and word != name
+            if word == name or word.startswith(name + "=") or attached:
+                return True
+    return False
+
+
 #: `remotedbg -q`: notes (what was written, where output stopped, progress) are left out;
 #: errors, and the reasons for a nonzero exit status, still show.
 quiet = False

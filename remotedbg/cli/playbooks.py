@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from remotedbg.cli import output
 from remotedbg.cli.context import CommandContext, remote_command, run_guarded
-from remotedbg.cli.output import emit_json, note, stderr_console, stdout_console
+from remotedbg.cli.output import emit_json, note, stderr_console, stdout_console, typed_option
 from remotedbg.cli.playbook_report import (
     fleet_markdown,
     host_document,
@@ -203,7 +203,9 @@ def run_command(
     playbook = load_playbook(find_playbook(name, playbook_path))
     variables = bind_variables(playbook, _parse_vars(var or []))
     if hosts_file is not None or group or is_host_list(ctx.options.host):
-        hosts = parse_hosts(ctx.options.host, hosts_file, group)
+        # a default host (config file, REMOTEDBG_HOST) is for when no host is given at all
+        typed = ctx.options.host if typed_option("--host", "-H") or not hosts_file else ""
+        hosts = parse_hosts(typed, hosts_file, group)
         return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
     document = outcome_document(outcome)
