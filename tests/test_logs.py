@@ -34,6 +34,12 @@ def test_tail_of_a_server_started_through_bash(cli, standin):
     # the stand-in logs one decode line per request: accept len = mean(j + 1) over its steps
     steps = steps_for([3, 2, 3, 1], 32)
     assert doc["accept_length"] == [round(sum(j + 1 for j in steps) / len(steps), 2)] * 2
+    # --server takes the port too, as probe does; --json keeps to --spec-only's lines
+    by_port = cli("logs", "-H", "testbox", "--server", str(server.port), "-n", "50", "--json",
+                  "--spec-only")  # fmt: skip
+    doc = json.loads(by_port.stdout)
+    assert by_port.returncode == 0 and doc["server"]["pid"] == server.pid
+    assert doc["lines"] and all("accept len" in line for line in doc["lines"])
 
 
 def test_since_keeps_only_recent_lines(cli, tmp_path):

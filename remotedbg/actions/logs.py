@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.actions import runtime_logs
+from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -15,14 +16,20 @@ LOGS = "remotedbg.agent.log_follow"
 
 def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
     """{"pid", "engine", "cmdline", "log", "how_found"} of the log to read: `log` as given, else
-    the log of the server `server` names (a PID), else of the only server running."""
+    the log of the server `server` names (a PID, or a port it serves on, as probe takes), else
+    of the only server running."""
     if server and not server.isdigit():
-        raise UsageError(f"--server {server}: expected a PID")
-    found = remote.call(
-        f"{LOGS}:server_logs",
-        {"pid": int(server) if server else None, "log": log or None,
-         "knowledge": server_scan_knowledge()},
-    )["servers"]  # fmt: skip
+        raise UsageError(f"--server {server}: expected a PID or a port")
+
+    def servers(pid: int | None) -> list[dict]:
+        return remote.call(
+            f"{LOGS}:server_logs",
+            {"pid": pid, "log": log or None, "knowledge": server_scan_knowledge()},
+        )["servers"]
+
+    found = servers(int(server) if server else None)
+    if server and not found and int(server) <= 65535:  # not a server's PID: perhaps its port
+        found = [s for s in servers(None) if launch_spec(s).get("port") == int(server)]
     if not found:
         what = (
             f"no SGLang or vLLM server with PID {server}" if server else "no SGLang or vLLM server"

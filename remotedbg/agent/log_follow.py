@@ -21,7 +21,7 @@ import stat
 import time
 
 from remotedbg.agent.containers import container_info, runtime_log_of
-from remotedbg.agent.redact import redact_cmdline
+from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.agent.safetensors_file import MissingInput
 from remotedbg.agent.server_scan import (
     SERVER_WRAPPERS,
@@ -119,6 +119,7 @@ def server_logs(args):
                 "pid": proc["pid"],
                 "engine": proc["engine"],
                 "cmdline": redact_cmdline(proc["argv"]),
+                "argv": redact_argv(proc["argv"]),  # parsed as is (e.g. its port)
                 "log": links[0][0] if links else None,
                 "how_found": links[0][1] if links else None,
                 "note": note,

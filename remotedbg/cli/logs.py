@@ -90,7 +90,11 @@ def logs(
     ctx: CommandContext,
     server: Annotated[
         str,
-        typer.Option("--server", help="The server's PID (needed when several run).", metavar="PID"),
+        typer.Option(
+            "--server",
+            help="The server's PID or port (needed when several run).",
+            metavar="PID|PORT",
+        ),
     ] = "",  # fmt: skip
     log: Annotated[
         str,
@@ -128,7 +132,10 @@ def logs(
     if ctx.json:
         for line in tail["lines"]:
             trend.add(line)
-        emit_json({"server": chosen, "path": tail["path"], "lines": tail["lines"],
+        shown = (
+            [ln for ln in tail["lines"] if parse_decode_line(ln)] if spec_only else tail["lines"]
+        )
+        emit_json({"server": chosen, "path": tail["path"], "lines": shown,
                    **trend.figures()})  # fmt: skip
         return ExitCode.OK
     where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
