@@ -13,6 +13,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "remotedbg"
 LAYERS = {
     "remotedbg.errors": 0,
     "remotedbg.settings": 0,
+    "remotedbg.local_stdin": 0,
+    "remotedbg.local_files": 0,
     "remotedbg.persist.protocol": 0,
     "remotedbg.persist.client": 1,
     "remotedbg.persist": 1,
@@ -26,6 +28,7 @@ LAYERS = {
     "remotedbg.analysis": 4,
     "remotedbg.actions": 5,
     "remotedbg.playbook": 6,
+    "remotedbg.diagnose": 6,
     "remotedbg.fleet": 6,
     "remotedbg.inventory": 6,
     "remotedbg.report": 7,

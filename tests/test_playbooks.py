@@ -498,3 +498,16 @@ def test_spec_audit_reads_a_vllm_log_as_vllm(cli, world, tmp_path):
     assert server["engine"] == "vllm"
     assert (server["spec"]["draft_model"], server["spec"]["num_steps"]) == ("/m/d", 3)
     assert server["log"]["figures"]["per_position_last"] == [0.1, 0.02, 0.0]
+
+
+def test_a_report_replaces_a_planted_symlink_instead_of_writing_through_it(cli, world, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    report = tmp_path / "report.md"
+    report.symlink_to(victim)
+    result = cli("playbook", "locate-eagle", "-H", "testbox", "--var", f"roots={world['engine']}",
+                 "--report", str(report))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "keep me\n"
+    assert not report.is_symlink() and report.read_text().startswith("# remotedbg locate-eagle")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []

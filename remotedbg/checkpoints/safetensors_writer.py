@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from remotedbg.local_files import umask
+
 
 @dataclass
 class TensorSlot:
@@ -68,7 +70,7 @@ def write_safetensors(
             size = handle.tell()
         # mkstemp's 0600 would keep the file from a server running as another user (a
         # container's root, a service account): give it the mode a plain open() would
-        os.chmod(partial, 0o666 & ~_umask())
+        os.chmod(partial, 0o666 & ~umask())
         if not force and out.exists():
             raise FileExistsError(f"{out} exists (pass --force to replace it)")
         os.replace(partial, out)
@@ -76,9 +78,3 @@ def write_safetensors(
         partial.unlink(missing_ok=True)
         raise
     return size
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from remotedbg.actions.diagnose import DEFAULT_BUDGET_S, diagnose_host
+from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.analysis.diagnosis import Diagnosis
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
@@ -17,6 +17,7 @@ from remotedbg.contract import exit_code
 from remotedbg.errors import UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
+from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
 from remotedbg.report import render_verdict
 
@@ -90,7 +91,7 @@ def diagnose(
     else:
         render(document)
     if report is not None:
-        report.write_text(markdown(document), encoding="utf-8")
+        write_text(report, markdown(document))
         note(f"report written to {report}")
     return exit_code(result.verdict)
 

@@ -26,6 +26,7 @@ from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
 from remotedbg.inventory import is_host_list
+from remotedbg.local_files import write_text
 from remotedbg.playbook import (
     RunOutcome,
     Step,
@@ -214,7 +215,7 @@ def run_command(
     else:
         render_outcome(outcome)
     if report:
-        report.write_text(outcome_markdown(outcome), encoding="utf-8")
+        write_text(report, outcome_markdown(outcome))
         if not ctx.json:
             note(f"report written to {report}")
     return VERDICT_EXIT[outcome.verdict]
@@ -255,7 +256,7 @@ def run_fleet_command(
     else:
         render_fleet(playbook.name, results, diff)
     if report:
-        report.write_text(fleet_markdown(playbook.name, results, diff), encoding="utf-8")
+        write_text(report, fleet_markdown(playbook.name, results, diff))
     return code
 
 

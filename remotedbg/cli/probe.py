@@ -25,6 +25,7 @@ from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
+from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
 
 
@@ -132,9 +133,8 @@ def probe(
         why_not = figure_svg(result, figure)
         if why_not:
             note(why_not)
-        report.write_text(
-            probe_markdown(result, decided, headline, None if why_not else figure.name),
-            encoding="utf-8",
+        write_text(
+            report, probe_markdown(result, decided, headline, None if why_not else figure.name)
         )
         note(f"report written to {report}" + ("" if why_not else f" (figure {figure})"))
     return exit_code(decided)

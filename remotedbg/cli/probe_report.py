@@ -3,6 +3,7 @@ matplotlib, the `plots` extra), and the sparkline `logs` draws of accept length.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from rich.table import Table
 
 from remotedbg import __version__
 from remotedbg.cli.output import printable, stdout_console
+from remotedbg.local_files import write_text
 from remotedbg.report import findings_markdown, render_findings, render_verdict
 
 _BAR_WIDTH = 30
@@ -175,7 +177,9 @@ def figure_svg(result: dict[str, Any], path: Path) -> str | None:
     right.set_xlabel("draft position")
     right.set_title("accepted at each draft position (%)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, format="svg")
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg")
+    write_text(path, buffer.getvalue())  # as the report: never through a planted symlink
     plt.close(fig)
     return None
 
