@@ -9,11 +9,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.analysis.diagnosis import Diagnosis
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.contract import exit_code
+from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.errors import UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
