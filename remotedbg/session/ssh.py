@@ -216,8 +216,10 @@ class SSHSession(Session):
     def executor(self) -> ExecutorChannel | None:
         """The session's remote executor, started on first use; None when the box cannot run
         it (no python3 there), and then every command gets its own exec channel instead."""
-        if self._executor is not None and not self._executor.channel.closed:
+        if self._executor is not None and self._executor.settled():
             return self._executor
+        if self._executor is not None:
+            self._executor.close()  # a request of it did not end: a fresh one serves
         self._executor = None
         if self._executor_unavailable:
             return None
