@@ -17,15 +17,19 @@ from remotedbg.cli.output import (
     stdout_console,
     write_raw,
 )
-from remotedbg.errors import ExitCode, RemoteCommandError, UsageError
+from remotedbg.errors import ExitCode, RemoteCommandError, StdoutClosed, UsageError
 from remotedbg.inventory import is_host_list
 from remotedbg.session import transcript
 
 
 def _stream_to_terminal(name: str, chunk: bytes) -> None:
     target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-    target.write(chunk)
-    target.flush()
+    try:
+        target.write(chunk)
+        target.flush()
+    except BrokenPipeError:
+        if name == "stdout":
+            raise StdoutClosed from None
 
 
 @remote_command

@@ -19,7 +19,7 @@ from typing import Any
 
 import paramiko
 
-from remotedbg.errors import ConnectionFailed
+from remotedbg.errors import ConnectionFailed, StdoutClosed
 from remotedbg.session.base import OutputCollector
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
@@ -205,7 +205,7 @@ class ExecutorChannel:
                 if collector.overflowed and not stopping:
                     stopping = True
                     self.send("K", b"", rid)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, StdoutClosed):
             self._stop(rid)
             raise
 

@@ -20,7 +20,13 @@ from typing import Any
 import fabric
 import paramiko
 
-from remotedbg.errors import ConnectionFailed, HostKeyError, RemoteCommandError, RemoteTimeout
+from remotedbg.errors import (
+    ConnectionFailed,
+    HostKeyError,
+    RemoteCommandError,
+    RemoteTimeout,
+    StdoutClosed,
+)
 from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
@@ -314,7 +320,7 @@ class SSHSession(Session):
                     f"{self.name}: connection lost while a remote command was running"
                 )
             return (255 if status < 0 else status), False  # 255 for a signal, like ssh
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, StdoutClosed):
             self._stop(collector.pid)
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
