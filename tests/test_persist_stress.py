@@ -143,3 +143,22 @@ def test_ctrl_c_stops_only_its_own_command_among_concurrent_ones(persistent):  #
         out, err = client.communicate(timeout=60)
         assert (client.returncode, out, err) == (0, expected, b"")
     assert _daemons(persistent.runtime) == [daemon]
+
+
+def test_a_ticket_is_started_or_refused_once_and_interrupted_only_while_it_runs():
+    from remotedbg.persist import protocol
+    from remotedbg.persist.daemon import Ticket
+
+    refused = Ticket(1)
+    assert not refused.interrupt()  # queued: a Ctrl-C withdraws it instead
+    assert refused.refuse() and not refused.start() and not refused.interrupt()
+    ticket = Ticket(2)
+    assert ticket.start() and not ticket.refuse()
+    assert ticket.interrupt() and not ticket.interrupt()  # at most once
+    late = Ticket(3)
+    late.start()
+    late.finish()
+    assert not late.interrupt()  # after its end an interrupt stops nothing
+    # at most once: a client reruns a command only when the daemon never accepted it
+    assert protocol.unknown_outcome(accepted=False) == protocol.RERUN
+    assert protocol.unknown_outcome(accepted=True) == protocol.LOST

@@ -46,8 +46,9 @@ MAX_QUEUE = 64
 
 class Ticket:
     """One command's passage through the daemon: queued, then started or refused (exactly
-    one of the two, whichever thread asks first), then ended; and whether it was
-    interrupted (at most once)."""
+    one of the two, whichever thread asks first), then finished; interrupted at most once,
+    and only while started. `released` is set once the main thread is done with the
+    client's socket (its thread closes it then)."""
 
     def __init__(self, rid: int) -> None:
         self.rid = rid
@@ -55,7 +56,7 @@ class Ticket:
         self.interrupted = False
         self._lock = threading.Lock()
         self.decided = threading.Event()
-        self.ended = threading.Event()
+        self.released = threading.Event()
 
     def _move(self, before: str, after: str) -> bool:
         with self._lock:
@@ -74,9 +75,8 @@ class Ticket:
         self.decided.set()
         return moved
 
-    def end(self) -> None:
-        self._move("started", "ended")
-        self.ended.set()
+    def finish(self) -> None:
+        self._move("started", "finished")
 
     def interrupt(self) -> bool:
         """True the first time, while it runs: the caller then interrupts it."""
@@ -241,9 +241,8 @@ class Daemon:
                     self._interrupt(ticket)
         except (OSError, ValueError):
             pass
-        if not ticket.ended.is_set():
-            self._interrupt(ticket)  # the client left mid-command
-        ticket.ended.wait()
+        self._interrupt(ticket)  # the client left mid-command (once finished, a no-op)
+        ticket.released.wait()
 
     def _interrupt(self, ticket: Ticket) -> None:
         if ticket.interrupt():
@@ -286,8 +285,9 @@ class Daemon:
                     pass  # an interrupt for this command, landing after its end
                 finally:
                     self.running = None
+                    ticket.finish()
+                    ticket.released.set()
                     self.cancelled.discard(ticket.rid)
-                    ticket.end()
                 self.last_used = time.time()
         finally:
             self.shutdown()
@@ -324,11 +324,14 @@ class Daemon:
             token = SESSION_KEEPER.set(self.keeper)
             try:
                 self.running = rid
+                if rid in self.cancelled:  # Ctrl-C between "accepted" and now
+                    raise KeyboardInterrupt
                 code = run_words(list(request["argv"]))
             except KeyboardInterrupt:
                 code = 130
             finally:
                 self.running = None
+                ticket.finish()
                 SESSION_KEEPER.reset(token)
             self.commands += 1
         except OSError as error:  # the client's directory vanished, or the client did
