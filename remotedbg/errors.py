@@ -52,6 +52,16 @@ class ContainerUnreachable(RemoteCommandError):
     no python3 inside)."""
 
 
+class StdoutClosed(RemotedbgError):
+    """What reads our stdout went away (`| head`): the remote command is stopped, as a local
+    one is by SIGPIPE, and never run again."""
+
+    exit_code = 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe ended
+
+    def __init__(self) -> None:
+        super().__init__("stdout closed; the remote command was stopped")
+
+
 class Interrupted(RemoteCommandError):
     """Ctrl-C stopped a remote command (the remote process was stopped too)."""
 

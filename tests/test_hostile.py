@@ -405,4 +405,4 @@ def test_a_malformed_executor_frame_ends_the_executor_not_the_client():
     with pytest.raises(ExecutorGone):
         _decode(b"[1, 2]")
     assert _decode(b'{"ok": true}') == {"ok": True}
-    assert HEADER.size == 5
+    assert HEADER.size == 9  # kind, request id, length

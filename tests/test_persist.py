@@ -174,15 +174,21 @@ def test_ctrl_c_reaches_the_remote_command_through_the_daemon(persistent, tmp_pa
     assert persistent("run", "-H", "testbox", "--", "echo", "ok").stdout == b"ok\n"
 
 
-def test_a_busy_daemon_sends_the_next_command_to_run_itself(persistent):
+def test_a_busy_daemon_queues_the_next_command_then_sends_it_to_run_itself(persistent):
+    """A command waits behind the running one for QUEUE_WAIT_S (the stress tests queue
+    hundreds); past that it runs in its own process, never waiting for a long command."""
+    from remotedbg.persist.daemon import QUEUE_WAIT_S
+
     persistent("run", "-H", "testbox", "--", "true")
     slow = subprocess.Popen(
-        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "sleep", "2"],
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "sleep", "9"],
         env=persistent.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     time.sleep(0.8)
+    started = time.monotonic()
     meanwhile = persistent("run", "-H", "testbox", "--", "echo", "meanwhile")
     assert meanwhile.returncode == 0 and meanwhile.stdout == b"meanwhile\n"
+    assert QUEUE_WAIT_S <= time.monotonic() - started and slow.poll() is None
     assert slow.wait(timeout=30) == 0
 
 

@@ -14,7 +14,10 @@ frame, or when the channel closes; nothing of remotedbg outlives the client.
 Before its first frame the executor writes the marker the client sent in its bundle: anything a
 login prints on stdout (banners, MOTDs, `conda init` chatter) comes before it and is skipped.
 
-Frames both ways: 1 byte kind, 4 bytes big-endian length, payload.
+Frames both ways: 1 byte kind, 4 bytes request id, 4 bytes length (big-endian), payload.
+The client numbers each command and call; every frame names the request it belongs to, so
+output of a command the client gave up on is never taken for the next one's, and a kill for
+an ended request stops nothing.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
                  C call {"entry", "args", "cwd", "timeout", "memory"}
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
@@ -35,7 +38,7 @@ import subprocess
 import time
 import traceback
 
-HEADER = struct.Struct("!BI")
+HEADER = struct.Struct("!BII")
 CHUNK = 65536
 KILL_GRACE = 0.5
 DEFAULT_CALL_MEMORY = 4 << 30  # bytes of address space a check may add to the executor's
@@ -67,25 +70,25 @@ class _Frames:
         self.buffer += data
         frames = []
         while len(self.buffer) >= HEADER.size:
-            kind, length = HEADER.unpack_from(self.buffer)
+            kind, rid, length = HEADER.unpack_from(self.buffer)
             if len(self.buffer) < HEADER.size + length:
                 break
             payload = self.buffer[HEADER.size : HEADER.size + length]
             self.buffer = self.buffer[HEADER.size + length :]
-            frames.append((chr(kind), payload))
+            frames.append((chr(kind), rid, payload))
         return frames
 
 
-def _send(kind, payload=b""):
-    data = HEADER.pack(ord(kind), len(payload)) + payload
+def _send(kind, payload=b"", rid=0):
+    data = HEADER.pack(ord(kind), rid, len(payload)) + payload
     view = memoryview(data)
     while view:
         written = os.write(1, view)
         view = view[written:]
 
 
-def _send_json(kind, value):
-    _send(kind, json.dumps(value).encode("utf-8"))
+def _send_json(kind, value, rid=0):
+    _send(kind, json.dumps(value).encode("utf-8"), rid)
 
 
 def _stop_group(process):
@@ -165,7 +168,8 @@ def _run_call(request, write_fd):
 
 
 class _Call:
-    def __init__(self, pid, fd, deadline):
+    def __init__(self, rid, pid, fd, deadline):
+        self.rid = rid
         self.pid = pid
         self.fd = fd
         self.deadline = deadline
@@ -180,34 +184,40 @@ class Executor:
         self.selector = selectors.DefaultSelector()
         self.selector.register(0, selectors.EVENT_READ, "control")
         self.process = None
+        self.command_id = 0
         self.open_pipes = 0
         self.running = True
         self.current_call = None
 
     # -- control frames ------------------------------------------------------------------
-    def on_frame(self, kind, payload):
+    def on_frame(self, kind, rid, payload):
+        ours = self.process is not None and rid == self.command_id
+        call = self.current_call
         if kind == "X":
-            self.start(json.loads(payload.decode("utf-8")))
-        elif kind == "I" and self.process is not None:
+            if self.process is not None:  # the client gave up on it: it ends here
+                _stop_group(self.process)
+                self.end_command()
+            self.start(rid, json.loads(payload.decode("utf-8")))
+        elif kind == "I" and ours:
             self.write_stdin(payload)
-        elif kind == "J" and self.process is not None:
+        elif kind == "J" and ours:
             self.close_stdin()
-        elif kind == "K" and self.process is not None:
+        elif kind == "K" and ours:
             _stop_group(self.process)
-        elif kind == "K" and self.current_call is not None:
+        elif kind == "K" and call is not None and call.rid == rid:
             self.stop_call("stopped on request")
         elif kind == "C":
-            self.call(json.loads(payload.decode("utf-8")))
+            self.call(rid, json.loads(payload.decode("utf-8")))
 
-    def call(self, request):
+    def call(self, rid, request):
         if self.current_call is not None:
-            _send_json("R", {"ok": False, "error": "busy: a check is already running"})
+            _send_json("R", {"ok": False, "error": "busy: a check is already running"}, rid)
             return
         try:
             # our own modules, imported here once so that every forked call finds them warm
             importlib.import_module(request["entry"].split(":")[0])
         except Exception as exc:
-            _send_json("R", {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)})
+            _send_json("R", {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}, rid)
             return
         read_fd, write_fd = os.pipe()
         try:
@@ -215,7 +225,7 @@ class Executor:
         except OSError as exc:
             os.close(read_fd)
             os.close(write_fd)
-            _send_json("R", {"ok": False, "error": "cannot start the check: %s" % exc})
+            _send_json("R", {"ok": False, "error": "cannot start the check: %s" % exc}, rid)
             return
         if pid == 0:
             os.close(read_fd)
@@ -223,7 +233,7 @@ class Executor:
         os.close(write_fd)
         timeout = request.get("timeout")
         deadline = time.monotonic() + float(timeout) if timeout else None
-        self.current_call = _Call(pid, read_fd, deadline)
+        self.current_call = _Call(rid, pid, read_fd, deadline)
         self.selector.register(read_fd, selectors.EVENT_READ, "call")
 
     def stop_call(self, why):
@@ -268,7 +278,7 @@ class Executor:
                 pass
         self.current_call = None
         if call.stopped:
-            _send_json("R", {"ok": False, "error": "the check was %s" % call.stopped})
+            _send_json("R", {"ok": False, "error": "the check was %s" % call.stopped}, call.rid)
             return
         try:
             answer = json.loads(call.data.decode("utf-8"))
@@ -277,9 +287,9 @@ class Executor:
             if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
                 why = "stopped at its CPU limit"
             answer = {"ok": False, "error": "the check ended without an answer (%s)" % why}
-        _send_json("R", answer)
+        _send_json("R", answer, call.rid)
 
-    def start(self, request):
+    def start(self, rid, request):
         command = request["cmd"].encode("utf-8", "surrogateescape")
         try:
             self.process = subprocess.Popen(
@@ -291,10 +301,12 @@ class Executor:
                 cwd=_home(),
             )
         except OSError as exc:  # e.g. the login shell vanished, or no more processes
-            _send("E", ("remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)).encode())
-            _send_json("S", {"exit": 127})
+            why = "remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)
+            _send("E", why.encode(), rid)
+            _send_json("S", {"exit": 127}, rid)
             return
-        _send_json("P", {"pid": self.process.pid})
+        self.command_id = rid
+        _send_json("P", {"pid": self.process.pid}, rid)
         for stream, name in ((self.process.stdout, "O"), (self.process.stderr, "E")):
             os.set_blocking(stream.fileno(), False)
             self.selector.register(stream, selectors.EVENT_READ, name)
@@ -321,15 +333,24 @@ class Executor:
         except BlockingIOError:
             return
         if data:
-            _send(key.data, data)
+            _send(key.data, data, self.command_id)
             return
         self.selector.unregister(key.fileobj)
         key.fileobj.close()
         self.open_pipes -= 1
         if self.open_pipes == 0:
-            status = self.process.wait()
-            _send_json("S", {"exit": status if status >= 0 else 128 - status})
-            self.process = None
+            self.end_command()
+
+    def end_command(self):
+        """Report the command's exit (its pipes closed, or abandoned by the client)."""
+        for stream in (self.process.stdout, self.process.stderr):
+            if not stream.closed:
+                self.selector.unregister(stream)
+                stream.close()
+        self.open_pipes = 0
+        status = self.process.wait()
+        _send_json("S", {"exit": status if status >= 0 else 128 - status}, self.command_id)
+        self.process = None
 
     def serve(self):
         while self.running:
@@ -347,8 +368,8 @@ class Executor:
                     if not data:
                         self.running = False  # client gone: stop everything, leave nothing
                         break
-                    for kind, payload in self.frames.feed(data):
-                        self.on_frame(kind, payload)
+                    for kind, rid, payload in self.frames.feed(data):
+                        self.on_frame(kind, rid, payload)
                 elif key.data == "call":
                     self.on_call_output()
                 else:

@@ -22,6 +22,7 @@ from remotedbg.errors import (
     ExitCode,
     Interrupted,
     RemoteCommandError,
+    StdoutClosed,
     UsageError,
 )
 from remotedbg.inventory import is_host_list
@@ -31,8 +32,12 @@ from remotedbg.session import transcript
 
 def _stream_to_terminal(name: str, chunk: bytes) -> None:
     target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-    target.write(chunk)
-    target.flush()
+    try:
+        target.write(chunk)
+        target.flush()
+    except BrokenPipeError:
+        if name == "stdout":
+            raise StdoutClosed from None
 
 
 @remote_command

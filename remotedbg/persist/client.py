@@ -2,8 +2,10 @@
 connection to its host, starting one when there is none, and relay its output and exit code.
 Imports only the standard library and remotedbg's settings, so a command served here starts
 in the time Python itself takes. Whenever a daemon cannot serve (a terminal command, a fleet,
-`--no-persist`, a busy or vanished daemon, a directory that is not private) `run()` answers
-None and the caller runs the command itself, as if persistence did not exist."""
+`--no-persist`, a daemon busy past its queue wait or vanished before it accepted the command,
+a directory that is not private) `run()` answers None and the caller runs the command itself,
+as if persistence did not exist. Once the daemon has accepted the command it is never run
+again here: a lost daemon is reported (exit 5), a closed stdout stops it (exit 141)."""
 
 from __future__ import annotations
 
@@ -115,42 +117,79 @@ def _relay(sock: socket.socket, words: list[str]) -> int | None:
         "stderr_tty": sys.stderr.isatty(),
         "columns": _columns(),
     }
+    rid = int.from_bytes(os.urandom(8), "big") or 1
     interrupts = []
+    accepted = False
+    stdout_broken = False
+
+    def stop() -> None:
+        try:
+            protocol.send(sock, "K", b"", rid)
+        except OSError:
+            pass
 
     def on_interrupt(signum: int, frame: object) -> None:
         if interrupts:
             raise KeyboardInterrupt  # a second Ctrl-C: stop waiting
         interrupts.append(signum)
-        try:
-            protocol.send(sock, "K")
-        except OSError:
-            pass
+        stop()
+
+    def unknown() -> int | None:
+        """The daemon went away, or broke the protocol, before the command's exit."""
+        if interrupts:
+            return 130
+        if stdout_broken:
+            _say(protocol.BROKEN_STDOUT_MESSAGE)
+            return protocol.BROKEN_STDOUT_EXIT
+        if protocol.unknown_outcome(accepted) == protocol.RERUN:
+            return None
+        _say(protocol.LOST_MESSAGE)
+        return protocol.lost_exit(words)
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        protocol.send_json(sock, "R", request)
+        protocol.send_json(sock, "R", request, rid)
         frames = protocol.Frames(sock)
         while True:
             frame = frames.next()
-            if frame is None:
-                return None if not interrupts else 130  # the daemon vanished: run it here
-            kind, payload = frame
-            if kind == "O":
-                _write(sys.stdout, payload)
-            elif kind == "E":
-                _write(sys.stderr, payload)
+            if frame is None or frame[1] != rid:
+                return unknown()
+            kind, _, payload = frame
+            if kind == "A":
+                accepted = True
+            elif kind == "O" and not stdout_broken:
+                try:
+                    _write(sys.stdout, payload)
+                except OSError:  # `| head`: what reads our output is gone; so is the command
+                    stdout_broken = True
+                    stop()
+            elif kind == "E" and not stdout_broken:  # then its "interrupted" is ours to say
+                try:
+                    _write(sys.stderr, payload)
+                except OSError:
+                    pass
             elif kind == "X":
                 import json
 
+                if stdout_broken:
+                    return unknown()
                 return int(json.loads(payload)["exit"])
             elif kind == "B":
-                return None
+                return unknown() if accepted else (130 if interrupts else None)
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError):
-        return None
+        return unknown()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _columns() -> int | None:
@@ -185,7 +224,7 @@ def _ask(path: str, kind: str) -> dict | None:
             frame = protocol.Frames(sock).next()
         except (OSError, ValueError):
             return None
-    return json.loads(frame[1]) if frame and frame[0] == "I" else None
+    return json.loads(frame[2]) if frame and frame[0] == "I" else None
 
 
 def sessions(stop: bool = False) -> list[dict]:

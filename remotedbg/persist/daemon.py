@@ -2,22 +2,32 @@
 .client), it listens on a Unix socket (0600, in the user's 0700 runtime directory), keeps the
 sessions its commands open (connection and remote executor), and runs each client's command
 line with the client's environment, working directory and terminal, its output framed back. It
-serves one command at a time (a client arriving meanwhile runs its command itself), answers
-only its own user (SO_PEERCRED), and exits, closing its sessions (so the remote executors exit
-too), after `idle` seconds without a command, on `remotedbg sessions --stop`, or when its socket
-is removed or replaced.
+answers only its own user (SO_PEERCRED), and exits, closing its sessions (so the remote
+executors exit too), after `idle` seconds without a command, on `remotedbg sessions --stop`,
+or when its socket is removed or replaced.
+
+One command runs at a time, in the main thread (commands swap the process's stdout, cwd and
+environment). Each client connection has a thread of its own: it queues the command as a
+`Ticket`, and while the command waits it watches for Ctrl-C; a command not started within
+QUEUE_WAIT_S is refused (B) and its client runs it itself. Once started (A sent), the thread
+relays the client's Ctrl-C, or its going away, as an interrupt of that command only: the
+main thread's SIGINT handler raises KeyboardInterrupt only while the command it was meant for
+is the one running, so an interrupt arriving late stops nothing. The connection is closed by
+its thread only after the command ended and its last frame was sent, so a later client never
+gets a socket number an earlier command still writes to.
 
     python -m remotedbg.persist.daemon SOCKET IDLE_SECONDS
 """
 
 from __future__ import annotations
 
-import _thread
 import dataclasses
 import io
 import json
 import os
 import queue
+import select
+import signal
 import socket
 import struct
 import sys
@@ -30,13 +40,61 @@ from remotedbg.session import ConnectOptions, Session, open_session
 
 MAX_KEPT = 4
 CHECK_EVERY_S = 2.0
+QUEUE_WAIT_S = 3.0  # a command waits this long behind others before its client runs it itself
+MAX_QUEUE = 64
+
+
+class Ticket:
+    """One command's passage through the daemon: queued, then started or refused (exactly
+    one of the two, whichever thread asks first), then finished; interrupted at most once,
+    and only while started. `released` is set once the main thread is done with the
+    client's socket (its thread closes it then)."""
+
+    def __init__(self, rid: int) -> None:
+        self.rid = rid
+        self.state = "queued"
+        self.interrupted = False
+        self._lock = threading.Lock()
+        self.decided = threading.Event()
+        self.released = threading.Event()
+
+    def _move(self, before: str, after: str) -> bool:
+        with self._lock:
+            if self.state != before:
+                return False
+            self.state = after
+        return True
+
+    def start(self) -> bool:
+        moved = self._move("queued", "started")
+        self.decided.set()
+        return moved
+
+    def refuse(self) -> bool:
+        moved = self._move("queued", "refused")
+        self.decided.set()
+        return moved
+
+    def finish(self) -> None:
+        self._move("started", "finished")
+
+    def interrupt(self) -> bool:
+        """True the first time, while it runs: the caller then interrupts it."""
+        with self._lock:
+            if self.state != "started" or self.interrupted:
+                return False
+            self.interrupted = True
+        return True
 
 
 class _FrameWriter(io.RawIOBase):
-    """A file whose bytes go to the client as frames of one kind."""
+    """A file whose bytes go to the client as frames of one kind and request; closed at the
+    command's end, after which nothing more reaches the client's socket."""
 
-    def __init__(self, conn: socket.socket, kind: str, tty: bool, lock: threading.Lock) -> None:
-        self.conn, self.kind, self.tty, self.lock = conn, kind, tty, lock
+    def __init__(
+        self, conn: socket.socket, kind: str, rid: int, tty: bool, lock: threading.Lock
+    ) -> None:
+        self.conn, self.kind, self.rid, self.tty, self.lock = conn, kind, rid, tty, lock
         self.gone = False
 
     def writable(self) -> bool:
@@ -47,17 +105,20 @@ class _FrameWriter(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         data = bytes(data)
-        if data and not self.gone:
-            try:
-                with self.lock:
-                    protocol.send(self.conn, self.kind, data)
-            except OSError:
-                self.gone = True  # the client went away: the command is interrupted
+        with self.lock:
+            if data and not self.gone:
+                try:
+                    protocol.send(self.conn, self.kind, data, self.rid)
+                except OSError:
+                    self.gone = True  # the client went away: its thread interrupts the command
         return len(data)
 
+    def hang_up(self) -> None:
+        with self.lock:
+            self.gone = True
 
-def _stream(conn: socket.socket, kind: str, tty: bool, lock: threading.Lock) -> io.TextIOWrapper:
-    raw = _FrameWriter(conn, kind, tty, lock)
+
+def _stream(raw: _FrameWriter) -> io.TextIOWrapper:
     return io.TextIOWrapper(
         io.BufferedWriter(raw), encoding="utf-8", errors="surrogateescape", line_buffering=True
     )
@@ -102,13 +163,13 @@ class Daemon:
         self.idle = idle
         self.keeper = Keeper()
         self.requests: queue.Queue = queue.Queue()
-        self.busy = threading.Event()
         self.quit = threading.Event()
         self.started = time.time()
         self.last_used = time.time()
         self.commands = 0
-        self.running = False
-        self.running_lock = threading.Lock()
+        self.running: int | None = None  # the request id of the command running now
+        self.cancelled: set[int] = set()  # ids whose client asked for an interrupt
+        self.main_thread = threading.get_ident()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket file is created 0600
         try:
@@ -116,56 +177,94 @@ class Daemon:
         finally:
             os.umask(old)
         self.inode = os.stat(path).st_ino
-        self.listener.listen(16)
+        self.listener.listen(64)
 
-    # -- accepting (a thread) ----------------------------------------------------------------
+    # -- accepting (a thread, and one per client) ----------------------------------------------
     def accept_forever(self) -> None:
         while not self.quit.is_set():
             try:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            try:
-                self._admit(conn)
-            except (OSError, ValueError):
-                conn.close()
+            threading.Thread(target=self._client, args=(conn,), daemon=True).start()
+
+    def _client(self, conn: socket.socket) -> None:
+        try:
+            self._admit(conn)
+        except (OSError, ValueError):
+            pass
+        finally:
+            conn.close()
 
     def _admit(self, conn: socket.socket) -> None:
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _, uid, _ = struct.unpack("3i", creds)
         if uid != os.getuid():
-            conn.close()  # another user's process: never served, never answered
-            return
+            return  # another user's process: never served, never answered
         conn.settimeout(10)
         frames = protocol.Frames(conn)
         frame = frames.next()
         conn.settimeout(None)
         if frame is None:
-            conn.close()
             return
-        kind, payload = frame
+        kind, rid, payload = frame
         if kind == "S":
             protocol.send_json(conn, "I", self.status())
-            conn.close()
         elif kind == "Q":
             protocol.send_json(conn, "I", self.status())
-            conn.close()
             self.quit.set()
             self.requests.put(None)
-        elif kind == "R" and not self.busy.is_set():
-            self.busy.set()
-            self.requests.put((conn, frames, json.loads(payload)))
+        elif kind == "R" and self.requests.qsize() < MAX_QUEUE:
+            self._command(conn, frames, Ticket(rid), json.loads(payload))
         else:
-            protocol.send_json(conn, "B", {"reason": "busy"})
-            conn.close()
+            protocol.send_json(conn, "B", {"reason": "busy"}, rid)
+
+    def _command(
+        self, conn: socket.socket, frames: protocol.Frames, ticket: Ticket, request: dict
+    ) -> None:
+        """The client's side of its command: queued until started (or refused), then its
+        Ctrl-C relayed until the command has ended."""
+        self.requests.put((ticket, conn, request))
+        deadline = time.monotonic() + QUEUE_WAIT_S
+        while not ticket.decided.wait(0.05):
+            if time.monotonic() >= deadline or select.select([conn], [], [], 0)[0]:
+                break  # waited long enough, or the client spoke (Ctrl-C) or left
+        if ticket.refuse():
+            protocol.send_json(conn, "B", {"reason": "busy"}, ticket.rid)
+            return
+        try:
+            while True:
+                frame = frames.next()
+                if frame is None:
+                    break
+                if frame[0] == "K" and frame[1] == ticket.rid:
+                    self._interrupt(ticket)
+        except (OSError, ValueError):
+            pass
+        self._interrupt(ticket)  # the client left mid-command (once finished, a no-op)
+        ticket.released.wait()
+
+    def _interrupt(self, ticket: Ticket) -> None:
+        if ticket.interrupt():
+            self.cancelled.add(ticket.rid)
+            signal.pthread_kill(self.main_thread, signal.SIGINT)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        """In the main thread: stop the running command if its own client asked."""
+        running = self.running
+        if running is not None and running in self.cancelled:
+            self.cancelled.discard(running)
+            raise KeyboardInterrupt
 
     def status(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "host": self.keeper.host, "started": self.started,
                 "idle_s": round(time.time() - self.last_used, 1), "commands": self.commands,
-                "busy": self.busy.is_set(), "idle_limit_s": self.idle}  # fmt: skip
+                "busy": self.running is not None, "queued": self.requests.qsize(),
+                "idle_limit_s": self.idle}  # fmt: skip
 
     # -- serving (the main thread) -------------------------------------------------------------
     def serve(self) -> None:
+        signal.signal(signal.SIGINT, self._on_sigint)
         threading.Thread(target=self.accept_forever, daemon=True).start()
         try:
             while not self.quit.is_set():
@@ -177,7 +276,18 @@ class Daemon:
                     continue
                 if item is None:
                     return
-                self._serve_one(*item)
+                ticket, conn, request = item
+                if not ticket.start():
+                    continue  # refused while it waited: its client runs it
+                try:
+                    self._serve_one(ticket, conn, request)
+                except KeyboardInterrupt:
+                    pass  # an interrupt for this command, landing after its end
+                finally:
+                    self.running = None
+                    ticket.finish()
+                    ticket.released.set()
+                    self.cancelled.discard(ticket.rid)
                 self.last_used = time.time()
         finally:
             self.shutdown()
@@ -188,11 +298,18 @@ class Daemon:
         except OSError:
             return False
 
-    def _serve_one(self, conn: socket.socket, frames: protocol.Frames, request: dict) -> None:
+    def _serve_one(self, ticket: Ticket, conn: socket.socket, request: dict) -> None:
         from remotedbg.cli import output, run_words
         from remotedbg.cli.context import SESSION_KEEPER
 
+        rid = ticket.rid
         lock = threading.Lock()
+        try:
+            protocol.send(conn, "A", b"", rid)
+        except OSError:
+            return  # the client left before its command started: nothing ran
+        out = _FrameWriter(conn, "O", rid, request.get("stdout_tty", False), lock)
+        err = _FrameWriter(conn, "E", rid, request.get("stderr_tty", False), lock)
         saved = (sys.stdout, sys.stderr, sys.stdin, dict(os.environ), os.getcwd())
         code = 1
         try:
@@ -201,62 +318,46 @@ class Daemon:
             os.environ.update(request["env"])
             if request.get("columns") and "COLUMNS" not in os.environ:
                 os.environ["COLUMNS"] = str(request["columns"])
-            sys.stdout = _stream(conn, "O", request.get("stdout_tty", False), lock)
-            sys.stderr = _stream(conn, "E", request.get("stderr_tty", False), lock)
+            sys.stdout, sys.stderr = _stream(out), _stream(err)
             sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
             output.refresh_consoles()
-            watcher = threading.Thread(target=self._watch, args=(frames,), daemon=True)
-            with self.running_lock:
-                self.running = True
-            watcher.start()
             token = SESSION_KEEPER.set(self.keeper)
             try:
+                self.running = rid
+                if rid in self.cancelled:  # Ctrl-C between "accepted" and now
+                    raise KeyboardInterrupt
                 code = run_words(list(request["argv"]))
             except KeyboardInterrupt:
                 code = 130
             finally:
+                self.running = None
+                ticket.finish()
                 SESSION_KEEPER.reset(token)
-                with self.running_lock:
-                    self.running = False
             self.commands += 1
         except OSError as error:  # the client's directory vanished, or the client did
             code = 1
-            try:
-                protocol.send(conn, "E", f"remotedbg: {error}\n".encode())
-            except OSError:
-                pass
+            err.write(f"remotedbg: {error}\n".encode())
         finally:
-            try:
-                for stream in (sys.stdout, sys.stderr):
+            for stream in (sys.stdout, sys.stderr):
+                try:
                     stream.flush()
-            except (OSError, ValueError, KeyboardInterrupt):
-                pass
+                except (OSError, ValueError):
+                    pass
             sys.stdout, sys.stderr, sys.stdin = saved[0], saved[1], saved[2]
             os.environ.clear()
             os.environ.update(saved[3])
             os.chdir(saved[4])
+            with lock:
+                try:
+                    protocol.send_json(conn, "X", {"exit": code}, rid)
+                except OSError:
+                    pass
+            out.hang_up()
+            err.hang_up()
             try:
-                with lock:
-                    protocol.send_json(conn, "X", {"exit": code})
+                conn.shutdown(socket.SHUT_RDWR)  # wakes the client's thread, which closes it
             except OSError:
                 pass
-            conn.close()
-            self.busy.clear()
-
-    def _watch(self, frames: protocol.Frames) -> None:
-        """Ctrl-C from the client (or the client gone) stops the running command, as Ctrl-C
-        stops it in a command run in the terminal."""
-        while True:
-            try:
-                frame = frames.next()
-            except (OSError, ValueError):
-                frame = None
-            if frame is None or frame[0] == "K":
-                with self.running_lock:
-                    if self.running:
-                        _thread.interrupt_main()
-                if frame is None:
-                    return
 
     def shutdown(self) -> None:
         self.quit.set()

@@ -1,11 +1,15 @@
 """What the persistent-session client and daemon share (standard library only: the client
 imports this and nothing heavier before it knows whether a daemon will serve it).
 
-Frames both ways over the Unix socket: 1 byte kind, 4 bytes big-endian length, payload.
+Frames both ways over the Unix socket: 1 byte kind, 8 bytes request id, 4 bytes length
+(big-endian), payload. The client picks a random id for its command; every frame of it, both
+ways, carries that id (a frame with another id is a broken daemon's: the client stops reading).
   client -> daemon:  R {"argv", "cwd", "env", "stdout_tty", "stderr_tty"}   K interrupt (Ctrl-C)
                      S status   Q quit
-  daemon -> client:  O stdout bytes   E stderr bytes   X {"exit"}   B {"reason"} (not served
-                     here: the client runs the command itself)   I {status}
+  daemon -> client:  A accepted: the command starts now (from here on it may have run)
+                     O stdout bytes   E stderr bytes   X {"exit"}
+                     B {"reason"}: refused before it started (the client runs it itself)
+                     I {status}
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import struct
 import subprocess
 from typing import Any
 
-FRAME = struct.Struct("!BI")
+FRAME = struct.Struct("!BQI")
 MAX_FRAME = 64 << 20
 SOCKET_SUFFIX = ".sock"
 #: Commands a daemon never runs: they need the local terminal or run no remote command.
@@ -28,31 +32,60 @@ LOCAL_COMMANDS = {"repl", "demo", "config", "history", "sessions", "--help", "-h
 KEY_OPTIONS = ("--ssh-config", "--user", "--port", "--identity", "-i", "--container")
 
 
-def send(sock: socket.socket, kind: str, payload: bytes = b"") -> None:
-    sock.sendall(FRAME.pack(ord(kind), len(payload)) + payload)
+#: What the client may do when its command's outcome is not known.
+RERUN = "rerun"  # the daemon never started it: the client runs it itself
+LOST = "lost"  # it may have run: never run again, say so (exit LOST_EXIT)
+LOST_EXIT = 5
+LOST_MESSAGE = (
+    "remotedbg: the persistent session ended mid-command: it may have run; its output was lost"
+    " (not run again)"
+)
+BROKEN_STDOUT_EXIT = 141  # as remotedbg.errors.StdoutClosed, without importing it
+BROKEN_STDOUT_MESSAGE = "remotedbg: stdout closed; the remote command was stopped"
 
 
-def send_json(sock: socket.socket, kind: str, value: Any) -> None:
-    send(sock, kind, json.dumps(value).encode("utf-8"))
+SSH_FAILURE_EXIT = 255  # `run` is ssh: remotedbg's own failures are 255 (errors.ExitCode)
+
+
+def lost_exit(words: list[str]) -> int:
+    """The exit of a command the daemon lost mid-way: `run` passes the remote status through,
+    so its own failure is 255, as ssh's; other commands say LOST_EXIT."""
+    command = next((w for w in words if not w.startswith("-")), None)
+    return SSH_FAILURE_EXIT if command == "run" else LOST_EXIT
+
+
+def unknown_outcome(accepted: bool) -> str:
+    """At most once: after the daemon's A the command may have started on the box, so the
+    client never runs it again; before it, the daemon has not started it."""
+    return LOST if accepted else RERUN
+
+
+def send(sock: socket.socket, kind: str, payload: bytes = b"", rid: int = 0) -> None:
+    sock.sendall(FRAME.pack(ord(kind), rid, len(payload)) + payload)
+
+
+def send_json(sock: socket.socket, kind: str, value: Any, rid: int = 0) -> None:
+    send(sock, kind, json.dumps(value).encode("utf-8"), rid)
 
 
 class Frames:
-    """Frames read from a socket; `next()` is None at end of stream."""
+    """Frames (kind, request id, payload) read from a socket; `next()` is None at end of
+    stream."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buffer = b""
 
-    def next(self) -> tuple[str, bytes] | None:
+    def next(self) -> tuple[str, int, bytes] | None:
         while True:
             if len(self.buffer) >= FRAME.size:
-                kind, length = FRAME.unpack_from(self.buffer)
+                kind, rid, length = FRAME.unpack_from(self.buffer)
                 if length > MAX_FRAME:
                     raise ValueError("frame too large")
                 if len(self.buffer) >= FRAME.size + length:
                     payload = self.buffer[FRAME.size : FRAME.size + length]
                     self.buffer = self.buffer[FRAME.size + length :]
-                    return chr(kind), payload
+                    return chr(kind), rid, payload
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return None

@@ -75,11 +75,18 @@ class ContainerSession(Session):
             )
         return executor
 
+    def _ready(self) -> ExecutorChannel:
+        """The executor, replaced when a request of it did not end (or it closed)."""
+        if not self._executor.settled():
+            self._executor.close()
+            self._executor = self._start()
+        return self._executor
+
     def _agent_call(
         self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
     ) -> dict | None:
         try:
-            return self._executor.call(entry, args, timeout, cwd)
+            return self._ready().call(entry, args, timeout, cwd)
         except TimeoutError:
             raise RemoteTimeout(
                 f"{entry} timed out after {timeout or 0:g}s in {self.label}"
@@ -91,7 +98,7 @@ class ContainerSession(Session):
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         try:
-            return self._executor.execute(text, stdin, collector, timeout)
+            return self._ready().execute(text, stdin, collector, timeout)
         except ExecutorGone as gone:
             raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
 

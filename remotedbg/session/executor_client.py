@@ -1,5 +1,11 @@
 """The local end of the remote executor (remotedbg/agent/executor.py): one channel per session
-carries every command and agent call as frames, so the login shell's start-up is paid once."""
+carries every command and agent call as frames, so the login shell's start-up is paid once.
+
+Each request (command or call) gets the next id of the channel, and every frame carries its
+request's id. A request left without its end frame (an exception in the middle, Ctrl-C landing
+at an odd moment) is *open*: before the next request the channel is settled, the open one
+stopped and its frames drained to its end, or the channel is given up (`settled()` is False)
+and the session starts another executor. One request's frames are never read as another's."""
 
 from __future__ import annotations
 
@@ -13,10 +19,10 @@ from typing import Any
 
 import paramiko
 
-from remotedbg.errors import ConnectionFailed
+from remotedbg.errors import ConnectionFailed, StdoutClosed
 from remotedbg.session.base import OutputCollector
 
-HEADER = struct.Struct("!BI")
+HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
 
 
@@ -31,6 +37,9 @@ class ExecutorChannel:
         self.stderr_tail = b""
         self.ready_fd = channel.fileno()
         self.pid: int | None = None  # the executor's pid on the remote
+        self.last_id = 0
+        self.open_id: int | None = None  # the request whose end frame is not read yet
+        self.open_end = ""  # that end frame's kind: S for a command, R for a call
 
     @classmethod
     def start(
@@ -62,7 +71,7 @@ class ExecutorChannel:
         try:
             channel.sendall(bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
-            kind, payload = executor.next_frame(time.monotonic() + timeout)
+            kind, _, payload = executor.next_frame(time.monotonic() + timeout)
         except (ExecutorGone, TimeoutError, OSError, EOFError):
             channel.close()
             return None, executor.why()
@@ -84,24 +93,24 @@ class ExecutorChannel:
         return lines[-1].strip() if lines else ""
 
     # -- frames ---------------------------------------------------------------------------
-    def send(self, kind: str, payload: bytes = b"") -> None:
+    def send(self, kind: str, payload: bytes = b"", rid: int = 0) -> None:
         try:
-            self.channel.sendall(HEADER.pack(ord(kind), len(payload)) + payload)
+            self.channel.sendall(HEADER.pack(ord(kind), rid, len(payload)) + payload)
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise ExecutorGone(str(exc)) from None
 
-    def send_json(self, kind: str, value: Any) -> None:
-        self.send(kind, json.dumps(value).encode("utf-8"))
+    def send_json(self, kind: str, value: Any, rid: int = 0) -> None:
+        self.send(kind, json.dumps(value).encode("utf-8"), rid)
 
-    def _parse(self) -> tuple[str, bytes] | None:
+    def _parse(self) -> tuple[str, int, bytes] | None:
         if len(self.buffer) < HEADER.size:
             return None
-        kind, length = HEADER.unpack_from(self.buffer)
+        kind, rid, length = HEADER.unpack_from(self.buffer)
         if len(self.buffer) < HEADER.size + length:
             return None
         payload = self.buffer[HEADER.size : HEADER.size + length]
         self.buffer = self.buffer[HEADER.size + length :]
-        return chr(kind), payload
+        return chr(kind), rid, payload
 
     def skip_to(self, marker: bytes, deadline: float) -> None:
         """Drop everything before `marker` (and the marker)."""
@@ -127,7 +136,7 @@ class ExecutorChannel:
             raise TimeoutError
         select.select([self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0))
 
-    def next_frame(self, deadline: float | None) -> tuple[str, bytes]:
+    def next_frame(self, deadline: float | None) -> tuple[str, int, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""
         while True:
             frame = self._parse()
@@ -135,23 +144,57 @@ class ExecutorChannel:
                 return frame
             self._fill(deadline)
 
+    def _frame_of(self, rid: int, deadline: float | None) -> tuple[str, bytes]:
+        """The next frame of request `rid`; those of ended requests are dropped, and the end
+        frame closes the request."""
+        while True:
+            kind, of, payload = self.next_frame(deadline)
+            if of != rid:
+                continue
+            if kind == self.open_end:
+                self.open_id = None
+            return kind, payload
+
     # -- requests -------------------------------------------------------------------------
+    def _begin(self, end: str) -> int:
+        if self.open_id is not None and not self.settled():
+            raise ExecutorGone("the previous request did not end")
+        self.last_id = self.last_id % 0xFFFFFFFF + 1
+        self.open_id, self.open_end = self.last_id, end
+        return self.last_id
+
+    def settled(self) -> bool:
+        """No request open: an open one is stopped and drained first; False (and the channel
+        closed) when it does not end within STOP_WAIT."""
+        if self.open_id is None:
+            return not self.channel.closed
+        rid, deadline = self.open_id, time.monotonic() + STOP_WAIT
+        try:
+            self.send("K", b"", rid)
+            while self.open_id == rid:
+                self._frame_of(rid, deadline)
+        except (TimeoutError, ExecutorGone, KeyboardInterrupt):
+            self.close()
+            return False
+        return True
+
     def execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        self.send_json("X", {"cmd": text, "stdin": stdin is not None})
-        if stdin is not None:
-            for start in range(0, len(stdin), 1 << 16):
-                self.send("I", stdin[start : start + (1 << 16)])
-            self.send("J")
-        stopping = False
+        rid = self._begin("S")
         try:
+            self.send_json("X", {"cmd": text, "stdin": stdin is not None}, rid)
+            if stdin is not None:
+                for start in range(0, len(stdin), 1 << 16):
+                    self.send("I", stdin[start : start + (1 << 16)], rid)
+                self.send("J", b"", rid)
+            stopping = False
             while True:
                 try:
-                    kind, payload = self.next_frame(deadline)
+                    kind, payload = self._frame_of(rid, deadline)
                 except TimeoutError:
-                    self._stop()
+                    self._stop(rid)
                     return None, True
                 if kind == "O":
                     collector.feed("stdout", payload)
@@ -161,22 +204,16 @@ class ExecutorChannel:
                     return (None if stopping else _decode(payload)["exit"]), False
                 if collector.overflowed and not stopping:
                     stopping = True
-                    self.send("K")
-        except KeyboardInterrupt:
-            self._stop()
+                    self.send("K", b"", rid)
+        except (KeyboardInterrupt, StdoutClosed):
+            self._stop(rid)
             raise
 
-    def _stop(self) -> None:
-        """Kill the running command's group and wait for the executor to confirm."""
-        self.send("K")
-        deadline = time.monotonic() + STOP_WAIT
-        try:
-            while True:
-                kind, _ = self.next_frame(deadline)
-                if kind == "S":
-                    return
-        except (TimeoutError, ExecutorGone):
-            self.close()  # unresponsive: closing the channel makes it exit and stop the group
+    def _stop(self, rid: int) -> None:
+        """Kill the request's group and wait for the executor to confirm; an unresponsive
+        channel is closed (settled()), which makes the executor exit and stop the group."""
+        if self.open_id == rid:
+            self.settled()
 
     def call(
         self,
@@ -192,11 +229,12 @@ class ExecutorChannel:
         request = {"entry": entry, "args": args, "cwd": cwd, "timeout": timeout}
         if memory:
             request["memory"] = memory
-        self.send_json("C", request)
+        rid = self._begin("R")
         deadline = None if timeout is None else time.monotonic() + timeout + STOP_WAIT
         try:
+            self.send_json("C", request, rid)
             while True:
-                kind, payload = self.next_frame(deadline)
+                kind, payload = self._frame_of(rid, deadline)
                 if kind == "R":
                     answer = _decode(payload)
                     if not answer.get("ok") and "deadline" in str(answer.get("error")):
@@ -207,19 +245,8 @@ class ExecutorChannel:
                 self.close()
             raise
         except KeyboardInterrupt:
-            self._stop_call()
+            self._stop(rid)
             raise
-
-    def _stop_call(self) -> None:
-        try:
-            self.send("K")
-            deadline = time.monotonic() + STOP_WAIT
-            while True:
-                kind, _ = self.next_frame(deadline)
-                if kind == "R":
-                    return
-        except (TimeoutError, ExecutorGone):
-            self.close()
 
     def close(self) -> None:
         try:

@@ -20,7 +20,13 @@ from typing import Any
 import fabric
 import paramiko
 
-from remotedbg.errors import ConnectionFailed, HostKeyError, RemoteCommandError, RemoteTimeout
+from remotedbg.errors import (
+    ConnectionFailed,
+    HostKeyError,
+    RemoteCommandError,
+    RemoteTimeout,
+    StdoutClosed,
+)
 from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
@@ -216,8 +222,10 @@ class SSHSession(Session):
     def executor(self) -> ExecutorChannel | None:
         """The session's remote executor, started on first use; None when the box cannot run
         it (no python3 there), and then every command gets its own exec channel instead."""
-        if self._executor is not None and not self._executor.channel.closed:
+        if self._executor is not None and self._executor.settled():
             return self._executor
+        if self._executor is not None:
+            self._executor.close()  # a request of it did not end: a fresh one serves
         self._executor = None
         if self._executor_unavailable:
             return None
@@ -312,7 +320,7 @@ class SSHSession(Session):
                     f"{self.name}: connection lost while a remote command was running"
                 )
             return (255 if status < 0 else status), False  # 255 for a signal, like ssh
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, StdoutClosed):
             self._stop(collector.pid)
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
