@@ -451,6 +451,14 @@ def test_run_forwards_stdin_as_ssh_does(cli):
     assert cli("run", "-H", "testbox", "--", "cat").stdout == b""  # stdin is /dev/null here
 
 
+def test_a_command_that_leaves_its_input_unread_is_no_harm(box):
+    """A command that exits without reading its stdin: the executor's write into the closed
+    pipe once killed the executor (SIGPIPE), failing the command at random."""
+    with box.session() as session:
+        for size in (10, 70_000, 300_000) * 3:
+            assert session.run("sh -c 'exit 86'", stdin=b"x" * size).exit_status == 86
+
+
 def test_a_default_host_never_joins_a_fleet_nor_filters_history(cli, tmp_path):
     """host = "testbox" in the config file: used when no host is given at all; a --hosts-file
     fleet runs just its hosts, and history shows every host, each line whole."""

@@ -374,14 +374,23 @@ class Executor:
                     self.on_call_output()
                 else:
                     self.on_output(key)
+        self.shutdown()
+
+    def shutdown(self):
+        """The client is gone: stop what runs, leave nothing."""
         if self.process is not None:
             _stop_group(self.process)
         if self.current_call is not None:
-            self.stop_call("stopped: the client went away")
+            try:
+                self.stop_call("stopped: the client went away")
+            except BrokenPipeError:
+                pass  # nobody to tell
 
 
 def serve(args):
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE stays ignored here (Python's default; children get SIG_DFL back from subprocess's
+    # restore_signals): a command that exits without reading its stdin must not take the
+    # executor down with the write that follows; a closed channel is a BrokenPipeError below.
     # The login shell that started us already read its rc files, and its environment is ours.
     # bash exec'd us with SHLVL decremented to 0, so a child bash would read ~/.bashrc again
     # (it does so for SSH sessions at shell level 1); at level 2 it does not.
@@ -391,5 +400,9 @@ def serve(args):
     if marker:
         os.write(1, marker.encode("ascii"))
     _send_json("P", {"pid": os.getpid(), "ready": True})
-    Executor().serve()
+    executor = Executor()
+    try:
+        executor.serve()
+    except BrokenPipeError:  # our stdout (the channel) is gone: the client cannot be told
+        executor.shutdown()
     os._exit(0)
