@@ -77,18 +77,27 @@ def test_a_healthy_deployment_exits_0_with_what_was_ruled_out(cli, standin, worl
 
 
 @pytest.mark.parametrize(
-    ("draft", "algorithm", "tree", "first"),
+    ("draft", "algorithm", "tree", "extra", "first"),
     [
-        ("absolute", "EAGLE3", "engine", "d2t-absolute-ids"),
-        ("good", "EAGLE", "engine", "algorithm-mismatch"),
-        ("good", "EAGLE3", "engine-direct", "loader-direct-map"),
+        ("absolute", "EAGLE3", "engine", [], "d2t-absolute-ids"),
+        ("good", "EAGLE", "engine", [], "algorithm-mismatch"),
+        ("good", "EAGLE3", "engine-direct", [], "loader-direct-map"),
+        # trained on layer outputs 2,30,58; the target captures 1,29,57 (the tree's rule)
+        ("good", "EAGLE3", "engine", ["--var", "train_layers=2,30,58"], "aux-layers-mismatch"),
+        # served at 64K positions, a draft trained to 2,048
+        ("good", "EAGLE3+ctx", "engine", [], "context-exceeds-draft"),
     ],
 )
-def test_a_planted_defect_is_the_first_cause(cli, standin, world, draft, algorithm, tree, first):
-    # the engine's live counts look poor, as a broken head's do: the static cause still leads
-    server = standin("sglang", {"pattern": {"default": [0, 1, 0, 0]}},
-                     args=_launch(world, draft, algorithm), engine_tree=world[tree])  # fmt: skip
-    code, doc = _diagnose(cli, server)
+def test_a_planted_defect_is_the_first_cause(
+    cli, standin, world, draft, algorithm, tree, extra, first
+):
+    # the engine's live counts look poor, as a broken head's do: the cause still leads
+    launch = _launch(world, draft, algorithm.split("+")[0])
+    if algorithm.endswith("+ctx"):
+        launch += ["--context-length", "65536"]
+    server = standin("sglang", {"pattern": {"default": [0, 1, 0, 0]}}, args=launch,
+                     engine_tree=world[tree])  # fmt: skip
+    code, doc = _diagnose(cli, server, *extra)
     assert code == 1, doc["unknown"]
     assert doc["causes"][0]["id"] == first, [c["id"] for c in doc["causes"]]
     assert doc["causes"][0]["fix"]

@@ -6,9 +6,12 @@ Ranking, strongest first:
 0. a proven mismatch that zeroes acceptance (the draft proposes the wrong tokens, or is fed the
    wrong hidden states, or the server cannot serve it): DECISIVE below;
 1. any other error-level finding;
-2. what the live measurement shows (the probe's and the log's acceptance findings);
+2. what the live measurement shows (a domain gap, a collapse at position 0, a drop past the
+   draft's context);
 3. warnings (settings that lower acceptance);
-and a live measurement near the ceiling contradicts a static warning: that warning drops last.
+4. the symptom itself (accept length low), which explains nothing alone;
+and a live measurement near the ceiling contradicts a static warning: that warning drops last
+and decides nothing.
 """
 
 from __future__ import annotations
@@ -25,11 +28,10 @@ DECISIVE = {
     "draft-arch-unsupported", "draft-load-fails", "required-weights-missing", "embedding-missing",
     "tokenizer-mismatch", "draft-head-tied", "draft-scales-missing", "eos-not-in-draft-vocab",
 }  # fmt: skip
-#: Findings that are measurements of acceptance itself (probe, decode log).
-MEASURED = {
-    "accept-length-low", "accept-position0-collapse", "accept-domain-gap",
-    "accept-long-context-drop",
-}  # fmt: skip
+#: Findings that are measurements of acceptance itself (probe, decode log): patterns that
+#: point at a cause, and the symptom (acceptance is low), which explains nothing by itself.
+MEASURED = {"accept-position0-collapse", "accept-domain-gap", "accept-long-context-drop"}
+SYMPTOM = "accept-length-low"
 #: Acceptance at or above this share of its ceiling counts as near the ceiling.
 NEAR_CEILING = 0.8
 
@@ -79,7 +81,8 @@ class Diagnosis:
 
     @property
     def verdict(self) -> str:
-        if any(c.severity in (ERROR, WARNING) for c in self.causes):
+        # a warning the live measurement contradicts (tier 4) is listed, and decides nothing
+        if any(c.severity == ERROR or c.tier < CONTRADICTED for c in self.causes):
             return "defect"
         if self.unknown and not self.near_ceiling:
             return "inconclusive"
@@ -92,7 +95,7 @@ class Diagnosis:
 
     @property
     def headline(self) -> str:
-        if self.causes and self.verdict == "defect":
+        if self.verdict == "defect":
             first = self.causes[0]
             more = f" (+{len(self.causes) - 1} more)" if len(self.causes) > 1 else ""
             return f"{first.id}: {first.title}{more}"
@@ -122,14 +125,20 @@ def fix_of(item: dict[str, Any]) -> str:
     return f"see {item.get('id')}: {detail[:200]}".strip()
 
 
+#: The tier of a warning that a measurement near the ceiling contradicts.
+CONTRADICTED = 5
+
+
 def tier_of(item: dict[str, Any], near_ceiling: bool) -> int:
+    if item["id"] == SYMPTOM:
+        return 4  # whatever its severity: after every candidate that could explain it
     if item["id"] in DECISIVE and item.get("severity") == ERROR:
         return 0
     if item.get("severity") == ERROR:
         return 1
     if item["id"] in MEASURED:
         return 2
-    return 4 if near_ceiling else 3
+    return CONTRADICTED if near_ceiling else 3
 
 
 def rank(findings: list[dict[str, Any]], measured: dict[str, Any]) -> list[Cause]:
@@ -142,7 +151,7 @@ def rank(findings: list[dict[str, Any]], measured: dict[str, Any]) -> list[Cause
             title=str(item.get("title") or ""),
             evidence=item.get("evidence") or {},
             fix=fix_of(item),
-            source="live" if item["id"] in MEASURED else "static",
+            source="live" if item["id"] in MEASURED or item["id"] == SYMPTOM else "static",
             tier=tier_of(item, near),
         )
         for item in findings
