@@ -17,7 +17,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
-from tests.engine_trees import write_sglang_checkout
+from tests.engine_trees import write_sglang_checkout, write_vllm_venv
 from tests.procs import wait_for
 
 
@@ -178,11 +178,12 @@ def test_auto_discovery_audits_every_draft_found(cli, world):
 @pytest.mark.parametrize("engine", ["sglang", "vllm"])
 def test_draft_from_a_running_server(cli, world, tmp_path, engine):
     """With no --var draft or search, what running servers serve is audited: here a server
-    started in the engine checkout named as `roots` (the strangers' servers run other code and
-    are only listed).
+    whose Python imports the engine named as `roots` (the SGLang checkout it was started in, the
+    vLLM venv it runs from); the strangers' servers run other code and are only listed.
     vLLM names the draft in --speculative-config's JSON ("model"; parsed with json.loads,
     vllm/engine/arg_utils.py:843-845 of 0.10.1.1) and the target with --model."""
     target, draft = str(world["target"]), str(world["absolute"])
+    python, cwd, root = sys.executable, Path(world["engine"]).parent, str(world["engine"])
     if engine == "sglang":
         launch = ["-m", "sglang.launch_server", "--model-path", target,
                   "--speculative-draft-model-path", draft]  # fmt: skip
@@ -192,14 +193,12 @@ def test_draft_from_a_running_server(cli, world, tmp_path, engine):
         launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", target,
                   "--speculative-config", json.dumps(config)]  # fmt: skip
         flag = "--speculative-config model"
-    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *launch],
-                            cwd=Path(world["engine"]).parent)  # fmt: skip
+        root = str(write_vllm_venv(tmp_path / "venv", python=sys.executable))
+        python, cwd = str(tmp_path / "venv" / "bin" / "python3"), Path("/")
+    fake = subprocess.Popen([python, "-c", "import time; time.sleep(60)", *launch], cwd=cwd)
     try:
         assert wait_for(lambda: os.path.exists(f"/proc/{fake.pid}"))
-        result = cli(
-            "playbook", "vocab-audit", "-H", "testbox", "--json",
-            "--var", f"roots={world['engine']}",
-        )  # fmt: skip
+        result = cli("playbook", "vocab-audit", "-H", "testbox", "--json", "--var", f"roots={root}")
         doc = json.loads(result.stdout)
         found = {d["path"]: d["how_found"] for d in doc["results"]["drafts"]["drafts"]}
         assert found[draft] == f"running server {flag}"
@@ -459,7 +458,9 @@ def test_report_sections_follow_the_declaration_not_the_step_ids(cli, world, tmp
 
 
 @pytest.mark.parametrize("form", ["compact", "short-equals"])
-def test_vocab_audit_of_a_vllm_server_launched_with_compact_json(cli, world, standin, form):
+def test_vocab_audit_of_a_vllm_server_launched_with_compact_json(
+    cli, world, standin, form, tmp_path
+):
     """`vllm serve` as scripts start it: --speculative-config's JSON without spaces (one argv
     element, its quotes its own), or `-sc={...}` (0.33.0 vllm/engine/arg_utils.py:1866). The
     served draft is found from the running process alone (no --var draft) and audited."""
@@ -469,10 +470,10 @@ def test_vocab_audit_of_a_vllm_server_launched_with_compact_json(cli, world, sta
         spec = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
     else:
         spec = ["-sc=" + json.dumps(config)]
-    server = standin("vllm", args=["--model", target, *spec])
-    result = cli(
-        "playbook", "vocab-audit", "-H", "testbox", "--json", "--var", f"roots={world['engine']}"
-    )
+    # the server's Python imports a vLLM tree (the shim is a copy of one): found through it
+    vllm = write_vllm_venv(tmp_path / "venv")
+    server = standin("vllm", args=["--model", target, *spec], engine_tree=vllm)
+    result = cli("playbook", "vocab-audit", "-H", "testbox", "--json")
     doc = json.loads(result.stdout)
     drafts = {d["path"]: d for d in doc["results"]["drafts"]["drafts"]}
     assert drafts[draft]["how_found"] == "running server --speculative-config model"
