@@ -134,7 +134,10 @@ class Podman:
             args += ["-v", f"{host}:{inside}:ro"]
         if user:
             args += ["--user", user]
-        self.podman(*args, image, "python3", f"/opt/standin/{program}", *argv)
+        # `python3 -c` puts the working directory first on sys.path, as the image's own
+        # `python3 -m sglang.launch_server` does: the stand-in's Python imports the engine there
+        loader = f"exec(compile(open('/opt/standin/{program}').read(), '{program}', 'exec'))"
+        self.podman(*args, image, "python3", "-c", loader, *argv)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if ready in self.podman("logs", name, check=False):
