@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
 
 import pytest
 
@@ -132,9 +131,84 @@ def test_absolute_d2t_is_named_before_the_engine_dies_of_it(cli, vllm_server, vl
     assert result.returncode == 1, doc["findings"]
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
     assert "d2t-absolute-ids" in errors
-    # the engine's own verdict on that draft: its first request kills it
-    assert server.alive()
-    with pytest.raises((urllib.error.URLError, ConnectionError)):
-        server.post("/v1/completions", {"prompt": "Hi?", "max_tokens": 8, "temperature": 0})
+    assert server.alive()  # the engine starts with it: nothing was asked of it yet
+
+
+DIED: dict = {}
+
+
+def _engine_exception(server: VllmServer) -> str:
+    """The exception line the engine logged when it died (its worker's traceback)."""
+    lines = [line for line in server.log.read_text().splitlines() if "IndexError: " in line]
+    assert lines, server.log.read_text()[-3000:]
+    return lines[-1].split("] ", 1)[-1].strip()
+
+
+def test_probe_is_the_request_that_kills_the_engine(cli, vllm_server):
+    """The engine's own verdict on absolute d2t: the first request raises IndexError in
+    llama_eagle3.py compute_logits and the server exits. probe gives up with exit 4."""
+    server = vllm_server("eagle3-absolute-d2t")
+    result = cli("probe", "-H", "local", "--server", str(server.pid), "-n", "1",
+                 "--max-tokens", "16", "--compare", "none", timeout=300)  # fmt: skip
     assert wait_for(lambda: not server.alive(), timeout=60, interval=0.5)
-    assert "IndexError: index" in server.log.read_text()
+    line = _engine_exception(server)
+    assert line.startswith("IndexError: index ") and "out of bounds" in line
+    assert result.returncode == 4, result.stdout.decode()[-3000:]
+    DIED.update(server=server, line=line, probe=result)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25: probe says 'HTTP 500 / connection refused, "
+                   "no findings'; the engine's exception is in its log, unread")  # fmt: skip
+def test_probe_names_the_exception_the_engine_died_of():
+    if not DIED:
+        pytest.skip("the engine did not die in the test before")
+    shown = DIED["probe"].stdout.decode() + DIED["probe"].stderr.decode()
+    assert DIED["line"] in shown
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25: logs says 'no accept-length lines yet'; the "
+                   "traceback that explains everything is above the tail, unread")  # fmt: skip
+def test_logs_names_the_exception_the_engine_died_of(cli):
+    if not DIED:
+        pytest.skip("the engine did not die in the test before")
+    result = cli("logs", "-H", "local", "--log", str(DIED["server"].log))
+    assert result.returncode == 4 and DIED["line"] in result.stdout.decode()
+
+
+NGRAM: dict = {}
+
+
+def test_ngram_probe_measures_what_the_engine_counted(cli, vllm_server):
+    """Prompt lookup on the target's output (which never repeats its prompt) drafts rarely:
+    most requests get no draft at all. Each request's counts still sum to the engine's."""
+    server = vllm_server(None, "ngram")
+    before = counters(server)
+    result = cli("probe", "-H", "local", "--server", str(server.pid), "--json", "-n", "1",
+                 "--max-tokens", "32", "--compare", "none", timeout=600)  # fmt: skip
+    after = counters(server)
+    doc = _json(result)
+    delta = {k: after[k] - before[k] for k in ("drafts", "draft_tokens", "accepted", "generated")}
+    measured = doc["measurements"]
+    assert all(m["ok"] for m in measured) and len(measured) == 5
+    assert sum(m["verify_steps"] for m in measured) == delta["drafts"]
+    assert sum(m["drafted"] for m in measured) == delta["draft_tokens"]
+    assert sum(m["accepted"] for m in measured) == delta["accepted"]
+    assert sum(m["completion_tokens"] for m in measured) == delta["generated"] == 5 * 32
+    assert doc["server"]["algorithm"] == "ngram"
+    NGRAM.update(doc=doc, delta=delta)
+
+
+NGRAM_GAPS = (
+    "issue 25: requests without drafts are dropped from the summary ('32 tokens in 2 verify "
+    "steps: 1.00 per step') and a few drafts of a method without a head raise "
+    "accept-position0-collapse ('a broken head')"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=NGRAM_GAPS)
+def test_ngram_summary_counts_every_request_and_calls_no_head_broken():
+    if not NGRAM:
+        pytest.skip("the ngram probe did not run")
+    doc, delta = NGRAM["doc"], NGRAM["delta"]
+    assert doc["summary"]["overall"]["completion_tokens"] == delta["generated"]
+    assert "accept-position0-collapse" not in {f["id"] for f in doc["findings"]}

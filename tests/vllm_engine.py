@@ -278,7 +278,11 @@ def _build(root: Path) -> None:
 
 
 def builder_hash() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    """A hash of the model section of this file (from `# -- models` to `# -- servers`)."""
+    source = Path(__file__).read_text()
+    begin, end = (source.index(f"# -- {name} ---") for name in ("models", "servers"))
+    section = source[begin:end]
+    return hashlib.sha256(section.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -458,13 +462,14 @@ if __name__ == "__main__":
     print(installed.venv, f"installed in {time.monotonic() - started:.1f} s")
     started = time.monotonic()
     print(build_models(installed).root, f"built in {time.monotonic() - started:.1f} s")
+    # python -m tests.vllm_engine serve LOG [DRAFT | ngram | none]: one server by hand
     if sys.argv[1:2] == ["serve"]:
-        server = VllmServer.start(
-            installed,
-            build_models(installed),
-            Path(sys.argv[2]),
-            draft=sys.argv[3] if len(sys.argv) > 3 else "eagle3",
+        which = sys.argv[3] if len(sys.argv) > 3 else "eagle3"
+        method, draft = {"ngram": ("ngram", None), "none": (None, None)}.get(
+            which, ("eagle3", which)
         )
+        log = Path(sys.argv[2])
+        server = VllmServer.start(installed, build_models(installed), log, method, draft)
         try:
             server.wait_ready()
             print(f"ready in {server.ready_s:.1f} s, pid {server.pid}, port {server.port}")
