@@ -8,12 +8,13 @@ the planted mistake that kills the engine."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
 import pytest
 
-from tests.procs import wait_for
+from tests.procs import parent_of, wait_for
 from tests.vllm_engine import SPEC_TOKENS, VllmServer, metrics
 
 pytestmark = pytest.mark.network
@@ -43,6 +44,22 @@ def counters(server: VllmServer) -> dict:
         "per_position": per_position,
         "generated": total("vllm:generation_tokens_total"),
     }
+
+
+def descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                children.setdefault(parent_of(int(entry)), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
 
 
 def _json(result) -> dict:
@@ -88,13 +105,18 @@ def _spec_lines(text: str) -> list[tuple[float, int, int, list[float]]]:
     ]
 
 
+def drafted(server: VllmServer) -> None:
+    """One greedy request, then the SpecDecoding line vLLM logs for it (every 10 s while it
+    drafts): the server has a figure in its log, as one that has served traffic has."""
+    count = len(_spec_lines(server.log.read_text()))
+    server.post("/v1/completions", {"prompt": "Say hello?", "max_tokens": 32, "temperature": 0})
+    assert wait_for(lambda: len(_spec_lines(server.log.read_text())) > count, 30, 0.5)
+
+
 def test_logs_shows_the_engines_mean_acceptance_length(cli, vllm_server):
     server = vllm_server()
-    server.post("/v1/completions", {"prompt": "Say hello?", "max_tokens": 32, "temperature": 0})
-    # vLLM logs its SpecDecoding line every 10 s while it drafts: wait for the line of this
-    # request, then for an interval without drafts (no new line) so the log holds still
-    assert wait_for(lambda: _spec_lines(server.log.read_text()), timeout=30, interval=0.5)
-    time.sleep(12)
+    drafted(server)
+    time.sleep(12)  # an interval without drafts (no new line): the log holds still
     result = cli("logs", "-H", "local", "--server", str(server.pid), "-n", "200", "--json")
     doc = _json(result)
     assert result.returncode == 0, result.stderr.decode()[-3000:]
@@ -110,6 +132,7 @@ def test_logs_shows_the_engines_mean_acceptance_length(cli, vllm_server):
 def test_spec_audit_clears_the_correct_draft(cli, vllm_server, vllm_world):
     """Named: on a busy box (tests/strangers.py) an unscoped audit judges every server."""
     server = vllm_server()
+    drafted(server)
     draft = vllm_world.models.draft("eagle3")
     result = cli("playbook", "spec-audit", "-H", "local", "--json",
                  "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
@@ -119,6 +142,9 @@ def test_spec_audit_clears_the_correct_draft(cli, vllm_server, vllm_world):
     assert doc["inconclusive"] == []
     cleared = [f for f in doc["findings"] if f["id"] == "spec-config-cleared"]
     assert cleared and cleared[0]["evidence"]["server"] == str(server.pid)
+    # the engine's own processes (VLLM::EngineCore and its workers) are that server, not others
+    workers = descendants(server.pid)
+    assert workers and not {s["pid"] for s in doc["also_on_box"]} & workers
 
 
 def test_absolute_d2t_is_named_before_the_engine_dies_of_it(cli, vllm_server, vllm_world):
