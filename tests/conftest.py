@@ -227,3 +227,50 @@ def standin(tmp_path):
         except ProcessLookupError:
             pass
         process.wait()
+
+
+# -- the real engine: vLLM's CPU build serving models built here (tests/vllm_engine.py) ------
+@dataclass
+class VllmWorld:
+    install: object  # tests.vllm_engine.Install
+    models: object  # tests.vllm_engine.Models
+    cold_s: float  # install + model build in this session (about 0 when cached)
+
+
+@pytest.fixture(scope="session")
+def vllm_world() -> VllmWorld:
+    import time
+
+    from tests.vllm_engine import build_models, install
+
+    started = time.monotonic()
+    installed = install()
+    return VllmWorld(installed, build_models(installed), time.monotonic() - started)
+
+
+@pytest.fixture(scope="session")
+def vllm_server(vllm_world: VllmWorld, tmp_path_factory: pytest.TempPathFactory):
+    """start(draft, method) -> a ready VllmServer, one per (draft, method) for the session.
+    Each takes ~3 GiB: starting another stops the one before (so order tests by server)."""
+    from tests.vllm_engine import VllmServer
+
+    root = tmp_path_factory.mktemp("vllm")
+    running: dict[tuple, VllmServer] = {}
+
+    def start(draft: str | None = "eagle3", method: str | None = "eagle3") -> VllmServer:
+        key = (draft, method)
+        server = running.get(key)
+        if server is not None and server.alive():
+            return server
+        for other in running.values():
+            other.stop()
+        running.clear()
+        log = root / f"{draft or method or 'none'}.log"
+        server = VllmServer.start(vllm_world.install, vllm_world.models, log, method, draft)
+        running[key] = server
+        server.wait_ready()
+        return server
+
+    yield start
+    for server in running.values():
+        server.stop()

@@ -514,8 +514,13 @@ def test_accept_length_low():
     assert no_steps["status"] == "unknown" and "draft steps" in no_steps["reason"]
     not_running = sc.accept_length_low(accept_dep(None))
     assert not_running["status"] == "not-applicable"
+    # running, its log read but no figure in it yet: it has not drafted, no log to ask for
     running = sc.accept_length_low(accept_dep(None, running=True))
-    assert running["status"] == "unknown" and "--var log" in running["reason"]
+    assert running["status"] == "unknown" and "no accept-length line yet" in running["reason"]
+    no_log = accept_dep(None, running=True)
+    no_log.server["log"] = None
+    unread = sc.accept_length_low(no_log)
+    assert unread["status"] == "unknown" and "--var log" in unread["reason"]
     # vLLM 0.8.5's mean acceptance length leaves out the bonus token: the ceiling is steps
     no_bonus = sc.accept_length_low(accept_dep([1.5], engine="vllm", bonus=False))
     assert no_bonus["facts"]["ceiling"] == 3 and no_bonus["status"] == "ok"

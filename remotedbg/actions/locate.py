@@ -37,8 +37,10 @@ def locate_engines(
         scan_inside(remote, scan, args)
     processes = scan.get("processes") or []
     strangers = [p for p in processes if _outside(p, scoped=bool(roots))]
+    # a named server's own workers are left out of both: part of it, not another server
+    own = _workers_of([p for p in processes if p not in strangers], processes)
     scan["processes"] = [p for p in processes if p not in strangers]
-    also_on_box = [_stranger(p) for p in strangers]
+    also_on_box = [_stranger(p) for p in strangers if p not in own]
     fill_sources(remote, scan["installs"])
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
@@ -129,6 +131,22 @@ def _outside(process: dict, scoped: bool) -> bool:
     one in a container the runtime this user reaches does not know."""
     return bool((scoped and not process.get("installs"))
                 or (process.get("container") or {}).get("elsewhere"))  # fmt: skip
+
+
+def _workers_of(servers: list[dict], processes: list[dict]) -> list[dict]:
+    """Processes started by one of `servers` (vLLM's `VLLM::EngineCore`, forked workers): part
+    of that server, not another one on the box."""
+    parent = {p["pid"]: p.get("ppid") for p in processes}
+    inside = {p["pid"] for p in servers}
+    workers = []
+    for process in processes:
+        seen, up = set(), process.get("ppid")
+        while up is not None and up not in seen and up not in inside:
+            seen.add(up)
+            up = parent.get(up)
+        if up in inside and process not in servers:
+            workers.append(process)
+    return workers
 
 
 def _stranger(process: dict) -> dict[str, Any]:

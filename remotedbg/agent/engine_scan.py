@@ -305,6 +305,7 @@ class _Scan(object):
                     "exe": exe,
                     "cwd": cwd,
                     "container": container_info(pid),
+                    "ppid": _ppid(pid),
                     "_argv": argv,
                 }
             )
@@ -622,6 +623,14 @@ def _read_bytes(path, limit):
 def _read_text(path, limit):
     raw = _read_bytes(path, limit)
     return raw.decode("utf-8", "replace") if raw is not None else None
+
+
+def _ppid(pid):
+    raw = _read_bytes("/proc/%d/stat" % pid, 4096)
+    try:
+        return int(raw.rsplit(b")", 1)[1].split()[1])
+    except (AttributeError, IndexError, ValueError):
+        return None
 
 
 def _readlink(path):

@@ -822,11 +822,18 @@ def accept_length_low(dep: Deployment, ratio: float = LOW_ACCEPT_RATIO) -> dict[
         if dep.server_running:
             notes = [str(m.get("error")) for m in (server.get("metrics"), server.get("log")) if m]
             extra = "; ".join(n for n in notes if n and n != "None")
+            log = server.get("log") or {}
+            if log.get("path") and not log.get("error"):
+                # the log was read: the server has not logged a figure yet (no drafts so far)
+                hint = (f"; its log {log['path']} has no accept-length line yet (nothing "
+                        "drafted since it started? remotedbg probe sends requests)")  # fmt: skip
+            else:
+                hint = "; pass --var log=PATH"
             return unknown(
                 result,
                 "the running server's accept length was not read"
                 + (f" ({extra})" if extra else "")
-                + "; pass --var log=PATH",
+                + hint,
             )
         return not_applicable(result, "no running server and no log given (--var log=PATH)")
     steps = (dep.spec or {}).get("num_steps")
