@@ -160,9 +160,6 @@ def test_absolute_d2t_is_named_before_the_engine_dies_of_it(cli, vllm_server, vl
     assert server.alive()  # the engine starts with it: nothing was asked of it yet
 
 
-DIED: dict = {}
-
-
 def _engine_exception(server: VllmServer) -> str:
     """The exception line the engine logged when it died (its worker's traceback)."""
     lines = [line for line in server.log.read_text().splitlines() if "IndexError: " in line]
@@ -180,25 +177,11 @@ def test_probe_is_the_request_that_kills_the_engine(cli, vllm_server):
     line = _engine_exception(server)
     assert line.startswith("IndexError: index ") and "out of bounds" in line
     assert result.returncode == 4, result.stdout.decode()[-3000:]
-    DIED.update(server=server, line=line, probe=result)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 25: probe says 'HTTP 500 / connection refused, "
-                   "no findings'; the engine's exception is in its log, unread")  # fmt: skip
-def test_probe_names_the_exception_the_engine_died_of():
-    if not DIED:
-        pytest.skip("the engine did not die in the test before")
-    shown = DIED["probe"].stdout.decode() + DIED["probe"].stderr.decode()
-    assert DIED["line"] in shown
-
-
-@pytest.mark.xfail(strict=True, reason="issue 25: logs says 'no accept-length lines yet'; the "
-                   "traceback that explains everything is above the tail, unread")  # fmt: skip
-def test_logs_names_the_exception_the_engine_died_of(cli):
-    if not DIED:
-        pytest.skip("the engine did not die in the test before")
-    result = cli("logs", "-H", "local", "--log", str(DIED["server"].log))
-    assert result.returncode == 4 and DIED["line"] in result.stdout.decode()
+    # probe and logs name what the engine died of, from its own log (its traceback, above the
+    # tail), not "HTTP 500" or "no accept-length lines yet"
+    assert line in result.stdout.decode() + result.stderr.decode()
+    logs = cli("logs", "-H", "local", "--log", str(server.log))
+    assert logs.returncode == 4 and f"the engine died: {line}" in logs.stdout.decode()
 
 
 NGRAM: dict = {}

@@ -8,17 +8,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from remotedbg.actions.logs import read_tail
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
-from remotedbg.contract import unknowns
+from remotedbg.analysis.engine_log import died_of
+from remotedbg.contract import check_result, unknown, unknowns
 from remotedbg.engines.draft_fit_rules import draft_context_length
 from remotedbg.engines.probe_prompts import Prompt, context_filler
-from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
 
 PROBE = "remotedbg.agent.http_probe:probe"
 CONFIGS = "remotedbg.agent.draft_search:read_configs"
 SAMPLED_TEMPERATURE = 0.8
+#: Lines of the server's log read back to see whether (and of what) it died.
+DEATH_LINES = 400
 #: A whole probe's time on the box; requests past it are not sent.
 DEFAULT_BUDGET_S = 120.0
 
@@ -208,6 +212,11 @@ def probe_server(
     summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
     checks = acceptance.run_checks(summary, answer["spec_off"])
     checks.append(acceptance.long_context_drop(summary, target.draft_context))
+    failed = any(not m.get("ok") for m in answer["measurements"])
+    died = engine_death(remote, chosen) if failed else None
+    if died:  # the requests failed because the engine died: say of what, from its own log
+        why = f"the server died: {died['exception']} (its log {died['log']})"
+        checks.append(unknown(check_result("engine-alive"), why))
     spec = (chosen or {}).get("spec") or {}
     return {
         "server": {
@@ -231,5 +240,19 @@ def probe_server(
         "findings": [f for check in checks for f in check["findings"]],
         "inconclusive": unknowns(checks),
         "engine_figure": answer.get("engine_figure"),
+        "died_of": died,
         "notes": answer.get("notes", []),
     }
+
+
+def engine_death(remote: Remote, server: dict | None) -> dict | None:
+    """How the server died, from the end of its own log ({"exception", "log"}), or None."""
+    path = ((server or {}).get("log") or {}).get("path")
+    if not path:
+        return None
+    try:
+        tail = read_tail(remote, {"log": path}, DEATH_LINES)
+    except RemotedbgError:
+        return None
+    died = died_of(tail.get("lines") or [])
+    return dict(died, log=path) if died else None

@@ -13,6 +13,7 @@ import typer
 
 from remotedbg.actions.logs import find_log, read_new, read_tail
 from remotedbg.agent.server_scan import parse_decode_line
+from remotedbg.analysis.engine_log import died_of
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.cli.probe_report import sparkline
@@ -21,6 +22,8 @@ from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
 
 POLL_S = 0.3
+#: Lines read back to see how the engine ended: a traceback sits above a short tail.
+DEATH_LINES = 400
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -127,7 +130,10 @@ def logs(
             raise UsageError("--follow follows one host's log; give one --host")
         return _on_hosts(ctx, server, log, lines, since_s, spec_only)
     chosen = find_log(ctx.remote, server, log)
-    tail = read_tail(ctx.remote, chosen, lines, since_s)
+    # read far enough back to see how the engine ended (its traceback is above a short tail)
+    read = read_tail(ctx.remote, chosen, max(lines, DEATH_LINES), since_s)
+    tail = dict(read, lines=read["lines"][-lines:] if lines else [])
+    died = died_of(read["lines"])
     trend = AcceptTrend()
     if ctx.json:
         for line in tail["lines"]:
@@ -136,12 +142,15 @@ def logs(
             [ln for ln in tail["lines"] if parse_decode_line(ln)] if spec_only else tail["lines"]
         )
         emit_json({"server": chosen, "path": tail["path"], "lines": shown,
-                   **trend.figures()})  # fmt: skip
-        return ExitCode.OK
+                   "died_of": died and died["exception"], **trend.figures()})  # fmt: skip
+        return ExitCode.REMOTE if died else ExitCode.OK
     where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
     note(f"{where}log {chosen['log']} ({chosen['how_found']})")
     for line in tail["lines"]:
         _show(line, trend, spec_only)
+    if died and not follow:
+        stdout_console.print(f"the engine died: {died['exception']}", markup=False, style="bold")
+        return ExitCode.REMOTE
     if not follow:
         stdout_console.print(trend.line(), style="dim", markup=False)
         return ExitCode.OK
