@@ -387,3 +387,83 @@ _put("kimi-k25-correct", "vllm", ["0.8.5", "0.10.1.1"], row(DEFECT, ["target-uns
     "EAGLE-3 capture, and eagle3 targets are restricted by hf_text_config.model_type to llama "
     "(0.8.5 config.py:2588-2592) / llama, qwen (0.10.1.1 config/__init__.py:2347-2354): "
     "ValueError at start")))
+
+# ------------------------------------------------------------------ vLLM 0.11.2 and 0.20.0
+# Releases whose EAGLE-3 loader branches on the draft's quant_config (0.11.2 model_executor/
+# models/llama_eagle3.py:224-236, 0.20.0 :239-251: `self.quant_config is not None and
+# (scale_name := ...)`). quant_config is get_draft_quant_config(vllm_config) (0.11.2
+# llama_eagle3.py:145, models/utils.py:721-742; 0.20.0 :146, utils.py:717-738) ->
+# VllmConfig._get_quantization_config, None unless the draft ModelConfig's quantization is set
+# (0.11.2 config/vllm.py:242-272; 0.20.0 :521-555); that is the speculative config's
+# `quantization` (None by default; 0.11.2 config/speculative.py:80, 337; 0.20.0 :573) or the
+# draft config's quantization_config (0.11.2 config/model.py:968-1045; 0.20.0 :932-1001). These
+# drafts declare none: the branch is never taken.
+VLLM_QUANT = ["0.11.2", "0.20.0"]
+_put("correct", "vllm", ["0.11.2"], row(OK, cite=(
+    "registry.py:404 LlamaForCausalLMEagle3 -> llama_eagle3.Eagle3LlamaForCausalLM; "
+    "load_weights llama_eagle3.py:340-370 (model. prefix, d2t -> draft_id_to_target_id) -> "
+    "AutoWeightsLoader -> LlamaModel.load_weights :210-258 (midlayer -> layers.0, stacked "
+    "qkv/gate_up), quant branch not taken; embed shared v1/spec_decode/eagle.py:998-1048; "
+    "capture llama.py:628-636")))
+_put("correct", "vllm", ["0.20.0"], row(OK, cite=(
+    "registry.py:579 LlamaForCausalLMEagle3; llama_eagle3.py:374-420 -> LlamaModel.load_weights "
+    ":225-273, quant branch not taken; embed shared v1/spec_decode/llm_base_proposer.py:"
+    "1412-1455; default capture model_executor/models/interfaces.py:1368-1390")))
+_put("correct-qwen3", "vllm", ["0.11.2"], row(OK, cite=(
+    "Qwen3ForCausalLM(SupportsEagle3) qwen3.py:258, :302-307; qwen among eagle3 targets "
+    "config/speculative.py:621-633")))
+_put("correct-qwen3", "vllm", ["0.20.0"], row(OK, cite=(
+    "Qwen3ForCausalLM(SupportsEagle3) qwen3.py:261-262; default interfaces.py:1368-1390; "
+    "config/speculative.py:905-931")))
+_put("eagle3-as-eagle", "vllm", VLLM_QUANT, row(DEFECT, ["algorithm-mismatch"], cite=(
+    "method eagle: EAGLEConfig names the arch Eagle + arch (0.11.2 transformers_utils/configs/"
+    "eagle.py:44-50; 0.20.0 :46-52): EagleLlamaForCausalLMEagle3 unregistered, ValueError "
+    "(0.11.2 model_executor/models/registry.py:786; 0.20.0 :999)")))
+_put("d2t-absolute", "vllm", VLLM_QUANT, row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "compute_logits scatters to arange + draft_id_to_target_id (0.11.2 llama_eagle3.py:309-331; "
+    "0.20.0 :338-360): absolute ids are shifted again")))
+_put("fc-other-target", "vllm", VLLM_QUANT, row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc input_size = target_hidden_size (else hidden_size) x 3 (0.11.2 llama_eagle3.py:166-177; "
+    "0.20.0 :175-190): 12288, not the checkpoint's 15360")))
+_put("prefix-model", "vllm", VLLM_QUANT, row(DEFECT, ["draft-load-fails"], cite=(
+    "model.+name -> model.model.midlayer...; LlamaModel.load_weights params_dict[name] KeyError "
+    "(0.11.2 llama_eagle3.py:350-351, 246, 251; 0.20.0 :397-398, 261, 266)")))
+_put("lm-head-missing", "vllm", VLLM_QUANT, row(DEFECT, ["required-weights-missing"], cite=(
+    "no lm_head in the checkpoint: has_own_lm_head stays False (models/utils.py process_eagle_"
+    "weight; 0.11.2 :875, 0.20.0 :871) and the target's 128256-row head is shared (0.11.2 "
+    "v1/spec_decode/eagle.py:1055-1062; 0.20.0 llm_base_proposer.py:1460-1470) while logits "
+    "are scattered by the 32000-entry d2t (0.11.2 llama_eagle3.py:320-331; 0.20.0 :349-360)")))
+_put("kimi-k25-correct", "vllm", ["0.11.2"], row(DEFECT, ["target-unsupported"], cite=(
+    "KimiK25ForConditionalGeneration not in model_executor/models/registry.py (only "
+    "KimiVLForConditionalGeneration :310, KimiLinearForCausalLM :122), and eagle3 targets are "
+    "llama/qwen/minicpm/gpt_oss by hf_text_config.model_type: ValueError (config/speculative.py:"
+    "621-633)")))
+_put("kimi-k25-correct", "vllm", ["0.20.0"], row(OK, cite=(
+    "registry.py:447 KimiK25ForConditionalGeneration; kimi_k2/kimi_k25 eagle3 targets "
+    "(config/speculative.py:905-931); the wrapper builds its language model from "
+    "config.text_config (model_executor/models/kimi_k25.py:356-361) as DeepseekV2ForCausalLM "
+    "(SupportsEagle3, deepseek_v2.py:1334-1341); the V1 runner (VLLM_USE_V2_MODEL_RUNNER "
+    "default False, envs.py:249) reads top-level eagle_aux_hidden_state_layer_ids only "
+    "(v1/worker/gpu_model_runner.py:4950-4970), else the SupportsEagle3 default over "
+    "language_model.model.layers (interfaces.py:1368-1390, gpu_model_runner.py:4836-4847): "
+    "(2, 30, 58) captured before layer idx runs (deepseek_v2.py:1270-1278) = outputs 1, 29, 57, "
+    "the training layers; fc in = target_hidden_size x 3 (llama_eagle3.py:175-190)")))
+
+# An EAGLE-3 head with DeepSeek's MLA attention for a DeepSeek-V3 target (tests/realshape.py
+# eagle3_mla_config / eagle3_mla_tensors): q_lora_rank 1536 in the draft's config
+_put("mla-eagle3-correct", "vllm", ["0.20.0"], row(OK, cite=(
+    "model_type deepseek_v2 is not rewritten (config/speculative.py:288-300); arch "
+    "Eagle3DeepseekV2ForCausalLM kept by EAGLEConfig (transformers_utils/configs/eagle.py:55-64) "
+    "-> deepseek_eagle3.Eagle3DeepseekV2ForCausalLM (model_executor/models/registry.py:586); "
+    "load_weights deepseek_eagle3.py:386-415 -> DeepseekV2Eagle3Model.load_weights :248-298; "
+    "quant_config None (as for VLLM_QUANT above, :63, :180); the layer passes "
+    "q_lora_rank=config.q_lora_rank (deepseek_eagle3.py:91), "
+    "so DeepseekV2MLAAttention builds fused_qkv_a_proj, not kv_a_proj_with_mqa (deepseek_v2.py:"
+    "904-912); q_a_proj and kv_a_proj_with_mqa load into it as shards 0 and 1 "
+    "(deepseek_eagle3.py:253-254); deepseek_v3 is an eagle3 target (config/speculative.py:"
+    "905-931); capture default (2, 30, 58) (interfaces.py:1368-1390)")))
+_put("scales-unquantized", "vllm", VLLM_QUANT, row(DEFECT, ["quantization-mismatch"], cite=(
+    "refused at start: quant_config None (above), maybe_remap_kv_scale_name leaves a name "
+    "without a kv-scale suffix untouched (model_loader/weight_utils.py 0.11.2:1002-1084, "
+    "0.20.0:1504-1607), gate_proj -> gate_up_proj, params_dict[name] KeyError (0.11.2 "
+    "llama_eagle3.py:238-246; 0.20.0 :253-261)")))

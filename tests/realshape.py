@@ -207,6 +207,41 @@ def eagle3_config(target: TargetShape, draft_vocab: int = 32000) -> dict:
     }
 
 
+def eagle3_mla_config(target: TargetShape = DEEPSEEK_V3, draft_vocab: int = 32000) -> dict:
+    """An EAGLE-3 head with DeepSeek's MLA attention for `target` (one decoder layer, a dense
+    MLP), its config the target's attention fields, named as ModelOpt's Kimi-K2 EAGLE-3
+    template names it. model_type deepseek_v2: vLLM rewrites a deepseek_v3 draft config to
+    DeepSeekMTPModel (0.20.0 config/speculative.py:288-300)."""
+    config = eagle3_config(target, draft_vocab)
+    config["architectures"] = ["Eagle3DeepseekV2ForCausalLM"]
+    config["model_type"] = "deepseek_v2"
+    for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                "v_head_dim"):  # fmt: skip
+        config[key] = target.extra[key]
+    del config["head_dim"]
+    return config
+
+
+def eagle3_mla_tensors(target: TargetShape = DEEPSEEK_V3, draft_vocab: int = 32000) -> dict:
+    """The MLA head's state dict: eagle3_tensors with MLA projections; the first layer's
+    attention takes [embeds, hidden] = 2 * hidden inputs."""
+    h, x = target.hidden, target.extra
+    tensors = {k: v for k, v in eagle3_tensors(target, draft_vocab).items() if "self_attn" not in k}
+    q_head = x["qk_nope_head_dim"] + x["qk_rope_head_dim"]
+    attn = {
+        "q_a_proj": [x["q_lora_rank"], 2 * h],
+        "q_a_layernorm": [x["q_lora_rank"]],
+        "q_b_proj": [target.heads * q_head, x["q_lora_rank"]],
+        "kv_a_proj_with_mqa": [x["kv_lora_rank"] + x["qk_rope_head_dim"], 2 * h],
+        "kv_a_layernorm": [x["kv_lora_rank"]],
+        "kv_b_proj": [target.heads * (x["qk_nope_head_dim"] + x["v_head_dim"]), x["kv_lora_rank"]],
+        "o_proj": [h, target.heads * x["v_head_dim"]],
+    }
+    for name, shape in attn.items():
+        tensors[f"midlayer.self_attn.{name}.weight"] = ("BF16", shape, None)
+    return tensors
+
+
 def nextn_tensors(target: TargetShape = DEEPSEEK_V3, experts: int | None = None) -> dict:
     """DeepSeek-V3's MTP module (layer 61 of the release checkpoint), as SGLang's
     export_deepseek_nextn script keeps it: embed, eh_proj, enorm/hnorm, attention, MoE, shared

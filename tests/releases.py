@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SGLANG_RELEASES = ["0.4.6.post5", "0.4.10.post2", "0.5.1", "0.5.6", "0.5.14", "0.5.23"]
-VLLM_RELEASES = ["0.8.5", "0.10.1.1", "0.33.0"]
+VLLM_RELEASES = ["0.8.5", "0.10.1.1", "0.11.2", "0.20.0", "0.33.0"]
 RELEASES = [("sglang", v) for v in SGLANG_RELEASES] + [("vllm", v) for v in VLLM_RELEASES]
 
 SITE = "lib/python3.11/site-packages"
@@ -80,7 +80,8 @@ def _download(name: str, version: str, dest: Path) -> Path:
     cmd = [
         sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
         "--python-version", "3.11", "--implementation", "cp",
-        "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64",
+        "--platform", "manylinux_2_35_x86_64", "--platform", "manylinux_2_34_x86_64",
+        "--platform", "manylinux_2_28_x86_64",
         "--platform", "manylinux1_x86_64", "--platform", "any",
         f"{name}=={version}", "-d", str(dest),
     ]  # fmt: skip

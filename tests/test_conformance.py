@@ -109,6 +109,9 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         if scenario != "kimi-k2-correct":
             target_config = rs.kimi_k25_config()
         variables["train_layers"] = ",".join(map(str, KIMI_TRAINED))
+    if scenario == "mla-eagle3-correct":
+        target_shape = rs.DEEPSEEK_V3
+        config, tensors = rs.eagle3_mla_config(), rs.eagle3_mla_tensors()
     if config is None:
         config = rs.eagle3_config(target_shape)
         config["architectures"] = [_draft_arch(engine, version)]

@@ -121,3 +121,123 @@ def test_hostile_loader_code_is_unknown_never_a_crash():
     assert loop.status == "unknown" and "budget" in loop.reason
     missing = simulate_load(SourceIndex("eng", "/e/eng"), "/e/eng/m.py", "Head", [], {})
     assert missing.status == "unknown"
+
+
+# vLLM's EAGLE-3 loaders from 0.11 (llama_eagle3.py, deepseek_eagle3.py): the draft's quant_config
+# comes from its ModelConfig, which the draft's config.json decides
+QUANT = """
+from torch import nn
+from .utils import get_draft_quant_config
+
+
+class Head(nn.Module):
+    def __init__(self, *, vllm_config, prefix=""):
+        super().__init__()
+        self.config = vllm_config.speculative_config.draft_model_config.hf_config
+        self.quant_config = get_draft_quant_config(vllm_config)
+        self.fc = ReplicatedLinear(3 * self.config.hidden_size, self.config.hidden_size)
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        for name, w in weights:
+            if self.quant_config is not None and (
+                scale_name := self.quant_config.get_cache_scale(name)
+            ):
+                params[scale_name].weight_loader(params[scale_name], w)
+                continue
+            params[name].weight_loader(params[name], w)
+"""
+
+
+def vllm_model(source: str, names: list[str], draft: dict, spec: dict | None = None):
+    from remotedbg.engines.loader_rules import vllm_engine_params
+
+    index = SourceIndex("eng", "/e/eng")
+    index.add("/e/eng/models/head.py", textwrap.dedent(source))
+    params = vllm_engine_params(draft, {"vocab_size": 10, "num_hidden_layers": 4}, spec or {})
+    return simulate_load(index, "/e/eng/models/head.py", "Head", names, draft, params)
+
+
+def test_the_drafts_quant_config_is_none_without_quantization_in_its_config():
+    result = vllm_model(QUANT, ["fc.weight"], CONFIG)
+    assert result.status == "ok" and outcomes(result) == {"fc.weight": "loaded"}
+
+
+def test_a_quantized_draft_leaves_the_scale_branch_to_the_quantization_method():
+    fp8 = dict(CONFIG, quantization_config={"quant_method": "fp8"})
+    assert vllm_model(QUANT, ["fc.weight"], fp8).status == "unknown"
+    launched = vllm_model(QUANT, ["fc.weight"], CONFIG, {"quantization": "fp8"})
+    assert launched.status == "unknown"
+
+
+MLA = """
+from torch import nn
+
+
+class MLAAttention(nn.Module):
+    def __init__(self, config, hidden_size, q_lora_rank, kv_lora_rank, prefix=""):
+        super().__init__()
+        self.q_lora_rank = q_lora_rank
+        if self.q_lora_rank is not None:
+            self.fused_qkv_a_proj = ReplicatedLinear(hidden_size, q_lora_rank + kv_lora_rank)
+        else:
+            self.kv_a_proj_with_mqa = ReplicatedLinear(hidden_size, kv_lora_rank)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+        self.self_attn = MLAAttention(
+            config,
+            2 * config.hidden_size,
+            q_lora_rank=config.q_lora_rank if hasattr(config, "q_lora_rank") else None,
+            kv_lora_rank=config.kv_lora_rank,
+        )
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layer = DecoderLayer(config, prefix="layer")
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        for name, w in weights:
+            if name in params:
+                params[name].weight_loader(params[name], w)
+"""
+
+
+def test_constructor_arguments_the_config_decides_build_one_branch():
+    mla = dict(CONFIG, q_lora_rank=1536, kv_lora_rank=512)
+    result = model("", ["layer.self_attn.fused_qkv_a_proj.weight"], mla, source=MLA)
+    assert result.required == ["layer.self_attn.fused_qkv_a_proj"] and result.unfilled() == []
+    no_lora = dict(CONFIG, kv_lora_rank=512)
+    result = model("", [], no_lora, source=MLA)
+    assert result.required == ["layer.self_attn.kv_a_proj_with_mqa"]
+
+
+REMAP = """
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(3 * config.hidden_size, config.hidden_size)
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        for name, w in weights:
+            if "scale" in name:
+                name = maybe_remap_kv_scale_name(name, params)
+                if name is None:
+                    continue
+            params[name].weight_loader(params[name], w)
+"""
+
+
+def test_only_kv_cache_scale_names_are_remapped():
+    result = model("", ["fc.weight", "x.weight_scale_inv"], source=REMAP)
+    assert result.status == "raises" and result.raised["tensor"] == "x.weight_scale_inv"
+    assert model("", ["fc.weight", "x.k_scale"], source=REMAP).status == "unknown"

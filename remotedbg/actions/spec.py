@@ -368,9 +368,16 @@ def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
 
 def _vllm_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
     defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
-    launch = ((server.get("args") or {}).get("speculative-config")) if server else None
+    args = (server.get("args") or {}) if server else {}
+    launch = args.get("speculative-config")
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
-    return vllm_engine_params(dep.draft_config or {}, dep.target_config, merged)
+    quantization = args.get("quantization")
+    return vllm_engine_params(
+        dep.draft_config or {},
+        dep.target_config,
+        merged,
+        quantization if isinstance(quantization, str) else None,
+    )
 
 
 def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -> None:

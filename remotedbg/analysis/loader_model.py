@@ -79,16 +79,39 @@ class Interpreter:
         self.root: Obj | None = None
 
     # ------------------------------------------------------------------ the module tree
-    def instantiate(self, ref: ClassRef, depth: int = 0) -> Obj:
+    def instantiate(
+        self, ref: ClassRef, depth: int = 0, given: tuple[list, dict] | None = None
+    ) -> Obj:
         obj = Obj(ref, Node(ref.node.name), self.config)
         if depth > 6:
             obj.node.wild = obj.node.approximate = True
             self.approximate = True
             return obj
-        self._run_init(obj, ref, depth)
+        self._run_init(obj, ref, depth, given)
         return obj
 
-    def _run_init(self, obj: Obj, ref: ClassRef, depth: int) -> None:
+    def _call_args(self, call: ast.Call, env: dict, mod: Module) -> tuple[list, dict]:
+        """The arguments a constructor call passes, evaluated in the caller's __init__: a value
+        the config decides (`q_lora_rank=config.q_lora_rank`) reaches the callee's __init__."""
+
+        def value(expr: ast.expr) -> Any:
+            if isinstance(expr, ast.Name) and expr.id not in env:
+                ref = self.index.resolve(mod, expr.id)  # a class passed as an argument
+                return ref if ref is not None else UNKNOWN
+            found = self._safe_eval(expr, env, mod)
+            return UNKNOWN if isinstance(found, Named) else found
+
+        positional: list[Any] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                break  # the positions after it are not known
+            positional.append(value(arg))
+        keywords = {k.arg: value(k.value) for k in call.keywords if k.arg}
+        return positional, keywords
+
+    def _run_init(
+        self, obj: Obj, ref: ClassRef, depth: int, given: tuple[list, dict] | None = None
+    ) -> None:
         found = self.index.find_method(ref, "__init__")
         if found is None:
             return
@@ -97,6 +120,12 @@ class Interpreter:
         params = [a.arg for a in func.args.args] + [a.arg for a in func.args.kwonlyargs]
         if params:
             env[params[0]] = obj
+        passed: dict[str, Any] = {}
+        if given is not None:
+            positional, keywords = given
+            names = [a.arg for a in func.args.args][1:]
+            passed = dict(zip(names, positional, strict=False))
+            passed.update({k: v for k, v in keywords.items() if k in params[1:]})
         defaults: dict[str, ast.expr] = {}
         positional = func.args.args
         for arg, default in zip(
@@ -108,7 +137,11 @@ class Interpreter:
                 defaults[arg.arg] = default
         for name in params[1:]:
             if name == "config":
-                env[name] = self.config
+                # the draft's config unless the caller passes another (`config.text_config`)
+                known = passed.get(name)
+                env[name] = known if isinstance(known, Config) else self.config
+            elif passed.get(name, UNKNOWN) is not UNKNOWN:
+                env[name] = passed[name]
             elif name in self.engine_params:
                 env[name] = self._wrap(self.engine_params[name])
             elif isinstance(defaults.get(name), ast.Name):
@@ -164,7 +197,7 @@ class Interpreter:
                 ):
                     base = self._next_in_mro(obj, cls)
                     if base is not None:
-                        self._run_init(obj, base, depth)
+                        self._run_init(obj, base, depth, self._call_args(call, env, cls.module))
             elif isinstance(stmt, (ast.With, ast.Try)):
                 self._init_block(stmt.body, env, obj, cls, depth)
 
@@ -199,7 +232,8 @@ class Interpreter:
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if isinstance(name, str) and isinstance(env.get(name), ClassRef):
-            return self.instantiate(env[name], depth + 1)  # `attn_layer_type=LlamaAttention`
+            # `attn_layer_type=LlamaAttention`
+            return self.instantiate(env[name], depth + 1, self._call_args(value, env, mod))
         if isinstance(name, str) and name in env and isinstance(func, ast.Name):
             # `self.self_attn = attn_cls(...)`: a module whose class is chosen at run time
             self.approximate = True
@@ -230,7 +264,7 @@ class Interpreter:
             return holder
         ref = self.index.resolve_expr(mod, func) if isinstance(func, ast.Name) else None
         if ref is not None and not loader_rules.is_leaf_class(name):
-            return self.instantiate(ref, depth + 1)
+            return self.instantiate(ref, depth + 1, self._call_args(value, env, mod))
         node = Node(name, wild=True)
         if not loader_rules.is_leaf_class(name):
             node.approximate = True
@@ -821,6 +855,9 @@ class Interpreter:
             return None
         if name == "print":
             return None
+        if name in ("copy.copy", "copy.deepcopy", "deepcopy") and args:
+            # `config = copy.copy(config)` before setting a field: the same config's values
+            return Config(dict(args[0].data)) if isinstance(args[0], Config) else UNKNOWN
         if name == "dict":
             if args and isinstance(args[0], list) and not args[0]:
                 return {}
@@ -881,6 +918,10 @@ class Interpreter:
                 table("orig_to_new_prefix"),
                 table("orig_to_new_suffix"),
             )
+        if short in loader_rules.KV_SCALE_REMAPPERS and args and isinstance(args[0], str):
+            return UNKNOWN if args[0].endswith(loader_rules.KV_SCALE_SUFFIXES) else args[0]
+        if short in loader_rules.DRAFT_QUANT_CONFIG_FUNCTIONS:
+            return self._draft_quant_config(args[0] if args else kwargs.get("vllm_config"))
         if short in loader_rules.AUTO_WEIGHTS_LOADERS:
             target = args[0] if args else None
             if not isinstance(target, Obj):
@@ -898,6 +939,16 @@ class Interpreter:
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
         return UNKNOWN
+
+    def _draft_quant_config(self, vllm_config: Any) -> Any:
+        """None when the draft's ModelConfig has no quantization; else a QuantizationConfig,
+        an object whose answers are not modelled."""
+        draft = self.attribute(self.attribute(vllm_config, "speculative_config"),
+                               "draft_model_config")  # fmt: skip
+        quantization = self.attribute(draft, "quantization")
+        if quantization is None:
+            return None
+        return Named("quant_config") if isinstance(quantization, str) else UNKNOWN
 
     def builtin(self, name: str, args: list) -> Any:
         if any(a is UNKNOWN for a in args):

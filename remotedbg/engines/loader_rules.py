@@ -57,17 +57,77 @@ def is_paramless_class(name: str) -> bool:
     return bool(PARAMLESS_CLASS_RE.search(name))
 
 
+#: Helpers that return the draft's QuantizationConfig, None when its ModelConfig has no
+#: `quantization` (vLLM 0.11.2 and 0.20.0 model_executor/models/utils.py:721-742 / :717-738
+#: `get_draft_quant_config` -> VllmConfig.get_quantization_config -> _get_quantization_config,
+#: which returns None unless `model_config.quantization is not None`, 0.11.2 config/vllm.py:
+#: 242-284, 0.20.0 :521-565).
+DRAFT_QUANT_CONFIG_FUNCTIONS = {"get_draft_quant_config"}
+
+
+#: vLLM's `maybe_remap_kv_scale_name(name, params_dict)` (model_loader/weight_utils.py; read in
+#: 0.8.5:691-749, 0.10.1.1:732-804, 0.11.2:1002-1084, 0.20.0:1504-1607, 0.33.0:1722-1831):
+#: a name that does not end with a kv-cache scale or zero-point suffix is returned untouched.
+KV_SCALE_REMAPPERS = {"maybe_remap_kv_scale_name"}
+KV_SCALE_SUFFIXES = (
+    ".kv_scale", ".k_scale", ".v_scale", ".q_scale", ".k_zero_point", ".v_zero_point",
+    ".q_zero_point", ".q.scale", ".k_cache.scale", ".v_cache.scale",
+)  # fmt: skip
+
+
+def _hf_quant_method(config: dict) -> str | None:
+    quant = config.get("quantization_config")
+    if not isinstance(quant, dict):
+        quant = config.get("compression_config")  # compressed-tensors' key
+    if not isinstance(quant, dict):
+        return None
+    producer = quant.get("producer")
+    if isinstance(producer, dict) and producer.get("name") == "modelopt":
+        return "modelopt"  # FP8 or NVFP4: a method either way
+    method = str(quant.get("quant_method", "")).lower().replace("_", "-")
+    return method or None
+
+
+def vllm_quantization(config: dict | None, given: str | None = None) -> str | None:
+    """`ModelConfig.quantization` as vLLM derives it: the `quantization` argument, else the
+    checkpoint's `quantization_config` (or `compression_config`), else text_config's (vLLM 0.11.2
+    config/model.py:948-1045 `_parse_quant_hf_config`, `_verify_quantization`; 0.20.0
+    config/model.py:932-1001 through model_arch_config.quantization_config). Only None-or-not
+    matters to the loader model: a mismatch raises at start, which the quantization checks
+    report."""
+    if given:
+        return given
+    config = config if isinstance(config, dict) else {}
+    method = _hf_quant_method(config)
+    inner = config.get("text_config")
+    if method is None and isinstance(inner, dict):
+        method = _hf_quant_method(inner)
+    return method
+
+
 def vllm_engine_params(
-    draft_config: dict, target_config: dict | None, speculative_config: dict | None
+    draft_config: dict,
+    target_config: dict | None,
+    speculative_config: dict | None,
+    target_quantization: str | None = None,
 ) -> dict:
     """What a vLLM draft class's `vllm_config` argument holds, as far as the loader model needs:
     `speculative_config` (the launch JSON over the engine's defaults) with its
-    `draft_model_config.hf_config` (the draft's config.json), and the target's `model_config`
-    answers (vocab size, layer count)."""
+    `draft_model_config` (the draft's config.json and the quantization it implies), and the
+    target's `model_config` answers (vocab size, layer count, quantization)."""
     target = text_config(target_config)  # get_vocab_size / get_num_layers read hf_text_config
     spec = dict(speculative_config or {})
-    spec["draft_model_config"] = {"hf_config": draft_config}
-    model_config = {"hf_config": target_config or {}}
+    # the draft's ModelConfig gets the speculative config's `quantization` (0.11.2
+    # config/speculative.py:337), for EAGLE never the target's (that is for MTP only, :257-260)
+    given = spec.get("quantization") if isinstance(spec.get("quantization"), str) else None
+    spec["draft_model_config"] = {
+        "hf_config": draft_config,
+        "quantization": vllm_quantization(draft_config, given),
+    }
+    model_config = {
+        "hf_config": target_config or {},
+        "quantization": vllm_quantization(target_config, target_quantization),
+    }
     if isinstance(target.get("vocab_size"), int):
         model_config["get_vocab_size"] = KnownResult(target["vocab_size"])
     if isinstance(target.get("num_hidden_layers"), int):
