@@ -171,6 +171,12 @@ def test_probe_is_the_request_that_kills_the_engine(cli, vllm_server):
     """The engine's own verdict on absolute d2t: the first request raises IndexError in
     llama_eagle3.py compute_logits and the server exits. probe gives up with exit 4."""
     server = vllm_server("eagle3-absolute-d2t")
+    # diagnose, as a user types it (the only server; nothing sent): the cause comes first
+    diagnosed = cli("diagnose", "-H", "local", "--server", str(server.pid), "--no-probe",
+                    "--json", timeout=300)  # fmt: skip
+    causes = [c["id"] for c in _json(diagnosed)["causes"]]
+    assert diagnosed.returncode == 1 and causes[0] == "d2t-absolute-ids", causes
+    assert server.alive()
     result = cli("probe", "-H", "local", "--server", str(server.pid), "-n", "1",
                  "--max-tokens", "16", "--compare", "none", timeout=300)  # fmt: skip
     assert wait_for(lambda: not server.alive(), timeout=60, interval=0.5)

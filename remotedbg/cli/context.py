@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from remotedbg.cli.output import emit_json, error_line
-from remotedbg.errors import ExitCode, RemotedbgError
+from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
@@ -250,6 +250,17 @@ CONNECTION_PARAMETERS = [
     ),
 ]
 _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
+
+
+def parse_vars(pairs: list[str]) -> dict[str, str]:
+    """`--var KEY=VALUE` words (playbook variables, diagnose's) as a dict."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--var {pair!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from remotedbg.analysis.diagnosis import Diagnosis
-from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.context import CommandContext, parse_vars, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.contract import exit_code
 from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
@@ -20,16 +20,6 @@ from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
 from remotedbg.report import render_verdict
-
-
-def _parse_vars(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, eq, value = pair.partition("=")
-        if not eq or not key:
-            raise UsageError(f"--var {pair!r}: expected KEY=VALUE")
-        out[key] = value
-    return out
 
 
 @remote_command
@@ -70,7 +60,7 @@ def diagnose(
     ranks the causes, shows what was ruled out and what could not be checked.
 
     Example: remotedbg diagnose -H gpu-box"""
-    given = _parse_vars(var or [])
+    given = parse_vars(var or [])
     if is_host_list(ctx.options.host):
         if report is not None:
             raise UsageError("--report takes one host; give one --host")

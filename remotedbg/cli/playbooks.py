@@ -12,7 +12,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from remotedbg.cli import output
-from remotedbg.cli.context import CommandContext, remote_command, run_guarded
+from remotedbg.cli.context import CommandContext, parse_vars, remote_command, run_guarded
 from remotedbg.cli.output import emit_json, note, stderr_console, stdout_console, typed_option
 from remotedbg.cli.playbook_report import (
     fleet_markdown,
@@ -151,16 +151,6 @@ def show_command(
     run_guarded(body, as_json)
 
 
-def _parse_vars(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, eq, value = pair.partition("=")
-        if not eq or not key:
-            raise UsageError(f"--var {pair!r}: expected KEY=VALUE")
-        out[key] = value
-    return out
-
-
 @app.command("run")
 @remote_command
 def run_command(
@@ -202,7 +192,7 @@ def run_command(
 
     Example: remotedbg playbook run spec-audit -H 'gpu[01-04]' --report fleet.md"""
     playbook = load_playbook(find_playbook(name, playbook_path))
-    variables = bind_variables(playbook, _parse_vars(var or []))
+    variables = bind_variables(playbook, parse_vars(var or []))
     if hosts_file is not None or group or is_host_list(ctx.options.host):
         # a default host (config file, REMOTEDBG_HOST) is for when no host is given at all
         typed = ctx.options.host if typed_option("--host", "-H") or not hosts_file else ""
