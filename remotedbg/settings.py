@@ -35,6 +35,7 @@ SETTINGS = [
     Setting("connect_timeout", "REMOTEDBG_CONNECT_TIMEOUT", 10.0, float),
     Setting("python", "REMOTEDBG_PYTHON", "python3", str),
     Setting("persist", "REMOTEDBG_PERSIST", 600.0, float),
+    Setting("transport", "REMOTEDBG_TRANSPORT", "auto", str),
 ]
 ENVVARS = {s.key: s.envvar for s in SETTINGS}
 

@@ -184,6 +184,21 @@ CONNECTION_PARAMETERS = [
         False,
     ),
     _option(
+        "transport",
+        Annotated[
+            str,
+            typer.Option(
+                "--transport",
+                envvar=ENVVARS["transport"],
+                metavar="auto|ssh|paramiko",
+                help="How to reach the host: paramiko, or the system ssh client (auto: ssh "
+                "when the ssh_config needs what paramiko cannot do, e.g. CertificateFile).",
+                rich_help_panel=HELP,
+            ),
+        ],
+        "auto",
+    ),
+    _option(
         "container",
         Annotated[
             str | None,

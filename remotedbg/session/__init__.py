@@ -22,11 +22,32 @@ def open_session(options: ConnectOptions) -> Session:
         from remotedbg.session.local import LocalSession
 
         return LocalSession(options.timeout, max_output)
-    from remotedbg.session.ssh import SSHSession
-
-    host = SSHSession(options, max_output)
+    host = _remote_session(options, max_output)
     if not options.container:
         return host
     from remotedbg.session.container import enter
 
     return enter(host, options.container)
+
+
+def _remote_session(options: ConnectOptions, max_output: int) -> Session:
+    """paramiko's session, or the system ssh client's when the config needs what paramiko
+    cannot do (certificates, PKCS#11, FIDO keys, RemoteCommand, ...) or --transport ssh."""
+    import shutil
+
+    from remotedbg.session.ssh_process import choose_transport
+    from remotedbg.session.target import resolve
+
+    target = resolve(options)
+    hops = [
+        resolve(ConnectOptions(host=hop, ssh_config=options.ssh_config), hop)
+        for hop in (target.proxy_jump or "").split(",")
+        if hop and options.transport == "auto"
+    ]
+    if choose_transport(options.transport, [target, *hops], shutil.which("ssh")) == "ssh":
+        from remotedbg.session.ssh_process import SystemSSHSession
+
+        return SystemSSHSession(options, target, max_output)
+    from remotedbg.session.ssh import SSHSession
+
+    return SSHSession(options, max_output, target)

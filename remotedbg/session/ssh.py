@@ -31,12 +31,11 @@ from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
 from remotedbg.session.result import RunResult
-from remotedbg.session.ssh_words import connect_failure
+from remotedbg.session.ssh_words import connect_failure, missing_identities, unresolved
 from remotedbg.session.target import (
     ConnectOptions,
     ResolvedTarget,
-    near_aliases,
-    parse_host_spec,
+    refuse_beyond_paramiko,
     resolve,
     user_known_hosts,
 )
@@ -99,10 +98,12 @@ def _transport_factory(sock: Any, disabled_algorithms: Any = None) -> paramiko.T
 
 
 class SSHSession(Session):
-    def __init__(self, options: ConnectOptions, max_output: int) -> None:
+    def __init__(
+        self, options: ConnectOptions, max_output: int, target: ResolvedTarget | None = None
+    ) -> None:
         super().__init__(options.host, options.timeout, max_output)
         self.options = options
-        self.target: ResolvedTarget = resolve(options)
+        self.target: ResolvedTarget = target or resolve(options)
         self._connection: fabric.Connection | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._sftp_missing = False
@@ -150,6 +151,7 @@ class SSHSession(Session):
         return connection
 
     def _open(self, target: ResolvedTarget, gateway: fabric.Connection | None) -> fabric.Connection:
+        refuse_beyond_paramiko(target, "--transport paramiko")
         connection = self._make_connection(target, gateway)
         where = f"{target.spec} ({target.user}@{target.hostname}:{target.port})"
         try:
@@ -462,16 +464,8 @@ class SSHSession(Session):
 
 
 def _missing(target: ResolvedTarget) -> str:
-    files = target.missing_identity_files
-    return f" (ssh_config names {', '.join(files)}, which does not exist)" if files else ""
+    return missing_identities(target)
 
 
 def _unresolved(target: ResolvedTarget, exc: socket.gaierror) -> str:
-    """'cannot resolve' naming what was looked up, with near ssh_config aliases for a typo."""
-    typed = parse_host_spec(target.spec)[1]
-    message = f"{target.spec}: cannot resolve host name {target.hostname!r} ({exc.strerror})"
-    if typed != target.hostname:  # an alias whose HostName does not resolve
-        return message
-    near = near_aliases(typed, target.ssh_config)
-    hint = f"; did you mean {' or '.join(near)}?" if near else ""
-    return f"{message}; no alias {typed!r} in {target.ssh_config or 'ssh_config'}{hint}"
+    return unresolved(target, exc.strerror or str(exc))

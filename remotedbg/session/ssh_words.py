@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import errno
 import socket
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from remotedbg.session.target import ResolvedTarget
 
 #: errno -> the words ssh prints after "ssh: connect to host H port P: "
 ERRNO_WORDS = {
@@ -35,3 +39,23 @@ def connect_failure(exc: BaseException) -> str:
     if isinstance(exc, EOFError) or "Connection reset" in text:
         return "Connection closed by remote host"
     return text or type(exc).__name__
+
+
+def missing_identities(target: ResolvedTarget) -> str:
+    """The tail of an authentication failure: the IdentityFiles the config names that do not
+    exist."""
+    files = target.missing_identity_files
+    return f" (ssh_config names {', '.join(files)}, which does not exist)" if files else ""
+
+
+def unresolved(target: ResolvedTarget, strerror: str) -> str:
+    """'cannot resolve' naming what was looked up, with near ssh_config aliases for a typo."""
+    from remotedbg.session.target import near_aliases, parse_host_spec
+
+    typed = parse_host_spec(target.spec)[1]
+    message = f"{target.spec}: cannot resolve host name {target.hostname!r} ({strerror})"
+    if typed != target.hostname:  # an alias whose HostName does not resolve
+        return message
+    near = near_aliases(typed, target.ssh_config)
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    return f"{message}; no alias {typed!r} in {target.ssh_config or 'ssh_config'}{hint}"

@@ -33,6 +33,7 @@ class ConnectOptions:
     accept_new_host_key: bool = False
     max_output: int | None = None
     container: str | None = None  # work inside this container of the host (its runtime's exec)
+    transport: str = "auto"  # auto | ssh (the system OpenSSH client) | paramiko
 
 
 @dataclass
@@ -53,6 +54,12 @@ class ResolvedTarget:
     look_for_keys: bool = False
     allow_agent: bool = True
     hash_known_hosts: bool = False  # a key recorded with --accept-new-host-key is hashed
+    # what the config needs that paramiko cannot do ("certificatefile ~/.ssh/id-cert.pub"):
+    # such a host is reached through the system ssh client (session/ssh_process.py)
+    needs_system_ssh: list[str] = field(default_factory=list)
+    ssh_config_explicit: bool = False  # passed to ssh as -F (else ssh reads its defaults)
+    strict_host_key_checking: str = "ask"
+    server_alive_interval: int = 0
 
     @property
     def known_hosts_key(self) -> str:
@@ -199,7 +206,6 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
     for entry in values.get("userknownhostsfile", ["~/.ssh/known_hosts"]):
         known_hosts.extend(os.path.expanduser(p) for p in entry.split())
     jump = first("proxyjump")
-    _refuse_unsupported(spec, values)
     proxy = first("proxycommand")
     if proxy in (None, "none", ""):
         proxy = None
@@ -223,28 +229,92 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         allow_agent=(first("identitiesonly", "no") or "no").lower() != "yes"
         and (first("identityagent", "") or "").lower() != "none",
         hash_known_hosts=(first("hashknownhosts", "no") or "no").lower() == "yes",
+        needs_system_ssh=beyond_paramiko(values),
+        ssh_config_explicit=explicit,
+        strict_host_key_checking=(first("stricthostkeychecking", "ask") or "ask").lower(),
+        server_alive_interval=int(first("serveraliveinterval", "0") or 0),
     )
 
 
-#: ssh_config settings that change where or how ssh connects and that remotedbg does not
-#: implement: refused with a one-line error rather than silently ignored.
-UNSUPPORTED = {
+#: ssh_config settings that change where or how ssh connects and that paramiko cannot do:
+#: such a host goes through the system ssh client (or, with --transport paramiko, is refused
+#: in one line rather than silently ignored). GSSAPIAuthentication is not here: Debian's
+#: /etc/ssh/ssh_config turns it on for every host; Kerberos users pick --transport ssh.
+BEYOND_PARAMIKO = {
     "proxyusefdpass": lambda v: v == "yes",
     "remotecommand": lambda v: v not in ("", "none"),
     "certificatefile": lambda v: bool(v),
     "pkcs11provider": lambda v: v not in ("", "none"),
     "hostbasedauthentication": lambda v: v == "yes",
+    "knownhostscommand": lambda v: v not in ("", "none"),
 }
 
 
-def _refuse_unsupported(spec: str, values: dict[str, list[str]]) -> None:
-    for key, unsupported in UNSUPPORTED.items():
-        for value in values.get(key, []):
-            if unsupported(value.strip()):
-                raise UsageError(
-                    f"--host {spec}: ssh_config sets {key} {value}, which remotedbg does not "
-                    "support; connect without it (another Host block) or use plain ssh"
-                )
+def beyond_paramiko(values: dict[str, list[str]]) -> list[str]:
+    """The settings of a resolved config that paramiko cannot implement, as `key value`."""
+    found = [
+        f"{key} {value.strip()}"
+        for key, unsupported in BEYOND_PARAMIKO.items()
+        for value in values.get(key, [])
+        if unsupported(value.strip())
+    ]
+    for path in values.get("identityfile", []):
+        if security_key(os.path.expanduser(path)):
+            found.append(f"identityfile {path} (a FIDO security key)")
+    return found
+
+
+def security_key(path: str) -> bool:
+    """Is this identity a FIDO key (sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-...)? Read from
+    its .pub, or from the public part an OpenSSH private key file carries unencrypted."""
+    try:
+        with open(path + ".pub", "rb") as handle:
+            return handle.read(3) == b"sk-"
+    except OSError:
+        pass
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(1 << 16)
+    except OSError:
+        return False
+    return openssh_key_type(text).startswith("sk-")
+
+
+def openssh_key_type(text: bytes) -> str:
+    """The key type named in an OpenSSH private key file ('' when it is not one)."""
+    import base64
+    import struct
+
+    begin, end = b"-----BEGIN OPENSSH PRIVATE KEY-----", b"-----END OPENSSH PRIVATE KEY-----"
+    if begin not in text or end not in text:
+        return ""
+    try:
+        blob = base64.b64decode(b"".join(text.split(begin, 1)[1].split(end, 1)[0].split()))
+    except ValueError:
+        return ""
+    magic = b"openssh-key-v1\0"
+    if not blob.startswith(magic):
+        return ""
+    offset = len(magic)
+    try:
+        for _ in range(3):  # cipher, kdf name, kdf options
+            (size,) = struct.unpack_from("!I", blob, offset)
+            offset += 4 + size
+        offset += 4  # number of keys
+        offset += 4  # the public key blob's length; its first string is the type
+        (size,) = struct.unpack_from("!I", blob, offset)
+        return blob[offset + 4 : offset + 4 + size].decode("ascii", "replace")
+    except struct.error:
+        return ""
+
+
+def refuse_beyond_paramiko(target: ResolvedTarget, why: str) -> None:
+    """With paramiko as the transport, what it cannot do is a one-line error (exit 2)."""
+    if target.needs_system_ssh:
+        raise UsageError(
+            f"--host {target.spec}: ssh_config sets {target.needs_system_ssh[0]}, which "
+            f"paramiko cannot do ({why}); use --transport ssh (the system ssh client)"
+        )
 
 
 def expand_tokens(text: str, hostname: str, port: int, user: str, alias: str) -> str:
