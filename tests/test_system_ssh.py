@@ -1,0 +1,293 @@
+"""What works for `ssh` works for remotedbg: a host whose ssh_config needs what paramiko cannot
+do (a user certificate, RemoteCommand) is reached through the system ssh client, with the same
+commands, checks, transfers, error lines and exit codes; each outcome beside ssh's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from tests.checkpoints import write_eagle3_checkpoint
+from tests.procs import wait_for
+from tests.sshd import Sshd, keygen, make_sshd
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def processes_naming(text: str) -> list[str]:
+    """Command lines (NUL-separated words) of this machine's processes that contain `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    line = handle.read().decode(errors="replace")
+            except OSError:
+                continue
+            if text in line:
+                found.append(line.replace("\0", " "))
+    return found
+
+
+class CertWorld:
+    """An sshd trusting a user CA, and a user whose plain key it does not authorize."""
+
+    def __init__(self, root: Path, jump: Sshd, jump_key: Path) -> None:
+        ca = keygen(root / "user_ca")
+        decoy = keygen(root / "decoy")  # the only key in authorized_keys
+        self.server = make_sshd(
+            root / "sshd", decoy, extra_config=(f"TrustedUserCAKeys {ca}.pub",)
+        )
+        self.key = keygen(root / "user")
+        subprocess.run(
+            ["ssh-keygen", "-q", "-s", str(ca), "-I", "remotedbg-test", "-n",
+             self.server.user, "-V", "-5m:+1h", str(self.key) + ".pub"],
+            check=True,
+        )  # fmt: skip
+        # away from the key, so that only CertificateFile finds it (ssh and paramiko both load
+        # KEY-cert.pub beside an IdentityFile by themselves)
+        self.cert = root / "certs" / "user.cert"
+        self.cert.parent.mkdir()
+        Path(str(self.key) + "-cert.pub").rename(self.cert)
+        self.known = root / "known_hosts"
+        self.known.write_text(self.server.host_key_line + jump.host_key_line)
+        self.root = root
+        self.jump = jump
+        self.jump_key = jump_key
+
+    def config(self, name: str, *lines: str, cert: bool = True) -> Path:
+        """An ssh_config with `certbox` (plus `lines`) and `jumpbox`, a plain paramiko host."""
+        block = [
+            "Host certbox",
+            "  HostName 127.0.0.1",
+            f"  Port {self.server.port}",
+            f"  User {self.server.user}",
+            f"  IdentityFile {self.key}",
+            "  IdentitiesOnly yes",
+            f"  UserKnownHostsFile {self.known}",
+            "  StrictHostKeyChecking yes",
+            *([f"  CertificateFile {self.cert}"] if cert else []),
+            *[f"  {line}" for line in lines],
+            "",
+            "Host jumpbox",
+            "  HostName 127.0.0.1",
+            f"  Port {self.jump.port}",
+            f"  User {self.jump.user}",
+            f"  IdentityFile {self.jump_key}",
+            f"  UserKnownHostsFile {self.known}",
+            "  StrictHostKeyChecking yes",
+        ]
+        path = self.root / name
+        path.write_text("\n".join(block) + "\n")
+        return path
+
+    def nothing_left(self, config: Path) -> bool:
+        """No session open on the box (every remote process ended with its connection) and no
+        ssh client of ours still running here."""
+        return not children_of(self.server.process.pid) and not processes_naming(str(config))
+
+
+@pytest.fixture(scope="module")
+def certs(ssh_world, tmp_path_factory):
+    world = CertWorld(tmp_path_factory.mktemp("certs"), ssh_world.box.server, ssh_world.user_key)
+    yield world
+    world.server.stop()
+
+
+ENV = {"SSH_AUTH_SOCK": ""}  # no agent key may let anyone in
+
+
+def ssh(config: Path, *words: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["ssh", "-F", str(config), "-o", "BatchMode=yes", *words],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, **ENV),
+    )  # fmt: skip
+
+
+def test_a_certificate_login_works_as_with_ssh(cli, certs, tmp_path):
+    with_cert, without = certs.config("cert.conf"), certs.config("plain.conf", cert=False)
+    # OpenSSH's outcome: the plain key is refused, the certificate lets it in
+    refused = ssh(without, "certbox", "true")
+    assert refused.returncode == 255 and b"Permission denied" in refused.stderr
+    theirs = ssh(with_cert, "certbox", "echo", "in", "$SSH_CONNECTION")
+    assert theirs.returncode == 0, theirs.stderr
+
+    def ours(*words: str, config: Path = with_cert) -> subprocess.CompletedProcess:
+        command = words[0].split()  # "tensors pull"
+        return cli(*command, "-H", "certbox", "--ssh-config", str(config), *words[1:], env=ENV)
+
+    ran = ours("run", "--shell", "--", "echo in $SSH_CONNECTION")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split()[:1] == theirs.stdout.split()[:1] == [b"in"]
+    assert ran.stdout.split()[4] == theirs.stdout.split()[4] == str(certs.server.port).encode()
+    assert ran.stderr == b""  # the switch of transport is said under -v only
+    assert certs.nothing_left(with_cert)
+
+    status = ours("run", "--shell", "--", "echo out; echo err >&2; exit 7")
+    assert (status.returncode, status.stdout, status.stderr) == (7, b"out\n", b"err\n")
+
+    note = tmp_path / "note.txt"
+    note.write_text("hello over a certificate\n")
+    shown = ours("cat", str(note))
+    assert shown.returncode == 0 and shown.stdout == b"hello over a certificate\n", shown.stderr
+    found = ours("glob", str(tmp_path / "no*.txt"))  # an agent check, in the remote executor
+    assert found.returncode == 0 and found.stdout.decode().split() == [str(note)], found.stderr
+
+    draft = write_eagle3_checkpoint(tmp_path / "draft", draft_vocab=320, target_vocab=1024)
+    out = tmp_path / "pulled.safetensors"
+    pulled = ours("tensors pull", "--json", str(draft), "d2t", "t2d", "-o", str(out))
+    assert pulled.returncode == 0, pulled.stderr
+    original = load_file(str(next(draft.glob("*.safetensors"))))
+    got = load_file(str(out))
+    np.testing.assert_array_equal(got["d2t"], original["d2t"])
+    np.testing.assert_array_equal(got["t2d"], original["t2d"])
+    assert json.loads(pulled.stdout)["tensor_bytes"] == 320 * 8 + 1024
+
+    verbose = cli("-v", "run", "-H", "certbox", "--ssh-config", str(with_cert), "--", "true",
+                  env=ENV)  # fmt: skip
+    assert verbose.returncode == 0
+    assert b"through the system ssh client (ssh_config sets certificatefile" in verbose.stderr
+
+    # paramiko cannot present a certificate from CertificateFile: asked for, it says so in one
+    # line (exit 2) instead of failing to authenticate
+    forced = ours("run", "--transport", "paramiko", "--", "true")
+    assert forced.returncode == 2 and len(forced.stderr.splitlines()) == 1
+    assert b"certificatefile" in forced.stderr and b"--transport ssh" in forced.stderr
+    assert wait_for(lambda: certs.nothing_left(with_cert), timeout=10)
+
+
+def test_remote_command_in_the_alias_is_replaced_by_ours(cli, certs):
+    config = certs.config("remotecommand.conf", "RemoteCommand echo hijacked")
+    plain = ssh(config, "certbox", "echo", "ours")
+    # ssh.c refuses both; `-o RemoteCommand=none` is how ssh itself runs a command line then
+    assert plain.returncode == 255 and b"Cannot execute command-line and remote command" in (
+        plain.stderr
+    )
+    theirs = ssh(config, "-o", "RemoteCommand=none", "certbox", "echo", "ours")
+    assert theirs.returncode == 0 and theirs.stdout == b"ours\n"
+    for words in (["run", "--", "echo", "ours"], ["run", "--shell", "--", "echo ours"]):
+        result = cli(words[0], "-H", "certbox", "--ssh-config", str(config), *words[1:], env=ENV)
+        assert result.returncode == 0 and result.stdout == theirs.stdout, result.stderr
+    listed = cli("glob", "-H", "certbox", "--ssh-config", str(config), "/etc/host*", env=ENV)
+    assert listed.returncode == 0 and "/etc/hostname" in listed.stdout.decode().split()
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_proxy_command_and_proxy_jump_over_the_system_client(cli, certs, tmp_path):
+    record = tmp_path / "proxy-calls"
+    proxy = tmp_path / "proxy.sh"
+    jump_config = certs.config("for-proxy.conf")
+    proxy.write_text(
+        f'#!/bin/sh\necho "$@" >> {record}\n'
+        f'exec ssh -F {jump_config} -o BatchMode=yes -W "$1:$2" jumpbox\n'
+    )
+    proxy.chmod(0o755)
+    by_command = certs.config("proxycommand.conf", f"ProxyCommand {proxy} %h %p")
+    by_jump = certs.config("proxyjump.conf", "ProxyJump jumpbox")
+    for config in (by_command, by_jump):
+        theirs = ssh(config, "certbox", "echo", "$SSH_CONNECTION")
+        assert theirs.returncode == 0, theirs.stderr
+        ran = cli("run", "-H", "certbox", "--ssh-config", str(config), "--shell", "--",
+                  "echo $SSH_CONNECTION", env=ENV)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.split()[2:] == theirs.stdout.split()[2:]
+        checked = cli("glob", "-H", "certbox", "--ssh-config", str(config), str(proxy), env=ENV)
+        assert checked.returncode == 0 and checked.stdout.decode().split() == [str(proxy)]
+        assert wait_for(lambda config=config: certs.nothing_left(config), timeout=10)
+    # ssh's run, our run and our glob each went through the ProxyCommand, %h %p expanded
+    assert record.read_text().splitlines() == [f"127.0.0.1 {certs.server.port}"] * 3
+
+
+def test_a_refused_key_reads_the_same_on_both_transports(cli, certs, tmp_path):
+    stranger = keygen(tmp_path / "stranger")
+    config = certs.config("refused.conf", cert=False)
+    config.write_text(config.read_text().replace(f"IdentityFile {certs.key}\n",
+                                                 f"IdentityFile {stranger}\n", 1))  # fmt: skip
+    theirs = ssh(config, "certbox", "true")
+    assert theirs.returncode == 255 and b"Permission denied (publickey)" in theirs.stderr
+    lines = {}
+    for transport in ("ssh", "paramiko"):
+        for words, code in ((["run", "--", "true"], 255), (["glob", "/etc/hostname"], 3)):
+            result = cli(words[0], "-H", "certbox", "--ssh-config", str(config),
+                         "--transport", transport, *words[1:], env=ENV)  # fmt: skip
+            assert result.returncode == code, (transport, result.stderr)
+            message = result.stderr.decode().strip()
+            assert len(message.splitlines()) == 1, message
+            lines[transport, words[0]] = message
+    for command in ("run", "glob"):
+        ours = lines["ssh", command]
+        assert "Permission denied (publickey)" in ours  # in ssh's own words
+        head = f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{certs.server.port}): "
+        assert ours.startswith(head + "authentication failed: ")
+        assert lines["paramiko", command].startswith(head + "authentication failed: ")
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_a_timeout_stops_the_command_and_a_session_leaves_nothing(certs, tmp_path):
+    """The executor's watchdog: the command's group is stopped at the deadline, and closing the
+    session (its ssh's stdin) ends the executor on the box."""
+    from remotedbg.errors import RemoteTimeout
+    from remotedbg.session import ConnectOptions, open_session
+
+    config = certs.config("timeout.conf")
+    options = ConnectOptions(host="certbox", ssh_config=str(config), timeout=30)
+    session = open_session(options)
+    assert type(session).__name__ == "SystemSSHSession"
+    assert session.run(["echo", "one"]).stdout == "one\n"
+    executor = session.executor()
+    assert executor is not None and os.path.exists(f"/proc/{executor.pid}")
+    with pytest.raises(RemoteTimeout):
+        session.run(["sleep", "36.25"], timeout=1)
+    assert wait_for(lambda: not processes_naming("sleep\x0036.25"))
+    assert session.run(["echo", "two"]).stdout == "two\n"
+    session.close()
+    assert wait_for(lambda: not os.path.exists(f"/proc/{executor.pid}"))
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_transport_choice_is_pure(certs):
+    from remotedbg.errors import UsageError
+    from remotedbg.session.ssh_process import choose_transport, ssh_argv
+    from remotedbg.session.target import ConnectOptions, openssh_key_type, resolve
+
+    config = certs.config("pure.conf", "RemoteCommand echo x")
+    options = ConnectOptions(host="certbox", ssh_config=str(config), connect_timeout=2.5,
+                             accept_new_host_key=True)  # fmt: skip
+    target = resolve(options)
+    assert target.needs_system_ssh == ["remotecommand echo x", f"certificatefile {certs.cert}"]
+    plain = resolve(ConnectOptions(host="jumpbox", ssh_config=str(config)))
+    assert not plain.needs_system_ssh
+    assert choose_transport("auto", [target], "/usr/bin/ssh") == "ssh"
+    assert choose_transport("auto", [plain], "/usr/bin/ssh") == "paramiko"
+    assert choose_transport("auto", [plain, target], "/usr/bin/ssh") == "ssh"  # a jump host
+    assert choose_transport("ssh", [plain], "/usr/bin/ssh") == "ssh"
+    assert choose_transport("paramiko", [target], "/usr/bin/ssh") == "paramiko"
+    for bad in (("ssh", None), ("scp", "/usr/bin/ssh")):
+        with pytest.raises(UsageError):
+            choose_transport(bad[0], [plain], bad[1])
+    argv = ssh_argv("ssh", target, options, "echo hi")
+    assert argv[:4] == ["ssh", "-T", "-F", str(config)]
+    assert argv[-3:] == ["--", "certbox", "echo hi"]
+    for setting in ("BatchMode=yes", "RemoteCommand=none", "ConnectTimeout=3",
+                    "StrictHostKeyChecking=accept-new"):  # fmt: skip
+        assert setting in argv
+    # the key type an OpenSSH private key file names (what tells a FIDO key from others)
+    assert openssh_key_type(certs.key.read_bytes()) == "ssh-ed25519"
