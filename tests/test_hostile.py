@@ -257,7 +257,8 @@ def test_a_corrupted_known_hosts_line_is_skipped_like_openssh_does(ssh_world, tm
 def test_proxycommand_and_hostkeyalias_are_honoured(ssh_world, tmp_path):
     """The target's HostName does not resolve: only the ProxyCommand (ssh -W through the first
     box) reaches it, so a direct connection cannot pass. Its key is known only under the
-    HostKeyAlias. A setting remotedbg does not implement is refused in one line."""
+    HostKeyAlias. A setting paramiko cannot do is refused in one line with --transport paramiko
+    (without it, such a host goes through the system ssh client: tests/test_system_ssh.py)."""
     hidden = make_sshd(tmp_path / "hidden", ssh_world.user_key)
     try:
         base = write_client_config(
@@ -286,7 +287,7 @@ def test_proxycommand_and_hostkeyalias_are_honoured(ssh_world, tmp_path):
         assert through.stdout == b"through the proxy\n"
         refused = subprocess.run(
             [sys.executable, "-m", "remotedbg", "run", "--ssh-config", str(config),
-             "-H", "refused", "--", "true"],
+             "-H", "refused", "--transport", "paramiko", "--", "true"],
             capture_output=True, timeout=60, stdin=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         assert refused.returncode == 2 and b"remotecommand" in refused.stderr

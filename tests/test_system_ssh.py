@@ -31,9 +31,10 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def processes_naming(text: str) -> list[str]:
-    """Command lines (NUL-separated words) of this machine's processes that contain `text`."""
-    found = []
+def processes_naming(text: str) -> dict[int, str]:
+    """pid -> command line (words NUL-separated) of this machine's processes that contain
+    `text`."""
+    found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             try:
@@ -42,7 +43,7 @@ def processes_naming(text: str) -> list[str]:
             except OSError:
                 continue
             if text in line:
-                found.append(line.replace("\0", " "))
+                found[int(entry)] = line
     return found
 
 
@@ -291,3 +292,46 @@ def test_transport_choice_is_pure(certs):
         assert setting in argv
     # the key type an OpenSSH private key file names (what tells a FIDO key from others)
     assert openssh_key_type(certs.key.read_bytes()) == "ssh-ed25519"
+
+
+def test_transport_from_the_config_file_and_a_flag_that_beats_it(cli, tmp_path):
+    """`transport = "ssh"` sends even a host paramiko can reach through the system client (said
+    under -v); the flag beats the file, the variable too."""
+    settings = tmp_path / "config.toml"
+    settings.write_text('transport = "ssh"\n')
+    env = {"REMOTEDBG_CONFIG": str(settings)}
+    chosen = cli("-v", "run", "-H", "testbox", "--", "echo", "ok", env=env)
+    assert chosen.returncode == 0 and chosen.stdout == b"ok\n", chosen.stderr
+    assert b"through the system ssh client (--transport ssh)" in chosen.stderr
+    for extra, flags in (({}, ["--transport", "paramiko"]),
+                         ({"REMOTEDBG_TRANSPORT": "paramiko"}, [])):  # fmt: skip
+        other = cli("-v", "run", "-H", "testbox", *flags, "--", "echo", "ok", env={**env, **extra})
+        assert other.returncode == 0 and b"system ssh client" not in other.stderr
+    settings.write_text("transport = 3\n")
+    bad = cli("run", "-H", "testbox", "--", "true", env=env)
+    assert bad.returncode == 2 and b"transport must be a str" in bad.stderr
+
+
+def test_a_persistent_session_holds_the_ssh_process(cli, certs, tmp_path):
+    """The daemon keeps the executor's ssh: the second command is served by the same remote
+    executor (the parent of its shell); `sessions --stop` ends it, and nothing is left."""
+    import signal
+
+    config = certs.config("persist.conf")
+    runtime = tmp_path / "run"
+    env = {**ENV, "REMOTEDBG_PERSIST": "600", "REMOTEDBG_RUNTIME_DIR": str(runtime)}
+    words = ["run", "-H", "certbox", "--ssh-config", str(config), "--shell", "--", "echo $PPID"]
+    try:
+        first, second = cli(*words, env=env), cli(*words, env=env)
+        assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+        assert first.stdout == second.stdout and first.stdout.strip().isdigit()
+        executor = int(first.stdout)
+        assert os.path.exists(f"/proc/{executor}")
+        stopped = cli("sessions", "--stop", env=env)
+        assert stopped.returncode == 0, stopped.stderr
+        assert wait_for(lambda: not os.path.exists(f"/proc/{executor}"), timeout=10)
+        assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+    finally:
+        for pid, line in processes_naming(str(runtime)).items():
+            if "remotedbg.persist.daemon" in line:
+                os.kill(pid, signal.SIGKILL)

@@ -151,7 +151,8 @@ class SSHSession(Session):
         return connection
 
     def _open(self, target: ResolvedTarget, gateway: fabric.Connection | None) -> fabric.Connection:
-        refuse_beyond_paramiko(target, "--transport paramiko")
+        why = "--transport paramiko" if self.options.transport == "paramiko" else "no ssh client"
+        refuse_beyond_paramiko(target, why)
         connection = self._make_connection(target, gateway)
         where = f"{target.spec} ({target.user}@{target.hostname}:{target.port})"
         try:

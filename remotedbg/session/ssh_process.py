@@ -105,6 +105,7 @@ _CONNECT = re.compile(r"^ssh: connect to host \S+ port \d+: (.+)$")
 _RESOLVE = re.compile(r"^ssh: Could not resolve hostname \S+: (.+)$")
 _UNKNOWN_KEY = re.compile(r"^No (\S+) host key is known for (\S+)")
 _OFFENDING = re.compile(r"^Offending \S+ key in (\S+:\d+)")
+_NEW_KEY = re.compile(r"^The fingerprint for the (\S+) key sent by the remote host is")
 _LOST = ("Connection to ", "client_loop:", "Broken pipe", "Connection reset", "Timeout, server")
 
 
@@ -128,9 +129,15 @@ def ssh_failure(stderr: bytes, target: ResolvedTarget) -> RemotedbgError:
         if "REMOTE HOST IDENTIFICATION HAS CHANGED" in line:
             offending = [m.group(1) for m in map(_OFFENDING.match, lines) if m]
             at = ", ".join(offending) or "your known_hosts files"
+            now = [
+                f"{m.group(1)} {after.rstrip('.')}"
+                for m, after in zip(map(_NEW_KEY.match, lines), [*lines[1:], ""], strict=True)
+                if m
+            ]
             return HostKeyError(
-                f"{target.spec}: HOST KEY CHANGED for {target.known_hosts_key}; refusing to "
-                f"connect. If the change is expected, remove the old entry at {at}"
+                f"{target.spec}: HOST KEY CHANGED for {target.known_hosts_key}"
+                f"{f' (now {now[0]})' if now else ''}; refusing to connect. If the change is "
+                f"expected, remove the old entry at {at}"
             )
         if line.startswith("Host key verification failed"):
             return HostKeyError(f"{where}: host key verification failed (ssh: {line})")
@@ -337,12 +344,13 @@ class SystemSSHSession(Session):
         self._executor = None
         self._executor_unavailable = False
         self._processes = ProcessTransport(self.argv)
-        if transcript.echo is not None and target.needs_system_ssh:  # -v
-            print(
-                f"remotedbg: {self.name}: through the system ssh client (ssh_config sets "
-                f"{target.needs_system_ssh[0]})",
-                file=sys.stderr,
+        if transcript.echo is not None:  # -v: which transport, and why
+            why = (
+                f"--transport {options.transport}"
+                if options.transport != "auto"
+                else f"ssh_config sets {(target.needs_system_ssh or ['it for a jump host'])[0]}"
             )
+            print(f"remotedbg: {self.name}: through the system ssh client ({why})", file=sys.stderr)
 
     def argv(self, command: str, tty: bool = False) -> list[str]:
         return ssh_argv(self.ssh, self.target, self.options, command, tty)
