@@ -14,7 +14,7 @@ import pytest
 from safetensors.numpy import load_file
 
 from tests.checkpoints import write_eagle3_checkpoint
-from tests.procs import wait_for
+from tests.procs import pids_with_argv, wait_for
 from tests.sshd import Sshd, keygen, make_sshd
 
 
@@ -257,7 +257,7 @@ def test_a_timeout_stops_the_command_and_a_session_leaves_nothing(certs, tmp_pat
     assert executor is not None and os.path.exists(f"/proc/{executor.pid}")
     with pytest.raises(RemoteTimeout):
         session.run(["sleep", "36.25"], timeout=1)
-    assert wait_for(lambda: not processes_naming("sleep\x0036.25"))
+    assert wait_for(lambda: not pids_with_argv("sleep", "36.25"))
     assert session.run(["echo", "two"]).stdout == "two\n"
     session.close()
     assert wait_for(lambda: not os.path.exists(f"/proc/{executor.pid}"))
@@ -335,3 +335,63 @@ def test_a_persistent_session_holds_the_ssh_process(cli, certs, tmp_path):
         for pid, line in processes_naming(str(runtime)).items():
             if "remotedbg.persist.daemon" in line:
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_run_t_is_ssh_tt_sized_keys_resizes_and_exit(certs, isolated_state):
+    """`run -t` over the system client: `ssh -tt` sizes the remote terminal like ours, follows a
+    resize, passes keys, and returns the program's status (tests/test_tty.py's program)."""
+    import time
+
+    from tests.test_tty import PROGRAM, Terminal, _set_size
+
+    config = certs.config("tty.conf")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "REMOTEDBG_SSH_CONFIG": str(config),
+        "XDG_STATE_HOME": str(isolated_state),
+        "TERM": "xterm",
+        "REMOTEDBG_CONFIG": str(isolated_state / "no-config.toml"),
+        "REMOTEDBG_PERSIST": "0",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    term = Terminal(["run", "-t", "-H", "certbox", "--", "python3", "-c", PROGRAM], env,
+                    columns=103, lines=29)  # fmt: skip
+    term.wait_for(b"resize? ")
+    assert b"size (103, 29) tty True" in term.seen
+    _set_size(term.fd, 71, 17)
+    time.sleep(0.3)
+    term.type(b"\r")
+    term.wait_for(b"name? ")
+    assert b"size (71, 17)" in term.seen
+    term.type(b"hello\r")
+    term.wait_for(b"got hello")
+    assert term.exit_status() == 7
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_ctrl_c_stops_the_remote_command(certs, isolated_state):
+    """Ctrl-C reaches remotedbg, not its ssh (a session of its own): the remote command's group
+    is stopped, as over paramiko, and remotedbg exits 130."""
+    import signal
+    import sys
+
+    config = certs.config("interrupt.conf")
+    env = dict(os.environ, **ENV, REMOTEDBG_PERSIST="0", XDG_STATE_HOME=str(isolated_state))
+    for words in (["run", "--", "sleep", "37.25"], ["run", "--shell", "--", "sleep 37.5; true"]):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "remotedbg", words[0], "-H", "certbox", "--ssh-config",
+             str(config), *words[1:]],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        sleeping = ("sleep", words[-1].split(";")[0].split()[-1])
+        try:
+            assert wait_for(lambda s=sleeping: pids_with_argv(*s), timeout=30)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130, err
+        assert wait_for(lambda s=sleeping: not pids_with_argv(*s))
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
