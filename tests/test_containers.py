@@ -16,6 +16,7 @@ import pytest
 
 from remotedbg.agent import containers, engine_scan, server_scan
 from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
+from remotedbg.session import container as container_session
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.podman import Podman
 from tests.releases import release
@@ -280,7 +281,7 @@ def test_the_exec_route_leaves_nothing_behind_when_the_connection_drops(boxed, e
                              timeout=30.0)  # fmt: skip
     session = open_session(options)
     try:
-        inside = session.inside("podman", info["id"], "sgl-a")
+        inside = container_session.inside(session, "podman", info["id"], "sgl-a")
         uid = inside.run("python3 -c 'import os; print(os.getuid())'")
         assert uid.stdout.strip() == "0", uid.stderr  # root in the container
         assert len(_left_in(pid)) == 1  # the executor, running while the session does
