@@ -15,7 +15,7 @@ from safetensors.numpy import load_file
 
 from tests.checkpoints import write_eagle3_checkpoint
 from tests.procs import pids_with_argv, wait_for
-from tests.sshd import Sshd, keygen, make_sshd
+from tests.sshd import Sshd, free_port, keygen, make_sshd
 
 
 def children_of(pid: int) -> list[int]:
@@ -395,3 +395,46 @@ def test_ctrl_c_stops_the_remote_command(certs, isolated_state):
         assert process.returncode == 130, err
         assert wait_for(lambda s=sleeping: not pids_with_argv(*s))
     assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_host_keys_and_connect_failures_read_as_over_paramiko(cli, certs, tmp_path):
+    """ssh's own host-key checking, its failures in the one-line errors paramiko's give: an
+    unknown host refused (then recorded with --accept-new-host-key), a changed key refused
+    naming the file:line, a closed port and a typo of an alias; ssh's outcome beside each."""
+    known = tmp_path / "known_hosts"
+    config = certs.config("hostkeys.conf")
+    config.write_text(config.read_text().replace(str(certs.known), str(known)))
+
+    def ours(*extra: str, host: str = "certbox") -> subprocess.CompletedProcess:
+        return cli("glob", "-H", host, "--ssh-config", str(config), *extra, "/etc/hostname",
+                   env=ENV)  # fmt: skip
+
+    theirs = ssh(config, "certbox", "true")
+    assert theirs.returncode == 255 and b"Host key verification failed" in theirs.stderr
+    unknown = ours()
+    assert unknown.returncode == 3 and len(unknown.stderr.splitlines()) == 1
+    assert b"unknown host key ED25519" in unknown.stderr
+    assert b"--accept-new-host-key" in unknown.stderr and not known.exists()
+    recorded = ours("--accept-new-host-key")
+    assert recorded.returncode == 0 and recorded.stdout == b"/etc/hostname\n", recorded.stderr
+    assert known.read_text().split()[1:] == certs.server.host_key_line.split()[1:]
+    assert ssh(config, "certbox", "true").returncode == 0  # what we recorded, ssh accepts
+
+    other = keygen(tmp_path / "other_host_key").with_suffix(".pub").read_text().split()
+    known.write_text(f"# a comment\n[127.0.0.1]:{certs.server.port} {other[0]} {other[1]}\n")
+    theirs = ssh(config, "certbox", "true")
+    assert b"REMOTE HOST IDENTIFICATION HAS CHANGED" in theirs.stderr
+    for extra in ((), ("--accept-new-host-key",)):
+        changed = ours(*extra)
+        assert changed.returncode == 3 and len(changed.stderr.splitlines()) == 1
+        assert b"HOST KEY CHANGED" in changed.stderr and f"{known}:2".encode() in changed.stderr
+
+    port = free_port()  # nothing listens there
+    closed = ours("--port", str(port))
+    assert closed.returncode == 3 and closed.stderr == (
+        f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{port}): cannot connect: "
+        "Connection refused\n"
+    ).encode()
+    typo = ours("--transport", "ssh", host="certbxo")
+    assert typo.returncode == 3 and typo.stderr.endswith(b"; did you mean certbox?\n")
+    assert b"cannot resolve host name 'certbxo'" in typo.stderr
