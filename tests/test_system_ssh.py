@@ -438,3 +438,30 @@ def test_host_keys_and_connect_failures_read_as_over_paramiko(cli, certs, tmp_pa
     typo = ours("--transport", "ssh", host="certbxo")
     assert typo.returncode == 3 and typo.stderr.endswith(b"; did you mean certbox?\n")
     assert b"cannot resolve host name 'certbxo'" in typo.stderr
+
+
+def test_get_of_a_large_file_moves_it_on_a_second_ssh(cli, certs, tmp_path):
+    """Past 16 MiB the bytes travel on an ssh process of their own (`tail -c | head -c`), not
+    through the executor's frames; the copy is byte-exact, as `scp` would make it."""
+    source = tmp_path / "box" / "big.bin"
+    source.parent.mkdir()
+    source.write_bytes(os.urandom(17 << 20) + b"end")
+    config = certs.config("get.conf")
+    here = tmp_path / "here"
+    here.mkdir()
+    # an `ssh` first on PATH that notes each command line it runs, then is the real one
+    wrapper, calls = tmp_path / "bin" / "ssh", tmp_path / "ssh-calls"
+    wrapper.parent.mkdir()
+    real = subprocess.run(["sh", "-c", "command -v ssh"], capture_output=True, text=True)
+    note = f'printf "%s\\n" "$*" >> {calls}'
+    wrapper.write_text(f'#!/bin/sh\n{note}\nexec {real.stdout.strip()} "$@"\n')
+    wrapper.chmod(0o755)
+    path = f"{wrapper.parent}:{os.environ['PATH']}"
+    got = cli("get", "-H", "certbox", "--ssh-config", str(config), str(source), str(here) + "/",
+              env={**ENV, "PATH": path})  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    ran = [line for line in calls.read_text().splitlines() if line.startswith("-T ")]
+    assert len(ran) == 2  # the executor's, and the bulk read's own
+    assert "tail -c +1 -- " in ran[1] and f"head -c {(17 << 20) + 3}" in ran[1]
+    assert (here / "big.bin").read_bytes() == source.read_bytes()
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
