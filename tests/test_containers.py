@@ -462,3 +462,20 @@ def test_diagnose_probes_through_the_exec_route(cli, boxed, exec_world):
     measured = doc["measured"]
     assert measured["from"].startswith("probe") and 2.0 <= measured["accept_length"] <= 4.0
     assert _nothing_left(exec_world, boxed) == []
+
+
+def test_container_option_works_over_the_system_ssh_client(cli, boxed, exec_world):
+    """--container through `--transport ssh`: the runtime's exec runs on an `ssh -T` of its own,
+    with the same executor inside; a missing container reads as over paramiko."""
+    env = {**exec_world["env"], "REMOTEDBG_TRANSPORT": "ssh"}
+    located = cli("-v", "locate-eagle", "-H", "execbox", "--container", "sgl-b", "--json",
+                  env=env, timeout=120)  # fmt: skip
+    assert located.returncode == 0, located.stderr
+    assert b"through the system ssh client (--transport ssh)" in located.stderr
+    [engine] = json.loads(located.stdout)["engines"]
+    assert engine["path"] == "/sgl-workspace/sglang/python/sglang" and engine["running"]
+    missing = cli("run", "-H", "execbox", "--container", "nosuch", "--", "true", env=env)
+    assert missing.returncode == 255
+    [line] = missing.stderr.decode().strip().splitlines()
+    assert "no container nosuch to enter" in line
+    assert _nothing_left(exec_world, boxed) == []

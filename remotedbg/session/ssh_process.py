@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from remotedbg.errors import (
     ConnectionFailed,
@@ -46,6 +47,9 @@ from remotedbg.session.target import (
     parse_host_spec,
     user_known_hosts,
 )
+
+if TYPE_CHECKING:  # imported where used: it brings paramiko, which a one-shot run never needs
+    from remotedbg.session.executor_client import ExecutorChannel
 
 BULK_BYTES = 16 << 20  # as in session/ssh.py: larger reads get an ssh process of their own
 LOGIN_BUDGET = 30.0  # seconds a login may take before the executor answers
@@ -341,14 +345,16 @@ class SystemSSHSession(Session):
         self.options = options
         self.target = target
         self.ssh = shutil.which("ssh") or "ssh"
-        self._executor = None
+        self._executor: ExecutorChannel | None = None
         self._executor_unavailable = False
         self._processes = ProcessTransport(self.argv)
         if transcript.echo is not None:  # -v: which transport, and why
             why = (
                 f"--transport {options.transport}"
                 if options.transport != "auto"
-                else f"ssh_config sets {(target.needs_system_ssh or ['it for a jump host'])[0]}"
+                else f"ssh_config sets {target.needs_system_ssh[0]}"
+                if target.needs_system_ssh
+                else "a jump host's ssh_config needs it"
             )
             print(f"remotedbg: {self.name}: through the system ssh client ({why})", file=sys.stderr)
 
@@ -371,7 +377,7 @@ class SystemSSHSession(Session):
         return ssh_failure(channel.stderr_tail, self.target)
 
     # -- the executor -------------------------------------------------------------------
-    def executor(self):  # -> ExecutorChannel | None
+    def executor(self) -> ExecutorChannel | None:
         if self._executor is not None and self._executor.settled():
             return self._executor
         if self._executor is not None:
