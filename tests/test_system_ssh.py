@@ -191,6 +191,18 @@ def test_remote_command_in_the_alias_is_replaced_by_ours(cli, certs):
     assert listed.returncode == 0 and "/etc/hostname" in listed.stdout.decode().split()
     assert wait_for(lambda: certs.nothing_left(config), timeout=10)
 
+    # settings under which ssh would run no command, or not on our stdin, or in the background
+    # (ssh -N, -n, -f): passed as their defaults, so the executor still gets its stream
+    odd = ["SessionType none", "StdinNull yes", "ForkAfterAuthentication yes"]
+    config = certs.config("nocommand.conf", "RemoteCommand echo hijacked", *odd)
+    effective = ssh(config, "-G", "certbox").stdout.decode().splitlines()
+    assert {"sessiontype none", "stdinnull yes", "forkafterauthentication yes"} <= set(effective)
+    for words in (["run", "--", "echo", "ours"], ["cat", str(config)]):
+        result = cli(words[0], "-H", "certbox", "--ssh-config", str(config), *words[1:], env=ENV)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (b"ours\n" if words[0] == "run" else config.read_bytes())
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
 
 def test_proxy_command_and_proxy_jump_over_the_system_client(cli, certs, tmp_path):
     record = tmp_path / "proxy-calls"

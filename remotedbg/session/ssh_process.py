@@ -92,6 +92,7 @@ def ssh_argv(
     ]
     if options.accept_new_host_key and target.strict_host_key_checking not in ("no", "off"):
         settings.append("StrictHostKeyChecking=accept-new")
+    settings += target.ssh_overrides
     if target.server_alive_interval == 0:  # a dead peer noticed within ~12 s, as with paramiko
         settings += ["ServerAliveInterval=3", "ServerAliveCountMax=4"]
     for setting in settings:

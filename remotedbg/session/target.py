@@ -60,6 +60,9 @@ class ResolvedTarget:
     ssh_config_explicit: bool = False  # passed to ssh as -F (else ssh reads its defaults)
     strict_host_key_checking: str = "ask"
     server_alive_interval: int = 0
+    # settings that would keep ssh from running our command on our stdin (`SessionType none`,
+    # `StdinNull yes`, `ForkAfterAuthentication yes`): the system client overrides them
+    ssh_overrides: list[str] = field(default_factory=list)
 
     @property
     def known_hosts_key(self) -> str:
@@ -233,6 +236,15 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         ssh_config_explicit=explicit,
         strict_host_key_checking=(first("stricthostkeychecking", "ask") or "ask").lower(),
         server_alive_interval=int(first("serveraliveinterval", "0") or 0),
+        ssh_overrides=[
+            setting
+            for key, value, setting in (
+                ("sessiontype", "default", "SessionType=default"),
+                ("stdinnull", "no", "StdinNull=no"),
+                ("forkafterauthentication", "no", "ForkAfterAuthentication=no"),
+            )
+            if (first(key, value) or value).lower() != value
+        ],
     )
 
 
