@@ -306,6 +306,32 @@ def test_transport_choice_is_pure(certs):
     assert openssh_key_type(certs.key.read_bytes()) == "ssh-ed25519"
 
 
+def test_a_fido_identity_goes_through_the_system_client(certs, tmp_path):
+    """An `sk-ssh-ed25519@openssh.com` key (PROTOCOL.u2f: type, 32-byte key, application),
+    which ssh-keygen reads as one; paramiko has no FIDO support, so auto picks ssh."""
+    import base64
+    import struct
+
+    from remotedbg.session.ssh_process import choose_transport
+    from remotedbg.session.target import ConnectOptions, resolve
+
+    def string(data: bytes) -> bytes:
+        return struct.pack("!I", len(data)) + data
+
+    kind = b"sk-ssh-ed25519@openssh.com"
+    blob = string(kind) + string(os.urandom(32)) + string(b"ssh:")
+    key = tmp_path / "id_ed25519_sk"
+    key.write_text("not read: the .pub says what it is\n")
+    key.with_suffix(".pub").write_text(f"{kind.decode()} {base64.b64encode(blob).decode()} t\n")
+    listed = subprocess.run(["ssh-keygen", "-l", "-f", str(key.with_suffix(".pub"))],
+                            capture_output=True, text=True)  # fmt: skip
+    assert listed.returncode == 0 and "ED25519-SK" in listed.stdout, listed.stderr
+    config = certs.config("fido.conf", f"IdentityFile {key}", cert=False)
+    target = resolve(ConnectOptions(host="certbox", ssh_config=str(config)))
+    assert target.needs_system_ssh == [f"identityfile {key} (a FIDO security key)"]
+    assert choose_transport("auto", [target], "/usr/bin/ssh") == "ssh"
+
+
 def test_transport_from_the_config_file_and_a_flag_that_beats_it(cli, tmp_path):
     """`transport = "ssh"` sends even a host paramiko can reach through the system client (said
     under -v); the flag beats the file, the variable too."""
