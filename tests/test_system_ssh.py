@@ -278,7 +278,7 @@ def test_a_timeout_stops_the_command_and_a_session_leaves_nothing(certs, tmp_pat
 
 def test_transport_choice_is_pure(certs):
     from remotedbg.errors import UsageError
-    from remotedbg.session.ssh_process import choose_transport, ssh_argv
+    from remotedbg.session.ssh_command import choose_transport, ssh_argv
     from remotedbg.session.target import ConnectOptions, openssh_key_type, resolve
 
     config = certs.config("pure.conf", "RemoteCommand echo x")
@@ -312,7 +312,7 @@ def test_a_fido_identity_goes_through_the_system_client(certs, tmp_path):
     import base64
     import struct
 
-    from remotedbg.session.ssh_process import choose_transport
+    from remotedbg.session.ssh_command import choose_transport
     from remotedbg.session.target import ConnectOptions, resolve
 
     def string(data: bytes) -> bytes:

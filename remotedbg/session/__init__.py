@@ -35,7 +35,7 @@ def _remote_session(options: ConnectOptions, max_output: int) -> Session:
     cannot do (certificates, PKCS#11, FIDO keys, RemoteCommand, ...) or --transport ssh."""
     import shutil
 
-    from remotedbg.session.ssh_process import choose_transport
+    from remotedbg.session.ssh_command import choose_transport
     from remotedbg.session.target import resolve
 
     target = resolve(options)

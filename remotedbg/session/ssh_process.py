@@ -15,8 +15,6 @@ reaches remotedbg (which stops the remote command) and not ssh (which would leav
 
 from __future__ import annotations
 
-import fcntl
-import math
 import os
 import re
 import select
@@ -25,319 +23,31 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from remotedbg.errors import (
     ConnectionFailed,
-    HostKeyError,
     RemoteCommandError,
     RemotedbgError,
     RemoteTimeout,
     StdoutClosed,
-    UsageError,
 )
 from remotedbg.session import transcript
 from remotedbg.session.base import OutputCollector, Session, kill_group_script
 from remotedbg.session.result import RunResult
-from remotedbg.session.ssh_words import missing_identities, unresolved
-from remotedbg.session.target import (
-    ConnectOptions,
-    ResolvedTarget,
-    parse_host_spec,
-    user_known_hosts,
-)
+from remotedbg.session.ssh_command import lost_connection, ssh_argv, ssh_failure
+from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessChannel, ProcessTransport
+from remotedbg.session.target import ConnectOptions, ResolvedTarget
 
 if TYPE_CHECKING:  # imported where used: it brings paramiko, which a one-shot run never needs
     from remotedbg.session.executor_client import ExecutorChannel
 
 BULK_BYTES = 16 << 20  # as in session/ssh.py: larger reads get an ssh process of their own
-LOGIN_BUDGET = 30.0  # seconds a login may take before the executor answers
-CLOSE_WAIT = 2.0  # seconds an ssh process gets to end after its stdin closed
 SSH_FAILED = 255  # ssh's own exit status for a failure of its own
-TRANSPORTS = ("auto", "ssh", "paramiko")
 _BULK_PID = "RDBG-PGID:"
 _BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
 
 
-# -- pure: which transport, which argv, which error ---------------------------------------------
-def choose_transport(requested: str, targets: list[ResolvedTarget], ssh: str | None) -> str:
-    """'ssh' or 'paramiko' for a host (its jump hosts in `targets` too): auto picks the system
-    client when the config needs what paramiko cannot do and an ssh client is installed."""
-    if requested not in TRANSPORTS:
-        raise UsageError(f"--transport {requested!r}: expected one of {', '.join(TRANSPORTS)}")
-    needs = any(t.needs_system_ssh for t in targets)
-    if requested == "ssh" or (requested == "auto" and needs and ssh):
-        if not ssh:
-            raise UsageError("--transport ssh: no OpenSSH client (ssh) on PATH")
-        return "ssh"
-    return "paramiko"
-
-
-def ssh_argv(
-    ssh: str, target: ResolvedTarget, options: ConnectOptions, command: str, tty: bool = False
-) -> list[str]:
-    """The ssh command line that runs `command` on the target."""
-    user, host, port = parse_host_spec(target.spec)
-    argv = [ssh, "-tt" if tty else "-T"]
-    if target.ssh_config_explicit and target.ssh_config:
-        argv += ["-F", target.ssh_config]
-    settings = [
-        "BatchMode=yes",
-        # ssh refuses a command line together with RemoteCommand ("Cannot execute command-line
-        # and remote command."): ours replaces it, as `ssh -o RemoteCommand=none host cmd`
-        "RemoteCommand=none",
-        "LogLevel=ERROR",  # errors only: no banner, no "Permanently added" on our stderr
-        f"ConnectTimeout={max(1, math.ceil(options.connect_timeout))}",
-    ]
-    if options.accept_new_host_key and target.strict_host_key_checking not in ("no", "off"):
-        settings.append("StrictHostKeyChecking=accept-new")
-    settings += target.ssh_overrides
-    if target.server_alive_interval == 0:  # a dead peer noticed within ~12 s, as with paramiko
-        settings += ["ServerAliveInterval=3", "ServerAliveCountMax=4"]
-    for setting in settings:
-        argv += ["-o", setting]
-    for identity in options.identity:
-        argv += ["-i", os.path.expanduser(identity)]
-    if options.user or user:
-        argv += ["-l", options.user or user or ""]
-    if options.port or port:
-        argv += ["-p", str(options.port or port)]
-    return [*argv, "--", host, command]
-
-
-_CONNECT = re.compile(r"^ssh: connect to host \S+ port \d+: (.+)$")
-_RESOLVE = re.compile(r"^ssh: Could not resolve hostname \S+: (.+)$")
-_UNKNOWN_KEY = re.compile(r"^No (\S+) host key is known for (\S+)")
-_OFFENDING = re.compile(r"^Offending \S+ key in (\S+:\d+)")
-_NEW_KEY = re.compile(r"^The fingerprint for the (\S+) key sent by the remote host is")
-_LOST = ("Connection to ", "client_loop:", "Broken pipe", "Connection reset", "Timeout, server")
-
-
-def ssh_failure(stderr: bytes, target: ResolvedTarget) -> RemotedbgError:
-    """What ssh said when it exited 255 before the command started, as the one-line error (and
-    exit code) the paramiko transport gives for the same failure."""
-    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines()]
-    lines = [line for line in lines if line]
-    where = f"{target.spec} ({target.user}@{target.hostname}:{target.port})"
-    for line in lines:
-        if match := _RESOLVE.match(line):
-            return ConnectionFailed(unresolved(target, match.group(1)))
-        if match := _CONNECT.match(line):
-            return ConnectionFailed(f"{where}: cannot connect: {match.group(1)}")
-        if match := _UNKNOWN_KEY.match(line):
-            return HostKeyError(
-                f"{target.spec}: unknown host key {match.group(1)} for {match.group(2)}; check "
-                f"it, then re-run with --accept-new-host-key to record it in "
-                f"{user_known_hosts(target)}"
-            )
-        if "REMOTE HOST IDENTIFICATION HAS CHANGED" in line:
-            offending = [m.group(1) for m in map(_OFFENDING.match, lines) if m]
-            at = ", ".join(offending) or "your known_hosts files"
-            now = [
-                f"{m.group(1)} {after.rstrip('.')}"
-                for m, after in zip(map(_NEW_KEY.match, lines), [*lines[1:], ""], strict=True)
-                if m
-            ]
-            return HostKeyError(
-                f"{target.spec}: HOST KEY CHANGED for {target.known_hosts_key}"
-                f"{f' (now {now[0]})' if now else ''}; refusing to connect. If the change is "
-                f"expected, remove the old entry at {at}"
-            )
-        if line.startswith("Host key verification failed"):
-            return HostKeyError(f"{where}: host key verification failed (ssh: {line})")
-        if "Permission denied" in line:
-            return ConnectionFailed(
-                f"{where}: authentication failed: {line}{missing_identities(target)}"
-            )
-    for line in lines:
-        if "banner exchange" in line:
-            return ConnectionFailed(f"{where}: cannot connect: {line.split(': ')[-1]}")
-        if line.startswith("kex_exchange_identification"):
-            return ConnectionFailed(f"{where}: cannot connect: Connection closed by remote host")
-    detail = lines[-1] if lines else "ssh exited 255 and said nothing"
-    return ConnectionFailed(f"{where}: cannot connect: {detail}")
-
-
-def lost_connection(stderr: bytes) -> bool:
-    """Did ssh end (255) because the connection dropped, not because the command exited 255?"""
-    tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-    return bool(tail) and tail[0].strip().startswith(_LOST)
-
-
-# -- an ssh process that looks like a paramiko channel to ExecutorChannel ------------------
-def _nonblocking(fd: int) -> None:
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-
-
-class ProcessChannel:
-    """`exec_command` starts `ssh ... command`; stdout, stderr and stdin are its pipes. The
-    subset of paramiko's Channel that session/executor_client.py and container.py use."""
-
-    def __init__(self, argv_for: Callable[[str], list[str]]) -> None:
-        self.argv_for = argv_for
-        self.process: subprocess.Popen | None = None
-        self.eof_received = False
-        self.stderr_tail = b""  # what ssh (and the login) said on stderr, the last 64 KiB
-        self._pending = b""
-        self._stderr_new = b""  # stderr not yet taken by recv_stderr
-        self._closed = False
-        self._timeout: float | None = None
-
-    def exec_command(self, command: str | bytes) -> None:
-        text = command.decode("utf-8", "surrogateescape") if isinstance(command, bytes) else command
-        self.process = subprocess.Popen(
-            self.argv_for(text),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            bufsize=0,
-        )
-        for pipe in (self.process.stdout, self.process.stderr, self.process.stdin):
-            _nonblocking(pipe.fileno())  # type: ignore[union-attr]
-
-    # stdout
-    def fileno(self) -> int:
-        return self.process.stdout.fileno()  # type: ignore[union-attr]
-
-    def _read_stdout(self) -> None:
-        try:
-            data = os.read(self.fileno(), 1 << 20)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data:
-            self._pending += data
-        else:
-            self.eof_received = True
-
-    def recv_ready(self) -> bool:
-        self.recv_stderr_ready()  # keeps ssh's stderr pipe from filling
-        if self._closed:
-            return bool(self._pending)
-        if not self._pending and not self.eof_received and self.process is not None:
-            if select.select([self.fileno()], [], [], 0)[0]:
-                self._read_stdout()
-        return bool(self._pending)
-
-    def recv(self, size: int) -> bytes:
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
-        while not self._pending and not self.eof_received:
-            wait = None if deadline is None else deadline - time.monotonic()
-            if wait is not None and wait <= 0:
-                raise TimeoutError
-            readable = select.select([self.fileno(), self._stderr_fd()], [], [], wait)[0]
-            if self._stderr_fd() in readable:
-                self.recv_stderr_ready()
-            if self.fileno() in readable:
-                self._read_stdout()
-        data, self._pending = self._pending[:size], self._pending[size:]
-        return data
-
-    def settimeout(self, timeout: float | None) -> None:
-        self._timeout = timeout
-
-    # stderr
-    def _stderr_fd(self) -> int:
-        return self.process.stderr.fileno()  # type: ignore[union-attr]
-
-    def recv_stderr_ready(self) -> bool:
-        if self.process is None or self.process.stderr is None or self.process.stderr.closed:
-            return bool(self._stderr_new)
-        try:
-            data = os.read(self._stderr_fd(), 65536)
-        except (BlockingIOError, OSError):
-            data = b""
-        if data:
-            self.stderr_tail = (self.stderr_tail + data)[-65536:]
-            self._stderr_new = (self._stderr_new + data)[-65536:]
-        return bool(self._stderr_new)
-
-    def recv_stderr(self, size: int) -> bytes:
-        data, self._stderr_new = self._stderr_new[:size], self._stderr_new[size:]
-        return data
-
-    # stdin
-    def sendall(self, data: bytes, budget: float = LOGIN_BUDGET) -> None:
-        """Write all of `data`; OSError when ssh is gone or takes none of it for `budget` s."""
-        assert self.process is not None and self.process.stdin is not None
-        view, fd = memoryview(data), self.process.stdin.fileno()
-        deadline = time.monotonic() + budget
-        while view:
-            try:
-                view = view[os.write(fd, view) :]
-                continue
-            except BlockingIOError:
-                pass
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise OSError(f"ssh took no input for {budget:g}s")
-            select.select([], [fd], [], min(remaining, 1.0))
-            self.recv_stderr_ready()
-
-    def shutdown_write(self) -> None:
-        if self.process is not None and self.process.stdin is not None:
-            try:
-                self.process.stdin.close()
-            except OSError:
-                pass
-
-    # the end
-    @property
-    def closed(self) -> bool:
-        if self._closed:
-            return True
-        return self.process is not None and self.eof_received and self.process.poll() is not None
-
-    def exit_status_ready(self) -> bool:
-        return self.process is not None and self.process.poll() is not None
-
-    def recv_exit_status(self) -> int:
-        assert self.process is not None
-        return self.process.wait()
-
-    def close(self) -> None:
-        """stdin closed first: the remote executor (or command) sees EOF and ends, and ssh with
-        it; an ssh that does not end within CLOSE_WAIT is terminated."""
-        if self._closed or self.process is None:
-            self._closed = True
-            return
-        self._closed = True
-        self.shutdown_write()
-        try:
-            self.process.wait(CLOSE_WAIT)
-        except subprocess.TimeoutExpired:
-            self.process.terminate()
-            try:
-                self.process.wait(CLOSE_WAIT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.recv_stderr_ready()
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
-
-
-class ProcessTransport:
-    """What ExecutorChannel.start and ContainerSession take as a transport: a new ssh process
-    for every channel."""
-
-    def __init__(self, argv_for: Callable[[str], list[str]]) -> None:
-        self.argv_for = argv_for
-        self.last: ProcessChannel | None = None
-
-    def open_session(self, timeout: float | None = None) -> ProcessChannel:
-        self.last = ProcessChannel(self.argv_for)
-        return self.last
-
-    def is_active(self) -> bool:
-        return True
-
-
-# -- the session -----------------------------------------------------------------------------
 class SystemSSHSession(Session):
     """A session whose byte streams go through the system ssh client."""
 
