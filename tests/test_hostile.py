@@ -406,3 +406,155 @@ def test_a_malformed_executor_frame_ends_the_executor_not_the_client():
         _decode(b"[1, 2]")
     assert _decode(b'{"ok": true}') == {"ok": True}
     assert HEADER.size == 9  # kind, request id, length
+
+
+# -- hostile answers: a python3 on the box whose answers have the wrong shape -------------------
+# The box's `sitecustomize` (PYTHONPATH set by its sshd) patches `json.dumps`, which the agent's
+# executor (remotedbg/agent/executor.py) and its one-shot boot write every answer with: what it
+# answers is read from a mode file the test rewrites, so one executor (and one daemon) meets
+# several hostile answers in a row.
+HOSTILE_SITE = """\
+import json, os
+_dumps, _loads, _entry = json.dumps, json.loads, [None]
+
+def _mode():
+    try:
+        with open(os.environ["RDBG_HOSTILE"]) as handle:
+            return _loads(handle.read())
+    except (OSError, ValueError, KeyError):
+        return {}
+
+def loads(text, *args, **kwargs):
+    value = _loads(text, *args, **kwargs)
+    if isinstance(value, dict) and isinstance(value.get("entry"), str):
+        _entry[0] = value["entry"].rpartition(":")[2]  # the call being answered
+    return value
+
+def dumps(value, *args, **kwargs):
+    mode = _mode()
+    if isinstance(value, dict) and list(value) == ["exit"] and "exit" in mode:
+        value = mode["exit"]
+    elif isinstance(value, dict) and value.get("ok") is True and _entry[0] in mode:
+        value = {"ok": True, "value": mode[_entry[0]]}
+    return _dumps(value, *args, **kwargs)
+
+json.dumps, json.loads = dumps, loads
+"""
+
+
+@pytest.fixture(scope="module")
+def liar(ssh_world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("liar")
+    (root / "site").mkdir()
+    (root / "site" / "sitecustomize.py").write_text(HOSTILE_SITE)
+    mode = root / "mode.json"
+    mode.write_text("{}")
+    sshd = make_sshd(
+        root / "sshd",
+        ssh_world.user_key,
+        extra_config=(f"SetEnv PYTHONPATH={root / 'site'} RDBG_HOSTILE={mode}",),
+    )
+    config = write_client_config(root / "ssh_config", {"liarbox": sshd}, root / "known_hosts")
+    try:
+        yield {"root": root, "config": config, "mode": mode}
+    finally:
+        sshd.stop()
+
+
+def _lie(liar, **answers):
+    liar["mode"].write_text(json.dumps(answers))
+
+
+def _one_line_error(result) -> str:
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and b"Traceback" not in result.stderr, result.stderr.decode()
+    return lines[0]
+
+
+HUGE = 2**70
+
+
+@pytest.fixture
+def warm(liar, tmp_path):
+    """The CLI with persistence on: a plain `run` goes through the daemon's resident executor,
+    whose exit frames carry the status (a one-shot `run` reads it from the SSH channel, which
+    holds 32 bits)."""
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]), REMOTEDBG_PERSIST="120",
+               REMOTEDBG_RUNTIME_DIR=str(tmp_path / "run"))  # fmt: skip
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "remotedbg", *args], capture_output=True,
+                              timeout=60, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    try:
+        yield cli
+    finally:
+        cli("sessions", "--stop")
+
+
+@pytest.mark.parametrize(
+    "exit_frame", [{"exit": HUGE}, {"status": 0}, {"exit": "0"}, {"exit": -3}, {"exit": True}]
+)
+def test_a_hostile_exit_status_is_one_line_not_a_traceback(liar, warm, exit_frame):
+    """`run` passes the remote status through, so its own failure is 255 (README, exit codes)."""
+    _lie(liar)
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 0
+    _lie(liar, exit=exit_frame)
+    result = warm("run", "-H", "liarbox", "--", "true")
+    assert result.returncode == 255
+    assert "malformed answer from the box" in _one_line_error(result)
+    _lie(liar)
+    honest = warm("run", "-H", "liarbox", "--", "sh", "-c", "exit 7")
+    assert honest.returncode == 7, honest.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "answers", "fault"),
+    [
+        (["glob"], {"glob_paths": {"not": "a list"}}, "expected a list, got an object"),
+        (["glob"], {"glob_paths": [{"pattern": "x", "matches": 5, "count": 1}]}, "[0].matches"),
+        (["glob"], {"glob_paths": [{"pattern": "x", "count": HUGE, "matches": []}]}, "64 bits"),
+        (["glob"], {"glob_paths": [{"matches": []}]}, "[0].pattern: missing"),
+        (["tensors", "ls"], {"list_tensors": {"path": "/d", "tensors": [{"name": 1}]}}, "name"),
+        (["cat"], {"read_text": [{"pattern": "p", "size": HUGE}]}, "64 bits"),
+    ],
+)
+def test_a_hostile_agent_answer_is_one_line_and_exit_4(liar, tmp_path, command, answers, fault):
+    (tmp_path / "f.txt").write_text("x\n")
+    target = tmp_path / "f.txt"
+    if command == ["tensors", "ls"]:  # the honest answer would list its tensors
+        target = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
+    _lie(liar, **answers)
+    result, _ = _cli(liar, *command, "-H", "liarbox", str(target))
+    assert result.returncode == 4
+    line = _one_line_error(result)
+    assert "malformed answer from the box" in line and fault in line, line
+
+
+def test_get_of_a_file_whose_size_is_past_64_bits_is_refused(liar, tmp_path):
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    real = subprocess.run(
+        [sys.executable, "-c", "import os,sys; s=os.stat(sys.argv[1]); print(s.st_mtime)",
+         str(tmp_path / "f.bin")], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    stat_answer = [{"path": str(tmp_path / "f.bin"), "exists": True, "type": "f", "size": HUGE,
+                    "mtime": float(real.stdout)}]  # fmt: skip
+    _lie(liar, stat_paths=stat_answer)
+    result, _ = _cli(liar, "get", "-H", "liarbox", str(tmp_path / "f.bin"), str(tmp_path / "out"))
+    assert result.returncode == 4
+    assert "64 bits" in _one_line_error(result)
+    assert not list(tmp_path.glob("out*")) and not list(tmp_path.glob(".out*"))
+
+
+def test_the_persistent_daemon_outlives_a_hostile_answer(liar, warm, tmp_path):
+    _lie(liar)
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 0
+    [before] = json.loads(warm("sessions", "--json").stdout)["sessions"]
+    _lie(liar, glob_paths=[{"pattern": 1}], exit={"exit": HUGE})
+    assert warm("glob", "-H", "liarbox", str(tmp_path / "*")).returncode == 4
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 255
+    _lie(liar)
+    after = warm("run", "-H", "liarbox", "--", "echo", "still here")
+    assert (after.returncode, after.stdout) == (0, b"still here\n")
+    [same] = json.loads(warm("sessions", "--json").stdout)["sessions"]
+    assert same["pid"] == before["pid"] and same["commands"] == before["commands"] + 3
