@@ -10,12 +10,18 @@ def main() -> None:
 
     code = client.run(sys.argv[1:])
     if code is None:
+        from remotedbg.local_signals import Terminated, unwind_on_termination
+
+        unwind_on_termination()
         from remotedbg.cli import run_words
 
         try:
             code = run_words(sys.argv[1:])
         except KeyboardInterrupt:
             code = 130
+        except Terminated as stop:
+            sys.stderr.write(f"remotedbg: terminated ({stop})\n")
+            code = stop.exit_code
     _leave(code)
 
 

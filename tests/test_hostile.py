@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -449,10 +451,26 @@ def liar(ssh_world, tmp_path_factory):
     (root / "site" / "sitecustomize.py").write_text(HOSTILE_SITE)
     mode = root / "mode.json"
     mode.write_text("{}")
+    # a `tail` that passes 64 KiB per 50 ms, so a copy can be interrupted halfway
+    (root / "bin").mkdir()
+    (root / "throttle.py").write_text(
+        "import os, time\n"
+        "while True:\n"
+        "    data = os.read(0, 65536)\n"
+        "    if not data:\n"
+        "        break\n"
+        "    os.write(1, data)\n"
+        "    time.sleep(0.05)\n"
+    )
+    (root / "bin" / "tail").write_text(
+        f'#!/bin/sh\n"{shutil.which("tail")}" "$@" | "{sys.executable}" "{root / "throttle.py"}"\n'
+    )
+    (root / "bin" / "tail").chmod(0o755)
+    path = f"{root / 'bin'}:{os.environ['PATH']}"
     sshd = make_sshd(
         root / "sshd",
         ssh_world.user_key,
-        extra_config=(f"SetEnv PYTHONPATH={root / 'site'} RDBG_HOSTILE={mode}",),
+        extra_config=(f"SetEnv PYTHONPATH={root / 'site'} RDBG_HOSTILE={mode} PATH={path}",),
     )
     config = write_client_config(root / "ssh_config", {"liarbox": sshd}, root / "known_hosts")
     try:
@@ -558,3 +576,92 @@ def test_the_persistent_daemon_outlives_a_hostile_answer(liar, warm, tmp_path):
     assert (after.returncode, after.stdout) == (0, b"still here\n")
     [same] = json.loads(warm("sessions", "--json").stdout)["sessions"]
     assert same["pid"] == before["pid"] and same["commands"] == before["commands"] + 3
+
+
+# -- local files: resume only what is still a prefix of the remote file; signals clean up ---------
+def _get_interrupted(liar, source: Path, dest: Path, signum=signal.SIGTERM):
+    """A `get` of `source` stopped by `signum` once its .part holds 256 KiB (liarbox's `tail`
+    is throttled)."""
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]))
+    part = dest.with_name(dest.name + ".part")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "get", "-H", "liarbox", str(source), str(dest)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert wait_for(lambda: part.exists() and part.stat().st_size >= 256 << 10, timeout=30)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    return process.returncode, err.decode(), part
+
+
+def test_get_resumes_after_sigterm_and_starts_over_when_the_remote_file_changed(liar, tmp_path):
+    _lie(liar)
+    source, dest = tmp_path / "big.bin", tmp_path / "here" / "big.bin"
+    dest.parent.mkdir()
+    source.write_bytes(os.urandom(3 << 20))
+    code, err, part = _get_interrupted(liar, source, dest)
+    assert code == 128 + signal.SIGTERM
+    assert f"interrupted: {part} kept" in err and "Traceback" not in err, err
+    held = part.stat().st_size
+    assert 0 < held < 3 << 20 and part.read_bytes() == source.read_bytes()[:held]
+    resumed, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(resumed.stdout)["files"]
+    assert (resumed.returncode, entry["status"]) == (0, "resumed")
+    assert entry["bytes_moved"] == (3 << 20) - held  # only the rest travelled
+    assert dest.read_bytes() == source.read_bytes() and not part.exists()
+    assert list(dest.parent.iterdir()) == [dest]  # the .part and its record are gone
+
+    # interrupted again, then the remote file is rewritten (same size, new bytes and mtime)
+    dest.unlink()
+    code, _, part = _get_interrupted(liar, source, dest, signal.SIGHUP)
+    assert code == 128 + signal.SIGHUP and part.exists()
+    source.write_bytes(os.urandom(3 << 20))
+    again, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(again.stdout)["files"]
+    assert (again.returncode, entry["status"]) == (0, "done")
+    assert "started over: the remote file changed" in entry["detail"]
+    assert entry["bytes_moved"] == 3 << 20
+    assert dest.read_bytes() == source.read_bytes()
+
+
+def test_get_starts_over_when_a_part_is_not_a_prefix_of_the_remote_file(liar, tmp_path):
+    """A .part without its record (an earlier version's) is judged by the hash of its bytes,
+    computed on the box over the same range."""
+    _lie(liar)
+    source, dest = tmp_path / "f.bin", tmp_path / "f.out"
+    source.write_bytes(os.urandom(200_000))
+    (tmp_path / "f.out.part").write_bytes(os.urandom(100_000))
+    result, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(result.stdout)["files"]
+    assert (result.returncode, entry["status"]) == (0, "done")
+    assert "first 100,000 bytes differ" in entry["detail"]
+    assert dest.read_bytes() == source.read_bytes()
+    # a true prefix without a record is resumed
+    (tmp_path / "f.out").unlink()
+    (tmp_path / "f.out.part").write_bytes(source.read_bytes()[:150_000])
+    result, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(result.stdout)["files"]
+    assert entry["status"] == "resumed" and entry["bytes_moved"] == 50_000
+    assert dest.read_bytes() == source.read_bytes()
+
+
+def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path):
+    _lie(liar)
+    draft = write_eagle3_checkpoint(tmp_path / "draft", 4000, 8000, hidden=256)
+    out = tmp_path / "out" / "lm.safetensors"
+    out.parent.mkdir()
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "tensors", "pull", "-H", "liarbox", str(draft),
+         "lm_head.weight", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+
+    def partial_grew() -> bool:
+        return any(p.stat().st_size >= 256 << 10 for p in out.parent.iterdir())
+
+    assert wait_for(partial_grew, timeout=30)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert list(out.parent.iterdir()) == []

@@ -195,7 +195,7 @@ VALUES: dict[str, Any] = {
         }
     ],
     f"{FS}:sha256": [{"path": str, "sha256": Opt(str), "error": Opt(str)}],
-    f"{FS}:sha256_range": {"sha256": str, "size": int, "mtime": float},
+    f"{FS}:sha256_range": {"sha256": str, "size": int, "mtime": float, "short": bool},
     f"{CHECKPOINT}:list_tensors": {"path": str, "tensors": [_TENSOR]},
     f"{CHECKPOINT}:tensor_ranges": {
         "path": str,
