@@ -665,3 +665,28 @@ def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path):
     _, err = process.communicate(timeout=30)
     assert process.returncode == 128 + signal.SIGTERM, err
     assert list(out.parent.iterdir()) == []
+
+
+def test_get_follows_no_link_planted_at_its_destination_part_or_record(liar, tmp_path):
+    _lie(liar)
+    source = tmp_path / "f.bin"
+    source.write_bytes(os.urandom(50_000))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"untouched")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "f.bin.part").symlink_to(victim)  # a link where the .part goes
+    refused, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert refused.returncode == 4 and b"f.bin" in refused.stderr
+    assert sorted(p.name for p in here.iterdir()) == ["f.bin.part"]  # no record of a copy
+    (here / "f.bin.part").unlink()
+    (here / "f.bin.part.json").symlink_to(victim)  # a link where its record goes
+    refused, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert refused.returncode == 4
+    (here / "f.bin.part.json").unlink()
+    (here / "f.bin").symlink_to(tmp_path / "nowhere")  # a dangling link at the destination
+    copied, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert copied.returncode == 0, copied.stderr
+    assert not (here / "f.bin").is_symlink()
+    assert (here / "f.bin").read_bytes() == source.read_bytes()
+    assert victim.read_bytes() == b"untouched" and not (tmp_path / "nowhere").exists()

@@ -61,14 +61,18 @@ def _fetch(ctx: CommandContext, item: Download, progress: Progress | None) -> No
     partial = item.local.with_name(item.local.name + PART)
     record = item.local.with_name(item.local.name + PART + RECORD)
     start, why = _resumable(ctx, item, partial, record)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
+    fd = os.open(partial, flags, 0o644)
     if not start:
-        _write_record(record, item)
+        try:
+            _write_record(record, item)
+        except OSError:
+            os.close(fd)
+            raise
+    item.partial = partial
     task = (
         progress.add_task(item.local.name, total=item.size, completed=start) if progress else None
     )
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
-    fd = os.open(partial, flags, 0o644)
-    item.partial = partial
     with os.fdopen(fd, "ab" if start else "wb") as out:
 
         def sink(data: bytes) -> None:
