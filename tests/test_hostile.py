@@ -535,15 +535,21 @@ def test_a_hostile_exit_status_is_one_line_not_a_traceback(liar, warm, exit_fram
         (["glob"], {"glob_paths": [{"matches": []}]}, "[0].pattern: missing"),
         (["tensors", "ls"], {"list_tensors": {"path": "/d", "tensors": [{"name": 1}]}}, "name"),
         (["cat"], {"read_text": [{"pattern": "p", "size": HUGE}]}, "64 bits"),
+        (
+            ["vocab-check"],
+            {"vocab_check": {"findings": [{"id": 3}], "unknown": [], "summary": {}}},
+            "findings[0].id: expected a string",
+        ),
+        (["locate-eagle", "--root"], {"scan": {"installs": 5}}, "installs: expected a list"),
     ],
 )
 def test_a_hostile_agent_answer_is_one_line_and_exit_4(liar, tmp_path, command, answers, fault):
     (tmp_path / "f.txt").write_text("x\n")
     target = tmp_path / "f.txt"
-    if command == ["tensors", "ls"]:  # the honest answer would list its tensors
+    if command[0] in ("tensors", "vocab-check"):  # the honest answer would read its tensors
         target = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
     _lie(liar, **answers)
-    result, _ = _cli(liar, *command, "-H", "liarbox", str(target))
+    result, _ = _cli(liar, *command, str(target), "-H", "liarbox")
     assert result.returncode == 4
     line = _one_line_error(result)
     assert "malformed answer from the box" in line and fault in line, line

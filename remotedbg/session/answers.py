@@ -4,9 +4,10 @@ The box is someone else's machine and its `python3` may be anything (a wrapper, 
 interpreter): a wrong type, a missing key or an integer no C call can take (`exit: 2**70`) is
 `AgentAnswerError`, one line and exit 4, never a TypeError deep in a caller.
 
-A shape is plain data: a type (`int` never accepts a bool; `float` accepts an int), `[shape]`
-(a list of it), `{key: shape}` (a dict with those keys, others allowed; `Opt(shape)` for a key
-that may be absent), `Nullable(shape)`, or `object` (anything JSON). Every integer anywhere in
+A shape is plain data: a type (`int` never accepts a bool; `float` accepts an int; `dict` and
+`list` any object and list), `[shape]` (a list of it), `{key: shape}` (a dict with those keys,
+others allowed; `Opt(shape)` for a key that may be absent), `Nullable(shape)`, or `object`
+(anything JSON). Every integer anywhere in
 an answer must fit in 64 bits, whatever the shape says."""
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def _check(value: Any, shape: Any, where: str, depth: int = 0) -> None:
     if isinstance(value, int) and not -INT_LIMIT <= value < INT_LIMIT:
         raise ValueError(f"{where or 'the answer'}: an integer past 64 bits")
     if shape is object:
+        _check_json(value, where, depth)
+    elif shape in (dict, list):  # an object / a list, of anything JSON
+        if not isinstance(value, shape):
+            raise _bad(where, {} if shape is dict else [], value)
         _check_json(value, where, depth)
     elif shape is int:
         if not isinstance(value, int) or isinstance(value, bool):
@@ -173,8 +178,10 @@ _TENSOR = {
     "offset": Nullable(int),
 }
 _LINE = {"line": int, "text": str}
-FS = "remotedbg.agent.fsops"
-CHECKPOINT = "remotedbg.agent.checkpoint"
+_FINDING = {"id": str, "severity": str, "title": str, "evidence": dict}
+AGENT = "remotedbg.agent"
+FS = f"{AGENT}.fsops"
+CHECKPOINT = f"{AGENT}.checkpoint"
 VALUES: dict[str, Any] = {
     f"{FS}:glob_paths": [{"pattern": str, "matches": [str], "count": int}],
     f"{FS}:stat_paths": [_STAT],
@@ -213,6 +220,25 @@ VALUES: dict[str, Any] = {
         "files": [{"file": str, "file_size": int, "data_start": int, "metadata": object}],
     },
     f"{CHECKPOINT}:tensor_stats": {"name": str, "dtype": str, "shape": [int], "bytes": int},
+    f"{AGENT}.vocabmap:vocab_check": {
+        "findings": [_FINDING],
+        "unknown": [{"code": str, "reason": str}],
+        "summary": dict,
+        "checkpoint": dict,
+    },
+    f"{AGENT}.engine_scan:scan": {
+        "installs": [dict],
+        "processes": [dict],
+        "interpreters": object,
+        "searched": object,
+        "elapsed_s": float,
+    },
+    f"{AGENT}.server_scan:scan_servers": {"servers": [dict], "notes": list, "elapsed_s": float},
+    f"{AGENT}.fingerprint:fingerprints": {"files": dict, "tensors": dict},
+    f"{AGENT}.tokenizer_files:fingerprints": dict,
+    f"{AGENT}.draft_search:read_configs": dict,
+    f"{AGENT}.draft_search:find_drafts": [{"path": str}],
+    f"{AGENT}.probe:interpreters": list,
 }
 
 
