@@ -696,3 +696,38 @@ def test_get_follows_no_link_planted_at_its_destination_part_or_record(liar, tmp
     assert not (here / "f.bin").is_symlink()
     assert (here / "f.bin").read_bytes() == source.read_bytes()
     assert victim.read_bytes() == b"untouched" and not (tmp_path / "nowhere").exists()
+
+
+def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
+    """The shape table (session/answers.py) against the real agent functions' answers, so the
+    two cannot drift apart; and the rules an honest answer never meets."""
+    from remotedbg.agent import checkpoint, fsops, vocabmap
+    from remotedbg.session import answers
+
+    draft = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
+    (tmp_path / "a.txt").write_text("hot_token_id = d2t\nx\n")
+    calls = {
+        "fsops:glob_paths": (fsops.glob_paths, {"patterns": [str(tmp_path / "*"), "/nope*"]}),
+        "fsops:stat_paths": (fsops.stat_paths, {"paths": [str(tmp_path / "a.txt"), "/nope"]}),
+        "fsops:find": (fsops.find, {"root": str(tmp_path), "names": ["*"]}),
+        "fsops:grep": (fsops.grep, {"pattern": "d2t", "paths": [str(tmp_path)], "context": 1}),
+        "fsops:read_text": (fsops.read_text, {"paths": [str(tmp_path / "*.txt"), "/nope"]}),
+        "fsops:sha256": (fsops.sha256, {"paths": [str(tmp_path / "a.txt"), "/nope"]}),
+        "fsops:sha256_range": (fsops.sha256_range, {"path": str(tmp_path / "a.txt"), "length": 5}),
+        "checkpoint:list_tensors": (checkpoint.list_tensors, {"path": str(draft)}),
+        "checkpoint:tensor_ranges": (
+            checkpoint.tensor_ranges,
+            {"path": str(draft), "names": ["d2t", "t2d"]},
+        ),
+        "checkpoint:tensor_stats": (checkpoint.tensor_stats, {"path": str(draft), "name": "d2t"}),
+        "vocabmap:vocab_check": (vocabmap.vocab_check, {"path": str(draft)}),
+    }
+    for entry, (function, args) in calls.items():
+        value = json.loads(json.dumps(function(args)))
+        assert answers.value_of(f"remotedbg.agent.{entry}", value, entry) == value
+        assert f"remotedbg.agent.{entry}" in answers.VALUES
+    with pytest.raises(answers.AgentAnswerError, match="expected an integer, got a bool"):
+        answers.exit_status({"exit": True}, "x")
+    with pytest.raises(answers.AgentAnswerError, match="64 bits"):
+        answers.value_of("unknown:entry", {"deep": [{"n": -(2**63) - 1}]}, "x")
+    assert answers.exit_status({"exit": None}, "x") is None
