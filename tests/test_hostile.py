@@ -651,12 +651,19 @@ def test_get_starts_over_when_a_part_is_not_a_prefix_of_the_remote_file(liar, tm
     assert dest.read_bytes() == source.read_bytes()
 
 
-def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path):
+@pytest.mark.parametrize("persist", ["0", "120"])
+def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path, persist):
+    """Without a daemon remotedbg unwinds itself (exit 143); with one, the client dies of the
+    signal, and the daemon, seeing its client leave, stops the command as for Ctrl-C."""
     _lie(liar)
     draft = write_eagle3_checkpoint(tmp_path / "draft", 4000, 8000, hidden=256)
     out = tmp_path / "out" / "lm.safetensors"
     out.parent.mkdir()
-    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]))
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]), REMOTEDBG_PERSIST=persist,
+               REMOTEDBG_RUNTIME_DIR=str(tmp_path / "run"))  # fmt: skip
+    if persist != "0":  # the daemon is up before the pull
+        subprocess.run([sys.executable, "-m", "remotedbg", "run", "-H", "liarbox", "--", "true"],
+                       env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
     process = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "tensors", "pull", "-H", "liarbox", str(draft),
          "lm_head.weight", "-o", str(out)],
@@ -666,11 +673,17 @@ def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path):
     def partial_grew() -> bool:
         return any(p.stat().st_size >= 256 << 10 for p in out.parent.iterdir())
 
-    assert wait_for(partial_grew, timeout=30)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == 128 + signal.SIGTERM, err
-    assert list(out.parent.iterdir()) == []
+    try:
+        assert wait_for(partial_grew, timeout=30)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        expected = 128 + signal.SIGTERM if persist == "0" else -signal.SIGTERM
+        assert process.returncode == expected, err
+        assert wait_for(lambda: list(out.parent.iterdir()) == [], timeout=10)
+    finally:
+        if persist != "0":
+            subprocess.run([sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
+                           capture_output=True, timeout=60)  # fmt: skip
 
 
 def test_get_follows_no_link_planted_at_its_destination_part_or_record(liar, tmp_path):
