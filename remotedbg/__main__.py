@@ -20,8 +20,11 @@ def main() -> None:
         except KeyboardInterrupt:
             code = 130
         except Terminated as stop:
-            sys.stderr.write(f"remotedbg: terminated ({stop})\n")
             code = stop.exit_code
+            try:
+                sys.stderr.write(f"remotedbg: terminated ({stop})\n")
+            except (OSError, ValueError):
+                pass  # SIGHUP: the terminal is gone
     _leave(code)
 
 
