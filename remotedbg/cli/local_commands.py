@@ -10,12 +10,12 @@ from remotedbg.cli.output import emit_json, printable, stdout_console
 
 def sessions_command(
     stop: Annotated[
-        bool, typer.Option("--stop", help="Stop them (their connections close).")
+        bool, typer.Option("--stop", help="Stop them now (their connections close).")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    """The persistent sessions (background connections) of this user: host, pid, commands
-    served, idle time. A command leaves one per host unless --no-persist or --persist 0.
+    """The persistent sessions (background connections) of this user: host as typed, the
+    connection options that differ from the defaults, commands served, idle time.
 
     Example: remotedbg sessions --stop"""
     from remotedbg.persist import client
@@ -27,13 +27,27 @@ def sessions_command(
     if not found:
         stdout_console.print("no persistent sessions", markup=False)
     for entry in found:
-        state = "stopped" if stop else ("busy" if entry["busy"] else f"idle {entry['idle_s']:g} s")
-        stdout_console.print(
-            printable(f"{entry['host'] or '(no command yet)'}  pid {entry['pid']}  "
-                      f"{entry['commands']} command(s)  {state} (exits after "
-                      f"{entry['idle_limit_s']:g} s idle)"),
-            markup=False,
-        )  # fmt: skip
+        stdout_console.print(printable(session_line(entry, stop)), markup=False)
+
+
+def session_line(entry: dict, stopping: bool) -> str:
+    """One daemon, as `sessions` lists it."""
+    options = " ".join(
+        f"{flag} {' '.join(map(str, value)) if isinstance(value, list) else value}"
+        if value is not True
+        else flag
+        for flag, value in entry.get("options", {}).items()
+    )
+    served = entry["commands"]
+    head = f"{entry['host'] or '(starting)'}{'  ' + options if options else ''}  "
+    head += f"{served} command{'' if served == 1 else 's'}"
+    if stopping:
+        state = "stopped" if entry.get("stopped") else "stopping after its running command"
+    elif entry["busy"]:
+        state = "busy"
+    else:
+        state = f"idle {entry['idle_s']:g} s (stops at {entry['idle_limit_s']:g} s)"
+    return f"{head}  {state}  pid {entry['pid']}"
 
 
 def config_command(
