@@ -3,6 +3,7 @@ type such as <str> or <list[str]>, and loses no text to markup."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -135,3 +136,50 @@ def test_every_option_has_its_help(words) -> None:
         # typer's own Option class: typer 0.29 vendors click, older ones import the package
         if isinstance(parameter, typer.core.TyperOption) and parameter.name not in ("help",):
             assert parameter.help, f"{' '.join(words)} {parameter.opts} has no help"
+
+
+def test_included_aliases_are_completed_and_suggested_as_ssh_sees_them(tmp_path) -> None:
+    """Aliases from files pulled in by `Include` (a glob, nested) are offered by completion
+    and by "did you mean"; `ssh -G` resolves the same aliases from the same files."""
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    (conf_d / "10-gpu.conf").write_text(
+        f"Include {tmp_path}/deeper/*\nHost gpu-inc-a\n  HostName 127.0.0.7\n"
+    )
+    (conf_d / "20-skip.txt").write_text("Host gpu-not-included\n")
+    (tmp_path / "deeper").mkdir()
+    (tmp_path / "deeper" / "x").write_text("Host=gpu-inc-b !gpu-inc-neg gpu-pat-*\n  Port 2299\n")
+    # an Include inside a Host block is read only for the names that block matches
+    (tmp_path / "hidden.conf").write_text("Host gpu-hidden gpu-top\n  HostName 127.0.0.9\n")
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Include {conf_d}/*.conf\nHost gpu-top\n  Include {tmp_path}/hidden.conf\n"
+                      "Host *\n  User someone\n")  # fmt: skip
+    env = {"REMOTEDBG_SSH_CONFIG": str(config)}
+    assert _complete("remotedbg glob -H gpu", env) == ["gpu-inc-b", "gpu-inc-a", "gpu-top"]
+    for alias, key in (("gpu-inc-a", "hostname 127.0.0.7"), ("gpu-inc-b", "port 2299"),
+                       ("gpu-top", "hostname 127.0.0.9"), ("gpu-hidden", "hostname gpu-hidden")):
+        seen = subprocess.run(["ssh", "-G", "-F", str(config), alias], capture_output=True,
+                              text=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert key in seen.stdout.splitlines(), alias
+    # in a network namespace of its own the lookup fails at once, without asking a resolver
+    typo = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-m", "remotedbg", "run", "-H", "gpu-inc-bb",
+         "--no-persist", "--", "true"],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, REMOTEDBG_CONFIG="/nonexistent/config.toml", **env),
+    )  # fmt: skip
+    assert typo.returncode == 255
+    expected = f"no alias 'gpu-inc-bb' in {config}; did you mean gpu-inc-b or gpu-inc-a?"
+    assert typo.stderr.strip().endswith(expected), typo.stderr
+
+
+def test_relative_includes_are_under_the_users_ssh_dir(tmp_path) -> None:
+    """ssh reads `Include name` of a user's config as ~/.ssh/name (ssh_config(5), Include);
+    ~ is the passwd entry's home, which a test cannot point elsewhere, so it is given here."""
+    from remotedbg.session.target import config_host_names
+
+    (tmp_path / ".ssh" / "hosts").mkdir(parents=True)
+    (tmp_path / ".ssh" / "hosts" / "a.conf").write_text("Host rel-a\n")
+    (tmp_path / "b.conf").write_text("Host tilde-b\n")
+    text = 'Include hosts/*.conf ~/b.conf\nInclude "missing/*"\nHost top\n'
+    assert config_host_names(text, home=str(tmp_path)) == ["rel-a", "tilde-b", "top"]
