@@ -156,8 +156,12 @@ def test_included_aliases_are_completed_and_suggested_as_ssh_sees_them(tmp_path)
                       "Host *\n  User someone\n")  # fmt: skip
     env = {"REMOTEDBG_SSH_CONFIG": str(config)}
     assert _complete("remotedbg glob -H gpu", env) == ["gpu-inc-b", "gpu-inc-a", "gpu-top"]
-    for alias, key in (("gpu-inc-a", "hostname 127.0.0.7"), ("gpu-inc-b", "port 2299"),
-                       ("gpu-top", "hostname 127.0.0.9"), ("gpu-hidden", "hostname gpu-hidden")):
+    for alias, key in (
+        ("gpu-inc-a", "hostname 127.0.0.7"),
+        ("gpu-inc-b", "port 2299"),
+        ("gpu-top", "hostname 127.0.0.9"),
+        ("gpu-hidden", "hostname gpu-hidden"),
+    ):
         seen = subprocess.run(["ssh", "-G", "-F", str(config), alias], capture_output=True,
                               text=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
         assert key in seen.stdout.splitlines(), alias
@@ -183,3 +187,32 @@ def test_relative_includes_are_under_the_users_ssh_dir(tmp_path) -> None:
     (tmp_path / "b.conf").write_text("Host tilde-b\n")
     text = 'Include hosts/*.conf ~/b.conf\nInclude "missing/*"\nHost top\n'
     assert config_host_names(text, home=str(tmp_path)) == ["rel-a", "tilde-b", "top"]
+
+
+def test_dash_l_and_dash_p_mean_what_they_mean_to_ssh(cli, box, tmp_path) -> None:
+    """`-l USER -p PORT` on every command that takes -H, as `ssh -l/-p` (checked against ssh
+    in the same test); grep keeps grep's -l (files with matches), and takes --user there."""
+    from tests.sshd import free_port
+
+    user, port = box.server.user, str(box.server.port)
+    ssh = ["ssh", "-F", str(box.ssh_config)]
+    theirs = subprocess.run([*ssh, "-l", user, "-p", port, "testbox", "whoami"],
+                            capture_output=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    ours = cli("run", "-p", port, "-l", user, "-H", "testbox", "--", "whoami")
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout == f"{user}\n".encode()
+    closed = str(free_port())
+    refused = subprocess.run([*ssh, "-p", closed, "testbox", "true"], capture_output=True,
+                             timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert refused.returncode == 255 and b"Connection refused" in refused.stderr
+    for words in (["run", "-H", "testbox", "-p", closed, "--", "true"],
+                  ["cat", f"-p{closed}", "-H", "testbox", "/etc/hostname"],
+                  ["glob", "-H", "testbox", "-l", user, "-p", closed, "/etc/host*"]):  # fmt: skip
+        result = cli(*words)
+        assert result.returncode == (255 if words[0] == "run" else 3), words
+        assert "Connection refused" in result.stderr.decode(), words
+    wrong_user = cli("cat", "-H", "testbox", "-l", "nobody", "/etc/hostname")
+    assert wrong_user.returncode == 3 and b"nobody" in wrong_user.stderr, wrong_user.stderr
+    (tmp_path / "a.txt").write_text("d2t here\n")
+    listed = cli("grep", "-H", "testbox", "-l", "--user", user, "-p", port, "d2t", str(tmp_path))
+    assert listed.returncode == 0 and listed.stdout.decode().split() == [str(tmp_path / "a.txt")]

@@ -178,18 +178,19 @@ def test_a_first_connection_that_fails_leaves_no_daemon(persistent, box, tmp_pat
 
 
 def test_spellings_of_one_connection_share_one_daemon(persistent, box):
-    """`-H testbox`, `-H USER@testbox` and `--user USER` connect the same way (ssh -G says
+    """`-H testbox`, `-H USER@testbox`, `--user USER`, `-l USER` connect the same way (ssh -G says
     so): one daemon serves them all, whatever the command."""
-    user = box.server.user
+    user, port = box.server.user, str(box.server.port)
     for args in (["run", "-H", "testbox", "--", "true"],
                  ["run", "-H", f"{user}@testbox", "--", "true"],
                  ["run", "-H", "testbox", "--user", user, "--", "true"],
                  ["cat", "-H", "testbox", "/etc/hostname"],
-                 ["glob", "-H", f"ssh://{user}@testbox", "/etc/host*"]):  # fmt: skip
+                 ["glob", "-H", f"ssh://{user}@testbox", "/etc/host*"],
+                 ["run", "-l", user, "-p", port, "-H", "testbox", "--", "true"]):  # fmt: skip
         assert persistent(*args).returncode == 0, args
     assert len(_daemons(persistent.runtime)) == 1
     [listed] = json.loads(persistent("sessions", "--json").stdout)["sessions"]
-    assert listed["commands"] == 5
+    assert listed["commands"] == 6
     # another user is another connection: its own daemon, gone when its login fails
     assert persistent("run", "-H", "testbox", "--user", "nobody", "--", "true").returncode == 255
     assert wait_for(lambda: len(_daemons(persistent.runtime)) == 1, timeout=10)

@@ -131,14 +131,24 @@ CONNECTION_PARAMETERS = [
     ),
     _option(
         "user",
-        Annotated[str | None, typer.Option("--user", help="Remote user.", rich_help_panel=HELP)],
+        Annotated[
+            str | None,
+            typer.Option("--user", "-l", help="Remote user (ssh -l).", rich_help_panel=HELP),
+        ],
         None,
     ),
     _option(
         "port",
         Annotated[
             int | None,
-            typer.Option("--port", min=1, max=65535, help="Remote SSH port.", rich_help_panel=HELP),
+            typer.Option(
+                "--port",
+                "-p",
+                min=1,
+                max=65535,
+                help="Remote SSH port (ssh -p).",
+                rich_help_panel=HELP,
+            ),
         ],
         None,
     ),

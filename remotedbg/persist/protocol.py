@@ -29,8 +29,8 @@ SOCKET_SUFFIX = ".sock"
 #: Commands a daemon never runs: they need the local terminal or run no remote command.
 LOCAL_COMMANDS = {"repl", "demo", "config", "history", "sessions", "--help", "-h", "--version"}
 #: Options that decide which connection serves a command line (part of the socket's key).
-USER_OPTIONS = ("--user",)
-PORT_OPTIONS = ("--port",)
+USER_OPTIONS = ("--user", "-l")  # ssh's -l; grep's -l is its own (files with matches)
+PORT_OPTIONS = ("--port", "-p")
 KEY_OPTIONS = ("--ssh-config", *USER_OPTIONS, *PORT_OPTIONS, "--identity", "-i", "--container")
 
 
@@ -49,11 +49,14 @@ BROKEN_STDOUT_MESSAGE = "remotedbg: stdout closed; the remote command was stoppe
 SSH_FAILURE_EXIT = 255  # `run` is ssh: remotedbg's own failures are 255 (errors.ExitCode)
 
 
+def _command(words: list[str]) -> str | None:
+    return next((w for w in words if not w.startswith("-")), None)
+
+
 def lost_exit(words: list[str]) -> int:
     """The exit of a command the daemon lost mid-way: `run` passes the remote status through,
     so its own failure is 255, as ssh's; other commands say LOST_EXIT."""
-    command = next((w for w in words if not w.startswith("-")), None)
-    return SSH_FAILURE_EXIT if command == "run" else LOST_EXIT
+    return SSH_FAILURE_EXIT if _command(words) == "run" else LOST_EXIT
 
 
 def unknown_outcome(accepted: bool) -> str:
@@ -188,7 +191,8 @@ def family_key(words: list[str], host: str, ssh_config: str | None) -> str:
     started for the family's current key stops them (daemon.py)."""
     digest = hashlib.sha256(f"{os.getuid()}\0{host}\0{ssh_config or ''}\0".encode())
     for name in KEY_OPTIONS:
-        digest.update(f"{name}={option_value(words, name)}\0".encode())
+        if name != "-l" or _command(words) != "grep":
+            digest.update(f"{name}={option_value(words, name)}\0".encode())
     return digest.hexdigest()[:32]
 
 
@@ -197,7 +201,8 @@ def socket_key(words: list[str], host: str, ssh_config: str | None, version: str
     and code, the connection as ssh_config resolves it (the host's user and port applied, so
     two spellings of one connection share a daemon), and the other connection options."""
     typed_user, name, typed_port = _host_parts(host)
-    user = option_value(words, *USER_OPTIONS) or typed_user
+    user_options = ("--user",) if _command(words) == "grep" else USER_OPTIONS
+    user = option_value(words, *user_options) or typed_user
     port = option_value(words, *PORT_OPTIONS) or typed_port
     digest = hashlib.sha256()
     digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0".encode())
