@@ -3,6 +3,7 @@ type such as <str> or <list[str]>, and loses no text to markup."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -52,22 +53,67 @@ def test_help_names_values_not_python_types(words) -> None:
     assert not leaf or "Example: remotedbg" in page.stdout, "a leaf command's help shows an example"
 
 
-def test_connection_help_keeps_its_defaults() -> None:
+def _page(*words: str, columns: int = 200) -> str:
     page = subprocess.run(
-        [sys.executable, "-m", "remotedbg", "glob", "--help"],
+        [sys.executable, "-m", "remotedbg", *words],
         capture_output=True,
         text=True,
         env={
-            "COLUMNS": "200",
+            "COLUMNS": str(columns),
             "PATH": "/usr/bin:/bin",
             "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
             "TERM": "dumb",
         },
         timeout=60,
     )
-    assert "(default python3)" in page.stdout and "(default ~/.ssh/config)" in page.stdout
-    assert re.search(r"--timeout\s+SECONDS", page.stdout)
-    assert re.search(r"--host\s+-H\s+HOST", page.stdout)
+    assert page.returncode == 0, page.stderr
+    return page.stdout
+
+
+def test_connection_help_keeps_its_defaults_and_variables() -> None:
+    """Every connection option, its value name, default and variable, on one page of its own;
+    a command's page names the common four in one line that points there."""
+    from remotedbg.cli.context import CONNECTION_PARAMETERS
+
+    page = _page("help", "connection")
+    assert "(default python3)" in page and "(default ~/.ssh/config)" in page
+    assert re.search(
+        r"--timeout SECONDS\s+Seconds per remote command.\s+120\s+REMOTEDBG_TIMEOUT", page
+    )
+    assert re.search(r"-H, --host HOST\s+ssh_config alias", page)
+    assert re.search(r"-l, --user USER .*\n.*-p, --port PORT", page)
+    for parameter in CONNECTION_PARAMETERS:
+        flag = "--" + parameter.name.replace("_", "-").replace("as-json", "json")
+        assert flag in page, flag
+    glob = _page("glob", "--help")
+    assert "Connection: -H HOST -i KEY -l USER -p PORT ... (every option and variable: " \
+        "remotedbg help connection)" in glob  # fmt: skip
+    assert "--ssh-config" not in glob and "--json" in glob  # --json is the command's output
+    grep = _page("grep", "--help")  # grep's -l is grep's
+    assert "Connection: -H HOST --identity KEY --user USER -p PORT ..." in grep
+
+
+def test_help_is_short_with_examples_first_and_sentences_whole() -> None:
+    root = _page("--help", columns=120)
+    assert len(root.splitlines()) <= 55
+    assert (
+        root.index("Examples:") < root.index("remotedbg help connection") < root.index("Commands")
+    )
+    commands = [line for line in root[root.index("Commands") :].splitlines() if line[:1] == "│"]
+    names = list(ROOT.commands)
+    # one line per command, its first sentence (or the head of a long one), never wrapped
+    assert [line.split()[1] for line in commands] == names, commands
+    for words in COMMANDS:
+        command = _command(words)
+        page = _page(*words, "--help", columns=200)
+        assert len(page.splitlines()) <= (55 if not words else 40), words
+        paragraphs = inspect.cleandoc(command.help or "").split("\n\n")
+        prose = [" ".join(p.split()) for p in paragraphs if not p.startswith("Example")]
+        for paragraph in prose:  # each paragraph on one line of a 200-column terminal
+            if len(paragraph) < 190:
+                assert paragraph in page, (words, paragraph)
+        examples = page.find("Example")
+        assert examples == -1 or examples < page.find(prose[0][:40]), words
 
 
 def _complete(words: str, env: dict[str, str]) -> list[str]:

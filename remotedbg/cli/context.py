@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from remotedbg.cli import help_text
 from remotedbg.cli.output import emit_json, error_line
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -72,7 +73,7 @@ def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     )
 
 
-HELP = "Connection"
+HELP = help_text.CONNECTION_PANEL
 
 
 def complete_hosts(incomplete: str) -> list[str]:

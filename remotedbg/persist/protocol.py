@@ -27,7 +27,8 @@ FRAME = struct.Struct("!BQI")
 MAX_FRAME = 64 << 20
 SOCKET_SUFFIX = ".sock"
 #: Commands a daemon never runs: they need the local terminal or run no remote command.
-LOCAL_COMMANDS = {"repl", "demo", "config", "history", "sessions", "--help", "-h", "--version"}
+LOCAL_COMMANDS = {"repl", "demo", "config", "help", "history", "sessions", "--help", "-h",
+                  "--version"}  # fmt: skip
 #: Options that decide which connection serves a command line (part of the socket's key).
 USER_OPTIONS = ("--user", "-l")  # ssh's -l; grep's -l is its own (files with matches)
 PORT_OPTIONS = ("--port", "-p")
