@@ -4,6 +4,7 @@ type such as <str> or <list[str]>, and loses no text to markup."""
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -262,3 +263,25 @@ def test_dash_l_and_dash_p_mean_what_they_mean_to_ssh(cli, box, tmp_path) -> Non
     (tmp_path / "a.txt").write_text("d2t here\n")
     listed = cli("grep", "-H", "testbox", "-l", "--user", user, "-p", port, "d2t", str(tmp_path))
     assert listed.returncode == 0 and listed.stdout.decode().split() == [str(tmp_path / "a.txt")]
+
+
+def test_server_takes_a_pid_or_a_port_read_one_way_by_every_command(cli, standin) -> None:
+    """probe, logs and diagnose read `--server` with one parser: a PID or a port number of
+    the same server picks it on each; anything else is the same one-line usage error."""
+    server = standin("sglang")
+    for bad in ("x1", "+5", "0", "\u0663"):  # a sign, zero, and an Arabic-Indic digit 3
+        lines = set()
+        for command in ("probe", "logs", "diagnose"):
+            result = cli(command, "-H", "testbox", "--server", bad)
+            assert result.returncode == 2, (command, bad, result.stderr)
+            lines.add(result.stderr.decode())
+        assert lines == {f"remotedbg: --server {bad}: expected a PID or a port number\n"}, lines
+    for chosen in (str(server.pid), str(server.port)):
+        probed = cli("probe", "-H", "testbox", "--server", chosen, "--json", "--max-tokens", "8",
+                     "-n", "1", "--compare", "none")  # fmt: skip
+        assert json.loads(probed.stdout)["server"]["pid"] == server.pid, probed.stderr
+        logs = json.loads(cli("logs", "-H", "testbox", "--server", chosen, "--json").stdout)
+        assert logs["server"]["pid"] == server.pid, logs
+        found = cli("diagnose", "-H", "testbox", "--server", chosen, "--no-probe", "--json",
+                    timeout=180)  # fmt: skip
+        assert json.loads(found.stdout)["server"]["pid"] == server.pid, found.stderr

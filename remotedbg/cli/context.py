@@ -263,6 +263,18 @@ CONNECTION_PARAMETERS = [
 _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
 
 
+#: `--server PID|PORT`, declared once for the commands that take it (probe, logs, diagnose);
+#: remotedbg.actions.server_arg reads it.
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        metavar="PID|PORT",
+        help="The server: its PID or the port it serves on (needed when several run).",
+    ),
+]
+
+
 def parse_vars(pairs: list[str]) -> dict[str, str]:
     """`--var KEY=VALUE` words (playbook variables, diagnose's) as a dict."""
     out = {}
