@@ -10,6 +10,7 @@ REPL exits with the status of the last line, like psql or sqlite3.
 """
 
 import io
+import os
 import re
 import shlex
 import sys
@@ -381,12 +382,14 @@ class Repl:
         if self.terminal_lines and wants_terminal(words) and not _SHELL_OPERATORS.search(line):
             with self.lock:
                 return self.session.run_tty(line, cwd=self.cwd, env=self.env, label=line)
+        # $? is the last line's status, as in a shell (a line is a shell of its own otherwise)
+        last = f"(exit {self.status & 0xFF}); " if self.status & 0xFF else ""
         with self.lock:
             result = self.session.run(
                 # through eval, a syntax error quotes the user's line, not remotedbg's wrapper
-                "eval " + shlex.quote(line),
+                last + "eval " + shlex.quote(line),
                 cwd=self.cwd,
-                env=self.env,
+                env=self.line_env(),
                 stream=_write_stream,
                 capture=False,
                 max_output=UNLIMITED_OUTPUT,
@@ -394,6 +397,15 @@ class Repl:
                 label=line,
             )
         return result.exit_status if result.exit_status is not None else ExitCode.REMOTE
+
+    def line_env(self) -> dict[str, str]:
+        """The remembered environment, with the user's TERM when a person types at a terminal
+        (ssh passes it with the terminal it asks for: `clear`, `tput`, `less` need it); an
+        exported TERM wins."""
+        term = os.environ.get("TERM")
+        if self.terminal_lines and term and "TERM" not in self.env:
+            return {"TERM": term, **self.env}
+        return self.env
 
     def _exit_code(self, args: list[str]) -> int:
         if not args:

@@ -77,7 +77,10 @@ def default_map(command: Any, config: dict[str, Any]) -> dict[str, Any]:
     """click's default_map for the command tree: each command's parameters named in the file."""
     mapping: dict[str, Any] = {p.name: config[p.name] for p in command.params if p.name in config}
     for name, sub in getattr(command, "commands", {}).items():
-        mapping[name] = default_map(sub, config)
+        # only when it sets something: click reads a parameter's default from the same dict,
+        # and the `help` command's name is the --help option's
+        if found := default_map(sub, config):
+            mapping[name] = found
     return mapping
 
 

@@ -3,6 +3,9 @@ type such as <str> or <list[str]>, and loses no text to markup."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import os
 import re
 import subprocess
 import sys
@@ -51,22 +54,67 @@ def test_help_names_values_not_python_types(words) -> None:
     assert not leaf or "Example: remotedbg" in page.stdout, "a leaf command's help shows an example"
 
 
-def test_connection_help_keeps_its_defaults() -> None:
+def _page(*words: str, columns: int = 200) -> str:
     page = subprocess.run(
-        [sys.executable, "-m", "remotedbg", "glob", "--help"],
+        [sys.executable, "-m", "remotedbg", *words],
         capture_output=True,
         text=True,
         env={
-            "COLUMNS": "200",
+            "COLUMNS": str(columns),
             "PATH": "/usr/bin:/bin",
             "REMOTEDBG_CONFIG": "/nonexistent/config.toml",
             "TERM": "dumb",
         },
         timeout=60,
     )
-    assert "(default python3)" in page.stdout and "(default ~/.ssh/config)" in page.stdout
-    assert re.search(r"--timeout\s+SECONDS", page.stdout)
-    assert re.search(r"--host\s+-H\s+HOST", page.stdout)
+    assert page.returncode == 0, page.stderr
+    return page.stdout
+
+
+def test_connection_help_keeps_its_defaults_and_variables() -> None:
+    """Every connection option, its value name, default and variable, on one page of its own;
+    a command's page names the common four in one line that points there."""
+    from remotedbg.cli.context import CONNECTION_PARAMETERS
+
+    page = _page("help", "connection")
+    assert "(default python3)" in page and "(default ~/.ssh/config)" in page
+    assert re.search(
+        r"--timeout SECONDS\s+Seconds per remote command.\s+120\s+REMOTEDBG_TIMEOUT", page
+    )
+    assert re.search(r"-H, --host HOST\s+ssh_config alias", page)
+    assert re.search(r"-l, --user USER .*\n.*-p, --port PORT", page)
+    for parameter in CONNECTION_PARAMETERS:
+        flag = "--" + parameter.name.replace("_", "-").replace("as-json", "json")
+        assert flag in page, flag
+    glob = _page("glob", "--help")
+    assert "Connection: -H HOST -i KEY -l USER -p PORT ... (every option and variable: " \
+        "remotedbg help connection)" in glob  # fmt: skip
+    assert "--ssh-config" not in glob and "--json" in glob  # --json is the command's output
+    grep = _page("grep", "--help")  # grep's -l is grep's
+    assert "Connection: -H HOST --identity KEY --user USER -p PORT ..." in grep
+
+
+def test_help_is_short_with_examples_first_and_sentences_whole() -> None:
+    root = _page("--help", columns=120)
+    assert len(root.splitlines()) <= 55
+    assert (
+        root.index("Examples:") < root.index("remotedbg help connection") < root.index("Commands")
+    )
+    commands = [line for line in root[root.index("Commands") :].splitlines() if line[:1] == "│"]
+    names = list(ROOT.commands)
+    # one line per command, its first sentence (or the head of a long one), never wrapped
+    assert [line.split()[1] for line in commands] == names, commands
+    for words in COMMANDS:
+        command = _command(words)
+        page = _page(*words, "--help", columns=200)
+        assert len(page.splitlines()) <= (55 if not words else 40), words
+        paragraphs = inspect.cleandoc(command.help or "").split("\n\n")
+        prose = [" ".join(p.split()) for p in paragraphs if not p.startswith("Example")]
+        for paragraph in prose:  # each paragraph on one line of a 200-column terminal
+            if len(paragraph) < 190:
+                assert paragraph in page, (words, paragraph)
+        examples = page.find("Example")
+        assert examples == -1 or examples < page.find(prose[0][:40]), words
 
 
 def _complete(words: str, env: dict[str, str]) -> list[str]:
@@ -135,3 +183,105 @@ def test_every_option_has_its_help(words) -> None:
         # typer's own Option class: typer 0.29 vendors click, older ones import the package
         if isinstance(parameter, typer.core.TyperOption) and parameter.name not in ("help",):
             assert parameter.help, f"{' '.join(words)} {parameter.opts} has no help"
+
+
+def test_included_aliases_are_completed_and_suggested_as_ssh_sees_them(tmp_path) -> None:
+    """Aliases from files pulled in by `Include` (a glob, nested) are offered by completion
+    and by "did you mean"; `ssh -G` resolves the same aliases from the same files."""
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    (conf_d / "10-gpu.conf").write_text(
+        f"Include {tmp_path}/deeper/*\nHost gpu-inc-a\n  HostName 127.0.0.7\n"
+    )
+    (conf_d / "20-skip.txt").write_text("Host gpu-not-included\n")
+    (tmp_path / "deeper").mkdir()
+    (tmp_path / "deeper" / "x").write_text("Host=gpu-inc-b !gpu-inc-neg gpu-pat-*\n  Port 2299\n")
+    # an Include inside a Host block is read only for the names that block matches
+    (tmp_path / "hidden.conf").write_text("Host gpu-hidden gpu-top\n  HostName 127.0.0.9\n")
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Include {conf_d}/*.conf\nHost gpu-top\n  Include {tmp_path}/hidden.conf\n"
+                      "Host *\n  User someone\n")  # fmt: skip
+    env = {"REMOTEDBG_SSH_CONFIG": str(config)}
+    assert _complete("remotedbg glob -H gpu", env) == ["gpu-inc-b", "gpu-inc-a", "gpu-top"]
+    for alias, key in (
+        ("gpu-inc-a", "hostname 127.0.0.7"),
+        ("gpu-inc-b", "port 2299"),
+        ("gpu-top", "hostname 127.0.0.9"),
+        ("gpu-hidden", "hostname gpu-hidden"),
+    ):
+        seen = subprocess.run(["ssh", "-G", "-F", str(config), alias], capture_output=True,
+                              text=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert key in seen.stdout.splitlines(), alias
+    # in a network namespace of its own the lookup fails at once, without asking a resolver
+    typo = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-m", "remotedbg", "run", "-H", "gpu-inc-bb",
+         "--no-persist", "--", "true"],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, REMOTEDBG_CONFIG="/nonexistent/config.toml", **env),
+    )  # fmt: skip
+    assert typo.returncode == 255
+    expected = f"no alias 'gpu-inc-bb' in {config}; did you mean gpu-inc-b or gpu-inc-a?"
+    assert typo.stderr.strip().endswith(expected), typo.stderr
+
+
+def test_relative_includes_are_under_the_users_ssh_dir(tmp_path) -> None:
+    """ssh reads `Include name` of a user's config as ~/.ssh/name (ssh_config(5), Include);
+    ~ is the passwd entry's home, which a test cannot point elsewhere, so it is given here."""
+    from remotedbg.session.target import config_host_names
+
+    (tmp_path / ".ssh" / "hosts").mkdir(parents=True)
+    (tmp_path / ".ssh" / "hosts" / "a.conf").write_text("Host rel-a\n")
+    (tmp_path / "b.conf").write_text("Host tilde-b\n")
+    text = 'Include hosts/*.conf ~/b.conf\nInclude "missing/*"\nHost top\n'
+    assert config_host_names(text, home=str(tmp_path)) == ["rel-a", "tilde-b", "top"]
+
+
+def test_dash_l_and_dash_p_mean_what_they_mean_to_ssh(cli, box, tmp_path) -> None:
+    """`-l USER -p PORT` on every command that takes -H, as `ssh -l/-p` (checked against ssh
+    in the same test); grep keeps grep's -l (files with matches), and takes --user there."""
+    from tests.sshd import free_port
+
+    user, port = box.server.user, str(box.server.port)
+    ssh = ["ssh", "-F", str(box.ssh_config)]
+    theirs = subprocess.run([*ssh, "-l", user, "-p", port, "testbox", "whoami"],
+                            capture_output=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    ours = cli("run", "-p", port, "-l", user, "-H", "testbox", "--", "whoami")
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout == f"{user}\n".encode()
+    closed = str(free_port())
+    refused = subprocess.run([*ssh, "-p", closed, "testbox", "true"], capture_output=True,
+                             timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert refused.returncode == 255 and b"Connection refused" in refused.stderr
+    for words in (["run", "-H", "testbox", "-p", closed, "--", "true"],
+                  ["cat", f"-p{closed}", "-H", "testbox", "/etc/hostname"],
+                  ["glob", "-H", "testbox", "-l", user, "-p", closed, "/etc/host*"]):  # fmt: skip
+        result = cli(*words)
+        assert result.returncode == (255 if words[0] == "run" else 3), words
+        assert "Connection refused" in result.stderr.decode(), words
+    wrong_user = cli("cat", "-H", "testbox", "-l", "nobody", "/etc/hostname")
+    assert wrong_user.returncode == 3 and b"nobody" in wrong_user.stderr, wrong_user.stderr
+    (tmp_path / "a.txt").write_text("d2t here\n")
+    listed = cli("grep", "-H", "testbox", "-l", "--user", user, "-p", port, "d2t", str(tmp_path))
+    assert listed.returncode == 0 and listed.stdout.decode().split() == [str(tmp_path / "a.txt")]
+
+
+def test_server_takes_a_pid_or_a_port_read_one_way_by_every_command(cli, standin) -> None:
+    """probe, logs and diagnose read `--server` with one parser: a PID or a port number of
+    the same server picks it on each; anything else is the same one-line usage error."""
+    server = standin("sglang")
+    for bad in ("x1", "+5", "0", "\u0663"):  # a sign, zero, and an Arabic-Indic digit 3
+        lines = set()
+        for command in ("probe", "logs", "diagnose"):
+            result = cli(command, "-H", "testbox", "--server", bad)
+            assert result.returncode == 2, (command, bad, result.stderr)
+            lines.add(result.stderr.decode())
+        assert lines == {f"remotedbg: --server {bad}: expected a PID or a port number\n"}, lines
+    for chosen in (str(server.pid), str(server.port)):
+        probed = cli("probe", "-H", "testbox", "--server", chosen, "--json", "--max-tokens", "8",
+                     "-n", "1", "--compare", "none")  # fmt: skip
+        assert json.loads(probed.stdout)["server"]["pid"] == server.pid, probed.stderr
+        logs = json.loads(cli("logs", "-H", "testbox", "--server", chosen, "--json").stdout)
+        assert logs["server"]["pid"] == server.pid, logs
+        found = cli("diagnose", "-H", "testbox", "--server", chosen, "--no-probe", "--json",
+                    timeout=180)  # fmt: skip
+        assert json.loads(found.stdout)["server"]["pid"] == server.pid, found.stderr

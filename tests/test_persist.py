@@ -137,17 +137,63 @@ def test_a_killed_daemon_is_replaced_cleanly(persistent):
     assert replacement != daemon
 
 
-def test_a_changed_ssh_config_gets_a_new_session(persistent, box, tmp_path):
+def test_a_changed_ssh_config_gets_a_new_session_and_the_stale_one_stops(persistent, tmp_path):
+    """The old daemon can serve no command line any more (its key names the old config): the
+    new daemon of the same host and options stops it instead of leaving it idle 600 s."""
     config = tmp_path / "ssh_config"
-    config.write_text(box.ssh_config.read_text())
+    config.write_text(Path(persistent.env["REMOTEDBG_SSH_CONFIG"]).read_text())
     persistent("run", "-H", "testbox", "--", "true", REMOTEDBG_SSH_CONFIG=str(config))
     [before] = _daemons(persistent.runtime)
     config.write_text(
         config.read_text().replace("Host testbox", "Host testbox\n  ConnectTimeout 7")
     )
     persistent("run", "-H", "testbox", "--", "true", REMOTEDBG_SSH_CONFIG=str(config))
-    assert len(_daemons(persistent.runtime)) == 2 and before in _daemons(persistent.runtime)
-    assert len(list(persistent.runtime.iterdir())) == 2
+    assert wait_for(lambda: len(_daemons(persistent.runtime)) == 1, timeout=10)
+    [after] = _daemons(persistent.runtime)
+    assert after != before and not _alive(before)
+    assert len(list(persistent.runtime.iterdir())) == 1
+
+
+def test_a_first_connection_that_fails_leaves_no_daemon(persistent, box, tmp_path):
+    """A typo'd host, a port nobody listens on: the command fails as without a daemon, and
+    no daemon stays behind (as ssh's ControlMaster leaves no master for a failed connect)."""
+    from tests.sshd import free_port
+
+    closed = str(free_port())
+    cases = [(["run", "-H", "testbx", "--", "true"], 255),
+             (["cat", "-H", "testbx", "/etc/hostname"], 3),
+             (["run", "-H", "testbox", "--port", closed, "--", "true"], 255)]  # fmt: skip
+    for args, code in cases:
+        served = persistent(*args)
+        assert served.returncode == code, served.stderr
+        assert served.stderr == persistent(args[0], "--no-persist", *args[1:]).stderr
+        assert wait_for(lambda: not _daemons(persistent.runtime), timeout=10), args
+        assert not list(persistent.runtime.iterdir())
+    master = tmp_path / "cm.sock"
+    ssh = subprocess.run(["ssh", "-F", str(box.ssh_config), "-o", "ControlMaster=auto",
+                          "-o", f"ControlPath={master}", "-o", "ControlPersist=600",
+                          "-p", closed, "testbox", "true"],
+                         capture_output=True, timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert ssh.returncode == 255 and not master.exists()
+
+
+def test_spellings_of_one_connection_share_one_daemon(persistent, box):
+    """`-H testbox`, `-H USER@testbox`, `--user USER`, `-l USER` connect the same way (ssh -G says
+    so): one daemon serves them all, whatever the command."""
+    user, port = box.server.user, str(box.server.port)
+    for args in (["run", "-H", "testbox", "--", "true"],
+                 ["run", "-H", f"{user}@testbox", "--", "true"],
+                 ["run", "-H", "testbox", "--user", user, "--", "true"],
+                 ["cat", "-H", "testbox", "/etc/hostname"],
+                 ["glob", "-H", f"ssh://{user}@testbox", "/etc/host*"],
+                 ["run", "-l", user, "-p", port, "-H", "testbox", "--", "true"]):  # fmt: skip
+        assert persistent(*args).returncode == 0, args
+    assert len(_daemons(persistent.runtime)) == 1
+    [listed] = json.loads(persistent("sessions", "--json").stdout)["sessions"]
+    assert listed["commands"] == 6
+    # another user is another connection: its own daemon, gone when its login fails
+    assert persistent("run", "-H", "testbox", "--user", "nobody", "--", "true").returncode == 255
+    assert wait_for(lambda: len(_daemons(persistent.runtime)) == 1, timeout=10)
 
 
 def test_ctrl_c_reaches_the_remote_command_through_the_daemon(persistent, tmp_path):
@@ -192,11 +238,20 @@ def test_a_busy_daemon_queues_the_next_command_then_sends_it_to_run_itself(persi
     assert slow.wait(timeout=30) == 0
 
 
-def test_sessions_stop_ends_them(persistent):
+def test_sessions_lists_options_and_stop_ends_them_at_once(persistent, box):
     persistent("run", "-H", "testbox", "--", "true")
-    stopped = json.loads(persistent("sessions", "--stop", "--json").stdout)
-    assert len(stopped["sessions"]) == 1 and stopped["stopped"]
-    assert wait_for(lambda: not _daemons(persistent.runtime), timeout=10)
+    key = str(box.server.user_key)
+    persistent("run", "-H", "testbox", "-i", key, "--", "true")
+    persistent("run", "-H", "testbox", "-i", key, "--", "true")
+    lines = persistent("sessions").stdout.decode().splitlines()
+    config = f"--ssh-config {box.ssh_config}"
+    assert len(lines) == 2, lines
+    assert any(line.startswith(f"testbox  {config}  1 command  idle ") for line in lines), lines
+    assert any(line.startswith(f"testbox  {config} --identity {key}  2 commands  idle ")
+               for line in lines), lines  # fmt: skip
+    stopped = persistent("sessions", "--stop")
+    assert stopped.stdout.decode().count("  stopped  pid ") == 2, stopped.stdout
+    assert not _daemons(persistent.runtime) and not list(persistent.runtime.iterdir())
     assert "no persistent sessions" in persistent("sessions").stdout.decode()
 
 

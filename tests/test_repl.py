@@ -100,6 +100,20 @@ def test_script_exit_status_is_the_last_lines(repl_script):
     assert repl_script(":glob /definitely/not/here*").returncode == 1  # the CLI's code
 
 
+def test_dollar_question_is_the_last_lines_status_as_in_a_shell(repl_script, box):
+    """`$?` is the status of the line before, as in the shell `ssh box sh` gives (run in the
+    same test with the same lines); a `:` command's status counts too."""
+    lines = ["sh -c 'exit 3'", "echo $?", "echo $?", "false", "echo $? $?", "sh -c 'exit 300'",
+             "echo $?"]  # fmt: skip
+    theirs = subprocess.run(["ssh", "-F", str(box.ssh_config), "testbox", "sh"],
+                            input="".join(f"{line}\n" for line in lines).encode(),
+                            capture_output=True, timeout=60)  # fmt: skip
+    ours = repl_script(*lines)
+    assert ours.stdout == theirs.stdout == b"3\n0\n1 1\n44\n", (ours.stdout, ours.stderr)
+    colon = repl_script(":glob /definitely/not/here*", "echo status $?")
+    assert colon.stdout.endswith(b"status 1\n"), colon.stdout
+
+
 def test_stop_on_error_ends_the_script_at_the_first_failure(repl_script, box, isolated_state):
     lines = ("echo one", "sh -c 'exit 5'", "echo never")
     stopped = repl_script(*lines, options=("--stop-on-error",))

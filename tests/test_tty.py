@@ -8,6 +8,7 @@ import os
 import pty
 import select
 import struct
+import subprocess
 import sys
 import termios
 import time
@@ -145,6 +146,31 @@ def test_repl_gives_a_terminal_to_programs_that_need_one(box, isolated_state):
     term.type(b"python3 -c 'import os; print(\"piped\", os.isatty(0))'\r")
     term.wait_for(b"piped False")  # with arguments it is a plain line, as before
     assert b">>> " not in term.seen[mark:]
+    term.type(b"exit\r")
+    assert term.exit_status() == 0
+
+
+def test_repl_lines_get_the_users_term_as_ssh_gives_it(box, isolated_state):
+    """At a terminal, the REPL's lines see the user's TERM, as `ssh -t box` passes it (asked
+    in the same test): `clear` and `tput` work instead of "TERM environment variable not
+    set."; an exported TERM wins."""
+    env = dict(_env(box, isolated_state), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
+    ssh = subprocess.run(["ssh", "-tt", "-F", str(box.ssh_config), "testbox", "echo $TERM"],
+                         capture_output=True, timeout=30, env=env)  # fmt: skip
+    assert ssh.stdout.strip() == b"xterm"
+    term = Terminal(["repl", "-H", "testbox"], env, columns=90, lines=30)
+    term.wait_for(b"testbox:~$")
+    # quotes split the words, so what is waited for is the output, not the typed line's echo
+    term.type(b'echo "te""rm=$TERM"; tput cols; clear; echo "clea""red=$?"\r')
+    term.wait_for(b"cleared=")
+    assert b"term=xterm" in term.seen and b"cleared=0" in term.seen
+    assert b"TERM environment variable not set" not in term.seen
+    mark = len(term.seen)
+    term.type(b"export TERM=vt100\r")
+    term.wait_for(b"testbox:~$", after=mark)
+    mark = len(term.seen)
+    term.type(b'echo "te""rm=$TERM"\r')
+    term.wait_for(b"term=vt100", after=mark)
     term.type(b"exit\r")
     assert term.exit_status() == 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.actions import runtime_logs
+from remotedbg.actions.server_arg import may_be_port, parse_server
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
@@ -18,8 +19,7 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
     """{"pid", "engine", "cmdline", "log", "how_found"} of the log to read: `log` as given, else
     the log of the server `server` names (a PID, or a port it serves on, as probe takes), else
     of the only server running."""
-    if server and not server.isdigit():
-        raise UsageError(f"--server {server}: expected a PID or a port")
+    number = parse_server(server)
 
     def servers(pid: int | None) -> list[dict]:
         return remote.call(
@@ -27,9 +27,9 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
             {"pid": pid, "log": log or None, "knowledge": server_scan_knowledge()},
         )["servers"]
 
-    found = servers(int(server) if server else None)
-    if server and not found and int(server) <= 65535:  # not a server's PID: perhaps its port
-        found = [s for s in servers(None) if launch_spec(s).get("port") == int(server)]
+    found = servers(number)
+    if number is not None and not found and may_be_port(number):  # no server's PID: its port?
+        found = [s for s in servers(None) if launch_spec(s).get("port") == number]
     if not found:
         what = (
             f"no SGLang or vLLM server with PID {server}" if server else "no SGLang or vLLM server"

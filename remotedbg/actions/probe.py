@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 from remotedbg.actions.logs import read_tail
+from remotedbg.actions.server_arg import may_be_port, parse_server
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
@@ -143,17 +144,15 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
     """The server to probe: `wanted` names a PID or a port; without it, the only server. None
     when `wanted` is a port no scanned server owns (probe the port as it is)."""
     live = [s for s in servers if s.get("pid") is not None]
-    if wanted:
-        if not wanted.isdigit():
-            raise UsageError(f"--server {wanted}: expected a PID or a port number")
-        number = int(wanted)
+    number = parse_server(wanted)
+    if number is not None:
         for server in live:
             if server["pid"] == number or number in server.get("children", []):
                 return server
         for server in live:
             if (server.get("spec") or {}).get("port") == number:
                 return server
-        if number > 65535:
+        if not may_be_port(number):
             raise UsageError(f"--server {wanted}: no SGLang or vLLM server has that PID")
         return None
     if not live:

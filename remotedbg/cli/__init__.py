@@ -36,8 +36,20 @@ COMMANDS: dict[str, tuple[str, str, dict]] = {
     "logs": ("logs", "logs", {}),
     "sessions": ("local_commands", "sessions_command", {}),
     "config": ("local_commands", "config_command", {}),
+    "help": ("local_commands", "help_command", {}),
 }
 ROOT_FLAGS = {"-q", "--quiet", "-v", "--verbose"}
+ROOT_HELP = """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).
+
+Examples:
+  remotedbg diagnose -H gpu-box                    why acceptance is low, causes ranked
+  remotedbg playbook vocab-audit -H gpu-box        is the draft's vocab map at fault?
+  remotedbg probe -H gpu-box                       acceptance measured live
+  remotedbg run -H gpu-box -- nvidia-smi           a command, as ssh runs it
+  remotedbg repl -H gpu-box                        a shell on the box, remotedbg's :commands
+  remotedbg help connection                        -H, -l, -p, -i, timeouts, variables
+
+Each command: remotedbg COMMAND --help."""
 
 
 def _show_version(value: bool) -> None:
@@ -88,7 +100,7 @@ def build_app(only: str | None = None) -> typer.Typer:
     command line imports just the module it runs."""
     app = typer.Typer(
         name="remotedbg",
-        help="Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).",
+        help=ROOT_HELP,
         add_completion=True,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
@@ -134,6 +146,7 @@ def run_words(words: list[str]) -> int:
     output.command_words = list(words)
     command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
+    help_text.tidy(command)
     started = time.time()
     status: int = 1
     try:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from remotedbg.cli import help_text
 from remotedbg.cli.output import emit_json, error_line
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -72,7 +73,7 @@ def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     )
 
 
-HELP = "Connection"
+HELP = help_text.CONNECTION_PANEL
 
 
 def complete_hosts(incomplete: str) -> list[str]:
@@ -131,14 +132,24 @@ CONNECTION_PARAMETERS = [
     ),
     _option(
         "user",
-        Annotated[str | None, typer.Option("--user", help="Remote user.", rich_help_panel=HELP)],
+        Annotated[
+            str | None,
+            typer.Option("--user", "-l", help="Remote user (ssh -l).", rich_help_panel=HELP),
+        ],
         None,
     ),
     _option(
         "port",
         Annotated[
             int | None,
-            typer.Option("--port", min=1, max=65535, help="Remote SSH port.", rich_help_panel=HELP),
+            typer.Option(
+                "--port",
+                "-p",
+                min=1,
+                max=65535,
+                help="Remote SSH port (ssh -p).",
+                rich_help_panel=HELP,
+            ),
         ],
         None,
     ),
@@ -265,6 +276,18 @@ CONNECTION_PARAMETERS = [
     ),
 ]
 _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
+
+
+#: `--server PID|PORT`, declared once for the commands that take it (probe, logs, diagnose);
+#: remotedbg.actions.server_arg reads it.
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        metavar="PID|PORT",
+        help="The server: its PID or the port it serves on (needed when several run).",
+    ),
+]
 
 
 def parse_vars(pairs: list[str]) -> dict[str, str]:

@@ -9,8 +9,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from remotedbg.actions.server_arg import parse_server
 from remotedbg.analysis.diagnosis import Diagnosis
-from remotedbg.cli.context import CommandContext, parse_vars, remote_command
+from remotedbg.cli.context import CommandContext, ServerOption, parse_vars, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.contract import exit_code
@@ -26,12 +27,7 @@ from remotedbg.report import render_verdict
 @remote_command
 def diagnose(
     ctx: CommandContext,
-    server: Annotated[
-        str,
-        typer.Option(
-            "--server", help="The server to diagnose: its PID or port (needed when several serve)."
-        ),
-    ] = "",  # fmt: skip
+    server: ServerOption = "",
     var: Annotated[
         list[str] | None,
         typer.Option(
@@ -61,6 +57,7 @@ def diagnose(
     ranks the causes, shows what was ruled out and what could not be checked.
 
     Example: remotedbg diagnose -H gpu-box"""
+    parse_server(server)  # a bad --server is said before anything is done
     given = parse_vars(var or [])
     if is_host_list(ctx.options.host):
         if report is not None:

@@ -3,6 +3,8 @@ Python type (<str>, <list[str]>, <bool>), which is what typer prints by default.
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any
 
 from typer.core import TyperArgument, TyperOption
@@ -16,6 +18,8 @@ def value_name(name: str, annotation: Any, many: bool) -> str:
     name = name.lower()
     if "timeout" in name:
         return "SECONDS"
+    if name in ("port", "identity"):
+        return {"port": "PORT", "identity": "KEY"}[name]
     if annotation in (int, float, int | None, float | None):
         return "N"
     if name in PATH_NAMES or "path" in name or "dir" in name:
@@ -48,3 +52,82 @@ def name_values(command: Any) -> None:
     command.get_help_option = flag_help_option
     for sub in getattr(command, "commands", {}).values():
         name_values(sub)
+
+
+CONNECTION_PANEL = "Connection"
+_SENTENCE_END = re.compile(r"[.?!](?=\s+[A-Z(`]|\s*$)")
+POINTER = "remotedbg help connection"
+
+
+def first_sentence(text: str, limit: int = 90) -> str:
+    """A command's line in a listing: its first sentence, or, when that is long, its head up
+    to the first ': ' or '; ' outside brackets and backquotes."""
+    text = " ".join(text.split())
+    end = _SENTENCE_END.search(text)
+    sentence = text[: end.end()] if end else text
+    if len(sentence) <= limit:
+        return sentence
+    depth, quoted = 0, False
+    for index, char in enumerate(sentence):
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and char in "([{":
+            depth += 1
+        elif not quoted and char in ")]}":
+            depth -= 1
+        elif not quoted and depth == 0 and sentence[index : index + 2] in (": ", "; "):
+            return sentence[:index]
+    return sentence
+
+
+def _is_example(paragraph: str) -> bool:
+    return paragraph.lstrip("\b\n").startswith(("Example", "remotedbg "))
+
+
+def connection_line(options: list[Any]) -> str:
+    """The one line a command's help gives its connection options (all: help connection)."""
+    shown = []
+    for option in options:
+        flag = min((o for o in option.opts if o.startswith("-")), key=len)
+        if option.name in ("host", "user", "port", "identity"):
+            shown.append(f"{flag} {option.metavar}" if option.metavar else flag)
+    return f"Connection: {' '.join(shown)} ... (every option and variable: {POINTER})"
+
+
+def tidy(command: Any) -> None:
+    """Short help pages: a command's examples first, its prose as paragraphs that the
+    terminal wraps (never broken where the source line ended), its connection options
+    hidden behind one line that names `remotedbg help connection`, and a one-sentence line
+    in its group's listing. Run after name_values (the line shows the value names)."""
+    text = inspect.cleandoc(command.help or "")
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    examples = ["\b\n" + p if "\n" in p else p for p in paragraphs if _is_example(p)]
+    prose = [" ".join(p.split()) for p in paragraphs if not _is_example(p)]
+    panel = [
+        p for p in command.params
+        if isinstance(p, TyperOption) and p.rich_help_panel == CONNECTION_PANEL
+    ]  # fmt: skip
+    if panel:
+        _hide_in_help(command, panel)
+    if prose and not command.short_help:
+        command.short_help = first_sentence(prose[0])
+    command.help = "\n\n".join(examples + prose + ([connection_line(panel)] if panel else []))
+    for sub in getattr(command, "commands", {}).values():
+        tidy(sub)
+
+
+def _hide_in_help(command: Any, options: list[Any]) -> None:
+    """Leave `options` out of the command's help page only: shell completion still offers
+    them (click completes no hidden option)."""
+    original = command.format_help
+
+    def format_help(ctx: Any, formatter: Any) -> Any:
+        for option in options:
+            option.hidden = True
+        try:
+            return original(ctx, formatter)
+        finally:
+            for option in options:
+                option.hidden = False
+
+    command.format_help = format_help

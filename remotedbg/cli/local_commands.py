@@ -10,12 +10,12 @@ from remotedbg.cli.output import emit_json, printable, stdout_console
 
 def sessions_command(
     stop: Annotated[
-        bool, typer.Option("--stop", help="Stop them (their connections close).")
+        bool, typer.Option("--stop", help="Stop them now (their connections close).")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    """The persistent sessions (background connections) of this user: host, pid, commands
-    served, idle time. A command leaves one per host unless --no-persist or --persist 0.
+    """The persistent sessions (background connections) of this user: host as typed, the
+    connection options that differ from the defaults, commands served, idle time.
 
     Example: remotedbg sessions --stop"""
     from remotedbg.persist import client
@@ -27,13 +27,27 @@ def sessions_command(
     if not found:
         stdout_console.print("no persistent sessions", markup=False)
     for entry in found:
-        state = "stopped" if stop else ("busy" if entry["busy"] else f"idle {entry['idle_s']:g} s")
-        stdout_console.print(
-            printable(f"{entry['host'] or '(no command yet)'}  pid {entry['pid']}  "
-                      f"{entry['commands']} command(s)  {state} (exits after "
-                      f"{entry['idle_limit_s']:g} s idle)"),
-            markup=False,
-        )  # fmt: skip
+        stdout_console.print(printable(session_line(entry, stop)), markup=False)
+
+
+def session_line(entry: dict, stopping: bool) -> str:
+    """One daemon, as `sessions` lists it."""
+    options = " ".join(
+        f"{flag} {' '.join(map(str, value)) if isinstance(value, list) else value}"
+        if value is not True
+        else flag
+        for flag, value in entry.get("options", {}).items()
+    )
+    served = entry["commands"]
+    head = f"{entry['host'] or '(starting)'}{'  ' + options if options else ''}  "
+    head += f"{served} command{'' if served == 1 else 's'}"
+    if stopping:
+        state = "stopped" if entry.get("stopped") else "stopping after its running command"
+    elif entry["busy"]:
+        state = "busy"
+    else:
+        state = f"idle {entry['idle_s']:g} s (stops at {entry['idle_limit_s']:g} s)"
+    return f"{head}  {state}  pid {entry['pid']}"
 
 
 def config_command(
@@ -60,3 +74,62 @@ def config_command(
         table.add_row(key, str(value), source)
     stdout_console.print(table)
     stdout_console.print(f"config file: {settings.config_file()}", markup=False)
+
+
+def help_command(
+    topic: Annotated[
+        list[str] | None,
+        typer.Argument(help="'connection', or a command (remotedbg help tensors pull)."),
+    ] = None,
+) -> None:
+    """Help on a topic: `connection` lists every connection option with its value, default
+    and variable; a command's name shows its --help; nothing shows the command list.
+
+    Example: remotedbg help connection"""
+    from remotedbg.cli import run_words
+    from remotedbg.errors import UsageError
+
+    words = list(topic or [])
+    if words == ["connection"]:
+        connection_help()
+        return
+    from remotedbg.cli import COMMANDS
+
+    if words and words[0] not in COMMANDS:
+        error = UsageError(f"help {words[0]!r}: no such topic; try 'connection' or a command")
+        raise typer.Exit(_fail(error))
+    raise typer.Exit(run_words([*words, "--help"]))
+
+
+def _fail(error: Exception) -> int:
+    from remotedbg.cli.output import error_line
+
+    error_line(str(error))
+    return 2
+
+
+def connection_help() -> None:
+    """Every connection option: flags, value, meaning, default and variable."""
+    from rich.table import Table
+
+    from remotedbg.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.cli.help_text import value_name
+
+    table = Table("option", "meaning", "default", "variable", box=None, show_lines=False)
+    for parameter in CONNECTION_PARAMETERS:
+        info = parameter.annotation.__metadata__[0]
+        # with Annotated, typer keeps the first flag where a default would go
+        first = [info.default] if str(info.default).startswith("-") else []
+        flags = ", ".join(sorted([*first, *info.param_decls], key=len))
+        kind = parameter.annotation.__origin__
+        if kind is not bool:
+            many = "list" in str(kind)
+            flags += " " + (info.metavar or value_name(parameter.name, kind, many))
+        default = "" if parameter.default in (None, False, "") else f"{parameter.default:g}"
+        table.add_row(flags, info.help or "", default, info.envvar or "")
+    stdout_console.print(
+        "Connection options, on every command that takes -H (a flag beats its variable, "
+        "which beats ~/.config/remotedbg/config.toml; see remotedbg config):",
+        markup=False, highlight=False,
+    )  # fmt: skip
+    stdout_console.print(table)

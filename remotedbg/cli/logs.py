@@ -12,9 +12,10 @@ from typing import Annotated, Any
 import typer
 
 from remotedbg.actions.logs import find_log, read_new, read_tail
+from remotedbg.actions.server_arg import parse_server
 from remotedbg.agent.server_scan import parse_decode_line
 from remotedbg.analysis.engine_log import died_of
-from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.cli.context import CommandContext, ServerOption, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.cli.probe_report import sparkline
 from remotedbg.errors import ExitCode, UsageError
@@ -91,14 +92,7 @@ def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
 @remote_command
 def logs(
     ctx: CommandContext,
-    server: Annotated[
-        str,
-        typer.Option(
-            "--server",
-            help="The server's PID or port (needed when several run).",
-            metavar="PID|PORT",
-        ),
-    ] = "",  # fmt: skip
+    server: ServerOption = "",
     log: Annotated[
         str,
         typer.Option(
@@ -124,6 +118,7 @@ def logs(
     up in a sparkline.
 
     Example: remotedbg logs -H gpu-box -f --spec-only"""
+    parse_server(server)  # a bad --server is said before anything is done
     since_s = parse_since(since) if since else None
     if is_host_list(ctx.options.host):
         if follow:

@@ -17,7 +17,8 @@ from remotedbg.actions.probe import (
     plan_requests,
     probe_server,
 )
-from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.actions.server_arg import parse_server
+from remotedbg.cli.context import CommandContext, ServerOption, remote_command
 from remotedbg.cli.output import emit_json, note, stderr_console
 from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
 from remotedbg.contract import exit_code, verdict
@@ -32,14 +33,7 @@ from remotedbg.remote.primitives import Remote
 @remote_command
 def probe(
     ctx: CommandContext,
-    server: Annotated[
-        str,
-        typer.Option(
-            "--server",
-            help="The server's PID or port (needed when several run).",
-            metavar="PID|PORT",
-        ),
-    ] = "",  # fmt: skip
+    server: ServerOption = "",
     prompts: Annotated[
         str,
         typer.Option(
@@ -89,6 +83,7 @@ def probe(
     acceptance per draft position, and what the shape means. The load is stated first.
 
     Example: remotedbg probe -H gpu-box --max-tokens 64"""
+    parse_server(server)  # a bad --server is said before anything is done
     chosen = (
         builtin_prompts(per_category)
         if prompts == "builtin"

@@ -36,7 +36,7 @@ def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
     except Exception:  # noqa: BLE001 - the command itself reports a broken config file
         return None
     host = protocol.host_named(words) or os.environ.get("REMOTEDBG_HOST") or config.get("host")
-    if not host or host == "local" or "," in host:
+    if not host or host == "local" or _is_fleet(words, host):
         return None
     given = protocol.option_value(words, "--persist")
     persist = given or os.environ.get("REMOTEDBG_PERSIST") or config.get("persist", 600.0)
@@ -54,6 +54,12 @@ def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
     return (host, ssh_config, idle) if idle > 0 else None
 
 
+def _is_fleet(words: list[str], host: str) -> bool:
+    """Several hosts (`a,b`, a hostlist `gpu[01-16]`, a hosts file): never through a daemon."""
+    hostlist = "[" in host and not host.startswith("[")  # `[::1]:22` is one host
+    return "," in host or hostlist or protocol.option_value(words, "--hosts-file") is not None
+
+
 def _connect(path: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -64,8 +70,9 @@ def _connect(path: str) -> socket.socket | None:
         return None
 
 
-def _start_daemon(path: str, idle: float) -> socket.socket | None:
-    """A new daemon listening on `path`; the old socket file (its daemon gone) is replaced."""
+def _start_daemon(path: str, idle: float, family: str, host: str) -> socket.socket | None:
+    """A new daemon listening on `path`; the old socket file (its daemon gone) is replaced.
+    The daemon stops the stale daemons of its `family` (protocol.family_key)."""
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -73,7 +80,7 @@ def _start_daemon(path: str, idle: float) -> socket.socket | None:
     except OSError:
         return None
     subprocess.Popen(
-        [sys.executable, "-m", "remotedbg.persist.daemon", path, str(idle)],
+        [sys.executable, "-m", "remotedbg.persist.daemon", path, str(idle), family, host],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -101,7 +108,8 @@ def run(words: list[str]) -> int | None:
         return None
     key = protocol.socket_key(words, host, ssh_config, __version__)
     path = os.path.join(directory, key + protocol.SOCKET_SUFFIX)
-    sock = _connect(path) or _start_daemon(path, idle)
+    family = protocol.family_key(words, host, ssh_config)
+    sock = _connect(path) or _start_daemon(path, idle, family, host)
     if sock is None:
         return None
     with sock:
@@ -227,8 +235,23 @@ def _ask(path: str, kind: str) -> dict | None:
     return json.loads(frame[2]) if frame and frame[0] == "I" else None
 
 
+STOP_WAIT_S = 5.0  # a daemon busy with a command ends it first
+
+
+def _gone(pid: int, path: str) -> bool:
+    """The daemon has exited: its socket removed and its process ended (or a zombie)."""
+    if os.path.exists(path):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def sessions(stop: bool = False) -> list[dict]:
-    """The daemons of this user, each with its status (stopped too when `stop`)."""
+    """The daemons of this user, each with its status; with `stop`, each is told to stop and
+    waited for (up to STOP_WAIT_S in all), and says whether it is gone ("stopped")."""
     directory = protocol.runtime_dir(create=False)
     if directory is None:
         return []
@@ -238,4 +261,9 @@ def sessions(stop: bool = False) -> list[dict]:
             status = _ask(os.path.join(directory, name), "Q" if stop else "S")
             if status is not None:
                 found.append(dict(status, socket=os.path.join(directory, name)))
+    deadline = time.monotonic() + STOP_WAIT_S
+    for entry in found if stop else []:
+        while not _gone(entry["pid"], entry["socket"]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        entry["stopped"] = _gone(entry["pid"], entry["socket"])
     return found

@@ -16,7 +16,7 @@ is the one running, so an interrupt arriving late stops nothing. The connection 
 its thread only after the command ended and its last frame was sent, so a later client never
 gets a socket number an earlier command still writes to.
 
-    python -m remotedbg.persist.daemon SOCKET IDLE_SECONDS
+    python -m remotedbg.persist.daemon SOCKET IDLE_SECONDS [FAMILY HOST]
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ class Keeper:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.host = ""
+        self.options: ConnectOptions | None = None  # the first kept session's
 
     @staticmethod
     def _key(options: ConnectOptions) -> str:
@@ -146,8 +147,20 @@ class Keeper:
             session = open_session(options)
             self.sessions[key] = session
             self.host = self.host or options.host
+            self.options = self.options or options
         session.default_timeout = options.timeout
         return session
+
+    def differing(self) -> dict[str, Any]:
+        """The kept connection's options that differ from the defaults, by their flags."""
+        if self.options is None:
+            return {}
+        default = ConnectOptions(host=self.options.host)
+        return {
+            "--" + name.replace("_", "-"): value
+            for name, value in dataclasses.asdict(self.options).items()
+            if name not in ("host", "timeout", "max_output") and value != getattr(default, name)
+        }
 
     def close(self) -> None:
         for session in self.sessions.values():
@@ -159,9 +172,11 @@ class Keeper:
 
 
 class Daemon:
-    def __init__(self, path: str, idle: float) -> None:
+    def __init__(self, path: str, idle: float, family: str = "", host: str = "") -> None:
         self.path = path
         self.idle = idle
+        self.family = family
+        self.typed_host = host
         self.keeper = Keeper()
         self.requests: queue.Queue = queue.Queue()
         self.quit = threading.Event()
@@ -258,7 +273,9 @@ class Daemon:
             raise KeyboardInterrupt
 
     def status(self) -> dict[str, Any]:
-        return {"pid": os.getpid(), "host": self.keeper.host, "started": self.started,
+        return {"pid": os.getpid(), "host": self.typed_host or self.keeper.host,
+                "options": self.keeper.differing(), "family": self.family,
+                "started": self.started,
                 "idle_s": round(time.time() - self.last_used, 1), "commands": self.commands,
                 "busy": self.running is not None, "queued": self.requests.qsize(),
                 "idle_limit_s": self.idle}  # fmt: skip
@@ -267,6 +284,7 @@ class Daemon:
     def serve(self) -> None:
         signal.signal(signal.SIGINT, self._on_sigint)
         threading.Thread(target=self.accept_forever, daemon=True).start()
+        threading.Thread(target=self.stop_stale, daemon=True).start()
         try:
             while not self.quit.is_set():
                 try:
@@ -290,8 +308,24 @@ class Daemon:
                     ticket.released.set()
                     self.cancelled.discard(ticket.rid)
                 self.last_used = time.time()
+                if not self.keeper.sessions:
+                    return  # its first connection failed, or it needed none: nothing to keep
         finally:
             self.shutdown()
+
+    def stop_stale(self) -> None:
+        """Stop this family's other daemons: they were started for what the user typed
+        before the code or the ssh_config changed, so no command can reach them any more."""
+        from remotedbg.persist import client
+
+        directory = os.path.dirname(self.path)
+        for name in os.listdir(directory):
+            other = os.path.join(directory, name)
+            if not name.endswith(protocol.SOCKET_SUFFIX) or other == self.path or not self.family:
+                continue
+            status = client._ask(other, "S")
+            if status is not None and status.get("family") == self.family:
+                client._ask(other, "Q")
 
     def _socket_is_ours(self) -> bool:
         try:
@@ -376,9 +410,10 @@ class Daemon:
 
 def main(argv: list[str]) -> None:
     path, idle = argv[0], float(argv[1])
+    family, host = (argv[2], argv[3]) if len(argv) >= 4 else ("", "")
     os.chdir("/")  # each command runs in its client's directory; none is held open here
     try:
-        daemon = Daemon(path, idle)
+        daemon = Daemon(path, idle, family, host)
     except OSError:
         return  # another daemon took the socket first: it serves
     daemon.serve()

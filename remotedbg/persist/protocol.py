@@ -27,9 +27,12 @@ FRAME = struct.Struct("!BQI")
 MAX_FRAME = 64 << 20
 SOCKET_SUFFIX = ".sock"
 #: Commands a daemon never runs: they need the local terminal or run no remote command.
-LOCAL_COMMANDS = {"repl", "demo", "config", "history", "sessions", "--help", "-h", "--version"}
+LOCAL_COMMANDS = {"repl", "demo", "config", "help", "history", "sessions", "--help", "-h",
+                  "--version"}  # fmt: skip
 #: Options that decide which connection serves a command line (part of the socket's key).
-KEY_OPTIONS = ("--ssh-config", "--user", "--port", "--identity", "-i", "--container")
+USER_OPTIONS = ("--user", "-l")  # ssh's -l; grep's -l is its own (files with matches)
+PORT_OPTIONS = ("--port", "-p")
+KEY_OPTIONS = ("--ssh-config", *USER_OPTIONS, *PORT_OPTIONS, "--identity", "-i", "--container")
 
 
 #: What the client may do when its command's outcome is not known.
@@ -47,11 +50,14 @@ BROKEN_STDOUT_MESSAGE = "remotedbg: stdout closed; the remote command was stoppe
 SSH_FAILURE_EXIT = 255  # `run` is ssh: remotedbg's own failures are 255 (errors.ExitCode)
 
 
+def _command(words: list[str]) -> str | None:
+    return next((w for w in words if not w.startswith("-")), None)
+
+
 def lost_exit(words: list[str]) -> int:
     """The exit of a command the daemon lost mid-way: `run` passes the remote status through,
     so its own failure is 255, as ssh's; other commands say LOST_EXIT."""
-    command = next((w for w in words if not w.startswith("-")), None)
-    return SSH_FAILURE_EXIT if command == "run" else LOST_EXIT
+    return SSH_FAILURE_EXIT if _command(words) == "run" else LOST_EXIT
 
 
 def unknown_outcome(accepted: bool) -> str:
@@ -139,10 +145,29 @@ def has_flag(words: list[str], *flags: str) -> bool:
     return any(word in flags for word in before)
 
 
-def resolved_config(host: str, ssh_config: str | None) -> bytes:
-    """`ssh -G`'s answer for the host: any change to what ssh_config says about it makes
-    another key, so a daemon connected under the old settings is never reused."""
-    argv = ["ssh", "-G"] + (["-F", ssh_config] if ssh_config else []) + ["--", host]
+def _host_parts(host: str) -> tuple[str | None, str, str | None]:
+    """(user, host, port) of `user@host[:port]`, `ssh://user@host:port` or an alias, as
+    session.target.parse_host_spec reads them (not imported: this module stays light)."""
+    if host.startswith("ssh://"):
+        host = host[len("ssh://") :].rstrip("/")
+    user, at, rest = host.rpartition("@")
+    name, port = rest, None
+    if rest.startswith("[") and "]" in rest:
+        name, _, tail = rest[1:].partition("]")
+        port = tail[1:] if tail.startswith(":") and tail[1:].isdigit() else None
+    elif rest.count(":") == 1 and rest.rsplit(":", 1)[1].isdigit():
+        name, port = rest.rsplit(":", 1)
+    return (user if at else None), name, port
+
+
+def resolved_config(
+    host: str, ssh_config: str | None, user: str | None = None, port: str | None = None
+) -> bytes:
+    """`ssh -G`'s answer for the host, with the user and port the command line gives: any
+    change to what ssh_config says about it makes another key, so a daemon connected under
+    the old settings is never reused; `-H u@box` and `-H box --user u` get the same."""
+    argv = ["ssh", "-G"] + (["-F", ssh_config] if ssh_config else [])
+    argv += (["-l", user] if user else []) + (["-p", port] if port else []) + ["--", host]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
@@ -161,13 +186,32 @@ def code_stamp() -> int:
     return newest
 
 
+def family_key(words: list[str], host: str, ssh_config: str | None) -> str:
+    """What the user asked to connect to, as typed: the host and the connection options.
+    Daemons of one family that another code stamp or ssh_config made are stale: the daemon
+    started for the family's current key stops them (daemon.py)."""
+    digest = hashlib.sha256(f"{os.getuid()}\0{host}\0{ssh_config or ''}\0".encode())
+    for name in KEY_OPTIONS:
+        if name != "-l" or _command(words) != "grep":
+            digest.update(f"{name}={option_value(words, name)}\0".encode())
+    return digest.hexdigest()[:32]
+
+
 def socket_key(words: list[str], host: str, ssh_config: str | None, version: str) -> str:
     """The name of the socket that serves this command line: the user, remotedbg's version
-    and code, the host as ssh_config resolves it, and the connection options given."""
+    and code, the connection as ssh_config resolves it (the host's user and port applied, so
+    two spellings of one connection share a daemon), and the other connection options."""
+    typed_user, name, typed_port = _host_parts(host)
+    user_options = ("--user",) if _command(words) == "grep" else USER_OPTIONS
+    user = option_value(words, *user_options) or typed_user
+    port = option_value(words, *PORT_OPTIONS) or typed_port
     digest = hashlib.sha256()
-    digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0{host}\0".encode())
+    digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0".encode())
     digest.update(f"{ssh_config or ''}\0".encode())
-    for name in KEY_OPTIONS:
-        digest.update(f"{name}={option_value(words, name)}\0".encode())
-    digest.update(resolved_config(host, ssh_config))
+    for option in KEY_OPTIONS:
+        if option not in USER_OPTIONS + PORT_OPTIONS:
+            digest.update(f"{option}={option_value(words, option)}\0".encode())
+    # without an ssh client, the host as typed stands for what it resolves to
+    resolved = resolved_config(name, ssh_config, user, port)
+    digest.update(resolved or f"{user}@{name}:{port}".encode())
     return digest.hexdigest()[:32]

@@ -92,25 +92,92 @@ OPENSSH_DEFAULT_IDENTITIES = frozenset(
 )
 
 
-def config_host_names(text: str) -> list[str]:
-    """The literal names on `Host` lines of an ssh_config text (patterns with * ? ! left out)."""
+#: How deep ssh follows Include inside included files (readconf.c's READCONF_MAX_DEPTH).
+INCLUDE_MAX_DEPTH = 16
+
+
+def _config_words(line: str) -> list[str]:
+    """An ssh_config line's keyword and arguments (`Key=value` too; quotes as ssh reads them)."""
+    import shlex
+
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return []
+    match = re.match(r"([^\s=]+)\s*(?:=\s*)?(.*)$", line)
+    if match is None:
+        return []
+    try:
+        args = shlex.split(match.group(2), comments=True)
+    except ValueError:
+        args = match.group(2).split()
+    return [match.group(1), *args]
+
+
+def _included(pattern: str, home: str) -> list[str]:
+    """The files one Include argument names: `~` is the user's home, a relative path is under
+    ~/.ssh (a user's config, as ssh reads it), globs expand in sorted order, as glob(3)'s."""
+    import glob
+
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = home + pattern[1:]
+    elif not os.path.isabs(pattern):
+        pattern = os.path.join(home, ".ssh", pattern)
+    return sorted(glob.glob(pattern))
+
+
+def _host_matches(name: str, patterns: list[str]) -> bool:
+    """ssh's Host matching: a positive pattern matches and no `!pattern` does (`*`, `?`)."""
+    import fnmatch
+
+    def hit(pattern: str) -> bool:
+        return fnmatch.fnmatchcase(name, pattern.replace("[", "[[]"))
+
+    negated = [p[1:] for p in patterns if p.startswith("!")]
+    positive = [p for p in patterns if not p.startswith("!")]
+    return any(map(hit, positive)) and not any(map(hit, negated))
+
+
+def config_host_names(text: str, home: str | None = None, depth: int = 0) -> list[str]:
+    """The aliases an ssh_config text defines as ssh sees them: the literal names of its `Host`
+    lines and of the files it `Include`s (followed as ssh follows them: an Include inside a
+    Host block counts only for names that block matches; inside a Match block, whose
+    condition is not evaluated here, it counts); patterns (`*`, `?`) and negations (`!name`)
+    left out. `home` is whose ~/.ssh relative Includes are under (the user's passwd entry,
+    as ssh takes it, not $HOME)."""
+    if home is None:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
     names: list[str] = []
+    block: list[str] | None = None  # the Host patterns of the block a line is in
     for line in text.splitlines():
-        words = line.replace("=", " ", 1).split()
-        if len(words) > 1 and words[0].lower() == "host":
+        words = _config_words(line)
+        keyword = words[0].lower() if words else ""
+        if keyword == "host":
+            block = words[1:]
             names += [w for w in words[1:] if not any(c in w for c in "*?!")]
+        elif keyword == "match":
+            block = None
+        elif keyword == "include" and depth < INCLUDE_MAX_DEPTH:
+            for pattern in words[1:]:
+                for path in _included(pattern, home):
+                    found = _file_host_names(path, home, depth + 1)
+                    names += [n for n in found if block is None or _host_matches(n, block)]
     return list(dict.fromkeys(names))
 
 
-def config_aliases(config: str | None) -> list[str]:
-    """The aliases an ssh_config file names ([] when there is none or it cannot be read)."""
-    if not config:
-        return []
+def _file_host_names(path: str, home: str | None, depth: int) -> list[str]:
     try:
-        with open(config, encoding="utf-8", errors="replace") as fh:
-            return config_host_names(fh.read(1 << 20))
-    except OSError:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return config_host_names(fh.read(1 << 20), home, depth)
+    except OSError:  # a directory, unreadable: ssh says so when it is used
         return []
+
+
+def config_aliases(config: str | None, home: str | None = None) -> list[str]:
+    """The aliases an ssh_config file names, Includes followed ([] when there is none or it
+    cannot be read): what shell completion offers and "did you mean" chooses from."""
+    return _file_host_names(config, home, 0) if config else []
 
 
 def near_aliases(host: str, config: str | None) -> list[str]:
