@@ -86,7 +86,8 @@ def burner() -> subprocess.Popen:
 
 
 def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> None:
-    """Interleaved runs of each way of moving one large tensor, medians and ratios to scp."""
+    """Interleaved runs of each way of moving one large tensor, medians and ratios to scp. The
+    new CLI process and scp both pay for a connection; the warm-session rows do not."""
     path = work / "big.safetensors"
     size = mib << 20
     sizes = (ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET)
@@ -100,7 +101,10 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
         assert moved == size
         return seconds
 
+    command = ["tensors", "pull", "-H", "box", str(path), "big", "--force", "--no-persist",
+               "-o", str(out / "big.pulled")]  # fmt: skip
     ways = {
+        "tensors pull (new process)": lambda: cli(config, work / "run", *command),
         "remotedbg, exec channel": lambda: pull("box", *sizes),
         "remotedbg, no SFTP on box": lambda: pull("bare", *sizes),
         "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
@@ -115,7 +119,8 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
                 for name, way in ways.items():
                     mine, theirs = time.process_time(), children_cpu()
                     wall[name].append(way())
-                    # scp's CPU is its ssh and scp processes; a pull's is this process's
+                    # scp's CPU is its ssh and scp processes; a pull's is this process's (or
+                    # the CLI process's: a child too)
                     cpu[name].append(time.process_time() - mine + children_cpu() - theirs)
         finally:
             if load is not None:
