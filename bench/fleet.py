@@ -92,6 +92,7 @@ def main() -> None:
     finally:
         for server in servers.values():
             server.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
