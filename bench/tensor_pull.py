@@ -1,15 +1,22 @@
 """In-place reads against copying shards, in one run on a loopback sshd.
 
-    python bench/tensor_pull.py [--shard-mib 1024] [--tensor-mib 256]
+    python bench/tensor_pull.py [--shard-mib 1024] [--tensor-mib 256] [--reps 3]
 
 1. `vocab-check`-style pull of d2t and t2d from a checkpoint whose other shard is large, against
    `scp` of that shard: bytes moved and time.
-2. `tensors pull` of one large tensor (SFTP and exec channel), against `scp` of the same bytes.
+2. `tensors pull` of one large tensor (SFTP and exec channel), against `scp` of the same bytes,
+   interleaved `--reps` times, as the box is and again with a CPU-bound process beside it
+   (target: >= 1.0x scp in both). Also the bulk channel with paramiko's default window and packet
+   size (what remotedbg used before), and the client's CPU per MiB of each: wall times on a shared
+   machine are noisy, CPU per byte is what decides who gives way first when the cores are busy.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from remotedbg.remote.fetch import fetch_range  # noqa: E402
 from remotedbg.remote.primitives import Remote  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
+from remotedbg.session import ssh as ssh_session  # noqa: E402
 from tests.sshd import keygen, make_sshd, write_client_config  # noqa: E402
 
 DRAFT, TARGET = 32_000, 163_840
@@ -67,6 +75,68 @@ def warm_pull(config: Path, alias: str, checkpoint: Path, names: list[str]) -> t
     return seconds, moved
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def burner() -> subprocess.Popen:
+    """A CPU-bound process beside the pull, as a busy box has."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> None:
+    """Interleaved runs of each way of moving one large tensor, medians and ratios to scp. The
+    new CLI process and scp both pay for a connection; the warm-session rows do not."""
+    path = work / "big.safetensors"
+    size = mib << 20
+    sizes = (ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET)
+
+    def pull(alias: str, window: int, packet: int) -> float:
+        ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET = window, packet
+        try:
+            seconds, moved = warm_pull(config, alias, path, ["big"])
+        finally:
+            ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET = sizes
+        assert moved == size
+        return seconds
+
+    command = ["tensors", "pull", "-H", "box", str(path), "big", "--force", "--no-persist",
+               "-o", str(out / "big.pulled")]  # fmt: skip
+    ways = {
+        "tensors pull (new process)": lambda: cli(config, work / "run", *command),
+        "remotedbg, exec channel": lambda: pull("box", *sizes),
+        "remotedbg, no SFTP on box": lambda: pull("bare", *sizes),
+        "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
+        "scp": lambda: scp(config, "box", path, out / "big.copy"),
+    }
+    for loaded in (False, True):
+        load = burner() if loaded else None
+        wall: dict[str, list[float]] = {name: [] for name in ways}
+        cpu: dict[str, list[float]] = {name: [] for name in ways}
+        try:
+            for _ in range(reps):
+                for name, way in ways.items():
+                    mine, theirs = time.process_time(), children_cpu()
+                    wall[name].append(way())
+                    # scp's CPU is its ssh and scp processes; a pull's is this process's (or
+                    # the CLI process's: a child too)
+                    cpu[name].append(time.process_time() - mine + children_cpu() - theirs)
+        finally:
+            if load is not None:
+                load.kill()
+                load.wait()
+        scp_wall = statistics.median(wall["scp"])
+        print(f"{mib} MiB tensor, {'with a CPU-bound process beside' if loaded else 'box as is'} "
+              f"(load {os.getloadavg()[0]:.1f}, medians of {reps} interleaved):")  # fmt: skip
+        for name in ways:
+            seconds = statistics.median(wall[name])
+            print(
+                f"  {name:27s} {mib / seconds:7.1f} MiB/s  {scp_wall / seconds:5.2f}x scp  "
+                f"client CPU {statistics.median(cpu[name]) * 1000 / mib:5.2f} ms/MiB"
+            )
+
+
 def scp(config: Path, alias: str, remote: Path, local: Path) -> float:
     start = time.perf_counter()
     subprocess.run(["scp", "-q", "-F", str(config), f"{alias}:{remote}", str(local)], check=True)
@@ -77,6 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shard-mib", type=int, default=1024)
     parser.add_argument("--tensor-mib", type=int, default=256)
+    parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="remotedbg-bench-"))
     ckpt = work / "draft"
@@ -126,22 +197,10 @@ def main() -> None:
             f"persistent CLI, {copied / warm:.0f}x warm session; "
             f"file written {map_bytes / (DRAFT * 8 + TARGET) - 1:+.2%} over tensor bytes"
         )
-        size = args.tensor_mib << 20
-        with open(work / "big.safetensors", "rb") as handle:  # in the page cache for all three
+        with open(work / "big.safetensors", "rb") as handle:  # in the page cache for all
             while handle.read(64 << 20):
                 pass
-        for alias, label in (("box", "with SFTP"), ("bare", "no SFTP")):
-            seconds, moved = warm_pull(config, alias, work / "big.safetensors", ["big"])
-            assert moved == size
-            print(
-                f"pull {args.tensor_mib} MiB tensor, {label:9s}  {seconds * 1000:8.0f} ms  "
-                f"{args.tensor_mib / seconds:7.1f} MiB/s"
-            )
-        seconds = scp(config, "box", work / "big.safetensors", out / "big.copy")
-        print(
-            f"scp of the same file          {seconds * 1000:8.0f} ms  "
-            f"{args.tensor_mib / seconds:7.1f} MiB/s"
-        )
+        large_pulls(config, work, out, args.tensor_mib, args.reps)
     finally:
         server.stop()
         bare.stop()

@@ -98,3 +98,93 @@ def test_engine_sources_cross_the_wire_once(box, tmp_path, monkeypatch):
     assert [m["d2t_handling"] for m in eagle3] == ["offsets", "offsets"]  # 0.5.23's own reading
     scan_bytes = [size for name, size, _ in second_calls if name == "scan"]
     assert scan_bytes and scan_bytes[0] < 200_000  # hashes, not the sources (~1.5 MB)
+
+
+def test_threads_that_meet_one_content_classify_it_once(tmp_path, monkeypatch):
+    """The hosts of a fleet are threads that start together: the first to meet a content
+    classifies it, the others wait for its answer; one that fails leaves it to the next."""
+    import threading
+    import time
+
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
+    source = write_sglang_checkout(tmp_path / "engine") / "srt" / "models" / "llama_eagle3.py"
+    text = source.read_text()
+    calls: list[str] = []
+    start = threading.Barrier(8)
+
+    def compute(body: str, path: str) -> dict:
+        calls.append(path)
+        time.sleep(0.2)  # long enough for every other thread to arrive meanwhile
+        if len(calls) == 1:
+            raise RuntimeError("the first attempt fails")
+        return classify_source(body, path)
+
+    classify = analysis_cache.cached_by_content("test-threads", compute)
+    results: dict[int, object] = {}
+
+    def host(n: int) -> None:
+        start.wait()
+        try:
+            results[n] = classify(text, f"/host{n}/llama_eagle3.py")
+        except RuntimeError as exc:
+            results[n] = exc
+
+    threads = [threading.Thread(target=host, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    failed = [n for n, r in results.items() if isinstance(r, RuntimeError)]
+    assert len(calls) == 2 and len(failed) == 1 and len(results) == 8
+    for n, result in results.items():
+        if n not in failed:
+            assert result == classify_source(text, f"/host{n}/llama_eagle3.py")
+
+
+def test_a_fleet_of_identical_hosts_reads_each_source_once(box, tmp_path, monkeypatch):
+    """Four hosts (sessions to the test sshd, in threads, as `run_fleet` runs them) locate the
+    same engine tree at once, with an empty cache: each source crosses the wire once in all
+    (before, each host read them all: 4x), and every host gets the same classification."""
+    import threading
+
+    from remotedbg.actions.locate import locate_engines
+    from remotedbg.remote.primitives import Remote
+
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
+    root = str(write_sglang_checkout(tmp_path / "engine"))
+    reads: list[list[str]] = []
+    scanned = threading.Barrier(4)  # every host has its scan's answer before any reads sources
+
+    class Counting(Remote):
+        def call(self, entry, args, timeout=None):
+            if entry.endswith(":read_text"):
+                reads.append(list(args["paths"]))
+            answer = super().call(entry, args, timeout)
+            if entry.endswith(":scan"):
+                scanned.wait(30)
+            return answer
+
+    sessions = [box.session() for _ in range(4)]
+    found: dict[int, dict] = {}
+    start = threading.Barrier(4)
+
+    def host(n: int) -> None:
+        start.wait()
+        found[n] = locate_engines(Counting(sessions[n]), [root], search_home=False)
+
+    try:
+        threads = [threading.Thread(target=host, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        for session in sessions:
+            session.close()
+    handling = [[m["d2t_handling"] for m in found[n]["draft_models"]] for n in range(4)]
+    assert len(found) == 4 and handling[0] and handling == [handling[0]] * 4
+    # each content read by one host (hosts may share the reading out), the others waited for it
+    read = [path for paths in reads for path in paths]
+    assert len(read) == len(set(read)) == len({m["path"] for m in found[0]["draft_models"]})

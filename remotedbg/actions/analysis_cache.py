@@ -5,7 +5,9 @@ files whose text is not kept here). Kept in
 memory for the process and on disk in the user's cache dir (`$REMOTEDBG_CACHE_DIR`, else
 platformdirs' cache dir for remotedbg), keyed by the sha256 of the analyser's own code and the
 file's text, so a new remotedbg never reads an old answer. A cache that cannot be read or
-written is skipped, never an error."""
+written is skipped, never an error. The hosts of a fleet run in threads of one process and
+start together: a content one thread is classifying or reading is waited for by the others,
+not done again by each (a fleet of identical hosts reads and classifies each file once)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ _PATH = "\x00path\x00"  # the file's path stands here in a stored result
 _memory: dict[str, str] = {}
 _lock = threading.Lock()
 _analyser: str | None = None
+_inflight: dict[str, threading.Event] = {}  # key -> set when the thread working on it is done
 
 
 def cache_dir() -> Path:
@@ -82,6 +85,23 @@ def _store(key: str, stored: str) -> None:
         pass
 
 
+def _claim(key: str) -> threading.Event | None:
+    """None when this thread is now the one working on `key` (it must `_release` it), else the
+    event of the thread that is."""
+    with _lock:
+        event = _inflight.get(key)
+        if event is None:
+            _inflight[key] = threading.Event()
+        return event
+
+
+def _release(key: str) -> None:
+    with _lock:
+        event = _inflight.pop(key, None)
+    if event is not None:
+        event.set()
+
+
 def cached_by_content(
     kind: str, compute: Callable[[str, str], dict[str, Any]]
 ) -> Callable[[str, str], dict[str, Any]]:
@@ -89,11 +109,17 @@ def cached_by_content(
 
     def run(text: str, path: str) -> dict[str, Any]:
         key = _key(kind, text)
-        stored = _load(key)
-        if stored is None:
-            result = compute(text, _PATH)
-            stored = json.dumps(result)
-            _store(key, stored)
+        while (stored := _load(key)) is None:
+            other = _claim(key)
+            if other is not None:
+                other.wait()  # then its answer is kept, or it failed and this thread tries
+                continue
+            try:
+                if (stored := _load(key)) is None:  # kept between the load and the claim
+                    stored = json.dumps(compute(text, _PATH))
+                    _store(key, stored)
+            finally:
+                _release(key)
         return json.loads(stored.replace(json.dumps(_PATH)[1:-1], json.dumps(path)[1:-1]))
 
     return run
@@ -149,7 +175,31 @@ def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:
     trips of at most READ_BYTES) and kept. A file that changed between the scan and the read
     is taken as read. Returns counts."""
     wanted: dict[str, tuple[str, int, list[dict]]] = {}  # sha -> (a path, size, entries)
+    claimed: list[str] = []
+    try:
+        kept, read = _fill_from(remote, installs, wanted, claimed)
+    finally:
+        _release_all(claimed)
+    return {"kept": kept, "read": read}
+
+
+def _release_all(claimed: list[str]) -> None:
+    for sha in claimed:
+        _release(f"source:{sha}")
+    claimed.clear()
+
+
+def _fill_from(
+    remote: Remote,
+    installs: list[dict],
+    wanted: dict[str, tuple[str, int, list[dict]]],
+    claimed: list[str],
+) -> tuple[int, int]:
+    """fill_sources' work: the files another thread is reading are waited for after this one's
+    own reads (its claims released first, so two threads never wait on each other), and read
+    here only if that thread did not keep them. Returns (kept, read here)."""
     kept = 0
+    others: dict[str, threading.Event] = {}
     for install in installs:
         files = list(install.get("draft_files") or []) + [install.get("registry") or {}]
         for entry in files:
@@ -161,8 +211,36 @@ def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:
                 entry["source"] = text
                 kept += 1
                 continue
+            if sha not in wanted and sha not in claimed and sha not in others:
+                other = _claim(f"source:{sha}")
+                if other is not None:
+                    others[sha] = other
+                elif (text := kept_source(sha)) is not None:  # kept since the look above
+                    _release(f"source:{sha}")
+                    entry["source"] = text
+                    kept += 1
+                    continue
+                else:
+                    claimed.append(sha)
             path = f"{install['path'].rstrip('/')}/{entry['path']}"
             wanted.setdefault(sha, (path, int(entry.get("size") or 0), []))[2].append(entry)
+    read = _read_into(remote, {sha: w for sha, w in wanted.items() if sha not in others})
+    _release_all(claimed)
+    rest = {}
+    for sha, event in others.items():
+        event.wait()
+        text = kept_source(sha)
+        if text is None:
+            rest[sha] = wanted[sha]
+            continue
+        for entry in wanted[sha][2]:
+            entry["source"] = text
+    return kept + len(others) - len(rest), read + _read_into(remote, rest)
+
+
+def _read_into(remote: Remote, wanted: dict[str, tuple[str, int, list[dict]]]) -> int:
+    """Read each wanted content from the box once (one of its paths), keep it, fill its entries;
+    returns how many contents were asked for."""
     batches: list[list[str]] = [[]]
     budget = 0
     # a batch keeps to one route: a container read through its runtime's exec, or the host
@@ -182,4 +260,4 @@ def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:
             text = keep_source(answer["text"].encode("utf-8", "surrogateescape"))
             for entry in by_path.get(answer.get("pattern") or answer.get("path"), []):
                 entry["source"] = text
-    return {"kept": kept, "read": len(wanted)}
+    return len(wanted)
