@@ -23,6 +23,7 @@ from remotedbg.session import ConnectOptions, open_session
 from tests import realshape as rs
 from tests.conformance_table import TABLE
 from tests.releases import RELEASES, Release, release
+from tests.sweep_table import VLLM_PLAIN_LLAMA_ARCH
 
 pytestmark = pytest.mark.network
 
@@ -30,11 +31,12 @@ LAYOUTS = ("venv", "tree")
 
 
 def _draft_arch(engine: str, version: str) -> str:
-    # vLLM 0.10.1.1 refuses SpecForge's LlamaForCausalLMEagle3 (its registry entry is commented
-    # out, model_executor/models/registry.py:264-265): a working deployment there names the
-    # plain Llama architecture, which EAGLEConfig turns into Eagle3LlamaForCausalLM
+    # vLLM 0.9.0-0.10.1.1 cannot serve SpecForge's LlamaForCausalLMEagle3 (tests/sweep_table.py
+    # VLLM_PLAIN_LLAMA_ARCH; 0.10.1.1: its registry entry is commented out, model_executor/
+    # models/registry.py:264-265): a working deployment there names the plain Llama
+    # architecture, which EAGLEConfig turns into Eagle3LlamaForCausalLM
     # (transformers_utils/configs/eagle.py:56-62).
-    if (engine, version) == ("vllm", "0.10.1.1"):
+    if engine == "vllm" and version in VLLM_PLAIN_LLAMA_ARCH:
         return "LlamaForCausalLM"
     return "LlamaForCausalLMEagle3"
 

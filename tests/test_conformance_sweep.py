@@ -1,0 +1,88 @@
+"""The sweep: correct deployments of every model family on every SGLang and vLLM release of
+tests/releases.py's SWEEP, and the planted checkpoint mistakes on one release per content group
+of the draft loader files (tests/sweep_table.py). Releases of the sweep other than the table's
+are unpacked in the venv layout only; cells the table (tests/test_conformance.py) already runs
+are not run again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance_table import TABLE
+from tests.releases import SWEEP, content_group, sweep_release
+from tests.sweep_table import GROUPS, PLANTS, SWEEP_VERSIONS
+from tests.sweep_table import SWEEP as EXPECTED
+from tests.test_conformance import audit, build_box, check
+
+pytestmark = pytest.mark.network
+
+CORRECT = [s for s in EXPECTED if s not in PLANTS]
+
+
+def _scenarios(engine: str, version: str, names: list[str]) -> list[str]:
+    return [
+        s for s in names
+        if (engine, version) in EXPECTED.get(s, {}) and (engine, version) not in TABLE.get(s, {})
+    ]  # fmt: skip
+
+
+def _run(tmp_path, engine: str, version: str, scenarios: list[str]) -> list[str]:
+    rel = sweep_release(engine, version)
+    failures = []
+    for scenario in scenarios:
+        expected = EXPECTED[scenario][(engine, version)]
+        got = audit(build_box(tmp_path / scenario, engine, version, scenario), str(rel.venv))
+        problems = check(got, expected)
+        if problems:
+            failures.append(
+                f"{scenario} on {engine} {version}: {'; '.join(problems)}\n"
+                f"  expected because: {expected['cite']}\n  headline: {got['headline']}\n"
+                f"  inconclusive: {got['inconclusive']}"
+            )
+    return failures
+
+
+@pytest.mark.parametrize(
+    "engine,version",
+    [pytest.param(e, v, id=f"{e}-{v}") for e, v in SWEEP if _scenarios(e, v, CORRECT)],
+)
+def test_sweep_correct_deployments(tmp_path, engine, version):
+    failures = _run(tmp_path, engine, version, _scenarios(engine, version, CORRECT))
+    assert not failures, "\n".join(failures)
+
+
+GROUP_FIRSTS = [(e, group[0]) for e, groups in GROUPS.items() for group in groups]
+
+
+@pytest.mark.parametrize(
+    "engine,version",
+    [pytest.param(e, v, id=f"{e}-{v}") for e, v in GROUP_FIRSTS if _scenarios(e, v, list(PLANTS))],
+)
+def test_sweep_plants_per_group(tmp_path, engine, version):
+    failures = _run(tmp_path, engine, version, _scenarios(engine, version, list(PLANTS)))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_content_groups(engine):
+    """GROUPS is the partition of the sweep's releases by the bytes of their loader files."""
+    groups: list[list[str]] = []
+    last = None
+    for version in SWEEP_VERSIONS[engine]:
+        digest = content_group(sweep_release(engine, version))
+        if digest != last:
+            groups.append([])
+            last = digest
+        groups[-1].append(version)
+    assert groups == GROUPS[engine]
+
+
+def test_sweep_covers_every_release():
+    for engine, versions in SWEEP_VERSIONS.items():
+        for scenario in ("correct", "correct-qwen3", "kimi-k2-correct", "kimi-k25-correct"):
+            assert set(versions) <= {v for e, v in EXPECTED[scenario] if e == engine}, scenario
+        firsts = {group[0] for group in GROUPS[engine]}
+        assert [v for group in GROUPS[engine] for v in group] == versions
+        for plant in PLANTS:
+            assert firsts <= {v for e, v in EXPECTED[plant] if e == engine}, plant
