@@ -145,6 +145,20 @@ _put("kimi-k25-correct", "sglang", since("sglang", "0.5.10"), row(OK, cite=(
     "the wrapper delegates set_eagle3_layers_to_capture to its DeepSeek language model "
     "(0.5.10 srt/models/kimi_k25.py:841-850; 0.5.16 :921; 0.5.23 :928-939)")))
 
+# Qwen3-30B-A3B (Qwen3MoeForCausalLM) and Llama-3.3-70B (LlamaForCausalLM, 80 layers, llama3
+# RoPE; the draft carries the target's rope_scaling as SpecForge copies it), heads of their
+# own shapes (tests/realshape.py), no layer ids in the draft config: the target's default.
+_put("correct-qwen3-moe", "sglang", before("sglang", "0.4.9"),
+     row(DEFECT, ["target-unsupported"], cite=(
+         "Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture before 0.4.9 "
+         "(0.4.8.post1 srt/models/qwen3_moe.py:670-830: no occurrence): AttributeError at start")))
+_put("correct-qwen3-moe", "sglang", since("sglang", "0.4.9"), row(OK, cite=(
+    "Qwen3MoeForCausalLM.set_eagle3_layers_to_capture (0.4.9 srt/models/qwen3_moe.py:759; "
+    "0.5.6 :828; 0.5.23 :1128)")))
+_put("correct-llama33-70b", "sglang", SGLANG_SWEEP, row(OK, cite=(
+    "the Llama target's setter, default [2, n//2, n-3] = [2, 40, 77] for 80 layers (srt/models/"
+    "llama.py set_eagle3_layers_to_capture); the head as in 'correct'")))
+
 # ------------------------------------------------------------------ plants (per content group)
 # Outcomes as tests/conformance_table.py cites them for the table releases; the loader forms:
 # before 0.4.9 SGLang's load_weights prepends model. and calls LlamaForCausalLM.load_weights,
@@ -212,6 +226,17 @@ _put("kimi-k25-correct", "vllm", since("vllm", "0.18.0"), row(OK, cite=(
     "language model from config.text_config (0.18.0 model_executor/models/kimi_k25.py:369, 396) "
     "and delegates get_eagle3_aux_hidden_state_layers to it (:493-494); 0.22.0 drops the "
     "target list (config/speculative.py: no 'only supported for')")))
+
+_put("correct-qwen3-moe", "vllm", before("vllm", "0.11.1"),
+     row(DEFECT, ["target-unsupported"], cite=(
+         "Qwen3MoeForCausalLM is no SupportsEagle3 before 0.11.1 (model_executor/models/"
+         "qwen3_moe.py, 0.11.0: no occurrence), and before 0.10.1 eagle3 is llama-only "
+         "(0.8.5 config.py:2588-2592): no aux hidden states from the target")))
+_put("correct-qwen3-moe", "vllm", since("vllm", "0.11.1"), row(OK, cite=(
+    "Qwen3MoeForCausalLM(SupportsEagle3) (0.11.1 model_executor/models/qwen3_moe.py:630, 713); "
+    "qwen among eagle3 targets (0.11.1 config/speculative.py:621)")))
+_put("correct-llama33-70b", "vllm", VLLM_SWEEP, row(OK, cite=(
+    "as 'correct': Llama targets capture for eagle3 in every release (0.8.5 llama.py:531-536)")))
 
 # ------------------------------------------------------------------ vLLM plants (per group)
 _put("eagle3-as-eagle", "vllm", VLLM_SWEEP, row(DEFECT, ["algorithm-mismatch"], cite=(

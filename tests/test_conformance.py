@@ -77,6 +77,11 @@ KIMI_SCENARIOS = {
 }
 
 
+# SpecForge EAGLE-3 heads for the targets of the models users serve (their own shapes:
+# tests/realshape.py), trained on the target's default layers.
+FAMILY_TARGETS = {"correct-qwen3-moe": rs.QWEN3_30B_A3B, "correct-llama33-70b": rs.LLAMA33_70B}
+
+
 def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
     shape = rs.KIMI_K2
     config = rs.eagle3_config(shape)
@@ -98,6 +103,8 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
     variables: dict[str, str] = {}
     if scenario == "correct-qwen3":
         target_shape = rs.QWEN3_8B
+    if scenario in FAMILY_TARGETS:
+        target_shape = FAMILY_TARGETS[scenario]
     if scenario in ("correct-nextn", "nextn-as-eagle3"):
         target_shape = rs.DEEPSEEK_V3
         config, tensors = rs.nextn_config(), rs.nextn_tensors(experts=8)
@@ -118,6 +125,10 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         config = rs.eagle3_config(target_shape)
         config["architectures"] = [_draft_arch(engine, version)]
         tensors = rs.eagle3_tensors(target_shape)
+        # trained with the target's RoPE and context, as SpecForge copies them from the target
+        for key in ("rope_scaling", "max_position_embeddings"):
+            if key in target_shape.extra:
+                config[key] = target_shape.extra[key]
     if scenario == "arch-specforge":
         config["architectures"] = ["LlamaForCausalLMEagle3"]
     if scenario == "eagle3-as-eagle":

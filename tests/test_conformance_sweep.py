@@ -80,7 +80,9 @@ def test_content_groups(engine):
 
 def test_sweep_covers_every_release():
     for engine, versions in SWEEP_VERSIONS.items():
-        for scenario in ("correct", "correct-qwen3", "kimi-k2-correct", "kimi-k25-correct"):
+        for scenario in CORRECT:
+            if scenario == "correct-nextn" and engine == "vllm":
+                continue  # MTP heads are not modelled for vLLM
             assert set(versions) <= {v for e, v in EXPECTED[scenario] if e == engine}, scenario
         firsts = {group[0] for group in GROUPS[engine]}
         assert [v for group in GROUPS[engine] for v in group] == versions
