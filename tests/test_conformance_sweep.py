@@ -15,7 +15,7 @@ from tests.sweep_table import GROUPS, PLANTS, SWEEP_VERSIONS
 from tests.sweep_table import SWEEP as EXPECTED
 from tests.test_conformance import audit, build_box, check
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.sweep]
 
 CORRECT = [s for s in EXPECTED if s not in PLANTS]
 
