@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from remotedbg.actions.engine_code import EngineCode
+from remotedbg.analysis.engine_facts import vllm_v2_by_default
+from remotedbg.engines import code_markers
 from tests.conformance_table import TABLE
 from tests.releases import SWEEP, content_group, sweep_release
 from tests.sweep_table import GROUPS, PLANTS, SWEEP_VERSIONS
@@ -88,3 +91,25 @@ def test_sweep_covers_every_release():
         assert [v for group in GROUPS[engine] for v in group] == versions
         for plant in PLANTS:
             assert firsts <= {v for e, v in EXPECTED[plant] if e == engine}, plant
+
+
+# Which runner serves when the launch environment does not set VLLM_USE_V2_MODEL_RUNNER, read
+# from each release: no v1/worker/gpu/model_runner.py before 0.12.0 (V1 only); 0.12.0-0.21.0
+# envs.py `bool(int(os.getenv("VLLM_USE_V2_MODEL_RUNNER", "0")))` (0.12.0 envs.py:1550-1552;
+# 0.21.0 :1711-1713): V1; from 0.22.0 `maybe_convert_bool(os.getenv(..., None))` (0.22.0
+# envs.py:1897-1899), None leaving it to VllmConfig.use_v2_model_runner, which returns True
+# unless a feature V2 lacks is in use (0.33.0 config/vllm.py:731-767): V2.
+V2_BY_DEFAULT_FROM = "0.22.0"
+
+
+@pytest.mark.parametrize("version", SWEEP_VERSIONS["vllm"])
+def test_vllm_default_runner_is_read_from_envs(version):
+    rel = sweep_release("vllm", version)
+    code = EngineCode("vllm", str(rel.package))
+    for name in (code_markers.VLLM_V2_MARKER, code_markers.VLLM_ENVS):
+        path = rel.package / name
+        if path.is_file():
+            code.index.add(str(path), path.read_text())
+    versions = SWEEP_VERSIONS["vllm"]
+    expected = versions.index(version) >= versions.index(V2_BY_DEFAULT_FROM)
+    assert vllm_v2_by_default(code) is expected
