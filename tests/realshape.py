@@ -98,7 +98,29 @@ KIMI_K2 = TargetShape(
                          "mscale_all_dim": 1.0},
     },
 )  # fmt: skip
-TARGETS = {t.name: t for t in (LLAMA31_8B, QWEN3_8B, DEEPSEEK_V3, KIMI_K2)}
+# Qwen/Qwen3-30B-A3B config.json (MoE: 128 experts, 8 active, every layer sparse).
+QWEN3_30B_A3B = TargetShape(
+    "qwen3-30b-a3b", "Qwen3MoeForCausalLM", "qwen3_moe", 2048, 6144, 48, 32, 4, 151936, 151645,
+    rope_theta=1000000.0,
+    extra={
+        "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+        "decoder_sparse_step": 1, "norm_topk_prob": True, "mlp_only_layers": [],
+        "max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+    },
+)  # fmt: skip
+# meta-llama/Llama-3.3-70B-Instruct config.json (llama3 RoPE scaling to 131072).
+LLAMA33_70B = TargetShape(
+    "llama-3.3-70b", "LlamaForCausalLM", "llama", 8192, 28672, 80, 64, 8, 128256,
+    [128001, 128008, 128009],
+    extra={
+        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+        "bos_token_id": 128000,
+    },
+)  # fmt: skip
+TARGETS = {
+    t.name: t for t in (LLAMA31_8B, QWEN3_8B, DEEPSEEK_V3, KIMI_K2, QWEN3_30B_A3B, LLAMA33_70B)
+}
 
 
 def kimi_k25_config(text: TargetShape = KIMI_K2) -> dict:

@@ -15,10 +15,14 @@ Nothing of the engines is committed to this repository; the tests read these dow
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +31,34 @@ SGLANG_RELEASES = ["0.4.6.post5", "0.4.10.post2", "0.5.1", "0.5.6", "0.5.14", "0
 VLLM_RELEASES = ["0.8.5", "0.10.1.1", "0.11.2", "0.20.0", "0.33.0"]
 RELEASES = [("sglang", v) for v in SGLANG_RELEASES] + [("vllm", v) for v in VLLM_RELEASES]
 
+# The sweep: every SGLang release from 0.4.6.post5 and every vLLM release from 0.8.5 to the
+# newest, as `pip index versions sglang` / `vllm` listed them on 2026-12-01 (oldest first).
+SGLANG_SWEEP = (
+    "0.4.6.post5 0.4.7 0.4.7.post1 0.4.8 0.4.8.post1 0.4.9 0.4.9.post1 0.4.9.post2 0.4.9.post3 "
+    "0.4.9.post4 0.4.9.post5 0.4.9.post6 0.4.10 0.4.10.post1 0.4.10.post2 0.5.1 0.5.1.post1 "
+    "0.5.1.post2 0.5.1.post3 0.5.2 0.5.3 0.5.3.post1 0.5.3.post2 0.5.3.post3 0.5.4 0.5.4.post1 "
+    "0.5.4.post2 0.5.4.post3 0.5.5 0.5.5.post1 0.5.5.post2 0.5.5.post3 0.5.6 0.5.6.post1 "
+    "0.5.6.post2 0.5.7 0.5.8 0.5.8.post1 0.5.9 0.5.10 0.5.10.post1 0.5.11 0.5.12 0.5.12.post1 "
+    "0.5.13 0.5.13.post1 0.5.14 0.5.15 0.5.15.post1 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 "
+    "0.5.22 0.5.23"
+).split()
+VLLM_SWEEP = (
+    "0.8.5 0.8.5.post1 0.9.0 0.9.0.1 0.9.1 0.9.2 0.10.0 0.10.1 0.10.1.1 0.10.2 0.11.0 0.11.1 "
+    "0.11.2 0.12.0 0.13.0 0.14.0 0.14.1 0.15.0 0.15.1 0.16.0 0.17.0 0.17.1 0.18.0 0.18.1 "
+    "0.19.0 0.19.1 0.20.0 0.20.1 0.20.2 0.21.0 0.22.0 0.22.1 0.23.0 0.24.0 0.25.0 0.25.1 "
+    "0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
+).split()
+SWEEP = [("sglang", v) for v in SGLANG_SWEEP] + [("vllm", v) for v in VLLM_SWEEP]
+
 SITE = "lib/python3.11/site-packages"
 
 
 class ReleaseUnavailable(RuntimeError):
     """The registry did not deliver the release (the message says why)."""
+
+
+class NoSdist(ReleaseUnavailable):
+    """The release has no source archive on the registry (vLLM 0.15.0, 0.15.1: wheels only)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +108,7 @@ def _download(name: str, version: str, dest: Path) -> Path:
         sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
         "--python-version", "3.11", "--implementation", "cp",
         "--platform", "manylinux_2_35_x86_64", "--platform", "manylinux_2_34_x86_64",
-        "--platform", "manylinux_2_28_x86_64",
+        "--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64",
         "--platform", "manylinux1_x86_64", "--platform", "any",
         f"{name}=={version}", "-d", str(dest),
     ]  # fmt: skip
@@ -93,6 +120,66 @@ def _download(name: str, version: str, dest: Path) -> Path:
     return found[0]
 
 
+SIMPLE_INDEX = "https://pypi.org/simple"
+
+
+def _download_sdist(name: str, version: str, dest: Path) -> Path:
+    """The release's source archive, from the registry's simple index (PEP 691 JSON, the page pip
+    reads). `pip download` cannot fetch vLLM's sdist without building its metadata, which
+    installs its build requirements (torch, cmake); its wheel is 20-40 times larger."""
+    target = dest / f"{name}-{version}.tar.gz"
+    if target.is_file():
+        return target
+    request = urllib.request.Request(
+        f"{SIMPLE_INDEX}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            files = json.load(answer)["files"]
+        entry = next((f for f in files if f["filename"] == target.name), None)
+        if entry is None:
+            raise NoSdist(f"{target.name} is not on {SIMPLE_INDEX}")
+        digest = hashlib.sha256()
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        with (
+            urllib.request.urlopen(entry["url"], timeout=600) as answer,
+            open(partial, "wb") as out,
+        ):
+            while chunk := answer.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ReleaseUnavailable(f"{target.name} from {SIMPLE_INDEX}: {exc}") from exc
+    if digest.hexdigest() != entry["hashes"].get("sha256"):
+        partial.unlink()
+        raise ReleaseUnavailable(f"{target.name}: sha256 differs from the index's")
+    partial.rename(target)
+    return target
+
+
+def _unpack_sdist(archive_path: Path, release: Release) -> None:
+    """Python sources and PKG-INFO (as the dist-info's METADATA), venv layout only."""
+    work = release.root.with_name(release.root.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    site = work / "venv" / SITE
+    top = f"{release.name}-{release.version}/"
+    with tarfile.open(archive_path) as archive:
+        for member in archive:
+            inner = member.name[len(top) :] if member.name.startswith(top) else ""
+            if member.isfile() and inner.startswith(release.name + "/") and inner.endswith(".py"):
+                out = site / inner
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(archive.extractfile(member).read())
+            elif member.isfile() and inner == "PKG-INFO":
+                info = site / f"{release.name}-{release.version}.dist-info"
+                info.mkdir(parents=True, exist_ok=True)
+                (info / "METADATA").write_bytes(archive.extractfile(member).read())
+                (info / "top_level.txt").write_text(release.name + "\n")
+    (work / "venv" / "bin").mkdir(parents=True)
+    (work / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
+    work.rename(release.root)
+
+
 def _wanted(member: str, name: str) -> bool:
     top = member.split("/", 1)[0]
     if top.endswith(".dist-info"):
@@ -100,7 +187,7 @@ def _wanted(member: str, name: str) -> bool:
     return top == name and member.endswith(".py")
 
 
-def _unpack(wheel: Path, release: Release) -> None:
+def _unpack(wheel: Path, release: Release, tree: bool = True) -> None:
     work = release.root.with_name(release.root.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     site = work / "venv" / SITE
@@ -110,9 +197,9 @@ def _unpack(wheel: Path, release: Release) -> None:
                 archive.extract(member, site)
     (work / "venv" / "bin").mkdir(parents=True)
     (work / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
-    tree = work / "tree" / "python"
-    tree.mkdir(parents=True)
-    shutil.copytree(site / release.name, tree / release.name)
+    if tree:
+        (work / "tree" / "python").mkdir(parents=True)
+        shutil.copytree(site / release.name, work / "tree" / "python" / release.name)
     work.rename(release.root)
 
 
@@ -131,10 +218,58 @@ def release(name: str, version: str) -> Release:
     return rel
 
 
+def sweep_release(name: str, version: str) -> Release:
+    """A release of the sweep: a table release as `release` unpacks it, any other in the venv
+    layout only (SGLang from its wheel, vLLM from its sdist), under <cache>/sweep/."""
+    if (name, version) in RELEASES:
+        return release(name, version)
+    cache = cache_dir()
+    rel = Release(name, version, cache / "sweep" / f"{name}-{version}")
+    if rel.root.is_dir():
+        return rel
+    (cache / "sweep").mkdir(exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not rel.root.is_dir():
+            archive = None
+            if name == "vllm":
+                try:
+                    archive = _download_sdist(name, version, cache / "sdists")
+                except NoSdist:
+                    pass  # its wheel, then
+            if archive is not None:
+                _unpack_sdist(archive, rel)
+            else:
+                _unpack(_download(name, version, cache / "wheels"), rel, tree=False)
+    return rel
+
+
+# The files that decide how a draft checkpoint loads (the draft loader classes, the registry
+# that maps an architecture to them, vLLM's EAGLE config that renames it): releases where these
+# have the same bytes form one content group, and a planted checkpoint mistake, decided there,
+# is audited on one release per group (tests/sweep_table.py).
+LOADER_FILES = {
+    "sglang": ("srt/models/llama_eagle3.py", "srt/models/registry.py",
+               "srt/models/deepseek_nextn.py"),
+    "vllm": ("model_executor/models/llama_eagle3.py", "model_executor/models/registry.py",
+             "model_executor/models/deepseek_eagle3.py", "transformers_utils/configs/eagle.py"),
+}  # fmt: skip
+
+
+def content_group(rel: Release) -> str:
+    """sha256 over the release's LOADER_FILES (an absent file counts as absent)."""
+    digest = hashlib.sha256()
+    for name in LOADER_FILES[rel.name]:
+        path = rel.package / name
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"\0absent\0")
+    return digest.hexdigest()
+
+
 def all_releases() -> list[Release]:
     return [release(name, version) for name, version in RELEASES]
 
 
 if __name__ == "__main__":
-    for rel in all_releases():
-        print(rel.label, rel.root)
+    for rel in all_releases() + [sweep_release(n, v) for n, v in SWEEP]:
+        print(rel.label, rel.root, flush=True)

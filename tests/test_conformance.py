@@ -23,6 +23,7 @@ from remotedbg.session import ConnectOptions, open_session
 from tests import realshape as rs
 from tests.conformance_table import TABLE
 from tests.releases import RELEASES, Release, release
+from tests.sweep_table import VLLM_PLAIN_LLAMA_ARCH
 
 pytestmark = pytest.mark.network
 
@@ -30,11 +31,12 @@ LAYOUTS = ("venv", "tree")
 
 
 def _draft_arch(engine: str, version: str) -> str:
-    # vLLM 0.10.1.1 refuses SpecForge's LlamaForCausalLMEagle3 (its registry entry is commented
-    # out, model_executor/models/registry.py:264-265): a working deployment there names the
-    # plain Llama architecture, which EAGLEConfig turns into Eagle3LlamaForCausalLM
+    # vLLM 0.9.0-0.10.1.1 cannot serve SpecForge's LlamaForCausalLMEagle3 (tests/sweep_table.py
+    # VLLM_PLAIN_LLAMA_ARCH; 0.10.1.1: its registry entry is commented out, model_executor/
+    # models/registry.py:264-265): a working deployment there names the plain Llama
+    # architecture, which EAGLEConfig turns into Eagle3LlamaForCausalLM
     # (transformers_utils/configs/eagle.py:56-62).
-    if (engine, version) == ("vllm", "0.10.1.1"):
+    if engine == "vllm" and version in VLLM_PLAIN_LLAMA_ARCH:
         return "LlamaForCausalLM"
     return "LlamaForCausalLMEagle3"
 
@@ -75,6 +77,11 @@ KIMI_SCENARIOS = {
 }
 
 
+# SpecForge EAGLE-3 heads for the targets of the models users serve (their own shapes:
+# tests/realshape.py), trained on the target's default layers.
+FAMILY_TARGETS = {"correct-qwen3-moe": rs.QWEN3_30B_A3B, "correct-llama33-70b": rs.LLAMA33_70B}
+
+
 def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
     shape = rs.KIMI_K2
     config = rs.eagle3_config(shape)
@@ -96,6 +103,8 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
     variables: dict[str, str] = {}
     if scenario == "correct-qwen3":
         target_shape = rs.QWEN3_8B
+    if scenario in FAMILY_TARGETS:
+        target_shape = FAMILY_TARGETS[scenario]
     if scenario in ("correct-nextn", "nextn-as-eagle3"):
         target_shape = rs.DEEPSEEK_V3
         config, tensors = rs.nextn_config(), rs.nextn_tensors(experts=8)
@@ -116,6 +125,10 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         config = rs.eagle3_config(target_shape)
         config["architectures"] = [_draft_arch(engine, version)]
         tensors = rs.eagle3_tensors(target_shape)
+        # trained with the target's RoPE and context, as SpecForge copies them from the target
+        for key in ("rope_scaling", "max_position_embeddings"):
+            if key in target_shape.extra:
+                config[key] = target_shape.extra[key]
     if scenario == "arch-specforge":
         config["architectures"] = ["LlamaForCausalLMEagle3"]
     if scenario == "eagle3-as-eagle":

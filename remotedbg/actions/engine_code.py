@@ -92,7 +92,11 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
             {"path": record["path"], "line": record["line"], "text": record["text"]}
         )
     serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
-    extra = [code.path(p) for p in code_markers.VLLM_SPEC_CONFIGS] if engine == "vllm" else []
+    extra = (
+        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, code_markers.VLLM_ENVS)]
+        if engine == "vllm"
+        else []
+    )
     _read(remote, code, serving[: code_markers.MAX_FILES // 2] + extra)
     return code
 

@@ -19,23 +19,54 @@ from remotedbg.engines import code_markers
 
 def _serving_modules(code: Any) -> list[Module]:
     paths = dict.fromkeys(h["path"] for h in code.serving_hits)
+    v2 = code.engine == "vllm" and vllm_v2_by_default(code)
     out = []
     for path in paths:
-        if code.engine == "vllm" and _v1_only(code, path):
-            continue
+        if v2 and any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY):
+            continue  # only the V1 runner reads it, and V2 serves
         mod = code.index.module_at(path)
         if mod is not None:
             out.append(mod)
     return out
 
 
-def _v1_only(code: Any, path: str) -> bool:
-    """vLLM: a file only the V1 model runner uses, on a release whose default runner is V2."""
-    if not code.has(code_markers.VLLM_V2_MARKER) and not any(
+def _getenv_default(tree: ast.AST, name: str) -> tuple[bool, object]:
+    """(found, default) of `os.getenv(name, default)` in a module (envs.py)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "getenv"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == name
+        ):
+            if len(node.args) < 2:
+                return True, None
+            default = node.args[1]
+            return True, default.value if isinstance(default, ast.Constant) else default
+    return False, None
+
+
+def vllm_v2_by_default(code: Any) -> bool:
+    """vLLM: does Model Runner V2 serve when the launch environment does not choose? No V2 files:
+    no. Else the default of VLLM_USE_V2_MODEL_RUNNER in the release's envs.py: "0" -> V1; unset
+    (None) -> the config's choice, V2 (code_markers.VLLM_V2_MARKER's comment); envs.py unread ->
+    V2, as before this was read."""
+    has_v2 = code.has(code_markers.VLLM_V2_MARKER) or any(
         h["path"].endswith(code_markers.VLLM_V2_MARKER) for h in code.serving_hits
-    ):
+    )
+    if not has_v2:
         return False
-    return any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY)
+    envs = code.index.module_at(code.path(code_markers.VLLM_ENVS))
+    if envs is None:
+        return True
+    found, default = _getenv_default(envs.tree, code_markers.VLLM_RUNNER_ENV)
+    if not found or default is None:
+        return True
+    if isinstance(default, str):
+        return default.strip().lower() in ("1", "true")
+    return True
 
 
 def _where(code: Any, mod: Module, node: ast.AST) -> str:

@@ -43,11 +43,16 @@ AUX_IDS_KEY = "eagle_aux_hidden_state_layer_ids"
 #: transformers_utils/configs/speculators): not where an EAGLE-3 deployment's ids are chosen.
 AUX_IDS_OTHER_READERS = ("dflash", "extract_hidden_states", "transformers_utils/", "dspark")
 
-#: vLLM: files of the model runner that the default runner replaces. From 0.33.0 on Model Runner
-#: V2 (v1/worker/gpu/) is the default (vllm/config/vllm.py:731-767), and what only the V1 runner
-#: reads does not apply unless the user switched runners.
+#: vLLM: files of the model runner that Model Runner V2 (v1/worker/gpu/) replaces. The V2 files
+#: ship from 0.12.0, but which runner serves is the engine's choice, not which files exist: the
+#: environment variable below, whose default envs.py defines (`bool(int(os.getenv(NAME, "0")))`
+#: in 0.12.0-0.20.x: V1 unless set; `maybe_convert_bool(os.getenv(NAME, None))` from 0.22.0:
+#: unset leaves it to VllmConfig.use_v2_model_runner, V2 unless the deployment uses a feature V2
+#: lacks, 0.33.0 config/vllm.py:731-767).
 VLLM_V2_MARKER = "v1/worker/gpu/model_runner.py"
 VLLM_V1_ONLY = ("v1/worker/gpu_model_runner.py",)
+VLLM_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+VLLM_ENVS = "envs.py"
 
 #: Files the loader model and the facts read besides the draft and target model files.
 VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"

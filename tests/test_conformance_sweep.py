@@ -1,0 +1,115 @@
+"""The sweep: correct deployments of every model family on every SGLang and vLLM release of
+tests/releases.py's SWEEP, and the planted checkpoint mistakes on one release per content group
+of the draft loader files (tests/sweep_table.py). Releases of the sweep other than the table's
+are unpacked in the venv layout only; cells the table (tests/test_conformance.py) already runs
+are not run again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from remotedbg.actions.engine_code import EngineCode
+from remotedbg.analysis.engine_facts import vllm_v2_by_default
+from remotedbg.engines import code_markers
+from tests.conformance_table import TABLE
+from tests.releases import SWEEP, content_group, sweep_release
+from tests.sweep_table import GROUPS, PLANTS, SWEEP_VERSIONS
+from tests.sweep_table import SWEEP as EXPECTED
+from tests.test_conformance import audit, build_box, check
+
+pytestmark = [pytest.mark.network, pytest.mark.sweep]
+
+CORRECT = [s for s in EXPECTED if s not in PLANTS]
+
+
+def _scenarios(engine: str, version: str, names: list[str]) -> list[str]:
+    return [
+        s for s in names
+        if (engine, version) in EXPECTED.get(s, {}) and (engine, version) not in TABLE.get(s, {})
+    ]  # fmt: skip
+
+
+def _run(tmp_path, engine: str, version: str, scenarios: list[str]) -> list[str]:
+    rel = sweep_release(engine, version)
+    failures = []
+    for scenario in scenarios:
+        expected = EXPECTED[scenario][(engine, version)]
+        got = audit(build_box(tmp_path / scenario, engine, version, scenario), str(rel.venv))
+        problems = check(got, expected)
+        if problems:
+            failures.append(
+                f"{scenario} on {engine} {version}: {'; '.join(problems)}\n"
+                f"  expected because: {expected['cite']}\n  headline: {got['headline']}\n"
+                f"  inconclusive: {got['inconclusive']}"
+            )
+    return failures
+
+
+@pytest.mark.parametrize(
+    "engine,version",
+    [pytest.param(e, v, id=f"{e}-{v}") for e, v in SWEEP if _scenarios(e, v, CORRECT)],
+)
+def test_sweep_correct_deployments(tmp_path, engine, version):
+    failures = _run(tmp_path, engine, version, _scenarios(engine, version, CORRECT))
+    assert not failures, "\n".join(failures)
+
+
+GROUP_FIRSTS = [(e, group[0]) for e, groups in GROUPS.items() for group in groups]
+
+
+@pytest.mark.parametrize(
+    "engine,version",
+    [pytest.param(e, v, id=f"{e}-{v}") for e, v in GROUP_FIRSTS if _scenarios(e, v, list(PLANTS))],
+)
+def test_sweep_plants_per_group(tmp_path, engine, version):
+    failures = _run(tmp_path, engine, version, _scenarios(engine, version, list(PLANTS)))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_content_groups(engine):
+    """GROUPS is the partition of the sweep's releases by the bytes of their loader files."""
+    groups: list[list[str]] = []
+    last = None
+    for version in SWEEP_VERSIONS[engine]:
+        digest = content_group(sweep_release(engine, version))
+        if digest != last:
+            groups.append([])
+            last = digest
+        groups[-1].append(version)
+    assert groups == GROUPS[engine]
+
+
+def test_sweep_covers_every_release():
+    for engine, versions in SWEEP_VERSIONS.items():
+        for scenario in CORRECT:
+            if scenario == "correct-nextn" and engine == "vllm":
+                continue  # MTP heads are not modelled for vLLM
+            assert set(versions) <= {v for e, v in EXPECTED[scenario] if e == engine}, scenario
+        firsts = {group[0] for group in GROUPS[engine]}
+        assert [v for group in GROUPS[engine] for v in group] == versions
+        for plant in PLANTS:
+            assert firsts <= {v for e, v in EXPECTED[plant] if e == engine}, plant
+
+
+# Which runner serves when the launch environment does not set VLLM_USE_V2_MODEL_RUNNER, read
+# from each release: no v1/worker/gpu/model_runner.py before 0.12.0 (V1 only); 0.12.0-0.21.0
+# envs.py `bool(int(os.getenv("VLLM_USE_V2_MODEL_RUNNER", "0")))` (0.12.0 envs.py:1550-1552;
+# 0.21.0 :1711-1713): V1; from 0.22.0 `maybe_convert_bool(os.getenv(..., None))` (0.22.0
+# envs.py:1897-1899), None leaving it to VllmConfig.use_v2_model_runner, which returns True
+# unless a feature V2 lacks is in use (0.33.0 config/vllm.py:731-767): V2.
+V2_BY_DEFAULT_FROM = "0.22.0"
+
+
+@pytest.mark.parametrize("version", SWEEP_VERSIONS["vllm"])
+def test_vllm_default_runner_is_read_from_envs(version):
+    rel = sweep_release("vllm", version)
+    code = EngineCode("vllm", str(rel.package))
+    for name in (code_markers.VLLM_V2_MARKER, code_markers.VLLM_ENVS):
+        path = rel.package / name
+        if path.is_file():
+            code.index.add(str(path), path.read_text())
+    versions = SWEEP_VERSIONS["vllm"]
+    expected = versions.index(version) >= versions.index(V2_BY_DEFAULT_FROM)
+    assert vllm_v2_by_default(code) is expected
