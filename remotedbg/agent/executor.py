@@ -40,17 +40,35 @@ import traceback
 
 HEADER = struct.Struct("!BII")
 CHUNK = 65536
+MAX_FRAME = 64 << 20  # no frame is larger: a length past it is a corrupt stream, never allocated
+# The client sends a frame (H when it has nothing else to say) at least every second while a
+# command or check of it runs; silence this long means the connection is gone (a cut cable
+# never closes our stdin: sshd only notices with ClientAliveInterval), and what runs is stopped.
+CLIENT_SILENCE = 15.0
+# Shells that read a POSIX command line as sh does; commands of any other login shell (fish,
+# tcsh, csh, a nologin wrapper) run in /bin/sh, since remotedbg writes them in sh syntax.
+POSIX_SHELLS = {"sh", "dash", "bash", "rbash", "ash", "ksh", "mksh", "lksh", "pdksh", "ksh93",
+                "zsh", "yash", "busybox"}  # fmt: skip
 KILL_GRACE = 0.5
 DEFAULT_CALL_MEMORY = 4 << 30  # bytes of address space a check may add to the executor's
 DEFAULT_CALL_CPU = 600  # CPU seconds of a check without a timeout
 
 
+# The login that started us read the start-up files already and its environment is ours; zsh
+# would read ~/.zshenv again for every command (and print what it prints into its output).
+_NO_RC = {"zsh": ("-f",)}
+
+
 def _login_shell():
+    """The shell that runs commands: the login shell when it speaks sh (rbash stays rbash, so
+    its restrictions hold), else /bin/sh."""
     try:
         shell = pwd.getpwuid(os.getuid()).pw_shell
     except KeyError:
         shell = ""
-    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+    if not (shell and os.access(shell, os.X_OK)):
+        return "/bin/sh"
+    return shell if os.path.basename(shell) in POSIX_SHELLS else "/bin/sh"
 
 
 def _home():
@@ -58,6 +76,10 @@ def _home():
     (a container's root often has no home of its own)."""
     home = os.path.expanduser("~")
     return home if os.path.isdir(home) else "/"
+
+
+class _CorruptStream(Exception):
+    pass
 
 
 class _Frames:
@@ -71,6 +93,8 @@ class _Frames:
         frames = []
         while len(self.buffer) >= HEADER.size:
             kind, rid, length = HEADER.unpack_from(self.buffer)
+            if length > MAX_FRAME:
+                raise _CorruptStream("a frame announces %d bytes" % length)
             if len(self.buffer) < HEADER.size + length:
                 break
             payload = self.buffer[HEADER.size : HEADER.size + length]
@@ -188,6 +212,7 @@ class Executor:
         self.open_pipes = 0
         self.running = True
         self.current_call = None
+        self.heard = time.monotonic()  # when the client last sent a frame
 
     # -- control frames ------------------------------------------------------------------
     def on_frame(self, kind, rid, payload):
@@ -266,6 +291,9 @@ class Executor:
             return
         if data:
             call.data += data
+            if len(call.data) > MAX_FRAME - 4096 and not call.stopped:
+                self.stop_call("stopped: its answer passed %d MiB" % (MAX_FRAME >> 20))
+                call.data = b""
             return
         self.selector.unregister(call.fd)
         os.close(call.fd)
@@ -293,7 +321,7 @@ class Executor:
         command = request["cmd"].encode("utf-8", "surrogateescape")
         try:
             self.process = subprocess.Popen(
-                [self.shell, "-c", command],
+                [self.shell, *_NO_RC.get(os.path.basename(self.shell), ()), "-c", command],
                 stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -352,23 +380,37 @@ class Executor:
         _send_json("S", {"exit": status if status >= 0 else 128 - status}, self.command_id)
         self.process = None
 
+    def busy(self):
+        return self.process is not None or self.current_call is not None
+
     def serve(self):
         while self.running:
             wait = None
             call = self.current_call
             if call is not None and call.deadline is not None and not call.stopped:
                 wait = max(0.0, call.deadline - time.monotonic())
+            if self.busy():
+                silence = max(0.0, self.heard + CLIENT_SILENCE - time.monotonic())
+                wait = silence if wait is None else min(wait, silence)
             events = self.selector.select(wait)
-            if not events and call is not None and call.deadline is not None:
-                if time.monotonic() >= call.deadline:
-                    self.stop_call("stopped at its deadline")
+            now = time.monotonic()
+            if call is not None and call.deadline is not None and now >= call.deadline:
+                self.stop_call("stopped at its deadline")
+            if self.busy() and now - self.heard >= CLIENT_SILENCE:
+                break  # the connection is gone without a close: stop everything
             for key, _ in events:
                 if key.data == "control":
                     data = os.read(0, CHUNK)
                     if not data:
                         self.running = False  # client gone: stop everything, leave nothing
                         break
-                    for kind, rid, payload in self.frames.feed(data):
+                    self.heard = time.monotonic()
+                    try:
+                        frames = self.frames.feed(data)
+                    except _CorruptStream:
+                        self.running = False
+                        break
+                    for kind, rid, payload in frames:
                         self.on_frame(kind, rid, payload)
                 elif key.data == "call":
                     self.on_call_output()

@@ -24,33 +24,31 @@ from remotedbg.session.base import OutputCollector
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
+MAX_FRAME = 64 << 20  # as agent/executor.py: a longer announced frame is a corrupt stream
+HEARTBEAT = 1.0  # seconds between frames while a request runs (the executor's CLIENT_SILENCE)
 
 
 class ExecutorGone(Exception):
     """The executor channel closed; the caller reconnects or falls back."""
 
 
+class NotStarted(Exception):
+    """The executor's command ended before it answered (why: its last stderr line)."""
+
+
+
+
 class ExecutorChannel:
     def __init__(self, channel: paramiko.Channel) -> None:
         self.channel = channel
-        self.buffer = b""
+        self.buffer = bytearray()
         self.stderr_tail = b""
+        self.last_sent = time.monotonic()
         self.ready_fd = channel.fileno()
         self.pid: int | None = None  # the executor's pid on the remote
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
-
-    @classmethod
-    def start(
-        cls,
-        transport: paramiko.Transport,
-        boot: str,
-        bundle_for: Callable[[str], bytes],
-        timeout: float,
-    ) -> ExecutorChannel | None:
-        """Start the executor; None when the remote cannot run it (no Python there)."""
-        return cls.start_or_why(transport, boot, bundle_for, timeout)[0]
 
     @classmethod
     def start_or_why(
@@ -60,30 +58,53 @@ class ExecutorChannel:
         bundle_for: Callable[[str], bytes],
         timeout: float,
     ) -> tuple[ExecutorChannel | None, str]:
-        """The executor, or None and the last line its command wrote to stderr. The executor
-        writes a fresh random marker before its first frame: whatever the login printed before
-        it (banners, MOTDs) is skipped, and the time a slow login takes is paid here once,
-        within `timeout`."""
+        """The executor, or None and the last line its command wrote to stderr (or that it did
+        not answer within `timeout`)."""
+        try:
+            return cls.start(transport, boot, bundle_for, timeout), ""
+        except NotStarted as why:
+            return None, str(why)
+        except TimeoutError:
+            return None, f"no answer within {timeout:g}s"
+
+    @classmethod
+    def start(
+        cls,
+        transport: paramiko.Transport,
+        boot: str,
+        bundle_for: Callable[[str], bytes],
+        timeout: float,
+    ) -> ExecutorChannel:
+        """The executor; NotStarted (the remote cannot run it: no Python there) with the last
+        line its command wrote to stderr, TimeoutError when it has not answered within
+        `timeout` (the channel closed). The executor writes a fresh random marker before its
+        first frame: whatever the login printed before it (banners, MOTDs) is skipped, and the
+        time a slow login takes is paid here once."""
         marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
+        start = time.monotonic()
         channel = transport.open_session(timeout=timeout)
-        channel.exec_command(boot)
+        timeout = max(0.1, timeout - (time.monotonic() - start))
         executor = cls(channel)
         try:
+            channel.exec_command(boot)
             channel.sendall(bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, _, payload = executor.next_frame(time.monotonic() + timeout)
-        except (ExecutorGone, TimeoutError, OSError, EOFError):
+        except TimeoutError:
             channel.close()
-            return None, executor.why()
+            raise
+        except (ExecutorGone, OSError, EOFError, paramiko.SSHException):
+            channel.close()
+            raise NotStarted(executor.why()) from None
         try:
             hello = json.loads(payload) if kind == "P" else {}
         except ValueError:
             hello = {}
         if not hello.get("ready"):
             channel.close()
-            return None, executor.why()
+            raise NotStarted(executor.why())
         executor.pid = hello["pid"]
-        return executor, ""
+        return executor
 
     def why(self) -> str:
         """The last line the executor's command wrote to stderr (why it did not start)."""
@@ -98,6 +119,7 @@ class ExecutorChannel:
             self.channel.sendall(HEADER.pack(ord(kind), rid, len(payload)) + payload)
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise ExecutorGone(str(exc)) from None
+        self.last_sent = time.monotonic()
 
     def send_json(self, kind: str, value: Any, rid: int = 0) -> None:
         self.send(kind, json.dumps(value).encode("utf-8"), rid)
@@ -106,10 +128,12 @@ class ExecutorChannel:
         if len(self.buffer) < HEADER.size:
             return None
         kind, rid, length = HEADER.unpack_from(self.buffer)
+        if length > MAX_FRAME:  # before a byte of it is kept
+            raise ExecutorGone(f"the remote executor announced a frame of {length} bytes")
         if len(self.buffer) < HEADER.size + length:
             return None
-        payload = self.buffer[HEADER.size : HEADER.size + length]
-        self.buffer = self.buffer[HEADER.size + length :]
+        payload = bytes(self.buffer[HEADER.size : HEADER.size + length])
+        del self.buffer[: HEADER.size + length]
         return chr(kind), rid, payload
 
     def skip_to(self, marker: bytes, deadline: float) -> None:
@@ -117,10 +141,18 @@ class ExecutorChannel:
         while marker not in self.buffer:
             self._fill(deadline)
             if len(self.buffer) > (1 << 20) + len(marker):
-                self.buffer = self.buffer[-len(marker) :]  # a login that prints megabytes
-        self.buffer = self.buffer.split(marker, 1)[1]
+                del self.buffer[: -len(marker)]  # a login that prints megabytes
+        del self.buffer[: self.buffer.index(marker) + len(marker)]
 
     def _fill(self, deadline: float | None) -> None:
+        """More bytes into the buffer. The deadline is checked first: a peer that floods
+        without end still times out."""
+        now = time.monotonic()
+        remaining = None if deadline is None else deadline - now
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError
+        if self.open_id is not None and now - self.last_sent >= HEARTBEAT:
+            self.send("H", b"", self.open_id)
         while self.channel.recv_stderr_ready():
             self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
         if self.channel.recv_ready():
@@ -131,10 +163,8 @@ class ExecutorChannel:
         if self.channel.closed or self.channel.eof_received:
             if not self.channel.recv_ready():
                 raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            raise TimeoutError
-        select.select([self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0))
+        wait = HEARTBEAT if remaining is None else min(remaining, HEARTBEAT)
+        select.select([self.ready_fd], [], [], wait)
 
     def next_frame(self, deadline: float | None) -> tuple[str, int, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""

@@ -28,8 +28,13 @@ from remotedbg.errors import (
     StdoutClosed,
 )
 from remotedbg.session import hostkeys, terminal, transcript
-from remotedbg.session.base import OutputCollector, Session, kill_group_script
-from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
+from remotedbg.session.base import PID_PREFIX, OutputCollector, Session, kill_group_script
+from remotedbg.session.executor_client import (
+    ExecutorChannel,
+    ExecutorGone,
+    NotStarted,
+    connection_lost,
+)
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_words import connect_failure
 from remotedbg.session.target import (
@@ -108,6 +113,7 @@ class SSHSession(Session):
         self._sftp_missing = False
         self._executor: ExecutorChannel | None = None
         self._executor_unavailable = False
+        self._executor_commands_only = False
         self.connect()
 
     # -- connecting -----------------------------------------------------------------------
@@ -219,29 +225,44 @@ class SSHSession(Session):
                 raise ConnectionFailed(f"{self.name}: cannot open a channel: {exc}") from None
 
     # -- the executor -----------------------------------------------------------------------
-    def executor(self) -> ExecutorChannel | None:
+    def executor(
+        self, budget: float | None = None, commands_only: bool = False
+    ) -> ExecutorChannel | None:
         """The session's remote executor, started on first use; None when the box cannot run
-        it (no python3 there), and then every command gets its own exec channel instead."""
-        if self._executor is not None and self._executor.settled():
-            return self._executor
-        if self._executor is not None:
-            self._executor.close()  # a request of it did not end: a fresh one serves
+        it (no python3 there), and then every command gets its own exec channel instead.
+        `budget`: seconds the login may take (the command's timeout; RemoteTimeout past it).
+        `commands_only`: the executor without the agent's checks (a session for one command)."""
+        current = self._executor
+        if current is not None and current.settled():
+            if commands_only or not self._executor_commands_only:
+                return current
+        if current is not None:
+            current.close()  # a request of it did not end, or it lacks the checks: a fresh one
         self._executor = None
         if self._executor_unavailable:
             return None
         from remotedbg.session import agent_bundle
 
+        login = max(self.options.connect_timeout, LOGIN_BUDGET)
+        if budget is not None:
+            login = min(login, budget)
         transport = self._transport()
+        bundle = agent_bundle.command_bundle if commands_only else agent_bundle.executor_bundle
         try:
             self._executor = ExecutorChannel.start(
-                transport,
-                agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
-                agent_bundle.executor_bundle,
-                max(self.options.connect_timeout, LOGIN_BUDGET),
+                transport, agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON), bundle, login
             )
+        except NotStarted:
+            self._executor_unavailable = True
+            return None
+        except TimeoutError:
+            raise RemoteTimeout(
+                f"{self.name}: the login did not finish within {login:g}s"
+                " (remotedbg's executor never answered)"
+            ) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
-        self._executor_unavailable = self._executor is None
+        self._executor_commands_only = commands_only
         return self._executor
 
     def _executor_failed(self, error: ExecutorGone) -> ConnectionFailed | RemoteCommandError:
@@ -254,7 +275,7 @@ class SSHSession(Session):
     def _agent_call(
         self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
     ) -> dict | None:
-        executor = self.executor()
+        executor = self.executor(timeout)
         if executor is None:
             return None
         try:
@@ -270,15 +291,18 @@ class SSHSession(Session):
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
-        if self.one_shot and self._executor is None:
+        # Every command runs under the executor, which owns its process group and stops it on
+        # a timeout, Ctrl-C, or a client that went silent or away; an exec channel of its own
+        # only on a box without python3.
+        deadline = None if timeout is None else time.monotonic() + timeout
+        executor = self.executor(timeout, commands_only=self.one_shot)
+        if executor is None:
             return self._execute_on_channel(text, stdin, collector, timeout)
-        executor = self.executor()
-        if executor is not None:
-            try:
-                return executor.execute(text, stdin, collector, timeout)
-            except ExecutorGone as gone:
-                raise self._executor_failed(gone) from None
-        return self._execute_on_channel(text, stdin, collector, timeout)
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return executor.execute(text, stdin, collector, remaining)
+        except ExecutorGone as gone:
+            raise self._executor_failed(gone) from None
 
     def _execute_on_channel(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
@@ -286,8 +310,9 @@ class SSHSession(Session):
         channel = self._open_channel()
         transport = channel.get_transport()
         deadline = None if timeout is None else time.monotonic() + timeout
+        collector.expect_marker()
         try:
-            channel.exec_command(text.encode("utf-8", "surrogateescape"))
+            channel.exec_command((PID_PREFIX + text).encode("utf-8", "surrogateescape"))
             if stdin:
                 channel.sendall(stdin)
             channel.shutdown_write()

@@ -1,0 +1,220 @@
+"""Every login shell a box may give its users (sh/dash, bash, rbash, zsh, fish, tcsh, mksh): a
+command's exit status and output come through exactly, login noise never reaches stdout, the
+checks work, and nothing of a command outlives it, however the client ends (timeout, Ctrl-C,
+SIGTERM, SIGKILL, or a connection gone silent).
+
+Each shell gets a user of its own on a real sshd (tests/unprivileged.py), whose start-up files
+print a banner on stdout and stderr: bash reads ~/.bashrc for an ssh command (bash's shell.c,
+run_startup_files: "running under sshd"), zsh reads ~/.zshenv for every shell (zsh's init.c,
+run_init_scripts), fish its config.fish for every shell, tcsh ~/.tcshrc for every shell
+(tcsh's sh.c, srccat of .tcshrc unless -f); dash and mksh read nothing for `-c`.
+The shells come from the apt line of tests/run.sh; a shell this machine lacks fails its tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.procs import wait_for
+from tests.sshd import make_sshd
+from tests.unprivileged import processes_of, shared_dir, throwaway_user
+
+SHELLS = ["dash", "bash", "rbash", "zsh", "fish", "tcsh", "mksh"]
+BANNER = "WELCOME-TO-THE-GPU-BOX"
+RC_FILES = {
+    "bash": [".bashrc"],
+    "rbash": [".bashrc"],
+    "zsh": [".zshenv"],
+    "fish": [".config/fish/config.fish"],
+    "tcsh": [".tcshrc"],
+}
+SILENCE_LIMIT = 15.0  # remotedbg/agent/executor.py CLIENT_SILENCE
+
+
+def _shell_path(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path="/bin:/usr/bin")
+    assert found, f"{name} is not installed (tests/run.sh installs it)"
+    return found
+
+
+@pytest.fixture(scope="module")
+def shells(ssh_world):
+    """One sshd, one user per login shell, an ssh_config alias `as-SHELL` for each."""
+    if os.geteuid() != 0:
+        pytest.fail("users of their own need root (the suite's machine runs as root)")
+    with shared_dir() as root, _users(root) as users:
+        server = make_sshd(root / "sshd", ssh_world.user_key)
+        (root / "sshd").chmod(0o755)  # sshd reads authorized_keys as the user logging in
+        blocks = []
+        for name, user in users.items():
+            blocks.append(
+                "\n".join(
+                    [
+                        f"Host as-{name}",
+                        "  HostName 127.0.0.1",
+                        f"  Port {server.port}",
+                        f"  User {user.pw_name}",
+                        f"  IdentityFile {ssh_world.user_key}",
+                        f"  UserKnownHostsFile {root / 'known_hosts'}",
+                        "  StrictHostKeyChecking yes",
+                        "  BatchMode yes",
+                    ]
+                )
+            )
+        config = root / "ssh_config"
+        config.write_text("\n\n".join(blocks) + "\n")
+        (root / "known_hosts").write_text(server.host_key_line)
+        try:
+            yield {"config": config, "users": users, "root": root}
+        finally:
+            server.stop()
+
+
+class _users:
+    """A throwaway user per shell, with start-up files that print the banner."""
+
+    def __init__(self, homes: Path) -> None:
+        self.homes = homes
+        self.contexts: list = []
+
+    def __enter__(self) -> dict:
+        users = {}
+        for index, name in enumerate(SHELLS):
+            context = throwaway_user(f"rsh{index}", self.homes, _shell_path(name))
+            user = context.__enter__()
+            self.contexts.append(context)
+            home = Path(user.pw_dir)
+            for rc in RC_FILES.get(name, []):
+                path = home / rc
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"echo {BANNER}\necho {BANNER}-ERR >&2\n")
+                for part in [path, *path.relative_to(home).parents]:
+                    os.chown(home / part, user.pw_uid, user.pw_gid)
+            users[name] = user
+        return users
+
+    def __exit__(self, *exc: object) -> None:
+        for context in reversed(self.contexts):
+            context.__exit__(None, None, None)
+
+
+def _env(shells, tmp_path) -> dict:
+    return dict(
+        os.environ,
+        REMOTEDBG_SSH_CONFIG=str(shells["config"]),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        REMOTEDBG_PERSIST="0",
+        COLUMNS="200",
+    )
+
+
+def _cli(shells, tmp_path, *args, timeout=60, input=None):
+    return subprocess.run(
+        [sys.executable, "-m", "remotedbg", *args],
+        capture_output=True,
+        timeout=timeout,
+        env=_env(shells, tmp_path),
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+
+
+def _sleeps(uid: int, token: str) -> list[str]:
+    return [line for line in processes_of(uid) if token in line]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_exit_status_and_output_come_through_exactly(shells, tmp_path, shell):
+    failed = _cli(shells, tmp_path, "run", "-H", f"as-{shell}", "--", "false")
+    assert failed.returncode == 1, failed.stderr
+    said = _cli(
+        shells, tmp_path, "run", "-H", f"as-{shell}", "--",
+        "sh", "-c", "echo \"it's $1\"; echo to-err >&2; exit 3", "x", "a b",
+    )  # fmt: skip
+    assert said.returncode == 3, said.stderr
+    assert said.stdout == b"it's a b\n"  # no banner, no marker line
+    assert BANNER.encode() not in said.stderr
+    piped = _cli(shells, tmp_path, "run", "-H", f"as-{shell}", "--", "cat", input=b"in\n")
+    assert (piped.returncode, piped.stdout) == (0, b"in\n"), piped.stderr
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_checks_run_on_every_login_shell(shells, tmp_path, shell):
+    import json
+
+    folder = Path(shells["root"]) / f"files-{shell}"
+    folder.mkdir(exist_ok=True)
+    (folder / "a.py").write_text("")
+    folder.chmod(0o755)
+    found = _cli(shells, tmp_path, "glob", "-H", f"as-{shell}", "--json", str(folder / "*.py"))
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["matches"] == [str(folder / "a.py")]
+
+
+def _start_sleep(shells, tmp_path, shell, token, *extra):
+    uid = shells["users"][shell].pw_uid
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", *extra, "-H", f"as-{shell}", "--",
+         "sh", "-c", f"sleep 300; echo {token}"],
+        env=_env(shells, tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert wait_for(lambda: _sleeps(uid, token), timeout=20), "the remote command never started"
+    return client, uid
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("how", ["timeout", "SIGINT", "SIGTERM", "SIGHUP", "SIGKILL"])
+def test_nothing_outlives_the_command(shells, tmp_path, shell, how):
+    token = f"rdbg-{how}-{shell}-{os.getpid()}"
+    extra = ("--timeout", "2") if how == "timeout" else ()
+    client, uid = _start_sleep(shells, tmp_path, shell, token, *extra)
+    try:
+        if how != "timeout":
+            client.send_signal(getattr(signal, how))
+        client.wait(timeout=20)
+        ended = time.monotonic()
+        assert wait_for(lambda: not _sleeps(uid, token), timeout=5.0), (
+            f"the remote command outlived the client ({how}, {shell})"
+        )
+        print(f"{shell} {how}: box clean {time.monotonic() - ended:.2f} s after the client ended")
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    stderr = client.stderr.read()
+    if how == "timeout":
+        assert client.returncode == 255
+        assert len(stderr.strip().splitlines()) == 1 and b"timed out" in stderr
+    if how == "SIGINT":
+        assert client.returncode == 130
+
+
+@pytest.mark.parametrize("shell", ["dash", "tcsh"])
+def test_a_silent_client_is_taken_for_a_cut_connection(shells, tmp_path, shell):
+    """A stopped client sends nothing, as a cut cable does (sshd does not notice: no
+    ClientAliveInterval): the executor stops the command once it has heard nothing for
+    CLIENT_SILENCE seconds."""
+    token = f"rdbg-cut-{shell}-{os.getpid()}"
+    client, uid = _start_sleep(shells, tmp_path, shell, token)
+    try:
+        client.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        assert wait_for(lambda: not _sleeps(uid, token), timeout=SILENCE_LIMIT + 10)
+        seconds = time.monotonic() - stopped
+        print(f"{shell} silent client: box clean {seconds:.2f} s after it went silent")
+        assert seconds >= SILENCE_LIMIT - 1  # not stopped while the client was still there
+    finally:
+        client.kill()
+        client.send_signal(signal.SIGCONT)
+        client.wait()
