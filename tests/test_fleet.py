@@ -146,3 +146,32 @@ def test_fleet_from_an_ansible_inventory_group(cli, fleet_world, tmp_path):
     assert [h["host"] for h in everyone["hosts"]] == ["testbox", "nosftp", "127.0.0.1:1"]
     unknown = cli(*argv, "--group", "gpus")
     assert unknown.returncode == 2 and b"no group 'gpus'" in unknown.stderr
+
+
+def test_a_fleet_through_one_jump_host_reaches_every_host(cli, ssh_world, tmp_path):
+    """32 hosts behind one bastion with OpenSSH's default `MaxStartups 10:30:100`, which drops
+    handshakes past 10 unauthenticated at a time (sshd.c, should_drop_connection) before its
+    banner: every host answers, none 'Error reading SSH protocol banner'."""
+    from tests.sshd import make_sshd, write_client_config
+
+    bastion = make_sshd(
+        tmp_path / "bastion", ssh_world.user_key, extra_config=("MaxStartups 10:30:100",)
+    )
+    try:
+        hosts = [f"h{index:02d}" for index in range(32)]
+        servers = {"bastion": bastion} | {host: ssh_world.box.server for host in hosts}
+        config = write_client_config(
+            tmp_path / "config",
+            servers,
+            tmp_path / "known_hosts",
+            extra={host: ["ProxyJump bastion"] for host in hosts},
+        )
+        result = cli(
+            "run", "-H", ",".join(hosts), "--ssh-config", str(config), "--", "echo", "up",
+            timeout=180,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr.decode()[-2000:]
+        assert result.stdout.decode().count("up\n") == 32
+        assert b"banner" not in result.stderr
+    finally:
+        bastion.stop()

@@ -180,14 +180,17 @@ def test_nothing_outlives_the_command(shells, tmp_path, shell, how):
     extra = ("--timeout", "2") if how == "timeout" else ()
     client, uid = _start_sleep(shells, tmp_path, shell, token, *extra)
     try:
-        if how != "timeout":
+        if how == "timeout":
+            client.wait(timeout=20)  # the deadline passed: measured from the client's exit
+        else:
             client.send_signal(getattr(signal, how))
-        client.wait(timeout=20)
         ended = time.monotonic()
-        assert wait_for(lambda: not _sleeps(uid, token), timeout=5.0), (
+        assert wait_for(lambda: not _sleeps(uid, token), timeout=5.0, interval=0.005), (
             f"the remote command outlived the client ({how}, {shell})"
         )
-        print(f"{shell} {how}: box clean {time.monotonic() - ended:.2f} s after the client ended")
+        seconds = time.monotonic() - ended
+        print(f"{shell} {how}: box clean {seconds:.3f} s after the {how}")
+        client.wait(timeout=20)
     finally:
         if client.poll() is None:
             client.kill()
@@ -218,3 +221,29 @@ def test_a_silent_client_is_taken_for_a_cut_connection(shells, tmp_path, shell):
         client.kill()
         client.send_signal(signal.SIGCONT)
         client.wait()
+
+
+def test_a_deleted_working_directory_is_no_traceback(shells, tmp_path):
+    """Run from a directory removed under it, with persistent sessions on: the command runs
+    (without a daemon, which could not enter that directory), no FileNotFoundError."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = _env(shells, tmp_path) | {
+        "REMOTEDBG_PERSIST": "600",
+        "REMOTEDBG_RUNTIME_DIR": str(tmp_path / "run"),
+    }
+    script = f"import os, runpy, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); " \
+        "sys.argv = ['remotedbg', 'run', '-H', 'as-dash', '--', 'echo', 'ran']; " \
+        "runpy.run_module('remotedbg', run_name='__main__')"  # fmt: skip
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, env=env, timeout=60,
+            stdin=subprocess.DEVNULL, cwd=tmp_path,
+        )  # fmt: skip
+        assert (result.returncode, result.stdout) == (0, b"ran\n"), result.stderr
+        assert b"Traceback" not in result.stderr
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
+            capture_output=True, timeout=30, cwd=tmp_path,
+        )  # fmt: skip
