@@ -73,7 +73,7 @@ def shells(ssh_world):
         config.write_text("\n\n".join(blocks) + "\n")
         (root / "known_hosts").write_text(server.host_key_line)
         try:
-            yield {"config": config, "users": users, "root": root}
+            yield {"config": config, "users": users, "root": root, "server": server}
         finally:
             server.stop()
 
@@ -243,6 +243,68 @@ def test_a_deleted_working_directory_is_no_traceback(shells, tmp_path):
         assert (result.returncode, result.stdout) == (0, b"ran\n"), result.stderr
         assert b"Traceback" not in result.stderr
     finally:
+        subprocess.run(
+            [sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
+            capture_output=True, timeout=30, cwd=tmp_path,
+        )  # fmt: skip
+
+
+def _sshd_children(listener: int) -> list[int]:
+    """The sshd processes serving connections of the listener (its descendants named sshd)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().strip() == "sshd":
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = [], {listener}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier}
+        found += sorted(frontier)
+    return found
+
+
+def test_a_stopped_sshd_costs_one_timeout_then_the_daemon_reconnects(shells, tmp_path):
+    """The sshd serving a persistent session's connection SIGSTOPped (TCP stays up, nothing
+    answers): the next command gives up at its --timeout, and the one after it gets a fresh
+    connection instead of the wedged one."""
+    env = _env(shells, tmp_path) | {
+        "REMOTEDBG_PERSIST": "600",
+        "REMOTEDBG_RUNTIME_DIR": str(tmp_path / "run"),
+    }
+
+    def run(*words: str) -> tuple[subprocess.CompletedProcess, float]:
+        start = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "run", "-H", "as-dash", "--timeout", "5",
+             "--connect-timeout", "5", "--", *words],
+            capture_output=True, env=env, timeout=90, stdin=subprocess.DEVNULL, cwd=tmp_path,
+        )  # fmt: skip
+        return done, time.monotonic() - start
+
+    stopped: list[int] = []
+    try:
+        first, _ = run("echo", "a")
+        assert (first.returncode, first.stdout) == (0, b"a\n"), first.stderr
+        stopped = _sshd_children(shells["server"].process.pid)
+        assert stopped, "no sshd serving the daemon's connection"
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        wedged, seconds = run("echo", "b")
+        print(f"wedged sshd: the command gave up after {seconds:.1f} s")
+        assert wedged.returncode == 255 and len(wedged.stderr.strip().splitlines()) == 1
+        assert seconds < 5 + 2 + 3  # --timeout, the kill's STOP_WAIT, start-up
+        again, seconds = run("echo", "c")
+        print(f"next command, reconnected: {seconds:.1f} s")
+        assert (again.returncode, again.stdout) == (0, b"c\n"), again.stderr
+        assert seconds < 5 + 3
+    finally:
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
         subprocess.run(
             [sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
             capture_output=True, timeout=30, cwd=tmp_path,

@@ -25,6 +25,7 @@ from remotedbg.session.base import OutputCollector
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
 MAX_FRAME = 64 << 20  # as agent/executor.py: a longer announced frame is a corrupt stream
+SEND_STALL = 10.0  # seconds a send may wait for the remote's window before the channel is given up
 HEARTBEAT = 1.0  # seconds between frames while a request runs (the executor's CLIENT_SILENCE)
 
 
@@ -49,6 +50,10 @@ class ExecutorChannel:
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
+        # it did not answer a kill within STOP_WAIT: the box or the connection is wedged (a
+        # stopped sshd), and the session reconnects rather than trust that connection again
+        self.unresponsive = False
+        channel.settimeout(SEND_STALL)  # recv only ever follows recv_ready(): sends only
 
     @classmethod
     def start_or_why(
@@ -203,7 +208,8 @@ class ExecutorChannel:
             self.send("K", b"", rid)
             while self.open_id == rid:
                 self._frame_of(rid, deadline)
-        except (TimeoutError, ExecutorGone, KeyboardInterrupt):
+        except (TimeoutError, ExecutorGone, KeyboardInterrupt) as why:
+            self.unresponsive = isinstance(why, TimeoutError)
             self.close()
             return False
         return True
@@ -272,6 +278,7 @@ class ExecutorChannel:
                     return answer
         except TimeoutError:
             if deadline is not None and time.monotonic() >= deadline:
+                self.unresponsive = True  # not even the executor's own deadline answer came
                 self.close()
             raise
         except KeyboardInterrupt:

@@ -283,6 +283,7 @@ class SSHSession(Session):
         except TimeoutError:
             if executor.channel.closed:
                 self._executor = None
+            self._drop_if_wedged(executor)
             raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None
@@ -300,9 +301,18 @@ class SSHSession(Session):
             return self._execute_on_channel(text, stdin, collector, timeout)
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            return executor.execute(text, stdin, collector, remaining)
+            status, timed_out = executor.execute(text, stdin, collector, remaining)
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None
+        self._drop_if_wedged(executor)
+        return status, timed_out
+
+    def _drop_if_wedged(self, executor: ExecutorChannel) -> None:
+        """An executor that did not answer a kill: close the connection, so the next command
+        connects afresh (a stopped sshd child keeps TCP alive, and would wedge every command)."""
+        if executor.unresponsive:
+            self._executor = None
+            self.close()
 
     def _execute_on_channel(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
