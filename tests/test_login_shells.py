@@ -99,6 +99,14 @@ class _users:
                 for part in [path, *path.relative_to(home).parents]:
                     os.chown(home / part, user.pw_uid, user.pw_gid)
             users[name] = user
+        # a login that takes 40 s in its ~/.bashrc (a hung NFS home, a slow conda init)
+        context = throwaway_user("rshslow", self.homes, _shell_path("bash"))
+        slow = context.__enter__()
+        self.contexts.append(context)
+        rc = Path(slow.pw_dir) / ".bashrc"
+        rc.write_text("sleep 40\n")
+        os.chown(rc, slow.pw_uid, slow.pw_gid)
+        users["slow"] = slow
         return users
 
     def __exit__(self, *exc: object) -> None:
@@ -309,3 +317,20 @@ def test_a_stopped_sshd_costs_one_timeout_then_the_daemon_reconnects(shells, tmp
             [sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
             capture_output=True, timeout=30, cwd=tmp_path,
         )  # fmt: skip
+
+
+def test_a_slow_login_is_held_to_the_timeout_and_stopped(shells, tmp_path):
+    """A 40 s login with --timeout 3: one line, exit 255, about 3 s, and the login's own
+    `sleep 40` stopped with it (sshd's "signal" request reaches the session's group)."""
+    uid = shells["users"]["slow"].pw_uid
+    start = time.monotonic()
+    _cli(shells, tmp_path, "run", "-H", "as-dash", "--", "true")
+    baseline = time.monotonic() - start  # start-up, connection, a command: on this machine
+    start = time.monotonic()
+    result = _cli(shells, tmp_path, "run", "-H", "as-slow", "--timeout", "3", "--", "echo", "x")
+    seconds = time.monotonic() - start
+    print(f"40 s login, --timeout 3: gave up after {seconds:.1f} s ({baseline:.1f} s a command)")
+    assert result.returncode == 255 and len(result.stderr.strip().splitlines()) == 1
+    assert b"within 3s" in result.stderr
+    assert seconds < baseline + 3 + 2
+    assert wait_for(lambda: not _sleeps(uid, "sleep 40"), timeout=3.0), "the login lived on"

@@ -165,6 +165,8 @@ def _run_call(request, write_fd):
     """The child's whole life: run the entry, write its JSON answer, exit."""
     try:
         os.setpgid(0, 0)
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)  # the executor's handlers are not the check's
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(null, 1)  # the protocol is the parent's: nothing of the check may print there
@@ -429,6 +431,14 @@ class Executor:
                 pass  # nobody to tell
 
 
+class _Signalled(Exception):
+    pass
+
+
+def _on_signal(number, frame):
+    raise _Signalled()
+
+
 def serve(args):
     # SIGPIPE stays ignored here (Python's default; children get SIG_DFL back from subprocess's
     # restore_signals): a command that exits without reading its stdin must not take the
@@ -438,6 +448,10 @@ def serve(args):
     # (it does so for SSH sessions at shell level 1); at level 2 it does not.
     if os.environ.get("SHLVL", "0") in ("", "0"):
         os.environ["SHLVL"] = "1"
+    # SIGTERM/SIGHUP (sshd's "signal" request from a client that gave up on us, an admin's
+    # kill): stop every command's group first, then exit, leaving no orphans.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _on_signal)
     marker = str(args.get("marker") or "")
     if marker:
         os.write(1, marker.encode("ascii"))
@@ -445,6 +459,11 @@ def serve(args):
     executor = Executor()
     try:
         executor.serve()
-    except BrokenPipeError:  # our stdout (the channel) is gone: the client cannot be told
-        executor.shutdown()
+    except (BrokenPipeError, _Signalled):  # the channel is gone, or we were told to go
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)
+        try:
+            executor.shutdown()
+        except (BrokenPipeError, OSError):
+            pass
     os._exit(0)

@@ -96,6 +96,7 @@ class ExecutorChannel:
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, _, payload = executor.next_frame(time.monotonic() + timeout)
         except TimeoutError:
+            signal_session(channel, "KILL")  # a login still in its rc files ends here too
             channel.close()
             raise
         except (ExecutorGone, OSError, EOFError, paramiko.SSHException):
@@ -210,6 +211,8 @@ class ExecutorChannel:
                 self._frame_of(rid, deadline)
         except (TimeoutError, ExecutorGone, KeyboardInterrupt) as why:
             self.unresponsive = isinstance(why, TimeoutError)
+            if self.unresponsive:
+                signal_session(self.channel, "TERM")  # the executor stops its groups and exits
             self.close()
             return False
         return True
@@ -290,6 +293,22 @@ class ExecutorChannel:
             self.channel.close()
         except (OSError, EOFError, paramiko.SSHException):
             pass
+
+
+def signal_session(channel: paramiko.Channel, name: str) -> None:
+    """RFC 4254's "signal" request: OpenSSH's sshd (7.9+, session.c session_signal_req) sends
+    it to the session's whole process group, the login shell and whatever it started, still
+    in its start-up files or wedged. A server that does not know it ignores it."""
+    message = paramiko.Message()
+    message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+    message.add_int(channel.remote_chanid)
+    message.add_string("signal")
+    message.add_boolean(False)
+    message.add_string(name)
+    try:
+        channel.transport._send_user_message(message)  # noqa: SLF001 - paramiko has no API
+    except (OSError, EOFError, paramiko.SSHException, AttributeError):
+        pass
 
 
 def _decode(payload: bytes) -> dict:
