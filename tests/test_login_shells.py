@@ -334,3 +334,34 @@ def test_a_slow_login_is_held_to_the_timeout_and_stopped(shells, tmp_path):
     assert b"within 3s" in result.stderr
     assert seconds < baseline + 3 + 2
     assert wait_for(lambda: not _sleeps(uid, "sleep 40"), timeout=3.0), "the login lived on"
+
+
+def test_pulls_work_on_a_server_with_one_session_per_connection(ssh_world, tmp_path):
+    """`MaxSessions 1` (sshd_config(5)): the executor holds the connection's only session, so
+    a bulk pull's channel of its own is refused (ChannelException 'Connect failed'); the pull
+    goes through the executor instead, every time, byte for byte."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    from tests.sshd import write_client_config
+
+    server = make_sshd(tmp_path / "sshd", ssh_world.user_key, extra_config=("MaxSessions 1",))
+    try:
+        config = write_client_config(tmp_path / "ssh_config", {"one": server}, tmp_path / "kh")
+        ckpt = tmp_path / "big"
+        ckpt.mkdir()
+        weights = np.arange(5 << 20, dtype=np.float32)  # 20 MiB: past the bulk threshold
+        save_file({"w": weights}, str(ckpt / "model.safetensors"))
+        for attempt in range(3):
+            out = tmp_path / f"w{attempt}.safetensors"
+            result = subprocess.run(
+                [sys.executable, "-m", "remotedbg", "tensors", "pull", "--ssh-config",
+                 str(config), "-H", "one", str(ckpt), "w", "-o", str(out)],
+                capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"),
+                         REMOTEDBG_PERSIST="0"),
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            assert np.array_equal(load_file(str(out))["w"], weights)
+    finally:
+        server.stop()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import select
 import socket
 import sys
@@ -34,6 +33,7 @@ from remotedbg.session.executor_client import (
     ExecutorGone,
     NotStarted,
     connection_lost,
+    signal_session,
 )
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_words import connect_failure
@@ -53,24 +53,11 @@ DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~1
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
 
-_BULK_PID = "RDBG-PGID:"
-_BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
-
-
-def _bulk_pid(channel: paramiko.Channel, seen: bytes) -> int | None:
-    """The pipeline's process group, from the first line of its stderr."""
-    data = seen
-    try:
-        while channel.recv_stderr_ready() and len(data) < 4096:
-            data += channel.recv_stderr(4096)
-    except (OSError, EOFError, paramiko.SSHException):
-        pass
-    match = _BULK_PID_LINE.search(data)
-    return int(match.group(1)) if match else None
-
-
 BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
+KILL_GRACE = 0.5  # seconds a TERMed command has before KILL
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
+# ... or the command's timeout, when shorter; but never less than this
+LOGIN_FLOOR = 3.0
 
 
 def _tune_socket(sock: object) -> None:
@@ -245,7 +232,7 @@ class SSHSession(Session):
 
         login = max(self.options.connect_timeout, LOGIN_BUDGET)
         if budget is not None:
-            login = min(login, budget)
+            login = min(login, max(budget, LOGIN_FLOOR))
         transport = self._transport()
         bundle = agent_bundle.command_bundle if commands_only else agent_bundle.executor_bundle
         try:
@@ -333,7 +320,7 @@ class SSHSession(Session):
                 while channel.recv_stderr_ready():
                     collector.feed("stderr", channel.recv_stderr(65536))
                 if collector.overflowed:
-                    self._stop(collector.pid)
+                    self._stop(channel, collector.pid)
                     return None, False
                 if channel.closed or (channel.eof_received and channel.exit_status_ready()):
                     if not (channel.recv_ready() or channel.recv_stderr_ready()):
@@ -345,7 +332,7 @@ class SSHSession(Session):
                     )
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    self._stop(collector.pid)
+                    self._stop(channel, collector.pid)
                     return None, True
                 wait = 1.0 if remaining is None else min(remaining, 1.0)
                 select.select([ready], [], [], wait)
@@ -356,7 +343,7 @@ class SSHSession(Session):
                 )
             return (255 if status < 0 else status), False  # 255 for a signal, like ssh
         except (KeyboardInterrupt, StdoutClosed):
-            self._stop(collector.pid)
+            self._stop(channel, collector.pid)
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
@@ -406,17 +393,30 @@ class SSHSession(Session):
             time.sleep(0.01)  # off the hot path: only after an abnormal close
         return not transport.is_active()
 
-    def _stop(self, pid: int | None) -> None:
-        """Stop the remote process group through a second channel (sshd does not forward signals
-        to a command without a pty, and closing the channel alone leaves the process running)."""
+    def _stop(self, channel: paramiko.Channel, pid: int | None = None) -> None:
+        """Stop the command of `channel` with its whole process group: sshd's "signal" request
+        (TERM, then KILL), which reaches the session's group whatever the login shell; on a
+        server that ignores it (OpenSSH before 7.9), a kill of group `pid` through a second
+        channel, when the command told us its pid."""
+        for name in ("TERM", "KILL"):
+            signal_session(channel, name)
+            deadline = time.monotonic() + KILL_GRACE
+            while time.monotonic() < deadline:
+                if channel.exit_status_ready() or channel.closed:
+                    return
+                select.select([channel], [], [], 0.05)
+                while channel.recv_ready():
+                    channel.recv(65536)  # what the dying command still writes
+                while channel.recv_stderr_ready():
+                    channel.recv_stderr(65536)
         if pid is None:
             return
         try:
-            channel = self._transport().open_session(timeout=2)
-            channel.exec_command(kill_group_script(pid))
-            channel.shutdown_write()
-            channel.recv_exit_status()
-            channel.close()
+            stopper = self._transport().open_session(timeout=2)
+            stopper.exec_command(kill_group_script(pid))
+            stopper.shutdown_write()
+            stopper.recv_exit_status()
+            stopper.close()
         except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
             pass  # connection gone: sshd hangs up the session and the process gets SIGHUP/EPIPE
 
@@ -428,14 +428,20 @@ class SSHSession(Session):
         if limit < BULK_BYTES and self.executor() is not None:
             return super().read_stream(command, sink, limit, label)
         start = time.monotonic()
-        channel = self._open_channel()
+        try:
+            channel = self._transport().open_session(timeout=self.options.connect_timeout)
+        except paramiko.ChannelException:
+            # the server allows one session per connection (MaxSessions 1), the executor's
+            if self._executor is not None:
+                return super().read_stream(command, sink, limit, label)
+            channel = self._open_channel()
+        except (paramiko.SSHException, OSError, EOFError):
+            channel = self._open_channel()
         received, stderr = 0, b""
         stall = self.default_timeout
-        # the shell sshd starts leads its process group: its pid (on stderr, before any data)
-        # is what stops the whole `tail | head` pipeline when the read is abandoned
-        wrapped = f"printf '{_BULK_PID}%s\\n' \"$$\" >&2; {command}"
         try:
-            channel.exec_command(wrapped.encode("utf-8", "surrogateescape"))
+            # an abandoned read's `tail | head` is stopped with sshd's signal request (_stop)
+            channel.exec_command(command.encode("utf-8", "surrogateescape"))
             channel.shutdown_write()
             channel.settimeout(stall)
             while received < limit:
@@ -449,7 +455,8 @@ class SSHSession(Session):
                 stderr += channel.recv_stderr(65536)
             status = channel.recv_exit_status()
         except (KeyboardInterrupt, TimeoutError) as exc:
-            self._stop(_bulk_pid(channel, stderr))
+            channel.settimeout(None)
+            self._stop(channel)
             channel.close()
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -460,7 +467,6 @@ class SSHSession(Session):
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
         finally:
             channel.close()
-        stderr = _BULK_PID_LINE.sub(b"", stderr)
         result = RunResult(command, status, b"", stderr, time.monotonic() - start)
         transcript.record(self.name, label, result)
         self.commands_run += 1
