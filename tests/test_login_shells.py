@@ -365,3 +365,19 @@ def test_pulls_work_on_a_server_with_one_session_per_connection(ssh_world, tmp_p
             assert np.array_equal(load_file(str(out))["w"], weights)
     finally:
         server.stop()
+
+
+def test_an_edited_ssh_config_makes_another_daemon_without_a_local_ssh(tmp_path, monkeypatch):
+    """No OpenSSH client on PATH (no `ssh -G` to resolve the host): editing the ssh_config's
+    User still gives the command line another daemon's socket, never the old connection's."""
+    from remotedbg.persist import protocol
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert shutil.which("ssh") is None
+    config = tmp_path / "ssh_config"
+    config.write_text("Host box\n  HostName 127.0.0.1\n  User alice\n")
+    words = ["run", "-H", "box", "--", "true"]
+    before = protocol.socket_key(words, "box", str(config), "1")
+    assert protocol.socket_key(words, "box", str(config), "1") == before
+    config.write_text("Host box\n  HostName 127.0.0.1\n  User bob\n")
+    assert protocol.socket_key(words, "box", str(config), "1") != before

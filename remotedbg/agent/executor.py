@@ -20,6 +20,8 @@ output of a command the client gave up on is never taken for the next one's, and
 an ended request stops nothing.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
                  C call {"entry", "args", "cwd", "timeout", "memory"}
+                 H heartbeat (at least one frame a second while a request runs; after
+                   CLIENT_SILENCE seconds of none the client is taken for gone)
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
                  R {"ok", "value"|"error"}
 """

@@ -170,4 +170,18 @@ def socket_key(words: list[str], host: str, ssh_config: str | None, version: str
     for name in KEY_OPTIONS:
         digest.update(f"{name}={option_value(words, name)}\0".encode())
     digest.update(resolved_config(host, ssh_config))
+    digest.update(config_files_stamp(ssh_config))
     return digest.hexdigest()[:32]
+
+
+def config_files_stamp(ssh_config: str | None) -> bytes:
+    """The bytes of the ssh_config files themselves: without a local `ssh` (no `ssh -G`), or
+    when it fails, an edited config must still make another key."""
+    stamp = hashlib.sha256()
+    for path in (ssh_config or os.path.expanduser("~/.ssh/config"), "/etc/ssh/ssh_config"):
+        try:
+            with open(path, "rb") as handle:
+                stamp.update(path.encode() + b"\0" + handle.read() + b"\0")
+        except OSError:
+            stamp.update(path.encode() + b"\0-\0")
+    return stamp.digest()
