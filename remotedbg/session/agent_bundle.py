@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import shlex
 import struct
 import zlib
 from pathlib import Path
@@ -75,12 +76,13 @@ _QUOTABLE = re.compile(r'[^"$`!\\\n]+')
 
 
 def quote_for_any_shell(word: str) -> str:
-    """`word` as every login shell reads it; a word no shell family agrees on is refused."""
+    """`word` as every login shell reads it; a word no quoting is shared for (a `$` in an
+    interpreter's path) gets sh's quoting: it then goes through the executor's sh only."""
     if _PLAIN_WORD.fullmatch(word):
         return word
     if _QUOTABLE.fullmatch(word):
         return f'"{word}"'
-    raise ValueError(f"{word!r} cannot be passed through an unknown login shell")
+    return shlex.quote(word)
 
 
 def boot_command(interpreter: str) -> str:
