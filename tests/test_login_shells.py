@@ -381,3 +381,27 @@ def test_an_edited_ssh_config_makes_another_daemon_without_a_local_ssh(tmp_path,
     assert protocol.socket_key(words, "box", str(config), "1") == before
     config.write_text("Host box\n  HostName 127.0.0.1\n  User bob\n")
     assert protocol.socket_key(words, "box", str(config), "1") != before
+
+
+def test_a_forcecommand_that_ignores_the_command_is_one_line_never_0(ssh_world, tmp_path):
+    """`ForceCommand` (sshd_config(5)) runs its own program instead of ours: remotedbg says so
+    in one line and exits 255 (`run`) or 4 (a check), never 0 as if the command had run."""
+    from tests.sshd import write_client_config
+
+    server = make_sshd(
+        tmp_path / "sshd", ssh_world.user_key, extra_config=("ForceCommand echo restricted",)
+    )
+    try:
+        config = write_client_config(tmp_path / "ssh_config", {"forced": server}, tmp_path / "kh")
+        env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), REMOTEDBG_PERSIST="0")
+        for words, code in ((["run", "--", "false"], 255), (["glob", str(tmp_path / "*")], 4)):
+            result = subprocess.run(
+                [sys.executable, "-m", "remotedbg", words[0], "--ssh-config", str(config),
+                 "-H", "forced", *words[1:]],
+                capture_output=True, timeout=60, stdin=subprocess.DEVNULL, env=env,
+            )  # fmt: skip
+            assert result.returncode == code, result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
+            assert b"ForceCommand" in result.stderr
+    finally:
+        server.stop()

@@ -34,7 +34,12 @@ class ExecutorGone(Exception):
 
 
 class NotStarted(Exception):
-    """The executor's command ended before it answered (why: its last stderr line)."""
+    """The executor's command ended before it answered: why (its last stderr line) and its
+    exit status (None when unknown)."""
+
+    def __init__(self, why: str, status: int | None = None) -> None:
+        super().__init__(why)
+        self.status = status
 
 
 
@@ -100,8 +105,9 @@ class ExecutorChannel:
             channel.close()
             raise
         except (ExecutorGone, OSError, EOFError, paramiko.SSHException):
+            status = channel.recv_exit_status() if channel.exit_status_ready() else None
             channel.close()
-            raise NotStarted(executor.why()) from None
+            raise NotStarted(executor.why(), status) from None
         try:
             hello = json.loads(payload) if kind == "P" else {}
         except ValueError:

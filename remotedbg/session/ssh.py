@@ -58,6 +58,9 @@ KILL_GRACE = 0.5  # seconds a TERMed command has before KILL
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
 # ... or the command's timeout, when shorter; but never less than this
 LOGIN_FLOOR = 3.0
+# the boot's exit when the box has no usable python3 (not found, not executable, older than
+# 3.8: agent_bundle): then commands get exec channels of their own
+NO_EXECUTOR_STATUSES = (127, 126, 86)
 
 
 def _tune_socket(sock: object) -> None:
@@ -239,7 +242,16 @@ class SSHSession(Session):
             self._executor = ExecutorChannel.start(
                 transport, agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON), bundle, login
             )
-        except NotStarted:
+        except NotStarted as refused:
+            missing = "not found" in str(refused).lower()  # tcsh says so, and exits 1
+            if refused.status not in NO_EXECUTOR_STATUSES and not missing:
+                # the login ran something else than our command (a ForceCommand wrapper, a
+                # shell that ignores -c): no command can be trusted to have run
+                said = f": {refused}" if str(refused) else ""
+                raise RemoteCommandError(
+                    f"{self.name}: the login did not run remotedbg's executor (exit "
+                    f"{refused.status}; a ForceCommand or an unusual login shell?){said}"
+                ) from None
             self._executor_unavailable = True
             return None
         except TimeoutError:
