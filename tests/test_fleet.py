@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +176,48 @@ def test_a_fleet_through_one_jump_host_reaches_every_host(cli, ssh_world, tmp_pa
         assert b"banner" not in result.stderr
     finally:
         bastion.stop()
+
+
+def test_ctrl_c_in_a_fleet_run_stops_every_host_at_once(ssh_world, isolated_state, tmp_path):
+    """Ctrl-C in `run` on several hosts: the client returns at once (not after --timeout) and
+    no host keeps the command running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.procs import wait_for
+
+    token = f"fleet-sleep-{os.getpid()}"
+
+    def running() -> int:
+        """The remote `sh -c` commands (the client's own argv names the token too)."""
+        found = 0
+        for entry in os.listdir("/proc"):
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes() if entry.isdigit() else b""
+            except OSError:
+                continue
+            found += argv.startswith(b"sh\0-c\0") and token.encode() in argv
+        return found
+
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox,nosftp", "--timeout", "120",
+         "--", "sh", "-c", f"sleep 300; echo {token}"],
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(ssh_world.box.ssh_config)),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: running() >= 2, timeout=30), "the commands never started"
+        client.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        client.wait(timeout=30)
+        print(f"fleet Ctrl-C: client out after {time.monotonic() - start:.2f} s")
+        assert time.monotonic() - start < 10  # not the --timeout of 120 s
+        assert client.returncode == 130
+        assert wait_for(lambda: running() == 0, timeout=5), "a host kept the command running"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
