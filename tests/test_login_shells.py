@@ -405,3 +405,90 @@ def test_a_forcecommand_that_ignores_the_command_is_one_line_never_0(ssh_world, 
             assert b"ForceCommand" in result.stderr
     finally:
         server.stop()
+
+
+FLOODER = r'''#!/usr/bin/python3
+# A remote "python3" that answers like remotedbg's executor, then, asked to run a command,
+# announces a frame of MODE bytes and floods: 4 GiB (length 0xFFFFFFFF), or endless small
+# frames of another request ("small").
+import json, os, struct, sys, zlib
+def exactly(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+line = b""
+while not line.endswith(b"\n"):
+    line += exactly(1)
+bundle = json.loads(zlib.decompress(exactly(struct.unpack("!Q", exactly(8))[0])))
+out = os.fdopen(1, "wb", buffering=0)
+out.write(bundle["args"]["marker"].encode())
+hello = json.dumps({"pid": os.getpid(), "ready": True}).encode()
+out.write(struct.pack("!BII", ord("P"), 0, len(hello)) + hello)
+kind, rid, length = struct.unpack("!BII", exactly(9))
+exactly(length)
+try:
+    if os.environ.get("RDBG_FLOOD") == "small":
+        frame = struct.pack("!BII", ord("O"), rid + 1000, 65536) + bytes(65536)
+        while True:
+            out.write(frame)
+    out.write(struct.pack("!BII", ord("O"), rid, 0xFFFFFFFF))
+    while True:
+        out.write(bytes(1 << 16))
+except OSError:
+    pass
+'''
+
+
+@pytest.mark.parametrize("flood", ["huge", "small"])
+def test_a_flooding_executor_is_bounded_in_time_and_memory(ssh_world, tmp_path, flood):
+    """The remote end of the protocol announces a 4 GiB frame and floods, or floods endless
+    frames of another request: `run --timeout 5` ends within its deadline with one line, and
+    the client never holds more than a frame's bound (MAX_FRAME) of it."""
+    import dataclasses
+
+    with shared_dir() as root, throwaway_user("rshfl", root, "/bin/sh") as user:
+        fake = root / "bin"  # first on the PATH of a user whose login reads no rc file
+        fake.mkdir()
+        (fake / "python3").write_text(FLOODER)
+        (fake / "python3").chmod(0o755)
+        server = make_sshd(
+            root / "sshd",
+            ssh_world.user_key,
+            extra_config=(f"SetEnv PATH={fake}:/usr/bin:/bin RDBG_FLOOD={flood}",),
+        )
+        (root / "sshd").chmod(0o755)
+        try:
+            _flood(dataclasses.replace(server, user=user.pw_name), tmp_path, flood)
+        finally:
+            server.stop()
+
+
+def _flood(server, tmp_path, flood):
+    """`run --timeout 5` against the flooder, watched from a process of its own (peak RSS)."""
+    from tests.sshd import write_client_config
+
+    config = write_client_config(tmp_path / "ssh_config", {"flood": server}, tmp_path / "kh")
+    code = (
+        "import resource, subprocess, sys, time; start = time.monotonic(); "
+        f"done = subprocess.run([sys.executable, '-m', 'remotedbg', 'run', '--ssh-config', "
+        f"{str(config)!r}, '-H', 'flood', '--timeout', '5', '--', 'echo', 'hi'], "
+        "capture_output=True, stdin=subprocess.DEVNULL); "
+        "print(done.returncode, round(time.monotonic() - start, 2), "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.stderr.buffer.write(done.stderr)"
+    )
+    watcher = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=90,
+        env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), REMOTEDBG_PERSIST="0"),
+    )  # fmt: skip
+    status, seconds, peak_kib = watcher.stdout.decode().split()
+    print(f"{flood} flood: exit {status} after {float(seconds):.1f} s, peak {peak_kib} KiB")
+    assert int(status) == 255, watcher.stderr
+    assert len(watcher.stderr.strip().splitlines()) == 1
+    # --timeout, the kill's wait, start-up on this loaded box; the old client flooded on > 60 s
+    assert float(seconds) < 30
+    assert int(peak_kib) < 200 * 1024  # MAX_FRAME is 64 MiB; the old client took ~400 MB
