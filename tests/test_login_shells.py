@@ -492,3 +492,24 @@ def _flood(server, tmp_path, flood):
     # --timeout, the kill's wait, start-up on this loaded box; the old client flooded on > 60 s
     assert float(seconds) < 30
     assert int(peak_kib) < 200 * 1024  # MAX_FRAME is 64 MiB; the old client took ~400 MB
+
+
+@pytest.mark.parametrize("shell", ["dash", "rbash", "fish", "tcsh"])
+def test_a_bulk_pull_works_on_every_login_shell(shells, tmp_path, shell):
+    """A 20 MiB tensor (past the bulk threshold): its own channel under an sh-like login
+    shell, through the executor under rbash (no `>&2`), fish and tcsh; byte for byte."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    ckpt = Path(shells["root"]) / f"pull-{shell}"
+    ckpt.mkdir(exist_ok=True)
+    weights = np.arange(5 << 20, dtype=np.float32)
+    save_file({"w": weights}, str(ckpt / "model.safetensors"))
+    ckpt.chmod(0o755)
+    (ckpt / "model.safetensors").chmod(0o644)
+    out = tmp_path / "w.safetensors"
+    result = _cli(
+        shells, tmp_path, "tensors", "pull", "-H", f"as-{shell}", str(ckpt), "w", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    assert np.array_equal(load_file(str(out))["w"], weights)

@@ -457,7 +457,11 @@ def serve(args):
     marker = str(args.get("marker") or "")
     if marker:
         os.write(1, marker.encode("ascii"))
-    _send_json("P", {"pid": os.getpid(), "ready": True})
+    try:
+        login = pwd.getpwuid(os.getuid()).pw_shell
+    except KeyError:
+        login = ""
+    _send_json("P", {"pid": os.getpid(), "ready": True, "shell": login})
     executor = Executor()
     try:
         executor.serve()

@@ -52,6 +52,7 @@ class ExecutorChannel:
         self.last_sent = time.monotonic()
         self.ready_fd = channel.fileno()
         self.pid: int | None = None  # the executor's pid on the remote
+        self.login_shell = ""  # the user's login shell there (which parses exec requests)
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
@@ -116,6 +117,7 @@ class ExecutorChannel:
             channel.close()
             raise NotStarted(executor.why())
         executor.pid = hello["pid"]
+        executor.login_shell = str(hello.get("shell") or "")
         return executor
 
     def why(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import select
 import socket
 import sys
@@ -52,6 +53,29 @@ DEAD_PEER_TIMEOUT_MS = 10_000  # noticed within ~10 s instead of the kernel's ~1
 # error remotedbg prints is all a user should see
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
+
+_BULK_PID = "RDBG-PGID:"
+_BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
+# login shells that read the bulk read's `printf ... "$$" >&2; tail | head` line as sh does
+# (not rbash, which refuses `>&2`; not fish or csh): any other reads through the executor
+_SH_READERS = {"sh", "dash", "bash", "ash", "ksh", "mksh", "lksh", "zsh", "yash", "busybox"}
+
+
+def _reads_sh(login_shell: str) -> bool:
+    return os.path.basename(login_shell) in _SH_READERS
+
+
+def _bulk_pid(channel: paramiko.Channel, seen: bytes) -> int | None:
+    """The pipeline's process group, from the first line of its stderr."""
+    data = seen
+    try:
+        while channel.recv_stderr_ready() and len(data) < 4096:
+            data += channel.recv_stderr(4096)
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
+    match = _BULK_PID_LINE.search(data)
+    return int(match.group(1)) if match else None
+
 
 BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of their own
 KILL_GRACE = 0.5  # seconds a TERMed command has before KILL
@@ -406,10 +430,21 @@ class SSHSession(Session):
         return not transport.is_active()
 
     def _stop(self, channel: paramiko.Channel, pid: int | None = None) -> None:
-        """Stop the command of `channel` with its whole process group: sshd's "signal" request
-        (TERM, then KILL), which reaches the session's group whatever the login shell; on a
-        server that ignores it (OpenSSH before 7.9), a kill of group `pid` through a second
-        channel, when the command told us its pid."""
+        """Stop the command of `channel` with its whole process group: a kill of group `pid`
+        through a second channel when the command told us its pid (sshd does not forward
+        signals to a command without a pty), else, or when no second channel opens
+        (MaxSessions 1), sshd's "signal" request, TERM then KILL (OpenSSH 7.9+ signals the
+        session's group; it refuses for some logins, root's among them)."""
+        if pid is not None:
+            try:
+                stopper = self._transport().open_session(timeout=2)
+                stopper.exec_command(kill_group_script(pid))
+                stopper.shutdown_write()
+                stopper.recv_exit_status()
+                stopper.close()
+                return
+            except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
+                pass  # no second channel: the signal request below
         for name in ("TERM", "KILL"):
             signal_session(channel, name)
             deadline = time.monotonic() + KILL_GRACE
@@ -421,23 +456,14 @@ class SSHSession(Session):
                     channel.recv(65536)  # what the dying command still writes
                 while channel.recv_stderr_ready():
                     channel.recv_stderr(65536)
-        if pid is None:
-            return
-        try:
-            stopper = self._transport().open_session(timeout=2)
-            stopper.exec_command(kill_group_script(pid))
-            stopper.shutdown_write()
-            stopper.recv_exit_status()
-            stopper.close()
-        except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
-            pass  # connection gone: sshd hangs up the session and the process gets SIGHUP/EPIPE
 
     # -- files ----------------------------------------------------------------------------
     def read_stream(self, command: str, sink, limit: int, label: str) -> RunResult:
         """Small reads go through the executor (no shell start-up); bulk data gets a channel of
         its own, read in large blocks: as fast as scp here (~200 MiB/s on loopback) and about
         twice paramiko's SFTP."""
-        if limit < BULK_BYTES and self.executor() is not None:
+        executor = self.executor()
+        if executor is not None and (limit < BULK_BYTES or not _reads_sh(executor.login_shell)):
             return super().read_stream(command, sink, limit, label)
         start = time.monotonic()
         try:
@@ -451,9 +477,11 @@ class SSHSession(Session):
             channel = self._open_channel()
         received, stderr = 0, b""
         stall = self.default_timeout
+        # the shell sshd starts leads its process group: its pid (on stderr, before any data)
+        # stops the whole `tail | head` pipeline where sshd refuses the signal request
+        wrapped = f"printf '{_BULK_PID}%s\\n' \"$$\" >&2; {command}"
         try:
-            # an abandoned read's `tail | head` is stopped with sshd's signal request (_stop)
-            channel.exec_command(command.encode("utf-8", "surrogateescape"))
+            channel.exec_command(wrapped.encode("utf-8", "surrogateescape"))
             channel.shutdown_write()
             channel.settimeout(stall)
             while received < limit:
@@ -468,7 +496,7 @@ class SSHSession(Session):
             status = channel.recv_exit_status()
         except (KeyboardInterrupt, TimeoutError) as exc:
             channel.settimeout(None)
-            self._stop(channel)
+            self._stop(channel, _bulk_pid(channel, stderr))
             channel.close()
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -479,6 +507,7 @@ class SSHSession(Session):
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
         finally:
             channel.close()
+        stderr = _BULK_PID_LINE.sub(b"", stderr)
         result = RunResult(command, status, b"", stderr, time.monotonic() - start)
         transcript.record(self.name, label, result)
         self.commands_run += 1
