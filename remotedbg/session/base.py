@@ -80,6 +80,11 @@ class OutputCollector:
     def expect_marker(self) -> None:
         self._marker_done = False
 
+    @property
+    def marker_settled(self) -> bool:
+        """The marker was read, or the output showed it will not come."""
+        return self._marker_done
+
     def feed(self, name: str, data: bytes) -> None:
         if name == "stdout" and not self._marker_done:
             self._head += data

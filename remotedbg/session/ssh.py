@@ -65,6 +65,23 @@ def _reads_sh(login_shell: str) -> bool:
     return os.path.basename(login_shell) in _SH_READERS
 
 
+def _marker_pid(channel: paramiko.Channel, collector: OutputCollector) -> int | None:
+    """The command's pid from its marker line, waiting a moment for it (a command stopped
+    right after it started may not have printed it yet)."""
+    deadline = time.monotonic() + KILL_GRACE * 2
+    try:
+        while collector.pid is None and not collector.marker_settled and not channel.closed:
+            if channel.recv_ready():
+                collector.feed("stdout", channel.recv(65536))
+            elif time.monotonic() >= deadline:
+                break
+            else:
+                select.select([channel], [], [], 0.05)
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
+    return collector.pid
+
+
 def _bulk_pid(channel: paramiko.Channel, seen: bytes) -> int | None:
     """The pipeline's process group, from the first line of its stderr."""
     data = seen
@@ -356,7 +373,7 @@ class SSHSession(Session):
                 while channel.recv_stderr_ready():
                     collector.feed("stderr", channel.recv_stderr(65536))
                 if collector.overflowed:
-                    self._stop(channel, collector.pid)
+                    self._stop(channel, _marker_pid(channel, collector))
                     return None, False
                 if channel.closed or (channel.eof_received and channel.exit_status_ready()):
                     if not (channel.recv_ready() or channel.recv_stderr_ready()):
@@ -368,7 +385,7 @@ class SSHSession(Session):
                     )
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    self._stop(channel, collector.pid)
+                    self._stop(channel, _marker_pid(channel, collector))
                     return None, True
                 wait = 1.0 if remaining is None else min(remaining, 1.0)
                 select.select([ready], [], [], wait)
@@ -379,7 +396,7 @@ class SSHSession(Session):
                 )
             return (255 if status < 0 else status), False  # 255 for a signal, like ssh
         except (KeyboardInterrupt, StdoutClosed):
-            self._stop(channel, collector.pid)
+            self._stop(channel, _marker_pid(channel, collector))
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
