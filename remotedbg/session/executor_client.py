@@ -20,6 +20,7 @@ from typing import Any
 import paramiko
 
 from remotedbg.errors import ConnectionFailed, StdoutClosed
+from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
@@ -27,6 +28,7 @@ STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
 MAX_FRAME = 64 << 20  # as agent/executor.py: a longer announced frame is a corrupt stream
 SEND_STALL = 10.0  # seconds a send may wait for the remote's window before the channel is given up
 HEARTBEAT = 1.0  # seconds between frames while a request runs (the executor's CLIENT_SILENCE)
+EXECUTOR = "the remote executor"  # who a malformed answer came from
 
 
 class ExecutorGone(Exception):
@@ -111,12 +113,16 @@ class ExecutorChannel:
             raise NotStarted(executor.why(), status) from None
         try:
             hello = json.loads(payload) if kind == "P" else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             hello = {}
-        if not hello.get("ready"):
+        if not isinstance(hello, dict) or not hello.get("ready"):
             channel.close()
             raise NotStarted(executor.why())
-        executor.pid = hello["pid"]
+        try:
+            executor.pid = answers.checked(hello, answers.HELLO, EXECUTOR)["pid"]
+        except answers.AgentAnswerError:
+            channel.close()
+            raise
         executor.login_shell = str(hello.get("shell") or "")
         return executor
 
@@ -248,7 +254,8 @@ class ExecutorChannel:
                 elif kind == "E":
                     collector.feed("stderr", payload)
                 elif kind == "S":
-                    return (None if stopping else _decode(payload)["exit"]), False
+                    status = answers.exit_status(_decode(payload), EXECUTOR)
+                    return (None if stopping else status), False
                 if collector.overflowed and not stopping:
                     stopping = True
                     self.send("K", b"", rid)
@@ -283,8 +290,8 @@ class ExecutorChannel:
             while True:
                 kind, payload = self._frame_of(rid, deadline)
                 if kind == "R":
-                    answer = _decode(payload)
-                    if not answer.get("ok") and "deadline" in str(answer.get("error")):
+                    answer = answers.call_answer(_decode(payload), EXECUTOR)
+                    if not answer["ok"] and "deadline" in str(answer.get("error")):
                         raise TimeoutError
                     return answer
         except TimeoutError:
@@ -323,7 +330,7 @@ def _decode(payload: bytes) -> dict:
     """A frame's JSON; a corrupted one ends the executor (the caller reports one line)."""
     try:
         value = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ExecutorGone("the remote executor sent a malformed frame") from None
     if not isinstance(value, dict):
         raise ExecutorGone("the remote executor sent a malformed frame")
