@@ -3,19 +3,121 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from remotedbg.contract import VERDICT_EXIT
-from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.errors import ConnectionFailed, ExitCode, Interrupted, RemotedbgError, UsageError
 from remotedbg.inventory import expand, hosts_from_file
 from remotedbg.playbook import Playbook, RunOutcome, run_playbook
 from remotedbg.remote.primitives import Remote
-from remotedbg.session import ConnectOptions, open_session
+from remotedbg.session import ConnectOptions, Session
+from remotedbg.session import open_session as _open_one
 
 MAX_PARALLEL = 16
+# OpenSSH's default `MaxStartups 10:30:100` drops handshakes past 10 at a time on a jump host
+# (the client reads "Error reading SSH protocol banner"): at most this many at once through one,
+# and a handshake dropped before its banner is tried again after a growing, jittered pause.
+PER_JUMP_HOST = 8
+RETRY_PAUSES = (0.3, 0.8, 2.0)
+_DROPPED = ("banner exchange", "Connection closed by remote host", "Connection reset by peer")
+_gates: dict[str, threading.Semaphore] = {}
+_gates_lock = threading.Lock()
+
+
+@contextmanager
+def _handshake_slot(options: ConnectOptions) -> Iterator[None]:
+    """A slot among the handshakes in flight through this host's first jump host, if any."""
+    jump = None
+    if options.host and options.host != "local":
+        from remotedbg.session.target import resolve
+
+        try:
+            jump = (resolve(options).proxy_jump or "").split(",")[0] or None
+        except RemotedbgError:
+            jump = None  # open_session reports it
+    if jump is None:
+        yield
+        return
+    with _gates_lock:
+        gate = _gates.setdefault(jump, threading.Semaphore(PER_JUMP_HOST))
+    with gate:
+        yield
+
+
+def open_session(options: ConnectOptions) -> Session:
+    """A fleet host's session: handshakes through a shared jump host bounded, a handshake the
+    server dropped before its banner retried with backoff."""
+    with _handshake_slot(options):
+        for pause in (*RETRY_PAUSES, None):
+            try:
+                return _open_one(options)
+            except ConnectionFailed as error:
+                if pause is None or not any(words in str(error) for words in _DROPPED):
+                    raise
+            time.sleep(pause * (1 + random.random()))
+    raise AssertionError("unreachable")
+
+
+class _Open:
+    """The fleet's open sessions: Ctrl-C closes them all at once (each remote executor then
+    stops its command as its channel closes) instead of waiting for every host to finish."""
+
+    def __init__(self) -> None:
+        self.sessions: set[Session] = set()
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    @contextmanager
+    def session(self, options: ConnectOptions) -> Iterator[Session]:
+        session = open_session(options)
+        with self.lock:
+            if self.stopping:
+                session.close()
+                raise Interrupted("interrupted: the remote commands were stopped")
+            self.sessions.add(session)
+        try:
+            yield session
+        finally:
+            with self.lock:
+                self.sessions.discard(session)
+            session.close()
+
+    def close_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            sessions, self.sessions = list(self.sessions), set()
+        for session in sessions:
+            try:
+                session.close()
+            except Exception:  # noqa: BLE001 - a session half torn down by its worker
+                pass
+
+
+def _in_parallel(hosts: list[str], one: Callable[[str], Any], opened: _Open,
+                 on_done: Callable[[Any], None] | None = None) -> list[Any]:  # fmt: skip
+    """`one(host)` for every host on a thread pool, results in the hosts' order."""
+    pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts)))
+    try:
+        futures = [pool.submit(one, host) for host in hosts]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            if on_done:
+                on_done(results[-1])
+        return results
+    except KeyboardInterrupt:
+        opened.close_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=False)
 FINGERPRINT_TENSORS = ["d2t", "t2d", "fc.weight", "lm_head.weight"]
 # worst first: what we know least about ranks highest
 EXIT_RANK = [ExitCode.OK, ExitCode.FINDINGS, ExitCode.REMOTE, ExitCode.CONNECTION]
@@ -66,10 +168,11 @@ def audit_host(
     playbook: Playbook,
     variables: dict[str, Any],
     allow_write: bool,
+    opened: _Open | None = None,
 ) -> HostResult:
     options = dataclasses.replace(base, host=host)
     try:
-        with open_session(options) as session:
+        with (opened or _Open()).session(options) as session:
             remote = Remote(session)
             outcome = run_playbook(playbook, remote, variables, allow_write)
             prints = remote.call(
@@ -94,17 +197,13 @@ def run_fleet(
     allow_write: bool,
     on_done: Callable[[HostResult], None] | None = None,
 ) -> list[HostResult]:
-    results: dict[str, HostResult] = {}
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
-        futures = {
-            host: pool.submit(audit_host, host, base, playbook, variables, allow_write)
-            for host in hosts
-        }
-        for host, future in futures.items():
-            results[host] = future.result()
-            if on_done:
-                on_done(results[host])
-    return [results[host] for host in hosts]
+    opened = _Open()
+    return _in_parallel(
+        hosts,
+        lambda host: audit_host(host, base, playbook, variables, allow_write, opened),
+        opened,
+        on_done,
+    )
 
 
 @dataclasses.dataclass
@@ -124,17 +223,18 @@ def run_on_hosts(
     """The same command on every host in parallel (as `ansible -m shell`), output captured per
     host and returned in the hosts' order."""
 
+    opened = _Open()
+
     def one(host: str) -> HostRun:
         try:
-            with open_session(dataclasses.replace(base, host=host)) as session:
+            with opened.session(dataclasses.replace(base, host=host)) as session:
                 result = session.run(command, cwd=cwd)
         except RemotedbgError as error:
             return HostRun(host, error.exit_code, error=str(error))
         status = result.exit_status if result.exit_status is not None else ExitCode.REMOTE
         return HostRun(host, status, result.stdout_bytes, result.stderr_bytes)
 
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
-        return list(pool.map(one, hosts))
+    return _in_parallel(hosts, one, opened)
 
 
 @dataclasses.dataclass
@@ -153,15 +253,16 @@ def map_hosts(
     """`work(remote)` on every host in parallel, in the hosts' order; a host's failure is that
     host's row, never the run's end."""
 
+    opened = _Open()
+
     def one(host: str) -> HostValue:
         try:
-            with open_session(dataclasses.replace(base, host=host)) as session:
+            with opened.session(dataclasses.replace(base, host=host)) as session:
                 return HostValue(host, work(Remote(session)))
         except RemotedbgError as error:
             return HostValue(host, error=str(error), exit_code=error.exit_code)
 
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
-        return list(pool.map(one, hosts))
+    return _in_parallel(hosts, one, opened)
 
 
 def _host_facts(result: HostResult) -> dict[str, Any]:

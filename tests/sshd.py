@@ -67,6 +67,9 @@ class Sshd:
         server = next((p for p in SFTP_SERVERS if os.path.exists(p)), None)
         if self.sftp and server:
             lines.append(f"Subsystem sftp {server}")
+        # sshd takes a keyword's first value: a test's own setting replaces the default above
+        overridden = {line.split()[0].lower() for line in self.extra_config if line.strip()}
+        lines = [line for line in lines if line.split()[0].lower() not in overridden]
         lines += list(self.extra_config)
         config.write_text("\n".join(lines) + "\n")
         if os.geteuid() == 0:

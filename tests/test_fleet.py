@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +147,77 @@ def test_fleet_from_an_ansible_inventory_group(cli, fleet_world, tmp_path):
     assert [h["host"] for h in everyone["hosts"]] == ["testbox", "nosftp", "127.0.0.1:1"]
     unknown = cli(*argv, "--group", "gpus")
     assert unknown.returncode == 2 and b"no group 'gpus'" in unknown.stderr
+
+
+def test_a_fleet_through_one_jump_host_reaches_every_host(cli, ssh_world, tmp_path):
+    """32 hosts behind one bastion with OpenSSH's default `MaxStartups 10:30:100`, which drops
+    handshakes past 10 unauthenticated at a time (sshd.c, should_drop_connection) before its
+    banner: every host answers, none 'Error reading SSH protocol banner'."""
+    from tests.sshd import make_sshd, write_client_config
+
+    bastion = make_sshd(
+        tmp_path / "bastion", ssh_world.user_key, extra_config=("MaxStartups 10:30:100",)
+    )
+    try:
+        hosts = [f"h{index:02d}" for index in range(32)]
+        servers = {"bastion": bastion} | {host: ssh_world.box.server for host in hosts}
+        config = write_client_config(
+            tmp_path / "config",
+            servers,
+            tmp_path / "known_hosts",
+            extra={host: ["ProxyJump bastion"] for host in hosts},
+        )
+        result = cli(
+            "run", "-H", ",".join(hosts), "--ssh-config", str(config), "--", "echo", "up",
+            timeout=180,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr.decode()[-2000:]
+        assert result.stdout.decode().count("up\n") == 32
+        assert b"banner" not in result.stderr
+    finally:
+        bastion.stop()
+
+
+def test_ctrl_c_in_a_fleet_run_stops_every_host_at_once(ssh_world, isolated_state, tmp_path):
+    """Ctrl-C in `run` on several hosts: the client returns at once (not after --timeout) and
+    no host keeps the command running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.procs import wait_for
+
+    token = f"fleet-sleep-{os.getpid()}"
+
+    def running() -> int:
+        """The remote `sh -c` commands (the client's own argv names the token too)."""
+        found = 0
+        for entry in os.listdir("/proc"):
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes() if entry.isdigit() else b""
+            except OSError:
+                continue
+            found += argv.startswith(b"sh\0-c\0") and token.encode() in argv
+        return found
+
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox,nosftp", "--timeout", "120",
+         "--", "sh", "-c", f"sleep 300; echo {token}"],
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(ssh_world.box.ssh_config)),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: running() >= 2, timeout=30), "the commands never started"
+        client.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        client.wait(timeout=30)
+        print(f"fleet Ctrl-C: client out after {time.monotonic() - start:.2f} s")
+        assert time.monotonic() - start < 10  # not the --timeout of 120 s
+        assert client.returncode == 130
+        assert wait_for(lambda: running() == 0, timeout=5), "a host kept the command running"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()

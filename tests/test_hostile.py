@@ -28,7 +28,7 @@ BANNER = "Welcome to GPU box (shared cluster, be nice)"
 
 
 def _agent_processes() -> list[int]:
-    """Processes of remotedbg's agent on this machine (the box): its boot code is in argv."""
+    """Processes of remotedbg's agent on this machine (the box): its tag is in argv."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -37,7 +37,7 @@ def _agent_processes() -> list[int]:
             raw = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"RDBG-ANSWER" in raw:
+        if b"RDBG-AGENT" in raw:
             found.append(int(entry))
     return found
 

@@ -64,8 +64,10 @@ def call_unprivileged(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 @contextmanager
-def throwaway_user(prefix: str, home_parent: Path) -> Iterator[pwd.struct_passwd]:
-    """A user of its own (shell /bin/sh, home under `home_parent`, its own group), for a test
+def throwaway_user(
+    prefix: str, home_parent: Path, shell: str = "/bin/sh"
+) -> Iterator[pwd.struct_passwd]:
+    """A user of its own (login `shell`, home under `home_parent`, its own group), for a test
     that logs in over ssh as someone the kernel treats as a stranger; removed afterwards,
     with whatever it left running (the test asserts there is nothing)."""
     name = f"{prefix}{os.getpid() % 100000}"
@@ -73,7 +75,7 @@ def throwaway_user(prefix: str, home_parent: Path) -> Iterator[pwd.struct_passwd
     subprocess.run(
         ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", str(home),
          "--password", "*",  # no password, yet not locked: sshd refuses locked accounts
-         "--shell", "/bin/sh", name],
+         "--shell", shell, name],
         check=True, capture_output=True,
     )  # fmt: skip
     try:

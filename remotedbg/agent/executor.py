@@ -20,6 +20,8 @@ output of a command the client gave up on is never taken for the next one's, and
 an ended request stops nothing.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
                  C call {"entry", "args", "cwd", "timeout", "memory"}
+                 H heartbeat (at least one frame a second while a request runs; after
+                   CLIENT_SILENCE seconds of none the client is taken for gone)
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
                  R {"ok", "value"|"error"}
 """
@@ -40,17 +42,35 @@ import traceback
 
 HEADER = struct.Struct("!BII")
 CHUNK = 65536
+MAX_FRAME = 64 << 20  # no frame is larger: a length past it is a corrupt stream, never allocated
+# The client sends a frame (H when it has nothing else to say) at least every second while a
+# command or check of it runs; silence this long means the connection is gone (a cut cable
+# never closes our stdin: sshd only notices with ClientAliveInterval), and what runs is stopped.
+CLIENT_SILENCE = 15.0
+# Shells that read a POSIX command line as sh does; commands of any other login shell (fish,
+# tcsh, csh, a nologin wrapper) run in /bin/sh, since remotedbg writes them in sh syntax.
+POSIX_SHELLS = {"sh", "dash", "bash", "rbash", "ash", "ksh", "mksh", "lksh", "pdksh", "ksh93",
+                "zsh", "yash", "busybox"}  # fmt: skip
 KILL_GRACE = 0.5
 DEFAULT_CALL_MEMORY = 4 << 30  # bytes of address space a check may add to the executor's
 DEFAULT_CALL_CPU = 600  # CPU seconds of a check without a timeout
 
 
+# The login that started us read the start-up files already and its environment is ours; zsh
+# would read ~/.zshenv again for every command (and print what it prints into its output).
+_NO_RC = {"zsh": ("-f",)}
+
+
 def _login_shell():
+    """The shell that runs commands: the login shell when it speaks sh (rbash stays rbash, so
+    its restrictions hold), else /bin/sh."""
     try:
         shell = pwd.getpwuid(os.getuid()).pw_shell
     except KeyError:
         shell = ""
-    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+    if not (shell and os.access(shell, os.X_OK)):
+        return "/bin/sh"
+    return shell if os.path.basename(shell) in POSIX_SHELLS else "/bin/sh"
 
 
 def _home():
@@ -58,6 +78,10 @@ def _home():
     (a container's root often has no home of its own)."""
     home = os.path.expanduser("~")
     return home if os.path.isdir(home) else "/"
+
+
+class _CorruptStream(Exception):
+    pass
 
 
 class _Frames:
@@ -71,6 +95,8 @@ class _Frames:
         frames = []
         while len(self.buffer) >= HEADER.size:
             kind, rid, length = HEADER.unpack_from(self.buffer)
+            if length > MAX_FRAME:
+                raise _CorruptStream("a frame announces %d bytes" % length)
             if len(self.buffer) < HEADER.size + length:
                 break
             payload = self.buffer[HEADER.size : HEADER.size + length]
@@ -141,6 +167,8 @@ def _run_call(request, write_fd):
     """The child's whole life: run the entry, write its JSON answer, exit."""
     try:
         os.setpgid(0, 0)
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)  # the executor's handlers are not the check's
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(null, 1)  # the protocol is the parent's: nothing of the check may print there
@@ -188,6 +216,7 @@ class Executor:
         self.open_pipes = 0
         self.running = True
         self.current_call = None
+        self.heard = time.monotonic()  # when the client last sent a frame
 
     # -- control frames ------------------------------------------------------------------
     def on_frame(self, kind, rid, payload):
@@ -266,6 +295,9 @@ class Executor:
             return
         if data:
             call.data += data
+            if len(call.data) > MAX_FRAME - 4096 and not call.stopped:
+                self.stop_call("stopped: its answer passed %d MiB" % (MAX_FRAME >> 20))
+                call.data = b""
             return
         self.selector.unregister(call.fd)
         os.close(call.fd)
@@ -293,7 +325,7 @@ class Executor:
         command = request["cmd"].encode("utf-8", "surrogateescape")
         try:
             self.process = subprocess.Popen(
-                [self.shell, "-c", command],
+                [self.shell, *_NO_RC.get(os.path.basename(self.shell), ()), "-c", command],
                 stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -352,23 +384,37 @@ class Executor:
         _send_json("S", {"exit": status if status >= 0 else 128 - status}, self.command_id)
         self.process = None
 
+    def busy(self):
+        return self.process is not None or self.current_call is not None
+
     def serve(self):
         while self.running:
             wait = None
             call = self.current_call
             if call is not None and call.deadline is not None and not call.stopped:
                 wait = max(0.0, call.deadline - time.monotonic())
+            if self.busy():
+                silence = max(0.0, self.heard + CLIENT_SILENCE - time.monotonic())
+                wait = silence if wait is None else min(wait, silence)
             events = self.selector.select(wait)
-            if not events and call is not None and call.deadline is not None:
-                if time.monotonic() >= call.deadline:
-                    self.stop_call("stopped at its deadline")
+            now = time.monotonic()
+            if call is not None and call.deadline is not None and now >= call.deadline:
+                self.stop_call("stopped at its deadline")
+            if self.busy() and now - self.heard >= CLIENT_SILENCE:
+                break  # the connection is gone without a close: stop everything
             for key, _ in events:
                 if key.data == "control":
                     data = os.read(0, CHUNK)
                     if not data:
                         self.running = False  # client gone: stop everything, leave nothing
                         break
-                    for kind, rid, payload in self.frames.feed(data):
+                    self.heard = time.monotonic()
+                    try:
+                        frames = self.frames.feed(data)
+                    except _CorruptStream:
+                        self.running = False
+                        break
+                    for kind, rid, payload in frames:
                         self.on_frame(kind, rid, payload)
                 elif key.data == "call":
                     self.on_call_output()
@@ -387,6 +433,14 @@ class Executor:
                 pass  # nobody to tell
 
 
+class _Signalled(Exception):
+    pass
+
+
+def _on_signal(number, frame):
+    raise _Signalled()
+
+
 def serve(args):
     # SIGPIPE stays ignored here (Python's default; children get SIG_DFL back from subprocess's
     # restore_signals): a command that exits without reading its stdin must not take the
@@ -396,13 +450,26 @@ def serve(args):
     # (it does so for SSH sessions at shell level 1); at level 2 it does not.
     if os.environ.get("SHLVL", "0") in ("", "0"):
         os.environ["SHLVL"] = "1"
+    # SIGTERM/SIGHUP (sshd's "signal" request from a client that gave up on us, an admin's
+    # kill): stop every command's group first, then exit, leaving no orphans.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _on_signal)
     marker = str(args.get("marker") or "")
     if marker:
         os.write(1, marker.encode("ascii"))
-    _send_json("P", {"pid": os.getpid(), "ready": True})
+    try:
+        login = pwd.getpwuid(os.getuid()).pw_shell
+    except KeyError:
+        login = ""
+    _send_json("P", {"pid": os.getpid(), "ready": True, "shell": login})
     executor = Executor()
     try:
         executor.serve()
-    except BrokenPipeError:  # our stdout (the channel) is gone: the client cannot be told
-        executor.shutdown()
+    except (BrokenPipeError, _Signalled):  # the channel is gone, or we were told to go
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)
+        try:
+            executor.shutdown()
+        except (BrokenPipeError, OSError):
+            pass
     os._exit(0)

@@ -102,6 +102,10 @@ def run(words: list[str]) -> int | None:
     found = _settings(words)
     if found is None or has_piped_input():
         return None
+    try:
+        os.getcwd()
+    except OSError:  # run from a deleted directory: the daemon could not enter it either
+        return None
     host, ssh_config, idle = found
     directory = protocol.runtime_dir()
     if directory is None:

@@ -214,4 +214,18 @@ def socket_key(words: list[str], host: str, ssh_config: str | None, version: str
     # without an ssh client, the host as typed stands for what it resolves to
     resolved = resolved_config(name, ssh_config, user, port)
     digest.update(resolved or f"{user}@{name}:{port}".encode())
+    digest.update(config_files_stamp(ssh_config))
     return digest.hexdigest()[:32]
+
+
+def config_files_stamp(ssh_config: str | None) -> bytes:
+    """The bytes of the ssh_config files themselves: without a local `ssh` (no `ssh -G`), or
+    when it fails, an edited config must still make another key."""
+    stamp = hashlib.sha256()
+    for path in (ssh_config or os.path.expanduser("~/.ssh/config"), "/etc/ssh/ssh_config"):
+        try:
+            with open(path, "rb") as handle:
+                stamp.update(path.encode() + b"\0" + handle.read() + b"\0")
+        except OSError:
+            stamp.update(path.encode() + b"\0-\0")
+    return stamp.digest()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shlex
 import struct
 import zlib
@@ -48,11 +49,49 @@ def executor_bundle(marker: str = "") -> bytes:
     )
 
 
+def command_bundle(marker: str = "") -> bytes:
+    """The executor alone, for a session that only runs commands (no checks): a tenth of the
+    bytes of executor_bundle."""
+    modules = {name: code for name, code in sources().items() if not name.startswith(
+        "remotedbg.agent.") or name in ("remotedbg.agent.__init__", "remotedbg.agent.executor")}
+    return bundle_bytes(
+        {"modules": modules, "entry": "remotedbg.agent.executor:serve", "args": {"marker": marker}}
+    )
+
+
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:
-    """The boot's stdin: 8-byte big-endian length, then the zlib'd JSON bundle."""
+    """The boot's stdin: its code line, an 8-byte big-endian length, the zlib'd JSON bundle."""
     packed = zlib.compress(json.dumps(bundle).encode("utf-8"), 6)
-    return struct.pack("!Q", len(packed)) + packed
+    return boot_stdin() + struct.pack("!Q", len(packed)) + packed
+
+
+# The login shell (whatever it is: sh, bash, zsh, fish, tcsh, mksh, rbash) parses only this line:
+# one double-quoted word without `$`, `!`, backquotes or backslashes, which every one of them
+# reads the same way. The boot code itself comes as the first line of stdin (read a byte at a
+# time, so nothing of the bundle after it is taken), never through any shell's quoting.
+BOOT_LINE = "import sys;exec(sys.stdin.buffer.raw.readline())"
+AGENT_TAG = "RDBG-AGENT"  # the agent's argv[1]: how `ps` (and the tests) tell its processes
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
+_QUOTABLE = re.compile(r'[^"$`!\\\n]+')
+
+
+def quote_for_any_shell(word: str) -> str:
+    """`word` as every login shell reads it; a word no quoting is shared for (a `$` in an
+    interpreter's path) gets sh's quoting: it then goes through the executor's sh only."""
+    if _PLAIN_WORD.fullmatch(word):
+        return word
+    if _QUOTABLE.fullmatch(word):
+        return f'"{word}"'
+    return shlex.quote(word)
 
 
 def boot_command(interpreter: str) -> str:
-    return f"{shlex.quote(interpreter)} -c {shlex.quote(_boot_code())}"
+    """The ssh command line that starts the agent in `interpreter`; stdin must begin with
+    boot_stdin()."""
+    return f'{quote_for_any_shell(interpreter)} -c "{BOOT_LINE}" {AGENT_TAG}'
+
+
+@functools.lru_cache(maxsize=1)
+def boot_stdin() -> bytes:
+    """The first line the boot command reads: the bootstrap, as one line of Python."""
+    return f"exec({_boot_code()!r})\n".encode()

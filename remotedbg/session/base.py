@@ -1,8 +1,9 @@
 """The Session contract shared by SSH and local targets, and the pieces both run loops use.
 
-Every command is prefixed with a marker that prints the remote shell's PID first. The shell is the
-leader of its own process group (sshd calls setsid for each session; the local runner starts a new
-session), so a timeout, an output cap or Ctrl-C can stop the whole group and leave no orphans.
+Every command runs as the leader of a process group of its own, started by a process of ours
+that knows its id (the remote executor, agent/executor.py; the local runner), so a timeout, an
+output cap or Ctrl-C can stop the whole group and leave no orphans. Only the fallback for a box
+without Python (a bare exec channel) learns the group from a marker line the shell prints.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ StreamCallback = Callable[[str, bytes], None]  # ("stdout" | "stderr", chunk)
 
 _PID_MARKER = re.compile(rb"\x1eRDBG(\d+)\n")
 _MARKER_START = b"\x1eRDBG"
-_PID_PREFIX = "printf '\\036RDBG%s\\n' \"$$\"; "
+PID_PREFIX = "printf '\\036RDBG%s\\n' \"$$\"; "  # for a path that reads the marker
 
 
 def _may_be_marker(head: bytes) -> bool:
@@ -46,13 +47,17 @@ def build_command(
 
 
 def kill_group_script(pid: int, grace: float = 0.5) -> str:
-    """Shell that TERMs process group `pid`, waits up to `grace` s, then KILLs what is left."""
+    """A command line that TERMs process group `pid`, waits up to `grace` s, then KILLs what is
+    left. It runs in `sh` whatever the login shell (one single-quoted word with no quote,
+    backslash, `!` or newline in it reads the same in sh, bash, zsh, fish, tcsh and mksh), and
+    names the group as `-PGID` without `--`, which dash's kill rejects."""
     steps = max(1, int(grace / 0.1))
-    return (
-        f"kill -TERM -- -{pid} 2>/dev/null || exit 0; "
-        f"i=0; while [ $i -lt {steps} ]; do kill -0 -- -{pid} 2>/dev/null || exit 0; "
-        f"sleep 0.1; i=$((i+1)); done; kill -KILL -- -{pid} 2>/dev/null; exit 0"
+    script = (
+        f"kill -TERM -{pid} 2>/dev/null || exit 0; "
+        f"i=0; while [ $i -lt {steps} ]; do kill -0 -{pid} 2>/dev/null || exit 0; "
+        f"sleep 0.1; i=$((i+1)); done; kill -KILL -{pid} 2>/dev/null; exit 0"
     )
+    return f"sh -c '{script}'"
 
 
 class OutputCollector:
@@ -69,8 +74,16 @@ class OutputCollector:
         self.stderr = bytearray()
         self.pid: int | None = None
         self._head = bytearray()  # stdout bytes before the marker has been seen
-        self._marker_done = False
+        self._marker_done = True  # expect_marker() for a command prefixed with PID_PREFIX
         self.overflowed = False
+
+    def expect_marker(self) -> None:
+        self._marker_done = False
+
+    @property
+    def marker_settled(self) -> bool:
+        """The marker was read, or the output showed it will not come."""
+        return self._marker_done
 
     def feed(self, name: str, data: bytes) -> None:
         if name == "stdout" and not self._marker_done:
@@ -140,9 +153,7 @@ class Session(ABC):
         status: int | None = None
         timed_out = False
         try:
-            status, timed_out = self._execute(
-                _PID_PREFIX + text, stdin, collector, effective_timeout
-            )
+            status, timed_out = self._execute(text, stdin, collector, effective_timeout)
         except KeyboardInterrupt:
             result = self._result(text, None, collector, start, timed_out=False)
             transcript.record(self.name, label or text, result)

@@ -65,8 +65,13 @@ class ContainerSession(Session):
             + (agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON))
         )
         try:
+            # a wedged runtime is given the command's timeout (at least 3 s), then its
+            # `exec` is stopped with the session (ExecutorChannel.start signals its group)
+            budget = START_TIMEOUT
+            if self.host.default_timeout is not None:
+                budget = min(budget, max(self.host.default_timeout, 3.0))
             executor, why = ExecutorChannel.start_or_why(
-                transport(), boot, agent_bundle.executor_bundle, START_TIMEOUT
+                transport(), boot, agent_bundle.executor_bundle, budget
             )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.host.name}: cannot start a channel: {exc}") from None

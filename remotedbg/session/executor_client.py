@@ -25,6 +25,9 @@ from remotedbg.session.base import OutputCollector
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
+MAX_FRAME = 64 << 20  # as agent/executor.py: a longer announced frame is a corrupt stream
+SEND_STALL = 10.0  # seconds a send may wait for the remote's window before the channel is given up
+HEARTBEAT = 1.0  # seconds between frames while a request runs (the executor's CLIENT_SILENCE)
 EXECUTOR = "the remote executor"  # who a malformed answer came from
 
 
@@ -32,27 +35,33 @@ class ExecutorGone(Exception):
     """The executor channel closed; the caller reconnects or falls back."""
 
 
+class NotStarted(Exception):
+    """The executor's command ended before it answered: why (its last stderr line) and its
+    exit status (None when unknown)."""
+
+    def __init__(self, why: str, status: int | None = None) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+
+
 class ExecutorChannel:
     def __init__(self, channel: paramiko.Channel) -> None:
         self.channel = channel
-        self.buffer = b""
+        self.buffer = bytearray()
         self.stderr_tail = b""
+        self.last_sent = time.monotonic()
         self.ready_fd = channel.fileno()
         self.pid: int | None = None  # the executor's pid on the remote
+        self.login_shell = ""  # the user's login shell there (which parses exec requests)
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
-
-    @classmethod
-    def start(
-        cls,
-        transport: paramiko.Transport,
-        boot: str,
-        bundle_for: Callable[[str], bytes],
-        timeout: float,
-    ) -> ExecutorChannel | None:
-        """Start the executor; None when the remote cannot run it (no Python there)."""
-        return cls.start_or_why(transport, boot, bundle_for, timeout)[0]
+        # it did not answer a kill within STOP_WAIT: the box or the connection is wedged (a
+        # stopped sshd), and the session reconnects rather than trust that connection again
+        self.unresponsive = False
+        channel.settimeout(SEND_STALL)  # recv only ever follows recv_ready(): sends only
 
     @classmethod
     def start_or_why(
@@ -62,34 +71,60 @@ class ExecutorChannel:
         bundle_for: Callable[[str], bytes],
         timeout: float,
     ) -> tuple[ExecutorChannel | None, str]:
-        """The executor, or None and the last line its command wrote to stderr. The executor
-        writes a fresh random marker before its first frame: whatever the login printed before
-        it (banners, MOTDs) is skipped, and the time a slow login takes is paid here once,
-        within `timeout`."""
+        """The executor, or None and the last line its command wrote to stderr (or that it did
+        not answer within `timeout`)."""
+        try:
+            return cls.start(transport, boot, bundle_for, timeout), ""
+        except NotStarted as why:
+            return None, str(why)
+        except TimeoutError:
+            return None, f"no answer within {timeout:g}s"
+
+    @classmethod
+    def start(
+        cls,
+        transport: paramiko.Transport,
+        boot: str,
+        bundle_for: Callable[[str], bytes],
+        timeout: float,
+    ) -> ExecutorChannel:
+        """The executor; NotStarted (the remote cannot run it: no Python there) with the last
+        line its command wrote to stderr, TimeoutError when it has not answered within
+        `timeout` (the channel closed). The executor writes a fresh random marker before its
+        first frame: whatever the login printed before it (banners, MOTDs) is skipped, and the
+        time a slow login takes is paid here once."""
         marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
+        start = time.monotonic()
         channel = transport.open_session(timeout=timeout)
-        channel.exec_command(boot)
+        timeout = max(0.1, timeout - (time.monotonic() - start))
         executor = cls(channel)
         try:
+            channel.exec_command(boot)
             channel.sendall(bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, _, payload = executor.next_frame(time.monotonic() + timeout)
-        except (ExecutorGone, TimeoutError, OSError, EOFError):
+        except TimeoutError:
+            signal_session(channel, "KILL")  # a login still in its rc files ends here too
             channel.close()
-            return None, executor.why()
+            raise
+        except (ExecutorGone, OSError, EOFError, paramiko.SSHException):
+            status = channel.recv_exit_status() if channel.exit_status_ready() else None
+            channel.close()
+            raise NotStarted(executor.why(), status) from None
         try:
             hello = json.loads(payload) if kind == "P" else {}
         except (ValueError, RecursionError):
             hello = {}
         if not isinstance(hello, dict) or not hello.get("ready"):
             channel.close()
-            return None, executor.why()
+            raise NotStarted(executor.why())
         try:
             executor.pid = answers.checked(hello, answers.HELLO, EXECUTOR)["pid"]
         except answers.AgentAnswerError:
             channel.close()
             raise
-        return executor, ""
+        executor.login_shell = str(hello.get("shell") or "")
+        return executor
 
     def why(self) -> str:
         """The last line the executor's command wrote to stderr (why it did not start)."""
@@ -104,6 +139,7 @@ class ExecutorChannel:
             self.channel.sendall(HEADER.pack(ord(kind), rid, len(payload)) + payload)
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise ExecutorGone(str(exc)) from None
+        self.last_sent = time.monotonic()
 
     def send_json(self, kind: str, value: Any, rid: int = 0) -> None:
         self.send(kind, json.dumps(value).encode("utf-8"), rid)
@@ -112,10 +148,12 @@ class ExecutorChannel:
         if len(self.buffer) < HEADER.size:
             return None
         kind, rid, length = HEADER.unpack_from(self.buffer)
+        if length > MAX_FRAME:  # before a byte of it is kept
+            raise ExecutorGone(f"the remote executor announced a frame of {length} bytes")
         if len(self.buffer) < HEADER.size + length:
             return None
-        payload = self.buffer[HEADER.size : HEADER.size + length]
-        self.buffer = self.buffer[HEADER.size + length :]
+        payload = bytes(self.buffer[HEADER.size : HEADER.size + length])
+        del self.buffer[: HEADER.size + length]
         return chr(kind), rid, payload
 
     def skip_to(self, marker: bytes, deadline: float) -> None:
@@ -123,10 +161,18 @@ class ExecutorChannel:
         while marker not in self.buffer:
             self._fill(deadline)
             if len(self.buffer) > (1 << 20) + len(marker):
-                self.buffer = self.buffer[-len(marker) :]  # a login that prints megabytes
-        self.buffer = self.buffer.split(marker, 1)[1]
+                del self.buffer[: -len(marker)]  # a login that prints megabytes
+        del self.buffer[: self.buffer.index(marker) + len(marker)]
 
     def _fill(self, deadline: float | None) -> None:
+        """More bytes into the buffer. The deadline is checked first: a peer that floods
+        without end still times out."""
+        now = time.monotonic()
+        remaining = None if deadline is None else deadline - now
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError
+        if self.open_id is not None and now - self.last_sent >= HEARTBEAT:
+            self.send("H", b"", self.open_id)
         while self.channel.recv_stderr_ready():
             self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
         if self.channel.recv_ready():
@@ -137,10 +183,8 @@ class ExecutorChannel:
         if self.channel.closed or self.channel.eof_received:
             if not self.channel.recv_ready():
                 raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            raise TimeoutError
-        select.select([self.ready_fd], [], [], 1.0 if remaining is None else min(remaining, 1.0))
+        wait = HEARTBEAT if remaining is None else min(remaining, HEARTBEAT)
+        select.select([self.ready_fd], [], [], wait)
 
     def next_frame(self, deadline: float | None) -> tuple[str, int, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""
@@ -179,7 +223,10 @@ class ExecutorChannel:
             self.send("K", b"", rid)
             while self.open_id == rid:
                 self._frame_of(rid, deadline)
-        except (TimeoutError, ExecutorGone, KeyboardInterrupt):
+        except (TimeoutError, ExecutorGone, KeyboardInterrupt) as why:
+            self.unresponsive = isinstance(why, TimeoutError)
+            if self.unresponsive:
+                signal_session(self.channel, "TERM")  # the executor stops its groups and exits
             self.close()
             return False
         return True
@@ -249,6 +296,7 @@ class ExecutorChannel:
                     return answer
         except TimeoutError:
             if deadline is not None and time.monotonic() >= deadline:
+                self.unresponsive = True  # not even the executor's own deadline answer came
                 self.close()
             raise
         except KeyboardInterrupt:
@@ -260,6 +308,22 @@ class ExecutorChannel:
             self.channel.close()
         except (OSError, EOFError, paramiko.SSHException):
             pass
+
+
+def signal_session(channel: paramiko.Channel, name: str) -> None:
+    """RFC 4254's "signal" request: OpenSSH's sshd (7.9+, session.c session_signal_req) sends
+    it to the session's whole process group, the login shell and whatever it started, still
+    in its start-up files or wedged. A server that does not know it ignores it."""
+    message = paramiko.Message()
+    message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+    message.add_int(channel.remote_chanid)
+    message.add_string("signal")
+    message.add_boolean(False)
+    message.add_string(name)
+    try:
+        channel.transport._send_user_message(message)  # noqa: SLF001 - paramiko has no API
+    except (OSError, EOFError, paramiko.SSHException, AttributeError):
+        pass
 
 
 def _decode(payload: bytes) -> dict:

@@ -28,8 +28,14 @@ from remotedbg.errors import (
     StdoutClosed,
 )
 from remotedbg.session import hostkeys, terminal, transcript
-from remotedbg.session.base import OutputCollector, Session, kill_group_script
-from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone, connection_lost
+from remotedbg.session.base import PID_PREFIX, OutputCollector, Session, kill_group_script
+from remotedbg.session.executor_client import (
+    ExecutorChannel,
+    ExecutorGone,
+    NotStarted,
+    connection_lost,
+    signal_session,
+)
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_words import connect_failure, missing_identities, unresolved
 from remotedbg.session.target import (
@@ -49,6 +55,30 @@ logging.getLogger("paramiko").propagate = False
 
 _BULK_PID = "RDBG-PGID:"
 _BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
+# login shells that read the bulk read's `printf ... "$$" >&2; tail | head` line as sh does
+# (not rbash, which refuses `>&2`; not fish or csh): any other reads through the executor
+_SH_READERS = {"sh", "dash", "bash", "ash", "ksh", "mksh", "lksh", "zsh", "yash", "busybox"}
+
+
+def _reads_sh(login_shell: str) -> bool:
+    return os.path.basename(login_shell) in _SH_READERS
+
+
+def _marker_pid(channel: paramiko.Channel, collector: OutputCollector) -> int | None:
+    """The command's pid from its marker line, waiting a moment for it (a command stopped
+    right after it started may not have printed it yet)."""
+    deadline = time.monotonic() + KILL_GRACE * 2
+    try:
+        while collector.pid is None and not collector.marker_settled and not channel.closed:
+            if channel.recv_ready():
+                collector.feed("stdout", channel.recv(65536))
+            elif time.monotonic() >= deadline:
+                break
+            else:
+                select.select([channel], [], [], 0.05)
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
+    return collector.pid
 
 
 def _bulk_pid(channel: paramiko.Channel, seen: bytes) -> int | None:
@@ -69,7 +99,13 @@ BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of 
 # packets is less Python per byte on the client (bench/tensor_pull.py: client CPU per MiB).
 BULK_WINDOW = 64 << 20
 BULK_PACKET = 256 << 10
+KILL_GRACE = 0.5  # seconds a TERMed command has before KILL
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
+# ... or the command's timeout, when shorter; but never less than this
+LOGIN_FLOOR = 3.0
+# the boot's exit when the box has no usable python3 (not found, not executable, older than
+# 3.8: agent_bundle): then commands get exec channels of their own
+NO_EXECUTOR_STATUSES = (127, 126, 86)
 
 
 def _tune_socket(sock: object) -> None:
@@ -114,6 +150,7 @@ class SSHSession(Session):
         self._sftp_missing = False
         self._executor: ExecutorChannel | None = None
         self._executor_unavailable = False
+        self._executor_commands_only = False
         self.connect()
 
     # -- connecting -----------------------------------------------------------------------
@@ -228,29 +265,53 @@ class SSHSession(Session):
                 raise ConnectionFailed(f"{self.name}: cannot open a channel: {exc}") from None
 
     # -- the executor -----------------------------------------------------------------------
-    def executor(self) -> ExecutorChannel | None:
+    def executor(
+        self, budget: float | None = None, commands_only: bool = False
+    ) -> ExecutorChannel | None:
         """The session's remote executor, started on first use; None when the box cannot run
-        it (no python3 there), and then every command gets its own exec channel instead."""
-        if self._executor is not None and self._executor.settled():
-            return self._executor
-        if self._executor is not None:
-            self._executor.close()  # a request of it did not end: a fresh one serves
+        it (no python3 there), and then every command gets its own exec channel instead.
+        `budget`: seconds the login may take (the command's timeout; RemoteTimeout past it).
+        `commands_only`: the executor without the agent's checks (a session for one command)."""
+        current = self._executor
+        if current is not None and current.settled():
+            if commands_only or not self._executor_commands_only:
+                return current
+        if current is not None:
+            current.close()  # a request of it did not end, or it lacks the checks: a fresh one
         self._executor = None
         if self._executor_unavailable:
             return None
         from remotedbg.session import agent_bundle
 
+        login = max(self.options.connect_timeout, LOGIN_BUDGET)
+        if budget is not None:
+            login = min(login, max(budget, LOGIN_FLOOR))
         transport = self._transport()
+        bundle = agent_bundle.command_bundle if commands_only else agent_bundle.executor_bundle
         try:
             self._executor = ExecutorChannel.start(
-                transport,
-                agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
-                agent_bundle.executor_bundle,
-                max(self.options.connect_timeout, LOGIN_BUDGET),
+                transport, agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON), bundle, login
             )
+        except NotStarted as refused:
+            missing = "not found" in str(refused).lower()  # tcsh says so, and exits 1
+            if refused.status not in NO_EXECUTOR_STATUSES and not missing:
+                # the login ran something else than our command (a ForceCommand wrapper, a
+                # shell that ignores -c): no command can be trusted to have run
+                said = f": {refused}" if str(refused) else ""
+                raise RemoteCommandError(
+                    f"{self.name}: the login did not run remotedbg's executor (exit "
+                    f"{refused.status}; a ForceCommand or an unusual login shell?){said}"
+                ) from None
+            self._executor_unavailable = True
+            return None
+        except TimeoutError:
+            raise RemoteTimeout(
+                f"{self.name}: the login did not finish within {login:g}s"
+                " (remotedbg's executor never answered)"
+            ) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
-        self._executor_unavailable = self._executor is None
+        self._executor_commands_only = commands_only
         return self._executor
 
     def _executor_failed(self, error: ExecutorGone) -> ConnectionFailed | RemoteCommandError:
@@ -263,7 +324,7 @@ class SSHSession(Session):
     def _agent_call(
         self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
     ) -> dict | None:
-        executor = self.executor()
+        executor = self.executor(timeout)
         if executor is None:
             return None
         try:
@@ -271,6 +332,7 @@ class SSHSession(Session):
         except TimeoutError:
             if executor.channel.closed:
                 self._executor = None
+            self._drop_if_wedged(executor)
             raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None
@@ -279,15 +341,27 @@ class SSHSession(Session):
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
-        if self.one_shot and self._executor is None:
+        # Every command runs under the executor, which owns its process group and stops it on
+        # a timeout, Ctrl-C, or a client that went silent or away; an exec channel of its own
+        # only on a box without python3.
+        deadline = None if timeout is None else time.monotonic() + timeout
+        executor = self.executor(timeout, commands_only=self.one_shot)
+        if executor is None:
             return self._execute_on_channel(text, stdin, collector, timeout)
-        executor = self.executor()
-        if executor is not None:
-            try:
-                return executor.execute(text, stdin, collector, timeout)
-            except ExecutorGone as gone:
-                raise self._executor_failed(gone) from None
-        return self._execute_on_channel(text, stdin, collector, timeout)
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            status, timed_out = executor.execute(text, stdin, collector, remaining)
+        except ExecutorGone as gone:
+            raise self._executor_failed(gone) from None
+        self._drop_if_wedged(executor)
+        return status, timed_out
+
+    def _drop_if_wedged(self, executor: ExecutorChannel) -> None:
+        """An executor that did not answer a kill: close the connection, so the next command
+        connects afresh (a stopped sshd child keeps TCP alive, and would wedge every command)."""
+        if executor.unresponsive:
+            self._executor = None
+            self.close()
 
     def _execute_on_channel(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
@@ -295,8 +369,9 @@ class SSHSession(Session):
         channel = self._open_channel()
         transport = channel.get_transport()
         deadline = None if timeout is None else time.monotonic() + timeout
+        collector.expect_marker()
         try:
-            channel.exec_command(text.encode("utf-8", "surrogateescape"))
+            channel.exec_command((PID_PREFIX + text).encode("utf-8", "surrogateescape"))
             if stdin:
                 channel.sendall(stdin)
             channel.shutdown_write()
@@ -307,7 +382,7 @@ class SSHSession(Session):
                 while channel.recv_stderr_ready():
                     collector.feed("stderr", channel.recv_stderr(65536))
                 if collector.overflowed:
-                    self._stop(collector.pid)
+                    self._stop(channel, _marker_pid(channel, collector))
                     return None, False
                 if channel.closed or (channel.eof_received and channel.exit_status_ready()):
                     if not (channel.recv_ready() or channel.recv_stderr_ready()):
@@ -319,7 +394,7 @@ class SSHSession(Session):
                     )
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    self._stop(collector.pid)
+                    self._stop(channel, _marker_pid(channel, collector))
                     return None, True
                 wait = 1.0 if remaining is None else min(remaining, 1.0)
                 select.select([ready], [], [], wait)
@@ -330,7 +405,7 @@ class SSHSession(Session):
                 )
             return (255 if status < 0 else status), False  # 255 for a signal, like ssh
         except (KeyboardInterrupt, StdoutClosed):
-            self._stop(collector.pid)
+            self._stop(channel, _marker_pid(channel, collector))
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
@@ -380,33 +455,59 @@ class SSHSession(Session):
             time.sleep(0.01)  # off the hot path: only after an abnormal close
         return not transport.is_active()
 
-    def _stop(self, pid: int | None) -> None:
-        """Stop the remote process group through a second channel (sshd does not forward signals
-        to a command without a pty, and closing the channel alone leaves the process running)."""
-        if pid is None:
-            return
-        try:
-            channel = self._transport().open_session(timeout=2)
-            channel.exec_command(kill_group_script(pid))
-            channel.shutdown_write()
-            channel.recv_exit_status()
-            channel.close()
-        except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
-            pass  # connection gone: sshd hangs up the session and the process gets SIGHUP/EPIPE
+    def _stop(self, channel: paramiko.Channel, pid: int | None = None) -> None:
+        """Stop the command of `channel` with its whole process group: a kill of group `pid`
+        through a second channel when the command told us its pid (sshd does not forward
+        signals to a command without a pty), else, or when no second channel opens
+        (MaxSessions 1), sshd's "signal" request, TERM then KILL (OpenSSH 7.9+ signals the
+        session's group; it refuses for some logins, root's among them)."""
+        if pid is not None:
+            try:
+                stopper = self._transport().open_session(timeout=2)
+                stopper.exec_command(kill_group_script(pid))
+                stopper.shutdown_write()
+                stopper.recv_exit_status()
+                stopper.close()
+                return
+            except (paramiko.SSHException, OSError, EOFError, ConnectionFailed):
+                pass  # no second channel: the signal request below
+        for name in ("TERM", "KILL"):
+            signal_session(channel, name)
+            deadline = time.monotonic() + KILL_GRACE
+            while time.monotonic() < deadline:
+                if channel.exit_status_ready() or channel.closed:
+                    return
+                select.select([channel], [], [], 0.05)
+                while channel.recv_ready():
+                    channel.recv(65536)  # what the dying command still writes
+                while channel.recv_stderr_ready():
+                    channel.recv_stderr(65536)
 
     # -- files ----------------------------------------------------------------------------
     def read_stream(self, command: str, sink, limit: int, label: str) -> RunResult:
         """Small reads go through the executor (no shell start-up); bulk data gets a channel of
         its own, read in large blocks: as fast as scp here (~200 MiB/s on loopback) and about
         twice paramiko's SFTP."""
-        if limit < BULK_BYTES and self.executor() is not None:
+        executor = self.executor()
+        if executor is not None and (limit < BULK_BYTES or not _reads_sh(executor.login_shell)):
             return super().read_stream(command, sink, limit, label)
         start = time.monotonic()
-        channel = self._open_channel(window_size=BULK_WINDOW, max_packet_size=BULK_PACKET)
+        sizes = {"window_size": BULK_WINDOW, "max_packet_size": BULK_PACKET}
+        try:
+            channel = self._transport().open_session(
+                timeout=self.options.connect_timeout, **sizes
+            )
+        except paramiko.ChannelException:
+            # the server allows one session per connection (MaxSessions 1), the executor's
+            if self._executor is not None:
+                return super().read_stream(command, sink, limit, label)
+            channel = self._open_channel(**sizes)
+        except (paramiko.SSHException, OSError, EOFError):
+            channel = self._open_channel(**sizes)
         received, stderr = 0, b""
         stall = self.default_timeout
         # the shell sshd starts leads its process group: its pid (on stderr, before any data)
-        # is what stops the whole `tail | head` pipeline when the read is abandoned
+        # stops the whole `tail | head` pipeline where sshd refuses the signal request
         wrapped = f"printf '{_BULK_PID}%s\\n' \"$$\" >&2; {command}"
         try:
             channel.exec_command(wrapped.encode("utf-8", "surrogateescape"))
@@ -423,7 +524,8 @@ class SSHSession(Session):
                 stderr += channel.recv_stderr(65536)
             status = channel.recv_exit_status()
         except (KeyboardInterrupt, TimeoutError) as exc:
-            self._stop(_bulk_pid(channel, stderr))
+            channel.settimeout(None)
+            self._stop(channel, _bulk_pid(channel, stderr))
             channel.close()
             if isinstance(exc, KeyboardInterrupt):
                 raise
