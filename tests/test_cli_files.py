@@ -432,10 +432,15 @@ def test_verbose_prints_each_round_trip_with_its_time(cli, tmp_path):
 
 def test_quiet_leaves_out_notes_but_not_the_reasons_for_failure(cli, tmp_path):
     (tmp_path / "big.log").write_text("x" * 100)
-    noted = cli("cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
-    assert noted.stderr.decode() == f"({tmp_path / 'big.log'}: first 10 of 100 bytes)\n"
-    hushed = cli("-q", "cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
-    assert hushed.stdout == b"x" * 10 and hushed.stderr == b""
+    (tmp_path / "a.log").write_text("x")
+    noted = cli("get", "-H", "testbox", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    hushed = cli("-q", "get", "-H", "testbox", str(tmp_path / "a.log"), str(tmp_path / "c.log"))
+    assert noted.stderr.startswith(b"done") and hushed.stderr == b"" and hushed.returncode == 0
+    capped = cli("-q", "cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
+    assert capped.stdout == b"x" * 10 and capped.returncode == 1  # a bound reached is a reason
+    assert capped.stderr.decode() == (
+        f"remotedbg: {tmp_path / 'big.log'}: first 10 of 100 bytes; --max-bytes N reads more\n"
+    )
     missing = cli("-q", "cat", "-H", "testbox", str(tmp_path / "gone.log"))
     assert missing.returncode == 1 and b"no match for" in missing.stderr
 

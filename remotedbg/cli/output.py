@@ -9,6 +9,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.table import Table
 
 # C0 and C1 control characters and DEL: what a terminal acts on instead of showing
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -36,6 +38,26 @@ class SafeConsole(Console):
 
     def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         return super().render_str(_CONTROL_BUT_LAYOUT.sub(_escape_char, text), *args, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Into a pipe or file a table is never cut to the terminal's width (`mo…`): it is
+        drawn as wide as its widest row. On a terminal, rich fits it to the screen."""
+        tables = [o for o in objects if isinstance(o, Table)]
+        if not tables or self.is_terminal:
+            return super().print(*objects, **kwargs)
+        unbounded = self.options.update_width(_UNBOUNDED)
+        widest = max(Measurement.get(self, unbounded, table).maximum for table in tables)
+        if widest <= self.width:
+            return super().print(*objects, **kwargs)
+        before = self.width
+        self.width = widest
+        try:
+            super().print(*objects, **kwargs)
+        finally:
+            self.width = before
+
+
+_UNBOUNDED = 1 << 20  # columns: wider than any table a command prints
 
 
 _CONSOLE_ARGS = ({"highlight": False, "soft_wrap": True},

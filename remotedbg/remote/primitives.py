@@ -108,7 +108,10 @@ class Remote:
         fixed: bool = False,
         limit: int = 5000,
         word: bool = False,
+        include: list[str] | None = None,
+        exclude: list[str] | None = None,
     ) -> dict:
+        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs."""
         return self.call(
             f"{FS}:grep",
             {
@@ -119,6 +122,8 @@ class Remote:
                 "fixed": fixed,
                 "limit": limit,
                 "word": word,
+                "include": include or [],
+                "exclude": exclude or [],
             },
         )
 
