@@ -382,7 +382,9 @@ def _last_lines(handle, size, count, max_bytes):
     body = data[:-1] if data.endswith(b"\n") else data
     lines = body.split(b"\n")
     if start > 0:
-        lines = lines[1:]  # the first block may begin mid-line
+        handle.seek(start - 1)
+        if handle.read(1) != b"\n":
+            lines = lines[1:]  # the read began mid-line
     kept = lines[-count:] if count else []
     text = b"\n".join(kept) + (b"\n" if data.endswith(b"\n") and kept else b"")
     return text, start > 0 or len(lines) > len(kept), start > 0 and len(lines) < count
