@@ -613,3 +613,71 @@ def test_every_bound_reached_is_said_flagged_and_exits_1(cli, tmp_path):
         assert whole.returncode == 0 and whole.stderr == b"", (lifted, whole.stderr)
     assert len(cli("grep", "-H", "testbox", "--limit", "299", "match", str(many)).stdout
                .splitlines()) == 299  # fmt: skip
+
+
+def test_get_r_copies_a_tree_with_gets_safety_rules(cli, tmp_path):
+    """-r copies a directory as scp -r does (into DEST when it is a directory, else as DEST);
+    links to files followed, links to directories and FIFOs named and skipped, nothing pruned;
+    files already there kept, a .part resumed, a link planted below DEST never followed."""
+    ckpt = tmp_path / "box" / "ckpt"
+    (ckpt / "sub").mkdir(parents=True)
+    (ckpt / "empty").mkdir()
+    (ckpt / "__pycache__").mkdir()
+    (ckpt / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}\n')
+    (ckpt / "sub" / "model.safetensors").write_bytes(os.urandom(3 << 20))
+    (ckpt / "__pycache__" / "x.pyc").write_bytes(b"\0pyc")
+    (ckpt / ".hidden").write_text("h\n")
+    os.symlink(ckpt / "config.json", ckpt / "link-to-file")
+    os.symlink(ckpt / "sub", ckpt / "link-to-dir")
+    os.mkfifo(ckpt / "pipe")
+    fresh = tmp_path / "fresh"
+    first = cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(fresh))
+    assert first.returncode == 1, first.stderr  # the FIFO and the link to a directory
+    statuses = {Path(f["remote"]).name: f["status"] for f in json.loads(first.stdout)["files"]}
+    assert statuses["pipe"] == statuses["link-to-dir"] == "skipped"
+    # every regular file and directory GNU find sees, and the link to a file as a file
+    gnu_files = _gnu("find", str(ckpt), "-mindepth", "1", "-type", "f", "-printf", "%P\n")
+    gnu_dirs = _gnu("find", str(ckpt), "-mindepth", "1", "-type", "d", "-printf", "%P\n")
+    copied_files = _gnu("find", str(fresh), "-mindepth", "1", "-type", "f", "-printf", "%P\n")
+    copied_dirs = _gnu("find", str(fresh), "-mindepth", "1", "-type", "d", "-printf", "%P\n")
+    assert sorted(copied_files) == sorted([*gnu_files, "link-to-file"])
+    assert sorted(copied_dirs) == sorted(gnu_dirs) and not any(fresh.rglob("*.part"))
+    for rel in gnu_files:
+        assert (fresh / rel).read_bytes() == (ckpt / rel).read_bytes(), rel
+    assert not (fresh / "link-to-dir").exists() and not (fresh / "pipe").exists()
+    # into an existing directory the tree keeps its name; a second run keeps what is there
+    into = tmp_path / "into"
+    into.mkdir()
+    assert cli("get", "-H", "testbox", "-r", str(ckpt), str(into)).returncode == 1
+    assert (into / "ckpt" / "sub" / "model.safetensors").read_bytes() == (
+        ckpt / "sub" / "model.safetensors"
+    ).read_bytes()
+    again = json.loads(cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(into)).stdout)
+    assert {f["status"] for f in again["files"] if f["status"] != "skipped"} == {"exists"}
+    model = into / "ckpt" / "sub" / "model.safetensors"
+    whole = model.read_bytes()
+    model.unlink()
+    model.with_name(model.name + ".part").write_bytes(whole[: 1 << 20])
+    resumed = json.loads(cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(into)).stdout)
+    moved = {Path(f["remote"]).name: f for f in resumed["files"]}["model.safetensors"]
+    assert moved["status"] == "resumed" and moved["bytes_moved"] == (3 << 20) - (1 << 20)
+    assert model.read_bytes() == whole
+    # a link planted below the destination is not a way out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / "planted"
+    (planted / "ckpt").mkdir(parents=True)
+    os.symlink(elsewhere, planted / "ckpt" / "sub")
+    refused = cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(planted))
+    assert refused.returncode == 4 and list(elsewhere.iterdir()) == []
+    failed = [f for f in json.loads(refused.stdout)["files"] if f["status"] == "failed"]
+    assert sorted(Path(f["remote"]).name for f in failed) == ["model.safetensors", "sub"]
+    assert "not followed" in failed[0]["detail"]
+    # without -r a directory is named; past --limit the walk says so
+    plain = cli("get", "-H", "testbox", str(ckpt), str(tmp_path / "plain"))
+    assert plain.returncode == 1
+    assert b"a directory (not copied; -r copies it)" in plain.stderr
+    cut = cli("get", "-H", "testbox", "-r", "--limit", "3", "--json", str(ckpt),
+              str(tmp_path / "cut"))  # fmt: skip
+    assert cut.returncode == 1 and json.loads(cut.stdout)["truncated"] is True
+    assert f"get -r stopped at 3 entries below {ckpt}; --limit N lifts it" in cut.stderr.decode()

@@ -87,17 +87,20 @@ class Remote:
         type: str | None = None,
         max_depth: int | None = None,
         limit: int = 10000,
+        prune: list[str] | None = None,
     ) -> dict:
-        return self.call(
-            f"{FS}:find",
-            {
-                "root": root,
-                "names": names or ["*"],
-                "type": type,
-                "max_depth": max_depth,
-                "limit": limit,
-            },
-        )
+        """Paths below `root` by name and type; `prune` replaces the directories left out
+        (`__pycache__`, `.git`...; [] walks everything)."""
+        args = {
+            "root": root,
+            "names": names or ["*"],
+            "type": type,
+            "max_depth": max_depth,
+            "limit": limit,
+        }
+        if prune is not None:
+            args["prune"] = prune
+        return self.call(f"{FS}:find", args)
 
     def grep(
         self,
