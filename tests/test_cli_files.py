@@ -514,6 +514,10 @@ def test_find_takes_gnu_find_spellings(cli, gnu_tree):
         assert ours.returncode == 0, (gnu_words, ours.stderr)
         expected = _gnu("find", str(gnu_tree), "-mindepth", "1", *gnu_words)
         assert sorted(ours.stdout.decode().splitlines()) == sorted(expected), gnu_words
+    in_repl = cli("repl", "-H", "testbox",
+                  input=f":find {gnu_tree} -name '*eagle*' -type f\n".encode())  # fmt: skip
+    expected = _gnu("find", str(gnu_tree), "-mindepth", "1", "-name", "*eagle*", "-type", "f")
+    assert sorted(in_repl.stdout.decode().splitlines()) == sorted(expected), in_repl.stderr
     # `-name` was once read as `-n ame`: a pattern 'ame' and an extra argument
     assert cli("find", "-H", "testbox", str(gnu_tree), "-name", "README").stdout.decode() == (
         f"{gnu_tree / 'README'}\n"
