@@ -490,6 +490,7 @@ def gnu_tree(tmp_path):
         "models/qwen2_eagle.py": "self.d2t = d2t\n",
         "models/deep/er/kimi_eagle3.py": "d2t\n",
         "models/eagle_notes.txt": "d2t in a text file\n",
+        "models/long.py": "d2t\n" + "pad\n" * 5 + "d2t again\nd2t\n",
         "README": "no match here\n",
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -553,6 +554,7 @@ def test_grep_takes_gnu_grep_spellings(cli, gnu_tree):
         ["-rn", "--include", "*eagle3.py", "d2t"],
         ["-rn", "--exclude=*.txt", "d2t"],
         ["-rnC1", "hot_token_id"],
+        ["-rnC1", "d2t"],  # groups of context apart: a `--` line between them
         ["-rl", "d2t"],
     ):
         ours = cli("grep", "-H", "testbox", *gnu_words, str(gnu_tree))
@@ -685,3 +687,8 @@ def test_get_r_copies_a_tree_with_gets_safety_rules(cli, tmp_path):
               str(tmp_path / "cut"))  # fmt: skip
     assert cut.returncode == 1 and json.loads(cut.stdout)["truncated"] is True
     assert f"get -r stopped at 3 entries below {ckpt}; --limit N lifts it" in cut.stderr.decode()
+    few = cli("get", "-H", "testbox", "--limit", "1", str(ckpt / "*"), str(tmp_path / "few"))
+    assert few.returncode == 1  # the 7 names glob sees (.hidden is not one), 1 taken
+    assert f"{ckpt / '*'}: the first 1 of 7 matches copied; --limit N lifts it" in (
+        few.stderr.decode()
+    )

@@ -314,7 +314,13 @@ def grep(
     else:
         for missing in found["unmatched"]:
             _print_suggestions(missing["pattern"], missing["suggestions"])
+        previous: tuple[str, int] | None = None  # the path and last line printed
         for record in found["records"]:
+            first = record["before"][0]["line"] if record["before"] else record["line"]
+            if context and previous and (previous[0] != record["path"] or first > previous[1] + 1):
+                write_raw("--\n")  # between groups of context, as grep prints it
+            last = record["after"][-1]["line"] if record["after"] else record["line"]
+            previous = (record["path"], last)
             for line in record["before"]:
                 write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
             write_raw(f"{record['path']}:{record['line']}:{record['text']}\n")

@@ -192,7 +192,9 @@ def get(
     ] = False,
     limit: Annotated[
         int,
-        typer.Option("--limit", min=1, metavar="N", help="A -r walk lists at most N entries."),
+        typer.Option(
+            "--limit", min=1, metavar="N", help="At most N matches a glob, N entries a -r walk."
+        ),
     ] = 100000,
 ) -> int:
     """Copy files from the host. Globs and ~ expand there; an interrupted copy resumes from
@@ -200,8 +202,9 @@ def get(
 
     Example: remotedbg get -H gpu-box '~/logs/*.log' ./logs/   (a directory: get -r)"""
     dest = Path(given)
-    found = ctx.remote.glob(sources)
+    found = ctx.remote.glob(sources, limit)
     missing = [entry for entry in found if not entry["matches"]]
+    cut_globs = [entry for entry in found if entry.get("truncated")]
     for entry in missing:
         stderr_console.print(f"no match for {printable(entry['pattern'])}", markup=False)
     paths = list(dict.fromkeys(p for entry in found for p in entry["matches"]))
@@ -256,7 +259,7 @@ def get(
                     }
                     for d in every
                 ],
-                "truncated": bool(cut),
+                "truncated": bool(cut or cut_globs),
             }
         )
     else:
@@ -266,6 +269,12 @@ def get(
                 note(line)
             else:  # why the exit status is not 0
                 stderr_console.print(line, markup=False)
+    for entry in cut_globs:
+        line = entry.get("stopped") or (
+            f"{entry['pattern']}: the first {len(entry['matches']):,} of {entry['count']:,}"
+            " matches copied"
+        )
+        stderr_console.print(f"remotedbg: {printable(line)}; --limit N lifts it", markup=False)
     for root in cut:
         stderr_console.print(
             f"remotedbg: get -r stopped at {limit:,} entries below {printable(root)};"
@@ -274,7 +283,7 @@ def get(
         )
     if any(d.status == "failed" for d in every):
         return ExitCode.REMOTE
-    if missing or cut or any(d.status in ("exists", "skipped") for d in every):
+    if missing or cut or cut_globs or any(d.status in ("exists", "skipped") for d in every):
         return ExitCode.FINDINGS
     return ExitCode.OK
 
