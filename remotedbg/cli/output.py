@@ -9,8 +9,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.measure import Measurement
-from rich.table import Table
 
 # C0 and C1 control characters and DEL: what a terminal acts on instead of showing
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -42,9 +40,12 @@ class SafeConsole(Console):
     def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Into a pipe or file a table is never cut to the terminal's width (`mo…`): it is
         drawn as wide as its widest row. On a terminal, rich fits it to the screen."""
-        tables = [o for o in objects if isinstance(o, Table)]
+        module = sys.modules.get("rich.table")  # not imported: no table to print (and no cost)
+        tables = [o for o in objects if module and isinstance(o, module.Table)]
         if not tables or self.is_terminal:
             return super().print(*objects, **kwargs)
+        from rich.measure import Measurement
+
         unbounded = self.options.update_width(_UNBOUNDED)
         widest = max(Measurement.get(self, unbounded, table).maximum for table in tables)
         if widest <= self.width:
