@@ -79,7 +79,7 @@ def plan(
         item = Download(entry["path"], entry["size"], local, mtime=entry.get("mtime"))
         if local in taken:
             item.status, item.detail = "skipped", f"same name as {taken[local]}"
-        elif os.path.lexists(local) and not force:
+        elif local.exists() and not force:
             item.status, item.detail = "exists", "kept (--force replaces it)"
         taken.setdefault(local, entry["path"])
         downloads.append(item)
