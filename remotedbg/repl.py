@@ -472,6 +472,9 @@ class Repl:
 
     def invoke(self, args: list[str], command: Any) -> int:
         """Run a CLI command in-process, as `remotedbg ARGS --host H` would, on this session."""
+        from remotedbg.cli import gnu_spelling
+
+        args = [args[0], *gnu_spelling.ours(args[0], args[1:], gnu_spelling.value_options(command))]
         takes_host = any(param.name == "host" for param in command.params)
         if takes_host or _is_group(command):
             self._refuse_fixed_options(args, command)

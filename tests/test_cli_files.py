@@ -432,10 +432,15 @@ def test_verbose_prints_each_round_trip_with_its_time(cli, tmp_path):
 
 def test_quiet_leaves_out_notes_but_not_the_reasons_for_failure(cli, tmp_path):
     (tmp_path / "big.log").write_text("x" * 100)
-    noted = cli("cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
-    assert noted.stderr.decode() == f"({tmp_path / 'big.log'}: first 10 of 100 bytes)\n"
-    hushed = cli("-q", "cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
-    assert hushed.stdout == b"x" * 10 and hushed.stderr == b""
+    (tmp_path / "a.log").write_text("x")
+    noted = cli("get", "-H", "testbox", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    hushed = cli("-q", "get", "-H", "testbox", str(tmp_path / "a.log"), str(tmp_path / "c.log"))
+    assert noted.stderr.startswith(b"done") and hushed.stderr == b"" and hushed.returncode == 0
+    capped = cli("-q", "cat", "-H", "testbox", "--max-bytes", "10", str(tmp_path / "big.log"))
+    assert capped.stdout == b"x" * 10 and capped.returncode == 1  # a bound reached is a reason
+    assert capped.stderr.decode() == (
+        f"remotedbg: {tmp_path / 'big.log'}: first 10 of 100 bytes; --max-bytes N reads more\n"
+    )
     missing = cli("-q", "cat", "-H", "testbox", str(tmp_path / "gone.log"))
     assert missing.returncode == 1 and b"no match for" in missing.stderr
 
@@ -474,3 +479,216 @@ def test_a_default_host_never_joins_a_fleet_nor_filters_history(cli, tmp_path):
     assert [h["host"] for h in json.loads(fleet.stdout)["hosts"]] == ["nosftp"]
     shown = cli("history", env=dict(env, COLUMNS="80")).stdout.decode()
     assert f"remotedbg run -H local -- echo {long_word}" in shown  # whole, not cut
+
+
+@pytest.fixture
+def gnu_tree(tmp_path):
+    """A tree without the pruned directories, so GNU find and grep see what ours sees."""
+    root = tmp_path / "tree"
+    for rel, text in {
+        "models/llama_eagle3.py": "hot_token_id = d2t + arange\nx = 1\n",
+        "models/qwen2_eagle.py": "self.d2t = d2t\n",
+        "models/deep/er/kimi_eagle3.py": "d2t\n",
+        "models/eagle_notes.txt": "d2t in a text file\n",
+        "models/long.py": "d2t\n" + "pad\n" * 5 + "d2t again\nd2t\n",
+        "README": "no match here\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _gnu(*argv: str) -> list[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def test_find_takes_gnu_find_spellings(cli, gnu_tree):
+    """`-name`, `-type`, `-maxdepth` as GNU find spells them give GNU find's answer on the same
+    tree (ours leaves ROOT itself out, as -mindepth 1; its order is sorted)."""
+    for gnu_words in (
+        ["-name", "*eagle*"],
+        ["-name", "*eagle*", "-type", "f"],
+        ["-maxdepth", "2", "-type", "f"],
+        ["-maxdepth", "3", "-name", "*eagle*", "-print"],
+    ):
+        ours = cli("find", "-H", "testbox", str(gnu_tree), *gnu_words)
+        assert ours.returncode == 0, (gnu_words, ours.stderr)
+        expected = _gnu("find", str(gnu_tree), "-mindepth", "1", *gnu_words)
+        assert sorted(ours.stdout.decode().splitlines()) == sorted(expected), gnu_words
+    in_repl = cli("repl", "-H", "testbox",
+                  input=f":find {gnu_tree} -name '*eagle*' -type f\n".encode())  # fmt: skip
+    expected = _gnu("find", str(gnu_tree), "-mindepth", "1", "-name", "*eagle*", "-type", "f")
+    assert sorted(in_repl.stdout.decode().splitlines()) == sorted(expected), in_repl.stderr
+    # `-name` was once read as `-n ame`: a pattern 'ame' and an extra argument
+    assert cli("find", "-H", "testbox", str(gnu_tree), "-name", "README").stdout.decode() == (
+        f"{gnu_tree / 'README'}\n"
+    )
+
+
+def test_gnu_spellings_that_mean_something_else_are_refused_in_one_line(cli, gnu_tree):
+    for words, says in (
+        (["find", "-H", "testbox", str(gnu_tree), "-newer", "x"], "find -newer: GNU find's"),
+        (["find", "-H", "testbox", str(gnu_tree), "-name", "a", "-o", "-name", "b"],
+         "find -o: names are ORed already: repeat --name"),
+        (["grep", "-H", "testbox", "-rnv", "d2t", str(gnu_tree)], "grep -v (in -rnv): inverted"),
+        (["grep", "-H", "testbox", "-A", "2", "d2t", str(gnu_tree)], "grep -A: use -C N"),
+        (["grep", "-H", "testbox", "-rnq", "d2t", str(gnu_tree)], "grep -q (in -rnq): not an"),
+    ):  # fmt: skip
+        result = cli(*words)
+        lines = result.stderr.decode().splitlines()
+        assert result.returncode == 2 and len(lines) == 1 and says in lines[0], (words, lines)
+        assert result.stdout == b""
+    # after --, words are the pattern's and the paths', never rewritten
+    dashed = cli("grep", "-H", "testbox", "--", "-name", str(gnu_tree))
+    assert dashed.returncode == 1 and dashed.stderr == b""
+
+
+def test_grep_takes_gnu_grep_spellings(cli, gnu_tree):
+    """`grep -rn`, bundles (`-rni`, `-rnw`, `-rnC1`), --include/--exclude, compared with the
+    real GNU grep -rn over the same tree."""
+    for gnu_words in (
+        ["-rn", "d2t"],
+        ["-rni", "D2T"],
+        ["-rnw", "d2t"],
+        ["-r", "-n", "--include=*.py", "d2t"],
+        ["-rn", "--include", "*eagle3.py", "d2t"],
+        ["-rn", "--exclude=*.txt", "d2t"],
+        ["-rnC1", "hot_token_id"],
+        ["-rnC1", "d2t"],  # groups of context apart: a `--` line between them
+        ["-rl", "d2t"],
+    ):
+        ours = cli("grep", "-H", "testbox", *gnu_words, str(gnu_tree))
+        assert ours.returncode == 0, (gnu_words, ours.stderr)
+        flags = [w for w in gnu_words if w.startswith("-")]
+        pattern = [w for w in gnu_words if not w.startswith("-")]
+        if "--include" in flags:  # its value is a word of its own
+            pattern = pattern[1:]
+            flags.append(gnu_words[gnu_words.index("--include") + 1])
+        expected = _gnu("grep", *flags, "-E", "--", *pattern, str(gnu_tree))
+        assert sorted(ours.stdout.decode().splitlines()) == sorted(expected), gnu_words
+
+
+def test_cat_of_several_files_prints_heads_headers_and_n_numbers_as_cat(cli, gnu_tree):
+    files = [str(gnu_tree / "models" / "llama_eagle3.py"), str(gnu_tree / "README")]
+    several = cli("cat", "-H", "testbox", *files)
+    assert several.returncode == 0
+    gnu_head = subprocess.run(["head", "-c", str(1 << 20), *files], capture_output=True)
+    assert several.stdout == gnu_head.stdout  # ==> PATH <== and a blank line between
+    one = cli("cat", "-H", "testbox", files[0])
+    assert b"==>" not in one.stdout
+    numbered = cli("cat", "-H", "testbox", "-n", files[0])
+    assert numbered.stdout == subprocess.run(["cat", "-n", files[0]], capture_output=True).stdout
+    unended = gnu_tree / "unended"
+    unended.write_bytes(b"a\nb")
+    assert (
+        cli("cat", "-H", "testbox", "-n", str(unended)).stdout
+        == subprocess.run(["cat", "-n", str(unended)], capture_output=True).stdout
+    )
+
+
+def test_every_bound_reached_is_said_flagged_and_exits_1(cli, tmp_path):
+    """A cap that cut the results: one stderr line naming the flag that lifts it, "truncated":
+    true in --json, exit 1; the flag lifts it (exit 0, nothing said)."""
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(30):
+        (many / f"f{i:02d}.log").write_text("".join(f"match {j}\n" for j in range(10)))
+    pattern = str(many / "*.log")
+    cases = [
+        (["glob", "--limit", "20", pattern], ["glob", "--limit", "30", pattern],
+         f"remotedbg: {pattern}: 20 of 30 matches printed; --limit N prints more"),
+        (["find", str(many), "--limit", "29"], ["find", str(many), "--limit", "30"],
+         "remotedbg: find stopped at 29 matches; --limit N lifts it"),
+        (["grep", "--limit", "299", "match", str(many)], ["grep", "--limit", "300", "match",
+         str(many)], "remotedbg: grep stopped at 299 matches; --limit N lifts it"),
+        (["cat", "--max-bytes", "79", str(many / "f00.log")],
+         ["cat", "--max-bytes", "80", str(many / "f00.log")],
+         f"remotedbg: {many / 'f00.log'}: first 79 of 80 bytes; --max-bytes N reads more"),
+        (["cat", "--tail", "5", "--max-bytes", "20", str(many / "f00.log")],
+         ["cat", "--tail", "5", "--max-bytes", "40", str(many / "f00.log")],
+         f"remotedbg: {many / 'f00.log'}: 2 of the last 5 lines fit in --max-bytes 20;"
+         " --max-bytes N reads further back"),
+    ]  # fmt: skip
+    for capped, lifted, line in cases:
+        cut = cli(capped[0], "-H", "testbox", *capped[1:])
+        assert cut.returncode == 1 and cut.stderr.decode() == line + "\n", (capped, cut.stderr)
+        flagged = cli(capped[0], "-H", "testbox", "--json", *capped[1:])
+        assert json.loads(flagged.stdout)["truncated"] is True and flagged.returncode == 1
+        whole = cli(lifted[0], "-H", "testbox", "--json", *lifted[1:])
+        assert json.loads(whole.stdout)["truncated"] is False, lifted
+        assert whole.returncode == 0 and whole.stderr == b"", (lifted, whole.stderr)
+    assert len(cli("grep", "-H", "testbox", "--limit", "299", "match", str(many)).stdout
+               .splitlines()) == 299  # fmt: skip
+
+
+def test_get_r_copies_a_tree_with_gets_safety_rules(cli, tmp_path):
+    """-r copies a directory as scp -r does (into DEST when it is a directory, else as DEST);
+    links to files followed, links to directories and FIFOs named and skipped, nothing pruned;
+    files already there kept, a .part resumed, a link planted below DEST never followed."""
+    ckpt = tmp_path / "box" / "ckpt"
+    (ckpt / "sub").mkdir(parents=True)
+    (ckpt / "empty").mkdir()
+    (ckpt / "__pycache__").mkdir()
+    (ckpt / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}\n')
+    (ckpt / "sub" / "model.safetensors").write_bytes(os.urandom(3 << 20))
+    (ckpt / "__pycache__" / "x.pyc").write_bytes(b"\0pyc")
+    (ckpt / ".hidden").write_text("h\n")
+    os.symlink(ckpt / "config.json", ckpt / "link-to-file")
+    os.symlink(ckpt / "sub", ckpt / "link-to-dir")
+    os.mkfifo(ckpt / "pipe")
+    fresh = tmp_path / "fresh"
+    first = cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(fresh))
+    assert first.returncode == 1, first.stderr  # the FIFO and the link to a directory
+    statuses = {Path(f["remote"]).name: f["status"] for f in json.loads(first.stdout)["files"]}
+    assert statuses["pipe"] == statuses["link-to-dir"] == "skipped"
+    # every regular file and directory GNU find sees, and the link to a file as a file
+    gnu_files = _gnu("find", str(ckpt), "-mindepth", "1", "-type", "f", "-printf", "%P\n")
+    gnu_dirs = _gnu("find", str(ckpt), "-mindepth", "1", "-type", "d", "-printf", "%P\n")
+    copied_files = _gnu("find", str(fresh), "-mindepth", "1", "-type", "f", "-printf", "%P\n")
+    copied_dirs = _gnu("find", str(fresh), "-mindepth", "1", "-type", "d", "-printf", "%P\n")
+    assert sorted(copied_files) == sorted([*gnu_files, "link-to-file"])
+    assert sorted(copied_dirs) == sorted(gnu_dirs) and not any(fresh.rglob("*.part"))
+    for rel in gnu_files:
+        assert (fresh / rel).read_bytes() == (ckpt / rel).read_bytes(), rel
+    assert not (fresh / "link-to-dir").exists() and not (fresh / "pipe").exists()
+    # into an existing directory the tree keeps its name; a second run keeps what is there
+    into = tmp_path / "into"
+    into.mkdir()
+    assert cli("get", "-H", "testbox", "-r", str(ckpt), str(into)).returncode == 1
+    assert (into / "ckpt" / "sub" / "model.safetensors").read_bytes() == (
+        ckpt / "sub" / "model.safetensors"
+    ).read_bytes()
+    again = json.loads(cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(into)).stdout)
+    assert {f["status"] for f in again["files"] if f["status"] != "skipped"} == {"exists"}
+    model = into / "ckpt" / "sub" / "model.safetensors"
+    whole = model.read_bytes()
+    model.unlink()
+    model.with_name(model.name + ".part").write_bytes(whole[: 1 << 20])
+    resumed = json.loads(cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(into)).stdout)
+    moved = {Path(f["remote"]).name: f for f in resumed["files"]}["model.safetensors"]
+    assert moved["status"] == "resumed" and moved["bytes_moved"] == (3 << 20) - (1 << 20)
+    assert model.read_bytes() == whole
+    # a link planted below the destination is not a way out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / "planted"
+    (planted / "ckpt").mkdir(parents=True)
+    os.symlink(elsewhere, planted / "ckpt" / "sub")
+    refused = cli("get", "-H", "testbox", "-r", "--json", str(ckpt), str(planted))
+    assert refused.returncode == 4 and list(elsewhere.iterdir()) == []
+    failed = [f for f in json.loads(refused.stdout)["files"] if f["status"] == "failed"]
+    assert sorted(Path(f["remote"]).name for f in failed) == ["model.safetensors", "sub"]
+    assert "not followed" in failed[0]["detail"]
+    # without -r a directory is named; past --limit the walk says so
+    plain = cli("get", "-H", "testbox", str(ckpt), str(tmp_path / "plain"))
+    assert plain.returncode == 1
+    assert b"a directory (not copied; -r copies it)" in plain.stderr
+    cut = cli("get", "-H", "testbox", "-r", "--limit", "3", "--json", str(ckpt),
+              str(tmp_path / "cut"))  # fmt: skip
+    assert cut.returncode == 1 and json.loads(cut.stdout)["truncated"] is True
+    assert f"get -r stopped at 3 entries below {ckpt}; --limit N lifts it" in cut.stderr.decode()
+    few = cli("get", "-H", "testbox", "--limit", "1", str(ckpt / "*"), str(tmp_path / "few"))
+    assert few.returncode == 1  # the 7 names glob sees (.hidden is not one), 1 taken
+    assert f"{ckpt / '*'}: the first 1 of 7 matches copied; --limit N lifts it" in (
+        few.stderr.decode()
+    )

@@ -267,3 +267,34 @@ def test_an_index_naming_files_outside_the_checkpoint_is_refused(cli, tmp_path):
     result = cli("tensors", "ls", "-H", "testbox", str(ckpt))
     assert result.returncode == 4
     assert b"outside the checkpoint" in result.stderr and b"root:" not in result.stderr
+
+
+def test_piped_ls_never_cuts_a_column(cli, tmp_path):
+    """Into a pipe the table is as wide as its widest row, whatever COLUMNS says: the shard's
+    name stays whole (it was cut to `mo…` at 80 columns)."""
+    draft = write_eagle3_checkpoint(tmp_path / "a-draft-with-a-long-name", sharded=True)
+    listing = json.loads(cli("tensors", "ls", "-H", "testbox", "--json", str(draft)).stdout)
+    piped = cli("tensors", "ls", "-H", "testbox", str(draft), env={"COLUMNS": "40"})
+    assert piped.returncode == 0, piped.stderr
+    rows = {line.split()[0]: line.split() for line in piped.stdout.decode().splitlines()[1:-1]}
+    for tensor in listing["tensors"]:
+        name, file = tensor["name"], tensor["file"].rsplit("/", 1)[-1]
+        assert rows[name][-1] == file and "…" not in rows[name][-1], rows[name]
+    assert all(len(line) > 40 for line in piped.stdout.decode().splitlines()[1:-1])
+
+
+def test_a_config_nested_too_deep_is_unknown_not_ok(cli, tmp_path):
+    """A config.json nested 100,000 levels cannot be parsed (json's RecursionError): the
+    checks that need it cannot decide, so the verdict is inconclusive (exit 4), the reason
+    listed under `unknown`, one line of it, no traceback."""
+    draft = write_eagle3_checkpoint(tmp_path / "deep")
+    (draft / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = cli("vocab-check", "-H", "testbox", "--json", str(draft))
+    report = json.loads(result.stdout)
+    assert result.returncode == 4, report
+    assert [u["code"] for u in report["unknown"]] == ["unreadable"]
+    assert "config.json" in report["unknown"][0]["reason"]
+    assert "\n" not in report["unknown"][0]["reason"]
+    text = cli("vocab-check", "-H", "testbox", str(draft))
+    assert text.returncode == 4 and b"Traceback" not in text.stderr + text.stdout
+    assert b"config.json" in text.stdout + text.stderr

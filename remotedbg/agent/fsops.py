@@ -38,7 +38,7 @@ class ExpandTruncated(Exception):
     pass
 
 
-def expand(pattern, budget=None):
+def expand(pattern, budget=None, max_matches=None):
     """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive).
 
     `**` walks below the directories before it without following symlinked directories (as
@@ -49,6 +49,7 @@ def expand(pattern, budget=None):
     if not globmod.has_magic(expanded):
         return [expanded] if os.path.lexists(expanded) else []
     budget = {} if budget is None else budget
+    max_matches = max(EXPAND_MAX_MATCHES, max_matches or 0)
     if "**" not in expanded.split(os.sep):
         return sorted(globmod.glob(expanded))
     parts = expanded.split(os.sep)
@@ -76,10 +77,10 @@ def expand(pattern, budget=None):
                     found.extend(
                         os.path.join(dirpath, n) for n in filenames if not n.startswith(".")
                     )
-                if len(found) > EXPAND_MAX_MATCHES:
-                    raise ExpandTruncated("more than %d matches" % EXPAND_MAX_MATCHES)
+                if len(found) > max_matches:
+                    raise ExpandTruncated("more than %d matches" % max_matches)
     except ExpandTruncated as why:
-        budget["truncated"] = str(why)
+        budget["truncated"] = "%s: the ** walk stopped (%s)" % (pattern, why)
     return sorted(set(found))
 
 
@@ -166,17 +167,21 @@ def _bounded_lines(stream, limit):
 
 
 def glob_paths(args):
+    """Per pattern: its matches (at most `limit`), their count, and `truncated` when a bound
+    was reached (`stopped` says which)."""
     results = []
+    limit = args.get("limit", 10000)
     for pattern in args["patterns"]:
         budget = {}
-        matches = expand(pattern, budget)
+        matches = expand(pattern, budget, limit)
         entry = {
             "pattern": pattern,
-            "matches": matches[: args.get("limit", 10000)],
+            "matches": matches[:limit],
             "count": len(matches),
+            "truncated": bool(budget.get("truncated")) or len(matches) > limit,
         }
         if budget.get("truncated"):
-            entry["truncated"] = budget["truncated"]
+            entry["stopped"] = budget["truncated"]
         if not matches:
             entry["suggestions"] = suggest(pattern)
         results.append(entry)
@@ -199,7 +204,9 @@ def find(args):
     limit = args.get("limit", 10000)
     prune = set(args.get("prune", PRUNED_DIRS))
     found = []
-    roots = expand(args["root"])
+    budget = {}
+    roots = expand(args["root"], budget)
+    stopped = [budget["truncated"]] if budget.get("truncated") else []
     for root in roots:
         root_depth = root.rstrip(os.sep).count(os.sep)
         for directory, dirs, files in os.walk(root):
@@ -221,10 +228,11 @@ def find(args):
                     continue
                 if wanted_type and kind != wanted_type:
                     continue
+                if len(found) >= limit:  # one more than asked for: the bound is reached
+                    return {"roots": roots, "results": found, "truncated": True,
+                            "stopped": stopped + ["limit"]}  # fmt: skip
                 found.append({"path": path, "type": kind})
-                if len(found) >= limit:
-                    return {"roots": roots, "results": found, "truncated": True}
-    return {"roots": roots, "results": found, "truncated": False}
+    return {"roots": roots, "results": found, "truncated": bool(stopped), "stopped": stopped}
 
 
 _GREP_LINE = re.compile(rb"^(.*?)\x00(\d+)([:-])(.*)$", re.S)
@@ -237,13 +245,18 @@ def grep(args):
     """
     paths = []
     unmatched = []
+    stopped = []
     for pattern in args["paths"]:
-        matches = expand(pattern)
+        budget = {}
+        matches = expand(pattern, budget)
+        if budget.get("truncated"):
+            stopped.append(budget["truncated"])
         if matches:
             paths.extend(matches)
         else:
             unmatched.append({"pattern": pattern, "suggestions": suggest(pattern)})
-    result = {"records": [], "unmatched": unmatched, "truncated": False, "searched": len(paths)}
+    result = {"records": [], "unmatched": unmatched, "truncated": bool(stopped),
+              "stopped": stopped, "searched": len(paths)}  # fmt: skip
     if not paths:
         return result
     context = int(args.get("context", 0))
@@ -253,6 +266,8 @@ def grep(args):
     argv += ["-w"] if args.get("word") else []
     argv += ["-C", str(context)] if context else []
     argv += ["--exclude-dir=" + d for d in PRUNED_DIRS]
+    argv += ["--include=" + g for g in args.get("include") or []]
+    argv += ["--exclude=" + g for g in args.get("exclude") or []]
     argv += ["-e", args["pattern"], "--"] + paths
     limit = int(args.get("limit", 5000))
     try:
@@ -276,14 +291,15 @@ def grep(args):
             raw_text = raw_text[:MAX_LINE_BYTES] + b"...[line cut]"
         text = raw_text.decode("utf-8", "surrogateescape")
         if match.group(3) == b":":
+            if len(records) >= limit:  # one match more than asked for: the bound is reached
+                result["truncated"] = True
+                result["stopped"].append("limit")
+                process.kill()
+                break
             records.append(
                 {"path": path, "line": number, "text": text, "before": pending, "after": []}
             )
             pending = []
-            if len(records) >= limit:
-                result["truncated"] = True
-                process.kill()
-                break
         else:
             last = records[-1] if records else None
             if (
@@ -314,7 +330,10 @@ def read_text(args):
     tail = args.get("tail")
     files = []
     for pattern in args["paths"]:
-        matches = expand(pattern)
+        budget = {}
+        matches = expand(pattern, budget)
+        if budget.get("truncated"):
+            files.append({"pattern": pattern, "error": budget["truncated"], "stopped": True})
         if not matches:
             files.append(
                 {"pattern": pattern, "error": "no such file", "suggestions": suggest(pattern)}
@@ -332,14 +351,15 @@ def read_text(args):
                 with open(path, "rb") as handle:
                     if tail is None:
                         data = handle.read(max_bytes)
-                        cut = info.st_size > len(data)
+                        cut = capped = info.st_size > len(data)
                     else:
-                        data, cut = _last_lines(handle, info.st_size, int(tail), max_bytes)
+                        data, cut, capped = _last_lines(handle, info.st_size, int(tail), max_bytes)
             except OSError as exc:
                 entry["error"] = exc.strerror or str(exc)
                 files.append(entry)
                 continue
-            entry.update(size=info.st_size, truncated=cut)
+            # truncated: not the whole file; capped: less than asked for, max_bytes reached
+            entry.update(size=info.st_size, truncated=cut, capped=capped)
             if b"\0" in data[:BINARY_PROBE] and not args.get("binary"):
                 entry["binary"] = True
             else:
@@ -349,8 +369,9 @@ def read_text(args):
 
 
 def _last_lines(handle, size, count, max_bytes):
-    """The last `count` lines of a file (reading backwards in blocks, at most `max_bytes`) and
-    whether anything before them was left out."""
+    """The last `count` lines of a file (reading backwards in blocks, at most `max_bytes`),
+    whether anything before them was left out, and whether `max_bytes` stopped the read
+    before `count` lines were found."""
     start = size
     data = b""
     while start > 0 and data.count(b"\n") <= count and len(data) < max_bytes:
@@ -361,10 +382,12 @@ def _last_lines(handle, size, count, max_bytes):
     body = data[:-1] if data.endswith(b"\n") else data
     lines = body.split(b"\n")
     if start > 0:
-        lines = lines[1:]  # the first block may begin mid-line
+        handle.seek(start - 1)
+        if handle.read(1) != b"\n":
+            lines = lines[1:]  # the read began mid-line
     kept = lines[-count:] if count else []
     text = b"\n".join(kept) + (b"\n" if data.endswith(b"\n") and kept else b"")
-    return text, start > 0 or len(lines) > len(kept)
+    return text, start > 0 or len(lines) > len(kept), start > 0 and len(lines) < count
 
 
 def stat_paths(args):

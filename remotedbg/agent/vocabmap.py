@@ -948,6 +948,8 @@ def vocab_check(args):
     checkpoint.update(refs)
     if ckpt.config is None:
         checkpoint["config_missing"] = True
+    if ckpt.config_error:  # there but unreadable: the checks that need it cannot decide
+        unknown.append(_unknown(ckpt.config_error, "the draft's config.json", path))
     lm = refs["lm_head.weight"]
     result = analyze_vocab_map(
         d2t,

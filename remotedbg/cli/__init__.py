@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__, settings
-from remotedbg.cli import help_text, output
+from remotedbg.cli import gnu_spelling, help_text, output
 from remotedbg.cli.output import error_line, printable, stderr_console
 from remotedbg.errors import UsageError
 from remotedbg.persist.protocol import host_named
@@ -157,7 +157,13 @@ def run_words(words: list[str]) -> int:
             status = error.exit_code
             return status
         defaults = settings.default_map(command, config)
-        command(prog_name="remotedbg", args=words, default_map=defaults)
+        try:
+            given = gnu_spelling.typed_as_ours(command, words, ROOT_FLAGS)
+        except UsageError as error:
+            error_line(str(error))
+            status = error.exit_code
+            return status
+        command(prog_name="remotedbg", args=given, default_map=defaults)
         status = 0
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)

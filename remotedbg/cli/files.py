@@ -10,7 +10,6 @@ import typer
 from remotedbg.cli.context import CommandContext, fail_with, remote_command, run_guarded
 from remotedbg.cli.output import (
     emit_json,
-    note,
     printable,
     stderr_console,
     stdout_console,
@@ -180,24 +179,49 @@ def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
                 stderr_console.print(f"    {printable(name)}", markup=False)
 
 
+def _incomplete(message: str) -> None:
+    """A bound was reached: the results are incomplete (exit 1). Said even under -q, as every
+    reason for a nonzero exit is."""
+    stderr_console.print(f"remotedbg: {printable(message)}", markup=False, highlight=False)
+
+
+def _walk_bound(reason: str) -> str:
+    """The line for a `**` walk that stopped: its match bound is --limit's; its directory and
+    time bounds are not liftable, the pattern is to be narrowed."""
+    lift = "--limit N lifts it" if "matches" in reason else "narrow the pattern"
+    return f"{reason}; {lift}"
+
+
 @remote_command
 def glob(
     ctx: CommandContext,
     patterns: Annotated[list[str], typer.Argument(help="Patterns, expanded on the remote side.")],
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, metavar="N", help="Print at most N matches a pattern.")
+    ] = 10000,
 ) -> int:
     """Expand globs on the host (`~`, `*`, `?`, `[..]`, `**`); suggest names when none match.
 
     Example: remotedbg glob -H gpu-box '~/sglang/python/sglang/srt/models/*eagle*.py'"""
-    results = ctx.remote.glob(patterns)
+    results = ctx.remote.glob(patterns, limit)
+    truncated = any(entry.get("truncated") for entry in results)
     if ctx.json:
-        emit_json({"results": results})
-    else:
-        for entry in results:
+        emit_json({"results": results, "truncated": truncated})
+    for entry in results:
+        if not ctx.json:
             for match in entry["matches"]:
                 write_raw(match + "\n")
             if not entry["matches"]:
                 _print_suggestions(entry["pattern"], entry.get("suggestions"))
-    return ExitCode.FINDINGS if any(not e["matches"] for e in results) else ExitCode.OK
+        if entry.get("stopped"):
+            _incomplete(_walk_bound(entry["stopped"]))
+        elif entry.get("truncated"):
+            _incomplete(
+                f"{entry['pattern']}: {len(entry['matches']):,} of {entry['count']:,} matches"
+                " printed; --limit N prints more"
+            )
+    missing = any(not e["matches"] for e in results)
+    return ExitCode.FINDINGS if missing or truncated else ExitCode.OK
 
 
 @remote_command
@@ -216,8 +240,9 @@ def find(
     limit: Annotated[int, typer.Option("--limit", min=1, help="Stop after N matches.")] = 10000,
 ) -> int:
     """Find files by name below a directory (__pycache__, .git and the like are pruned).
+    GNU find's spellings work too: -name, -type, -maxdepth.
 
-    Example: remotedbg find -H gpu-box '~/sglang' --name '*eagle*' --type f"""
+    Example: remotedbg find -H gpu-box '~/sglang' -name '*eagle*' -type f"""
     if type not in (None, "f", "d", "l"):
         raise UsageError("--type must be f, d or l")
     found = ctx.remote.find(root, name, type, max_depth, limit)
@@ -228,9 +253,14 @@ def find(
             stderr_console.print(f"no such directory: {printable(root)}", markup=False)
         for entry in found["results"]:
             write_raw(entry["path"] + "\n")
-        if found["truncated"]:
-            note(f"(stopped at --limit {limit})")
-    return ExitCode.OK if found["results"] else ExitCode.FINDINGS
+    for why in found.get("stopped", []):
+        if why == "limit":
+            _incomplete(f"find stopped at {limit:,} matches; --limit N lifts it")
+        else:
+            _incomplete(_walk_bound(why))
+    if found["truncated"] or not found["results"]:
+        return ExitCode.FINDINGS
+    return ExitCode.OK
 
 
 @remote_command
@@ -254,14 +284,26 @@ def grep(
         bool,
         typer.Option("--files-with-matches", "-l", help="Print only the names of matching files."),
     ] = False,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", metavar="GLOB", help="Search only files whose name matches."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", metavar="GLOB", help="Skip files whose name matches."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Stop after N matches.")] = 5000,
 ) -> int:
     """Search files on the host with the remote's grep -E; binary files are skipped. As in grep,
-    -i ignores case (the key file is --identity here), -w matches words, -l lists files; lines
-    are always numbered (grep -n).
+    -i ignores case (the key file is --identity here), -w matches words, -l lists files,
+    --include/--exclude filter file names; directories are searched and lines numbered
+    always (grep -rn: -r, -R, -n and -E are accepted and change nothing).
 
     Example: remotedbg grep -H gpu-box -w -C 2 hot_token_id '~/sglang/python/sglang/srt/models'"""
-    found = ctx.remote.grep(pattern, paths, context, ignore_case, fixed, limit, word=word)
+    found = ctx.remote.grep(
+        pattern, paths, context, ignore_case, fixed, limit, word=word,
+        include=include, exclude=exclude,
+    )  # fmt: skip
     if ctx.json:
         emit_json(found)
     elif files_only:
@@ -272,15 +314,26 @@ def grep(
     else:
         for missing in found["unmatched"]:
             _print_suggestions(missing["pattern"], missing["suggestions"])
+        previous: tuple[str, int] | None = None  # the path and last line printed
         for record in found["records"]:
+            first = record["before"][0]["line"] if record["before"] else record["line"]
+            if context and previous and (previous[0] != record["path"] or first > previous[1] + 1):
+                write_raw("--\n")  # between groups of context, as grep prints it
+            last = record["after"][-1]["line"] if record["after"] else record["line"]
+            previous = (record["path"], last)
             for line in record["before"]:
                 write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
             write_raw(f"{record['path']}:{record['line']}:{record['text']}\n")
             for line in record["after"]:
                 write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
-        if found["truncated"]:
-            note(f"(stopped at --limit {limit} matches)")
-    return ExitCode.OK if found["records"] else ExitCode.FINDINGS
+    for why in found.get("stopped", []):
+        if why == "limit":
+            _incomplete(f"grep stopped at {limit:,} matches; --limit N lifts it")
+        else:
+            _incomplete(_walk_bound(why))
+    if found["truncated"] or not found["records"]:
+        return ExitCode.FINDINGS
+    return ExitCode.OK
 
 
 @remote_command
@@ -294,19 +347,30 @@ def cat(
         int | None,
         typer.Option("--tail", min=0, metavar="N", help="The last N lines only, as tail -n."),
     ] = None,
+    number: Annotated[
+        bool, typer.Option("--number", "-n", help="Number the lines, as cat -n.")
+    ] = False,
     binary: Annotated[
         bool, typer.Option("--binary", help="Print a binary file's bytes too.")
     ] = False,
 ) -> int:
     """Print files from the host: the first --max-bytes of each, or its last --tail lines.
-    A binary file (a NUL byte in its first 8 KiB) is named, not printed, unless --binary.
+    Several files each get a `==> PATH <==` header, as head and tail print. A binary file
+    (a NUL byte in its first 8 KiB) is named, not printed, unless --binary. A file cut at
+    --max-bytes is said on stderr and exits 1.
 
     Example: remotedbg cat -H gpu-box --tail 50 '~/logs/server.log'"""
     files = ctx.remote.read_text(paths, max_bytes, tail=tail, binary=binary)
+    capped = [entry for entry in files if entry.get("capped")]
     if ctx.json:
-        emit_json({"files": files})
+        emit_json({"files": files, "truncated": bool(capped) or any("stopped" in e for e in files)})
     missing = False
+    headers = len(files) > 1
+    printed = 0
     for entry in files:
+        if "stopped" in entry:
+            _incomplete(_walk_bound(entry["error"]))
+            continue
         if "error" in entry:
             missing = True
             if not ctx.json:
@@ -327,10 +391,33 @@ def cat(
                 markup=False,
             )
             continue
-        write_raw(entry["text"])
-        if entry["truncated"] and tail is None:
-            note(f"({printable(entry['path'])}: first {max_bytes} of {entry['size']} bytes)")
-    return ExitCode.FINDINGS if missing else ExitCode.OK
+        if headers:
+            write_raw(("\n" if printed else "") + f"==> {entry['path']} <==\n")
+        write_raw(number_lines(entry["text"]) if number else entry["text"])
+        printed += 1
+    for entry in capped:
+        if tail is None:
+            _incomplete(
+                f"{entry['path']}: first {max_bytes:,} of {entry['size']:,} bytes;"
+                " --max-bytes N reads more"
+            )
+        else:
+            shown = entry["text"].count("\n")
+            _incomplete(
+                f"{entry['path']}: {shown:,} of the last {tail:,} lines fit in --max-bytes"
+                f" {max_bytes:,}; --max-bytes N reads further back"
+            )
+    if missing or capped or any("stopped" in e for e in files):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+def number_lines(text: str) -> str:
+    """Lines numbered as GNU `cat -n` numbers them: six columns, right aligned, a tab."""
+    lines = text.split("\n")
+    last = lines.pop() if lines else ""  # after the final newline (or an unended last line)
+    body = "".join(f"{index:6d}\t{line}\n" for index, line in enumerate(lines, 1))
+    return body + (f"{len(lines) + 1:6d}\t{last}" if last else "")
 
 
 def parse_since(text: str, now: float) -> float:

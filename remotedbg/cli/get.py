@@ -4,9 +4,11 @@ asked. Bytes travel through the same range reader as `tensors pull`."""
 from __future__ import annotations
 
 import contextlib
+import glob as globmod
 import hashlib
 import json
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +39,43 @@ class Download:
     partial: Path | None = None  # the .part being written
 
 
-def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
+def into_directory(dest: str | Path, sources: int) -> bool:
+    """Whether copies go into `dest` (as cp and scp decide): it is a directory, several
+    sources come, or it is written with a trailing slash."""
+    return Path(dest).is_dir() or sources > 1 or str(dest).endswith(os.sep)
+
+
+def tree_place(root: str, path: str, into_dir: bool) -> str | None:
+    """Where a file found below the remote directory `root` goes, relative to the destination:
+    under the directory's own name when copies go into a directory (`cp -r dir into/`), else
+    at the destination itself. None for a name that would leave the destination (the walk's
+    answer is data from the box)."""
+    rel = posixpath.relpath(path, root)
+    parts = rel.split("/")
+    if rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return None
+    return posixpath.join(_root_name(root), rel) if into_dir else rel
+
+
+def _root_name(root: str) -> str:
+    return posixpath.basename(root.rstrip("/")) or "root"
+
+
+def plan(
+    files: list[dict], dest: Path, force: bool, into_dir: bool | None = None
+) -> list[Download]:
     """Where each remote file goes: into `dest` when it is a directory (or several files come),
-    else to `dest` itself. Two files with one name, or a file already there, are refused."""
-    into_dir = dest.is_dir() or len(files) > 1 or str(dest).endswith(os.sep)
-    if len(files) > 1 and dest.exists() and not dest.is_dir():
+    else to `dest` itself; a file of a directory tree (`rel` set) to its place below `dest`.
+    Two files with one name, or a file already there, are refused."""
+    into_dir = into_directory(dest, len(files)) if into_dir is None else into_dir
+    if into_dir and dest.exists() and not dest.is_dir():
         raise UsageError(f"{dest}: several files go into a directory, and this is a file")
     downloads, taken = [], {}
     for entry in files:
-        local = dest / Path(entry["path"]).name if into_dir else dest
+        if entry.get("rel"):
+            local = dest / entry["rel"]
+        else:
+            local = dest / Path(entry["path"]).name if into_dir else dest
         item = Download(entry["path"], entry["size"], local, mtime=entry.get("mtime"))
         if local in taken:
             item.status, item.detail = "skipped", f"same name as {taken[local]}"
@@ -56,8 +86,26 @@ def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
     return downloads
 
 
-def _fetch(ctx: CommandContext, item: Download, progress: Progress | None) -> None:
-    item.local.parent.mkdir(parents=True, exist_ok=True)
+def make_dirs(top: Path, directory: Path) -> None:
+    """Create `directory` below `top` one level at a time, following no link on the way: a
+    link planted below the destination would send the copies elsewhere."""
+    current = top
+    for part in directory.relative_to(top).parts:
+        current = current / part
+        try:
+            os.mkdir(current, 0o755)
+        except FileExistsError:
+            if os.path.islink(current) or not current.is_dir():
+                raise OSError(f"{current} is a link or not a directory; not followed") from None
+
+
+def _fetch(
+    ctx: CommandContext, item: Download, progress: Progress | None, top: Path | None
+) -> None:
+    if top is None:
+        item.local.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        make_dirs(top, item.local.parent)
     partial = item.local.with_name(item.local.name + PART)
     record = item.local.with_name(item.local.name + PART + RECORD)
     start, why = _resumable(ctx, item, partial, record)
@@ -141,29 +189,104 @@ def _write_record(record: Path, item: Download) -> None:
         json.dump({"remote": item.remote, "size": item.size, "mtime": item.mtime}, handle)
 
 
+@dataclass
+class Tree:
+    """What a -r walk of one remote directory found: files to copy (with their place `rel`
+    below the destination), directories to make, what it skipped, whether a bound cut it."""
+
+    files: list[dict]
+    dirs: list[tuple[str, str]]  # (place below the destination, remote path)
+    skipped: list[Download]
+    truncated: bool
+
+
+def walk_tree(ctx: CommandContext, root: str, dest: Path, into_dir: bool, limit: int) -> Tree:
+    """A remote directory's files, everything walked (nothing pruned), links to files
+    followed as `get` follows them, links to directories named and not followed (as find)."""
+    found = ctx.remote.find(globmod.escape(root), limit=limit, prune=[])
+    tree = Tree([], [], [], bool(found["truncated"]))
+    if into_dir:  # the directory itself, even when empty (else it is the destination)
+        tree.dirs.append((_root_name(root), root))
+    candidates = []
+    for entry in found["results"]:
+        rel = tree_place(root, entry["path"], into_dir)
+        if rel is None:
+            tree.skipped.append(Download(entry["path"], 0, dest, "skipped", "unsafe name"))
+        elif entry["type"] == "d":
+            tree.dirs.append((rel, entry["path"]))
+        elif entry["type"] in ("f", "l"):
+            candidates.append(entry["path"])
+        else:
+            tree.skipped.append(Download(entry["path"], 0, dest / rel, "skipped",
+                                         "not a regular file"))  # fmt: skip
+    for info in ctx.remote.stat(candidates, follow=True) if candidates else []:
+        rel = tree_place(root, info["path"], into_dir)
+        if info.get("exists") and info["type"] == "f" and rel is not None:
+            tree.files.append({**info, "rel": rel})
+        else:
+            detail = "a link to a directory (not followed)" if info.get("type") == "d" else (
+                _not_a_file(info))  # fmt: skip
+            tree.skipped.append(Download(info["path"], 0, dest / (rel or ""), "skipped", detail))
+    return tree
+
+
 @remote_command
 def get(
     ctx: CommandContext,
     sources: Annotated[list[str], typer.Argument(help="Remote files or globs.", metavar="REMOTE")],
-    dest: Annotated[Path, typer.Argument(help="Local file, or directory for several.")],
+    given: Annotated[
+        str, typer.Argument(help="Local file, or directory for several.", metavar="DEST")
+    ],
     force: Annotated[bool, typer.Option("--force", help="Replace local files.")] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive", "-r", help="Copy directories and what is below them, as scp -r."
+        ),
+    ] = False,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit", min=1, metavar="N", help="At most N matches a glob, N entries a -r walk."
+        ),
+    ] = 100000,
 ) -> int:
     """Copy files from the host. Globs and ~ expand there; an interrupted copy resumes from
-    its .part file; an existing local file is kept unless --force.
+    its .part file; an existing local file is kept unless --force; -r copies directories.
 
-    Example: remotedbg get -H gpu-box '~/logs/*.log' ./logs/"""
-    found = ctx.remote.glob(sources)
+    Example: remotedbg get -H gpu-box '~/logs/*.log' ./logs/   (a directory: get -r)"""
+    dest = Path(given)
+    found = ctx.remote.glob(sources, limit)
     missing = [entry for entry in found if not entry["matches"]]
+    cut_globs = [entry for entry in found if entry.get("truncated")]
     for entry in missing:
         stderr_console.print(f"no match for {printable(entry['pattern'])}", markup=False)
     paths = list(dict.fromkeys(p for entry in found for p in entry["matches"]))
-    files, skipped = [], []
-    for info in ctx.remote.stat(paths, follow=True) if paths else []:
+    infos = ctx.remote.stat(paths, follow=True) if paths else []
+    copied = [
+        i for i in infos if i.get("exists") and (i["type"] == "f" or recursive and i["type"] == "d")
+    ]
+    into_dir = into_directory(given, len(copied))
+    files, skipped, trees = [], [], []
+    for info in infos:
         if info.get("exists") and info["type"] == "f":
             files.append(info)
+        elif recursive and info.get("exists") and info["type"] == "d":
+            trees.append((info["path"], walk_tree(ctx, info["path"], dest, into_dir, limit)))
         else:
             skipped.append(Download(info["path"], 0, dest, "skipped", _not_a_file(info)))
-    downloads = plan(files, dest, force)
+    for _, tree in trees:
+        files.extend(tree.files)
+        skipped.extend(tree.skipped)
+    downloads = plan(files, dest, force, into_dir)
+    if trees:
+        dest.mkdir(parents=True, exist_ok=True)  # the user's own path, as mkdir -p
+    for _, tree in trees:
+        for rel, remote in tree.dirs:
+            try:
+                make_dirs(dest, dest / rel)
+            except OSError as error:
+                skipped.append(Download(remote, 0, dest / rel, "failed", str(error)))
     total = sum(d.size for d in downloads if d.status == "pending")
     progress = transfer_progress(total, wanted=not ctx.json)
     with progress or contextlib.nullcontext():
@@ -171,7 +294,7 @@ def get(
             if item.status != "pending":
                 continue
             try:
-                _fetch(ctx, item, progress)
+                _fetch(ctx, item, progress, dest if trees else None)
             except (RemotedbgError, OSError) as error:
                 item.status, item.detail = "failed", str(error)
             except (KeyboardInterrupt, Terminated):
@@ -184,6 +307,7 @@ def get(
                     )
                 raise
     every = skipped + downloads
+    cut = [root for root, tree in trees if tree.truncated]
     if ctx.json:
         emit_json(
             {
@@ -197,7 +321,8 @@ def get(
                         "bytes_moved": d.moved,
                     }
                     for d in every
-                ]
+                ],
+                "truncated": bool(cut or cut_globs),
             }
         )
     else:
@@ -207,9 +332,21 @@ def get(
                 note(line)
             else:  # why the exit status is not 0
                 stderr_console.print(line, markup=False)
+    for entry in cut_globs:
+        line = entry.get("stopped") or (
+            f"{entry['pattern']}: the first {len(entry['matches']):,} of {entry['count']:,}"
+            " matches copied"
+        )
+        stderr_console.print(f"remotedbg: {printable(line)}; --limit N lifts it", markup=False)
+    for root in cut:
+        stderr_console.print(
+            f"remotedbg: get -r stopped at {limit:,} entries below {printable(root)};"
+            " --limit N lifts it",
+            markup=False,
+        )
     if any(d.status == "failed" for d in every):
         return ExitCode.REMOTE
-    if missing or any(d.status in ("exists", "skipped") for d in every):
+    if missing or cut or cut_globs or any(d.status in ("exists", "skipped") for d in every):
         return ExitCode.FINDINGS
     return ExitCode.OK
 
@@ -217,4 +354,6 @@ def get(
 def _not_a_file(info: dict) -> str:
     if not info.get("exists"):
         return info.get("error") or "gone"
-    return "a directory (not copied)" if info["type"] == "d" else "not a regular file"
+    if info["type"] == "d":
+        return "a directory (not copied; -r copies it)"
+    return "not a regular file"

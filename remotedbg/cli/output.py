@@ -37,6 +37,48 @@ class SafeConsole(Console):
     def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         return super().render_str(_CONTROL_BUT_LAYOUT.sub(_escape_char, text), *args, **kwargs)
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Into a pipe or file a table is never cut to the terminal's width (`mo…`): each
+        column is at least as wide as its longest word (its longest cell, when it does not
+        wrap), and the console widened to that when it is narrower. Text still wraps at words;
+        on a terminal, rich fits the table to the screen."""
+        module = sys.modules.get("rich.table")  # not imported: no table to print (and no cost)
+        tables = [o for o in objects if module and isinstance(o, module.Table)]
+        if not tables or self.is_terminal:
+            return super().print(*objects, **kwargs)
+        widest = max(self._uncut(table) for table in tables)
+        if widest <= self.width:
+            return super().print(*objects, **kwargs)
+        before = self.width
+        self.width = widest
+        try:
+            super().print(*objects, **kwargs)
+        finally:
+            self.width = before
+
+    def _uncut(self, table: Any) -> int:
+        """Give each column of `table` a minimum width that nothing of it is cut at (its
+        longest cell when it does not wrap, else its longest word); the width the table then
+        needs. A column that folds (`overflow="fold"`, wrapping) loses nothing and may fold."""
+        from copy import copy
+
+        from rich.measure import Measurement
+
+        unbounded = self.options.update_width(_UNBOUNDED)
+        kept = [c for c in table.columns if c.no_wrap or c.overflow != "fold"]
+        for column in kept:
+            sizes = [Measurement.get(self, unbounded, c) for c in (column.header, *column.cells)]
+            need = max(size.maximum if column.no_wrap else size.minimum for size in sizes)
+            column.min_width = max(column.min_width or 0, need)
+        probe = copy(table)
+        probe.columns = kept
+        folding = len(table.columns) - len(kept)
+        return Measurement.get(self, unbounded, probe).minimum + folding * _FOLD_ROOM
+
+
+_FOLD_ROOM = 12  # columns a folding column is given, at least, beside the others
+_UNBOUNDED = 1 << 20  # columns: wider than any table a command prints
+
 
 _CONSOLE_ARGS = ({"highlight": False, "soft_wrap": True},
                  {"stderr": True, "highlight": False, "soft_wrap": True})  # fmt: skip

@@ -88,17 +88,20 @@ class Remote:
         type: str | None = None,
         max_depth: int | None = None,
         limit: int = 10000,
+        prune: list[str] | None = None,
     ) -> dict:
-        return self.call(
-            f"{FS}:find",
-            {
-                "root": root,
-                "names": names or ["*"],
-                "type": type,
-                "max_depth": max_depth,
-                "limit": limit,
-            },
-        )
+        """Paths below `root` by name and type; `prune` replaces the directories left out
+        (`__pycache__`, `.git`...; [] walks everything)."""
+        args = {
+            "root": root,
+            "names": names or ["*"],
+            "type": type,
+            "max_depth": max_depth,
+            "limit": limit,
+        }
+        if prune is not None:
+            args["prune"] = prune
+        return self.call(f"{FS}:find", args)
 
     def grep(
         self,
@@ -109,7 +112,10 @@ class Remote:
         fixed: bool = False,
         limit: int = 5000,
         word: bool = False,
+        include: list[str] | None = None,
+        exclude: list[str] | None = None,
     ) -> dict:
+        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs."""
         return self.call(
             f"{FS}:grep",
             {
@@ -120,6 +126,8 @@ class Remote:
                 "fixed": fixed,
                 "limit": limit,
                 "word": word,
+                "include": include or [],
+                "exclude": exclude or [],
             },
         )
 
