@@ -44,15 +44,12 @@ class NotStarted(Exception):
         self.status = status
 
 
-
-
 class ExecutorChannel:
     def __init__(self, channel: paramiko.Channel) -> None:
         self.channel = channel
         self.buffer = bytearray()
         self.stderr_tail = b""
         self.last_sent = time.monotonic()
-        self.ready_fd = channel.fileno()
         self.pid: int | None = None  # the executor's pid on the remote
         self.login_shell = ""  # the user's login shell there (which parses exec requests)
         self.last_id = 0
@@ -184,7 +181,7 @@ class ExecutorChannel:
             if not self.channel.recv_ready():
                 raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
         wait = HEARTBEAT if remaining is None else min(remaining, HEARTBEAT)
-        select.select([self.ready_fd], [], [], wait)
+        select.select([self.channel.fileno()], [], [], wait)
 
     def next_frame(self, deadline: float | None) -> tuple[str, int, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""

@@ -33,7 +33,7 @@ from remotedbg.errors import (
     StdoutClosed,
 )
 from remotedbg.session import transcript
-from remotedbg.session.base import OutputCollector, Session, kill_group_script
+from remotedbg.session.base import PID_PREFIX, OutputCollector, Session, kill_group_script
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_command import lost_connection, ssh_argv, ssh_failure
 from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessChannel, ProcessTransport
@@ -161,8 +161,10 @@ class SystemSSHSession(Session):
     def _execute_in_process(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
-        """One ssh process for one command (a box without python3, or a one-shot `run`)."""
-        channel = self._start(text)
+        """One ssh process for one command (a box without python3, or a one-shot `run`); the
+        command's first line on stdout is its pid, the group _stop() stops."""
+        collector.expect_marker()
+        channel = self._start(PID_PREFIX + text)
         deadline = None if timeout is None else time.monotonic() + timeout
         early = bytearray()  # stderr before the command's marker: maybe ssh's own failure
         writer = threading.Thread(target=self._feed_stdin, args=(channel, stdin), daemon=True)
