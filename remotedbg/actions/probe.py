@@ -209,7 +209,11 @@ def probe_server(
         measurement["paired"] = request["paired"]
         measurement["context_pair"] = bool(request.get("context_pair"))
     ceiling = _ceiling(chosen, answer)
-    summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
+    spec = (chosen or {}).get("spec") or {}
+    algorithm = spec.get("algorithm") or (answer.get("server_settings") or {}).get(
+        "speculative_algorithm"
+    )
+    summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"], algorithm)
     checks = acceptance.run_checks(summary, answer["spec_off"])
     checks.append(acceptance.long_context_drop(summary, target.draft_context))
     failed = any(not m.get("ok") for m in answer["measurements"])
@@ -217,7 +221,6 @@ def probe_server(
     if died:  # the requests failed because the engine died: say of what, from its own log
         why = f"the server died: {died['exception']} (its log {died['log']})"
         checks.append(unknown(check_result("engine-alive"), why))
-    spec = (chosen or {}).get("spec") or {}
     return {
         "server": {
             "pid": (chosen or {}).get("pid"),
@@ -225,8 +228,7 @@ def probe_server(
             "engine": answer["engine"],
             "version": answer.get("version"),
             "model": answer.get("model"),
-            "algorithm": spec.get("algorithm")
-            or (answer.get("server_settings") or {}).get("speculative_algorithm"),
+            "algorithm": algorithm,
             "num_steps": spec.get("num_steps"),
             "ceiling": summary.ceiling,
             "draft_context": target.draft_context,

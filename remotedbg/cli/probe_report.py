@@ -85,6 +85,13 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     )  # fmt: skip
     _rows(table, [("all", overall)] + sorted(summary["by_category"].items()), full)
     console.print(table)
+    if overall.get("no_drafts"):
+        console.print(
+            f"{overall['no_drafts']} of the {overall['requests']} requests got no draft at all "
+            f"({result['server'].get('algorithm') or 'the method'} proposed nothing for them); "
+            "accept length is over the verify steps that had drafts",
+            markup=False,
+        )
     if len(summary["by_mode"]) > 1:
         modes = Table(
             "mode", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
