@@ -14,6 +14,7 @@ from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
 from remotedbg.engines.draft_fit_rules import draft_context_length
+from remotedbg.engines.knowledge import not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -236,6 +237,10 @@ def probe_server(
         },
         "load": {"requests": len(plan.requests), "max_new_tokens": plan.max_new_tokens},
         "spec_off": answer["spec_off"],
+        # why, from the launch line, when the scan read it (not for a bare --server PORT)
+        "not_speculating": not_speculating(answer["engine"], spec)
+        if answer["spec_off"] and chosen
+        else "",
         "summary": dataclasses.asdict(summary),
         "measurements": answer["measurements"],
         "checks": checks,

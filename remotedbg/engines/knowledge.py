@@ -47,6 +47,17 @@ LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
 #: and 0.5.23).
 MODEL_FREE_METHODS = ("ngram", "ngram_gpu", "suffix")
 
+#: The launch flag that turns speculation on, named when a server was started without it.
+SPECULATION_FLAGS = {"sglang": "--speculative-algorithm", "vllm": "--speculative-config"}
+
+
+def not_speculating(engine: str | None, launch: dict) -> str:
+    """What says a server does not speculate, from its parsed launch (crosscheck.launch_spec):
+    '' when its launch names an algorithm."""
+    if launch.get("algorithm"):
+        return ""
+    return f"started without {SPECULATION_FLAGS.get(engine or '', '--speculative-*')}"
+
 
 def drafts_without_a_model(algorithm: str | None) -> bool:
     """True when the method proposes tokens by lookup (n-grams, suffix trees), not with a head:
