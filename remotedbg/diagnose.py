@@ -97,11 +97,18 @@ def diagnose_host(
         "outcome": outcome,
         "probe": probed,
         "probe_note": probe_note,
-        "engines": [
-            {k: e.get(k) for k in ("name", "version", "path", "running")}
-            for e in outcome.section("engines").get("engines") or []
-        ],
+        "engines": _engines_of(outcome, server),
     }
+
+
+def _engines_of(outcome: RunOutcome, server: dict | None) -> list[dict[str, Any]]:
+    """The install the diagnosed server imports (another user's or another container's running
+    install is not this server's); without a server, every install the audit judged with."""
+    engines = outcome.section("engines").get("engines") or []
+    pid = (server or {}).get("pid")
+    if pid is not None:
+        engines = [e for e in engines if pid in (e.get("running") or [])]
+    return [{k: e.get(k) for k in ("name", "version", "path", "running")} for e in engines]
 
 
 def _server_row(outcome: RunOutcome, server: dict | None) -> dict | None:

@@ -16,6 +16,7 @@ import pytest
 
 from remotedbg.agent import containers, engine_scan, server_scan
 from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
+from remotedbg.session import container as container_session
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.podman import Podman
 from tests.releases import release
@@ -280,7 +281,7 @@ def test_the_exec_route_leaves_nothing_behind_when_the_connection_drops(boxed, e
                              timeout=30.0)  # fmt: skip
     session = open_session(options)
     try:
-        inside = session.inside("podman", info["id"], "sgl-a")
+        inside = container_session.inside(session, "podman", info["id"], "sgl-a")
         uid = inside.run("python3 -c 'import os; print(os.getuid())'")
         assert uid.stdout.strip() == "0", uid.stderr  # root in the container
         assert len(_left_in(pid)) == 1  # the executor, running while the session does
@@ -424,4 +425,40 @@ def test_spec_audit_takes_the_exec_route_and_the_runtimes_log(cli, boxed, exec_w
         assert server["log"]["figures"]["accept_length"]["values"] == [1.02, 1.02, 1.02]
     low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
     assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
+    assert _nothing_left(exec_world, boxed) == []
+
+
+# -- diagnose inside containers --------------------------------------------------------------
+
+
+def test_diagnose_finds_the_cause_of_a_server_in_a_container(cli, boxed):
+    """sgl-b's draft holds absolute ids in d2t: SGLang 0.5.23's llama_eagle3.py loader adds
+    arange to d2t (`hot_token_id = d2t + arange`), so every target id is off; it is the first
+    cause, found with the install inside the container and the draft where the host sees it."""
+    pid = boxed["sgl-b"]["pid"]
+    result = cli("diagnose", "-H", "testbox", "--server", str(pid), "--no-probe", "--json",
+                 timeout=240)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["server"]["pid"] == pid
+    assert doc["server"]["draft"] == str(boxed["sgl-b"]["models"] / "draft")
+    assert doc["causes"][0]["id"] == "d2t-absolute-ids"
+    # sgl-a (another container, its accept length 1.02 in its log) decides nothing here
+    assert str(boxed["sgl-a"]["models"]) not in json.dumps(doc["causes"] + doc["unknown"])
+    running = [e for e in doc["engines"] if e.get("running")]
+    assert running and all(e["path"].startswith(f"/proc/{pid}/root/sgl-workspace/")
+                           for e in running)  # fmt: skip
+
+
+def test_diagnose_probes_through_the_exec_route(cli, boxed, exec_world):
+    """sgl-net answers only inside its own network namespace, and the exec route's user may not
+    read the container's /proc/PID/root: the engine code and the probe both go through podman
+    exec. The stand-in accepts 3, 2, 3, 1 drafts per verify step (tests/engine_standins.py)."""
+    pid = boxed["sgl-net"]["pid"]
+    result = cli("diagnose", "-H", "execbox", "--server", str(pid), "--json", "--budget", "60",
+                 env=exec_world["env"], timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert doc["server"]["pid"] == pid and doc["server"]["port"] == 30002
+    measured = doc["measured"]
+    assert measured["from"].startswith("probe") and 2.0 <= measured["accept_length"] <= 4.0
     assert _nothing_left(exec_world, boxed) == []

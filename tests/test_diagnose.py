@@ -119,4 +119,14 @@ def test_a_domain_gap_only_the_probe_sees(cli, standin, world, tmp_path):
                "--budget", "30", timeout=180)  # fmt: skip
     out = text.stdout.decode()
     assert "accept-domain-gap" in out and "ruled out" in out
-    assert report.read_text().startswith("# remotedbg diagnose on `testbox`")
+    markdown = report.read_text()
+    assert markdown.startswith("# remotedbg diagnose on `testbox`")
+    # as probe --report: the figure beside it, accept length per kind and per draft position.
+    # The stand-in accepts 0, 0, 1, 0 drafts per verify step on Chinese: 5 tokens in 4 steps.
+    assert "## Acceptance measured by the probe" in markdown
+    assert "![acceptance](diagnose.svg)" in markdown
+    [row] = [line for line in markdown.splitlines() if line.startswith("| chinese (raw, greedy) |")]
+    assert 1.2 <= float(row.split("|")[3]) <= 1.35, row
+    assert "| draft position | accepted |" in markdown
+    svg = (tmp_path / "diagnose.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "accept length by kind of prompt" in svg

@@ -44,14 +44,37 @@ def layer_of(module: str) -> tuple[str, int] | None:
     return max(found, key=lambda kv: len(kv[0])) if found else None
 
 
+def module_of(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_of(path) for path in PACKAGE.rglob("*.py")}
+
+
+def _resolve(name: str) -> str:
+    """The module a dotted name is (or lives in): `remotedbg.session.Session` -> the package."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
 def imports(path: Path) -> list[tuple[int, str]]:
+    """Every remotedbg module `path` imports, in every form: `import a.b`, `from a import b`
+    (b a module or a name), relative imports, and imports inside functions."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_of(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            out.append((node.lineno, node.module))
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            out += [(node.lineno, _resolve(f"{base}.{alias.name}")) for alias in node.names]
         elif isinstance(node, ast.Import):
-            out += [(node.lineno, alias.name) for alias in node.names]
+            out += [(node.lineno, _resolve(alias.name)) for alias in node.names]
     return [(line, mod) for line, mod in out if mod.startswith("remotedbg")]
 
 
@@ -79,3 +102,27 @@ def test_imports_go_downward_only():
             elif other[1] > mine[1]:
                 upward.append(f"{module}:{line} (layer {mine[1]}) imports {imported} ({other[1]})")
     assert not upward, "\n".join(upward)
+
+
+def test_no_import_cycles():
+    """No module reaches itself through its imports (lazy imports in functions count: a cycle
+    hidden in a function is still two modules that cannot be understood apart)."""
+    graph = {
+        module_of(path): {m for _, m in imports(path)} - {module_of(path)}
+        for path in PACKAGE.rglob("*.py")
+    }
+    # a package's __init__ re-exporting its modules is not a cycle with them
+    for module, deps in graph.items():
+        graph[module] = {d for d in deps if not module.startswith(d + ".")}
+    cycles = []
+    for start in graph:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == start:
+                    cycles.append(" -> ".join(trail + [start]))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, trail + [nxt]))
+    assert not cycles, "\n".join(sorted(set(cycles))[:10])

@@ -12,6 +12,7 @@ from rich.table import Table
 from remotedbg.analysis.diagnosis import Diagnosis
 from remotedbg.cli.context import CommandContext, parse_vars, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
+from remotedbg.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.contract import exit_code
 from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.errors import UsageError
@@ -81,8 +82,12 @@ def diagnose(
     else:
         render(document)
     if report is not None:
-        write_text(report, markdown(document))
-        note(f"report written to {report}")
+        figure, why_not = _figure(found.get("probe"), report)
+        write_text(report, markdown(document, found.get("probe"), figure))
+        note(f"report written to {report}" + (f" (figure {report.with_suffix('.svg')})"
+                                               if figure else ""))  # fmt: skip
+        if why_not:
+            note(why_not)
     return exit_code(result.verdict)
 
 
@@ -188,7 +193,15 @@ def measured_line(measured: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def markdown(doc: dict[str, Any]) -> str:
+def _figure(probed: dict | None, report: Path) -> tuple[str | None, str | None]:
+    """The probe's figure beside the report: (its file name, None), or (None, why not)."""
+    if not probed or not (probed.get("summary") or {}).get("overall"):
+        return None, None
+    why_not = figure_svg(probed, report.with_suffix(".svg"))
+    return (None, why_not) if why_not else (report.with_suffix(".svg").name, None)
+
+
+def markdown(doc: dict[str, Any], probed: dict | None = None, figure: str | None = None) -> str:
     import datetime
 
     from remotedbg import __version__
@@ -208,6 +221,9 @@ def markdown(doc: dict[str, Any]) -> str:
     measured = measured_line(doc.get("measured") or {})
     if measured:
         lines.append(f"- measured: {measured}")
+    if probed and (probed.get("summary") or {}).get("overall"):
+        lines += ["", "## Acceptance measured by the probe", ""]
+        lines += acceptance_markdown(probed["summary"], figure)
     lines += ["", "## Causes, most direct first", ""]
     for number, cause in enumerate(doc["causes"], 1):
         lines.append(f"{number}. **{cause['id']}** ({cause['severity']}, {cause['source']}): "

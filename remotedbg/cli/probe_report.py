@@ -221,12 +221,18 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
     lines += [
         "",
     ]
-    if figure:
-        lines += [f"![acceptance]({figure})", ""]
+    lines += acceptance_markdown(summary, figure)
+    lines += ["", "## Findings", "", findings_markdown(result["findings"], 3)]
+    return "\n".join(lines) + "\n"
+
+
+def acceptance_markdown(summary: dict[str, Any], figure: str | None) -> list[str]:
+    """The figure (when drawn), then accept length per kind of prompt and per draft position."""
+    lines = [f"![acceptance]({figure})", ""] if figure else []
     lines += ["| requests | n | accept length | min | max | tok/s |", "| --- " * 6 + "|"]
     rows = [("all", summary["overall"])]
     rows += [(f"{kind} (raw, greedy)", f) for kind, f in sorted(summary["by_category"].items())]
-    if len(summary["by_mode"]) > 1:
+    if len(summary.get("by_mode") or {}) > 1:
         rows += [(f"mode {mode}", f) for mode, f in sorted(summary["by_mode"].items())]
     for name, f in rows:
         lines.append(
@@ -236,5 +242,4 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
     if summary.get("positions"):
         lines += ["", "| draft position | accepted |", "| --- | --- |"]
         lines += [f"| {i} | {100 * p:.1f}% |" for i, p in enumerate(summary["positions"])]
-    lines += ["", "## Findings", "", findings_markdown(result["findings"], 3)]
-    return "\n".join(lines) + "\n"
+    return lines

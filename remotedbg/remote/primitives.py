@@ -6,6 +6,7 @@ from typing import Any
 
 from remotedbg.remote import pyagent
 from remotedbg.session import Session
+from remotedbg.session.container import inside
 
 FS = "remotedbg.agent.fsops"
 
@@ -55,7 +56,7 @@ class Remote:
         """The primitives inside a container, through its runtime's exec. Raises
         ContainerUnreachable with what the runtime said."""
         label = container.get("name") or (container.get("id") or "?")[:12]
-        return Remote(self.session.inside(container.get("runtime") or "", container["id"], label))
+        return Remote(inside(self.session, container.get("runtime") or "", container["id"], label))
 
     def route(self, prefix: str, inner: Remote) -> None:
         """File reads under `prefix` (a container's /proc/PID/root, which this user may not

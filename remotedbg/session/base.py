@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 
-from remotedbg.errors import Interrupted, RemotedbgError, RemoteTimeout
+from remotedbg.errors import Interrupted, RemoteTimeout
 from remotedbg.session import transcript
 from remotedbg.session.result import RunResult
 
@@ -112,7 +112,7 @@ class Session(ABC):
         self.default_timeout = default_timeout
         self.max_output = max_output
         self.commands_run = 0
-        self._inside: dict[tuple[str, str], Session | Exception] = {}
+        self.opened_inside: dict[tuple[str, str], Session | Exception] = {}
         # a session opened for one command: that command does not wait for an executor to
         # boot when an exec channel of its own is cheaper (set by the command that knows)
         self.one_shot = False
@@ -236,28 +236,11 @@ class Session(ABC):
     @abstractmethod
     def _execute_tty(self, text: str) -> int: ...
 
-    def inside(self, runtime: str, container: str, label: str) -> Session:
-        """A session inside one container of the box, through the runtime's exec; opened once
-        (a refusal is remembered too) and closed with this session. Raises
-        ContainerUnreachable with what the runtime said."""
-        from remotedbg.session.container import ContainerSession
-
-        key = (runtime, container)
-        if key not in self._inside:
-            try:
-                self._inside[key] = ContainerSession(self, runtime, container, label)
-            except RemotedbgError as error:
-                self._inside[key] = error
-        found = self._inside[key]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
     def close_inside(self) -> None:
-        for opened in self._inside.values():
+        for opened in self.opened_inside.values():
             if isinstance(opened, Session):
                 opened.close()
-        self._inside.clear()
+        self.opened_inside.clear()
 
     @abstractmethod
     def close(self) -> None: ...

@@ -19,6 +19,7 @@ from remotedbg.errors import (
     ConnectionFailed,
     ContainerUnreachable,
     RemoteCommandError,
+    RemotedbgError,
     RemoteTimeout,
 )
 from remotedbg.session.base import OutputCollector, Session
@@ -115,18 +116,34 @@ class ContainerSession(Session):
             self.host.close()
 
 
+def inside(host: Session, runtime: str, container: str, label: str) -> ContainerSession:
+    """A session inside one container of the box, through the runtime's exec; opened once per
+    host session (a refusal is remembered too) and closed with it. Raises ContainerUnreachable
+    with what the runtime said."""
+    key = (runtime, container)
+    if key not in host.opened_inside:
+        try:
+            host.opened_inside[key] = ContainerSession(host, runtime, container, label)
+        except RemotedbgError as error:
+            host.opened_inside[key] = error
+    found = host.opened_inside[key]
+    if isinstance(found, Exception):
+        raise found
+    assert isinstance(found, ContainerSession)
+    return found
+
+
 def enter(host: Session, name: str) -> ContainerSession:
     """`--container NAME`: a session inside the container NAME (or id) of the host, through
     whichever runtime knows it; the host's session closes with it."""
     refusals = []
     for runtime in RUNTIMES:
         try:
-            inside = host.inside(runtime, name, name)
+            opened = inside(host, runtime, name, name)
         except ContainerUnreachable as refused:
             refusals.append(str(refused))
             continue
-        assert isinstance(inside, ContainerSession)
-        inside.owns_host = True
-        return inside
+        opened.owns_host = True
+        return opened
     host.close()
     raise ContainerUnreachable(f"{host.name}: no container {name} to enter: " + "; ".join(refusals))
