@@ -258,6 +258,7 @@ def test_eagle1_head_is_cleared_and_measured(cli, vllm_server, vllm_world):
     checkpoint through a nested function (`map(transform, weights)`, llama_eagle.py:187-196) and
     builds layer 0 without input_layernorm (:53-57); the draft has none: the engine serves it."""
     server = vllm_server("eagle1", "eagle")
+    drafted(server)  # its log holds a figure, as a server's that has served traffic does
     draft = vllm_world.models.draft("eagle1")
     result = cli("playbook", "spec-audit", "-H", "local", "--json",
                  "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
