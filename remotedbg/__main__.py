@@ -10,12 +10,21 @@ def main() -> None:
 
     code = client.run(sys.argv[1:])
     if code is None:
+        from remotedbg.local_signals import Terminated, unwind_on_termination
+
+        unwind_on_termination()
         from remotedbg.cli import run_words
 
         try:
             code = run_words(sys.argv[1:])
         except KeyboardInterrupt:
             code = 130
+        except Terminated as stop:
+            code = stop.exit_code
+            try:
+                sys.stderr.write(f"remotedbg: terminated ({stop})\n")
+            except (OSError, ValueError):
+                pass  # SIGHUP: the terminal is gone
     _leave(code)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -406,3 +408,341 @@ def test_a_malformed_executor_frame_ends_the_executor_not_the_client():
         _decode(b"[1, 2]")
     assert _decode(b'{"ok": true}') == {"ok": True}
     assert HEADER.size == 9  # kind, request id, length
+
+
+# -- hostile answers: a python3 on the box whose answers have the wrong shape -------------------
+# The box's `sitecustomize` (PYTHONPATH set by its sshd) patches `json.dumps`, which the agent's
+# executor (remotedbg/agent/executor.py) and its one-shot boot write every answer with: what it
+# answers is read from a mode file the test rewrites, so one executor (and one daemon) meets
+# several hostile answers in a row.
+HOSTILE_SITE = """\
+import json, os
+_dumps, _loads, _entry = json.dumps, json.loads, [None]
+
+def _mode():
+    try:
+        with open(os.environ["RDBG_HOSTILE"]) as handle:
+            return _loads(handle.read())
+    except (OSError, ValueError, KeyError):
+        return {}
+
+def loads(text, *args, **kwargs):
+    value = _loads(text, *args, **kwargs)
+    if isinstance(value, dict) and isinstance(value.get("entry"), str):
+        _entry[0] = value["entry"].rpartition(":")[2]  # the call being answered
+    return value
+
+def dumps(value, *args, **kwargs):
+    mode = _mode()
+    if isinstance(value, dict) and list(value) == ["exit"] and "exit" in mode:
+        value = mode["exit"]
+    elif isinstance(value, dict) and value.get("ok") is True and _entry[0] in mode:
+        value = {"ok": True, "value": mode[_entry[0]]}
+    return _dumps(value, *args, **kwargs)
+
+json.dumps, json.loads = dumps, loads
+"""
+
+
+@pytest.fixture(scope="module")
+def liar(ssh_world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("liar")
+    (root / "site").mkdir()
+    (root / "site" / "sitecustomize.py").write_text(HOSTILE_SITE)
+    mode = root / "mode.json"
+    mode.write_text("{}")
+    # a `tail` that passes 64 KiB per 50 ms, so a copy can be interrupted halfway
+    (root / "bin").mkdir()
+    (root / "throttle.py").write_text(
+        "import os, time\n"
+        "while True:\n"
+        "    data = os.read(0, 65536)\n"
+        "    if not data:\n"
+        "        break\n"
+        "    os.write(1, data)\n"
+        "    time.sleep(0.05)\n"
+    )
+    (root / "bin" / "tail").write_text(
+        f'#!/bin/sh\n"{shutil.which("tail")}" "$@" | "{sys.executable}" "{root / "throttle.py"}"\n'
+    )
+    (root / "bin" / "tail").chmod(0o755)
+    path = f"{root / 'bin'}:{os.environ['PATH']}"
+    sshd = make_sshd(
+        root / "sshd",
+        ssh_world.user_key,
+        extra_config=(f"SetEnv PYTHONPATH={root / 'site'} RDBG_HOSTILE={mode} PATH={path}",),
+    )
+    config = write_client_config(root / "ssh_config", {"liarbox": sshd}, root / "known_hosts")
+    try:
+        yield {"root": root, "config": config, "mode": mode}
+    finally:
+        sshd.stop()
+
+
+def _lie(liar, **answers):
+    liar["mode"].write_text(json.dumps(answers))
+
+
+def _one_line_error(result) -> str:
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and b"Traceback" not in result.stderr, result.stderr.decode()
+    return lines[0]
+
+
+HUGE = 2**70
+
+
+@pytest.fixture
+def warm(liar, tmp_path):
+    """The CLI with persistence on: a plain `run` goes through the daemon's resident executor,
+    whose exit frames carry the status (a one-shot `run` reads it from the SSH channel, which
+    holds 32 bits)."""
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]), REMOTEDBG_PERSIST="120",
+               REMOTEDBG_RUNTIME_DIR=str(tmp_path / "run"))  # fmt: skip
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "remotedbg", *args], capture_output=True,
+                              timeout=60, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    try:
+        yield cli
+    finally:
+        cli("sessions", "--stop")
+
+
+HOSTILE_EXITS = [{"exit": HUGE}, {"status": 0}, {"exit": "0"}, {"exit": -3}, {"exit": True}]
+
+
+def test_a_hostile_exit_status_is_one_line_not_a_traceback(liar, warm):
+    """`run` passes the remote status through, so its own failure is 255 (README, exit codes);
+    one daemon meets each hostile exit frame in turn, and an honest one after each."""
+    _lie(liar)
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 0
+    for exit_frame in HOSTILE_EXITS:
+        _lie(liar, exit=exit_frame)
+        result = warm("run", "-H", "liarbox", "--", "true")
+        assert result.returncode == 255, exit_frame
+        assert "malformed answer from the box" in _one_line_error(result)
+        _lie(liar)
+        honest = warm("run", "-H", "liarbox", "--", "sh", "-c", "exit 7")
+        assert honest.returncode == 7, honest.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "answers", "fault"),
+    [
+        (["glob"], {"glob_paths": {"not": "a list"}}, "expected a list, got an object"),
+        (["glob"], {"glob_paths": [{"pattern": "x", "matches": 5, "count": 1}]}, "[0].matches"),
+        (["glob"], {"glob_paths": [{"pattern": "x", "count": HUGE, "matches": []}]}, "64 bits"),
+        (["glob"], {"glob_paths": [{"matches": []}]}, "[0].pattern: missing"),
+        (["tensors", "ls"], {"list_tensors": {"path": "/d", "tensors": [{"name": 1}]}}, "name"),
+        (["cat"], {"read_text": [{"pattern": "p", "size": HUGE}]}, "64 bits"),
+        (
+            ["vocab-check"],
+            {"vocab_check": {"findings": [{"id": 3}], "unknown": [], "summary": {}}},
+            "findings[0].id: expected a string",
+        ),
+        (["locate-eagle", "--root"], {"scan": {"installs": 5}}, "installs: expected a list"),
+    ],
+)
+def test_a_hostile_agent_answer_is_one_line_and_exit_4(liar, tmp_path, command, answers, fault):
+    (tmp_path / "f.txt").write_text("x\n")
+    target = tmp_path / "f.txt"
+    if command[0] in ("tensors", "vocab-check"):  # the honest answer would read its tensors
+        target = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
+    _lie(liar, **answers)
+    result, _ = _cli(liar, *command, str(target), "-H", "liarbox")
+    assert result.returncode == 4
+    line = _one_line_error(result)
+    assert "malformed answer from the box" in line and fault in line, line
+
+
+def test_get_of_a_file_whose_size_is_past_64_bits_is_refused(liar, tmp_path):
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    real = subprocess.run(
+        [sys.executable, "-c", "import os,sys; s=os.stat(sys.argv[1]); print(s.st_mtime)",
+         str(tmp_path / "f.bin")], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    stat_answer = [{"path": str(tmp_path / "f.bin"), "exists": True, "type": "f", "size": HUGE,
+                    "mtime": float(real.stdout)}]  # fmt: skip
+    _lie(liar, stat_paths=stat_answer)
+    result, _ = _cli(liar, "get", "-H", "liarbox", str(tmp_path / "f.bin"), str(tmp_path / "out"))
+    assert result.returncode == 4
+    assert "64 bits" in _one_line_error(result)
+    assert not list(tmp_path.glob("out*")) and not list(tmp_path.glob(".out*"))
+
+
+def test_the_persistent_daemon_outlives_a_hostile_answer(liar, warm, tmp_path):
+    _lie(liar)
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 0
+    [before] = json.loads(warm("sessions", "--json").stdout)["sessions"]
+    _lie(liar, glob_paths=[{"pattern": 1}], exit={"exit": HUGE})
+    assert warm("glob", "-H", "liarbox", str(tmp_path / "*")).returncode == 4
+    assert warm("run", "-H", "liarbox", "--", "true").returncode == 255
+    _lie(liar)
+    after = warm("run", "-H", "liarbox", "--", "echo", "still here")
+    assert (after.returncode, after.stdout) == (0, b"still here\n")
+    [same] = json.loads(warm("sessions", "--json").stdout)["sessions"]
+    assert same["pid"] == before["pid"] and same["commands"] == before["commands"] + 3
+
+
+# -- local files: resume only what is still a prefix of the remote file; signals clean up ---------
+def _get_interrupted(liar, source: Path, dest: Path, signum=signal.SIGTERM):
+    """A `get` of `source` stopped by `signum` once its .part holds 256 KiB (liarbox's `tail`
+    is throttled)."""
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]))
+    part = dest.with_name(dest.name + ".part")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "get", "-H", "liarbox", str(source), str(dest)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert wait_for(lambda: part.exists() and part.stat().st_size >= 256 << 10, timeout=30)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    return process.returncode, err.decode(), part
+
+
+def test_get_resumes_after_sigterm_and_starts_over_when_the_remote_file_changed(liar, tmp_path):
+    _lie(liar)
+    source, dest = tmp_path / "big.bin", tmp_path / "here" / "big.bin"
+    dest.parent.mkdir()
+    source.write_bytes(os.urandom(3 << 20))
+    code, err, part = _get_interrupted(liar, source, dest)
+    assert code == 128 + signal.SIGTERM
+    assert f"interrupted: {part} kept" in err and "Traceback" not in err, err
+    held = part.stat().st_size
+    assert 0 < held < 3 << 20 and part.read_bytes() == source.read_bytes()[:held]
+    resumed, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(resumed.stdout)["files"]
+    assert (resumed.returncode, entry["status"]) == (0, "resumed")
+    assert entry["bytes_moved"] == (3 << 20) - held  # only the rest travelled
+    assert dest.read_bytes() == source.read_bytes() and not part.exists()
+    assert list(dest.parent.iterdir()) == [dest]  # the .part and its record are gone
+
+    # interrupted again, then the remote file is rewritten (same size, new bytes and mtime)
+    dest.unlink()
+    code, _, part = _get_interrupted(liar, source, dest, signal.SIGHUP)
+    assert code == 128 + signal.SIGHUP and part.exists()
+    source.write_bytes(os.urandom(3 << 20))
+    again, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(again.stdout)["files"]
+    assert (again.returncode, entry["status"]) == (0, "done")
+    assert "started over: the remote file changed" in entry["detail"]
+    assert entry["bytes_moved"] == 3 << 20
+    assert dest.read_bytes() == source.read_bytes()
+
+
+def test_get_starts_over_when_a_part_is_not_a_prefix_of_the_remote_file(liar, tmp_path):
+    """A .part without its record (an earlier version's) is judged by the hash of its bytes,
+    computed on the box over the same range."""
+    _lie(liar)
+    source, dest = tmp_path / "f.bin", tmp_path / "f.out"
+    source.write_bytes(os.urandom(200_000))
+    (tmp_path / "f.out.part").write_bytes(os.urandom(100_000))
+    result, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(result.stdout)["files"]
+    assert (result.returncode, entry["status"]) == (0, "done")
+    assert "first 100,000 bytes differ" in entry["detail"]
+    assert dest.read_bytes() == source.read_bytes()
+    # a true prefix without a record is resumed
+    (tmp_path / "f.out").unlink()
+    (tmp_path / "f.out.part").write_bytes(source.read_bytes()[:150_000])
+    result, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
+    [entry] = json.loads(result.stdout)["files"]
+    assert entry["status"] == "resumed" and entry["bytes_moved"] == 50_000
+    assert dest.read_bytes() == source.read_bytes()
+
+
+@pytest.mark.parametrize("persist", ["0", "120"])
+def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path, persist):
+    """Without a daemon remotedbg unwinds itself (exit 143); with one, the client dies of the
+    signal, and the daemon, seeing its client leave, stops the command as for Ctrl-C."""
+    _lie(liar)
+    draft = write_eagle3_checkpoint(tmp_path / "draft", 4000, 8000, hidden=256)
+    out = tmp_path / "out" / "lm.safetensors"
+    out.parent.mkdir()
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]), REMOTEDBG_PERSIST=persist,
+               REMOTEDBG_RUNTIME_DIR=str(tmp_path / "run"))  # fmt: skip
+    if persist != "0":  # the daemon is up before the pull
+        subprocess.run([sys.executable, "-m", "remotedbg", "run", "-H", "liarbox", "--", "true"],
+                       env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "tensors", "pull", "-H", "liarbox", str(draft),
+         "lm_head.weight", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+
+    def partial_grew() -> bool:
+        return any(p.stat().st_size >= 256 << 10 for p in out.parent.iterdir())
+
+    try:
+        assert wait_for(partial_grew, timeout=30)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        expected = 128 + signal.SIGTERM if persist == "0" else -signal.SIGTERM
+        assert process.returncode == expected, err
+        assert wait_for(lambda: list(out.parent.iterdir()) == [], timeout=10)
+    finally:
+        if persist != "0":
+            subprocess.run([sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
+                           capture_output=True, timeout=60)  # fmt: skip
+
+
+def test_get_follows_no_link_planted_at_its_destination_part_or_record(liar, tmp_path):
+    _lie(liar)
+    source = tmp_path / "f.bin"
+    source.write_bytes(os.urandom(50_000))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"untouched")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "f.bin.part").symlink_to(victim)  # a link where the .part goes
+    refused, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert refused.returncode == 4 and b"f.bin" in refused.stderr
+    assert sorted(p.name for p in here.iterdir()) == ["f.bin.part"]  # no record of a copy
+    (here / "f.bin.part").unlink()
+    (here / "f.bin.part.json").symlink_to(victim)  # a link where its record goes
+    refused, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert refused.returncode == 4
+    (here / "f.bin.part.json").unlink()
+    (here / "f.bin").symlink_to(tmp_path / "nowhere")  # a dangling link at the destination
+    copied, _ = _cli(liar, "get", "-H", "liarbox", str(source), str(here / "f.bin"))
+    assert copied.returncode == 0, copied.stderr
+    assert not (here / "f.bin").is_symlink()
+    assert (here / "f.bin").read_bytes() == source.read_bytes()
+    assert victim.read_bytes() == b"untouched" and not (tmp_path / "nowhere").exists()
+
+
+def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
+    """The shape table (session/answers.py) against the real agent functions' answers, so the
+    two cannot drift apart; and the rules an honest answer never meets."""
+    from remotedbg.agent import checkpoint, fsops, vocabmap
+    from remotedbg.session import answers
+
+    draft = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
+    (tmp_path / "a.txt").write_text("hot_token_id = d2t\nx\n")
+    calls = {
+        "fsops:glob_paths": (fsops.glob_paths, {"patterns": [str(tmp_path / "*"), "/nope*"]}),
+        "fsops:stat_paths": (fsops.stat_paths, {"paths": [str(tmp_path / "a.txt"), "/nope"]}),
+        "fsops:find": (fsops.find, {"root": str(tmp_path), "names": ["*"]}),
+        "fsops:grep": (fsops.grep, {"pattern": "d2t", "paths": [str(tmp_path)], "context": 1}),
+        "fsops:read_text": (fsops.read_text, {"paths": [str(tmp_path / "*.txt"), "/nope"]}),
+        "fsops:sha256": (fsops.sha256, {"paths": [str(tmp_path / "a.txt"), "/nope"]}),
+        "fsops:sha256_range": (fsops.sha256_range, {"path": str(tmp_path / "a.txt"), "length": 5}),
+        "checkpoint:list_tensors": (checkpoint.list_tensors, {"path": str(draft)}),
+        "checkpoint:tensor_ranges": (
+            checkpoint.tensor_ranges,
+            {"path": str(draft), "names": ["d2t", "t2d"]},
+        ),
+        "checkpoint:tensor_stats": (checkpoint.tensor_stats, {"path": str(draft), "name": "d2t"}),
+        "vocabmap:vocab_check": (vocabmap.vocab_check, {"path": str(draft)}),
+    }
+    for entry, (function, args) in calls.items():
+        value = json.loads(json.dumps(function(args)))
+        assert answers.value_of(f"remotedbg.agent.{entry}", value, entry) == value
+        assert f"remotedbg.agent.{entry}" in answers.VALUES
+    with pytest.raises(answers.AgentAnswerError, match="expected an integer, got a bool"):
+        answers.exit_status({"exit": True}, "x")
+    with pytest.raises(answers.AgentAnswerError, match="64 bits"):
+        answers.value_of("unknown:entry", {"deep": [{"n": -(2**63) - 1}]}, "x")
+    assert answers.exit_status({"exit": None}, "x") is None

@@ -156,3 +156,50 @@ def test_which_lines_want_a_terminal():
     plain = [["python3", "x.py"], ["nvidia-smi"], ["ls", "-la"], ["bash", "-c", "true"], []]
     assert all(wants_terminal(words) for words in wanted)
     assert not any(wants_terminal(words) for words in plain)
+
+
+def _cooked(fd: int) -> bool:
+    lflag = termios.tcgetattr(fd)[3]
+    return bool(lflag & termios.ICANON) and bool(lflag & termios.ECHO)
+
+
+def _terminated(term: Terminal, signum: int) -> tuple[int, bool]:
+    """Send `signum` to remotedbg; its exit status, and whether the terminal it leaves is back
+    in the mode it found (read through the pty master, which shares the slave's termios)."""
+    os.kill(term.pid, signum)
+    deadline = time.monotonic() + 20
+    while not (done := os.waitpid(term.pid, os.WNOHANG))[0]:
+        assert time.monotonic() < deadline, term.seen
+        if select.select([term.fd], [], [], 0.05)[0]:
+            try:
+                term.seen += os.read(term.fd, 65536)
+            except OSError:
+                pass
+    cooked = _cooked(term.fd)
+    os.close(term.fd)
+    return os.waitstatus_to_exitcode(done[1]), cooked
+
+
+def test_sigterm_in_run_t_restores_the_terminal_and_leaves_nothing(box, isolated_state):
+    term = Terminal(
+        ["run", "-t", "-H", "testbox", "--", "sh", "-c", "echo ready; exec sleep 33.1"],
+        _env(box, isolated_state),
+        columns=80,
+        lines=24,
+    )
+    assert _cooked(term.fd)
+    term.wait_for(b"ready")
+    assert not _cooked(term.fd)  # raw while the remote program runs
+    code, cooked = _terminated(term, 15)
+    assert (code, cooked) == (128 + 15, True), term.seen
+    assert wait_for(lambda: not pids_with_argv("sleep", "33.1"), timeout=15)
+
+
+def test_sigterm_in_an_idle_repl_restores_the_terminal(box, isolated_state):
+    env = dict(_env(box, isolated_state), PROMPT_TOOLKIT_NO_CPR="1")
+    term = Terminal(["repl", "-H", "testbox"], env, columns=90, lines=30)
+    term.wait_for(b"testbox:~$")
+    time.sleep(0.3)
+    assert not _cooked(term.fd)  # prompt_toolkit reads keys raw
+    code, cooked = _terminated(term, 15)
+    assert (code, cooked) == (128 + 15, True), term.seen

@@ -1,7 +1,9 @@
 """Secrets in command lines and free text: one rule set for the agent (process command lines)
 and the client (the transcript). A flag or variable whose last word names a secret keeps its
 name and loses its value; so do auth headers, URL passwords, `-u user:pw`, `mysql -pPW` and
-token shapes that announce themselves."""
+token shapes that announce themselves, and the positional passwords of a few tools (`docker
+login -p`, `sshpass -p`, `redis-cli -a`, `aws configure set aws_secret_access_key`): one table,
+SHAPES."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import shlex
 # --api-key, --admin-api-key, --hf-token, --password; not --speculative-token-map,
 # --max-total-tokens or --tokenizer-path
 SECRET_WORDS = (
-    r"(?:key|apikey|token|secret|secrets|password|passwd|pass|pw|pwd|credential|credentials|auth)"
+    r"(?:key|apikey|token|secret|secrets|password|passwd|pass|pw|pwd|credential|credentials"
+    r"|auth|bearer)"
 )
 SECRET_FLAG_RE = re.compile(r"(?:^|[-_])" + SECRET_WORDS + r"$", re.I)
 MAX_CMDLINE_CHARS = 2000
@@ -53,50 +56,103 @@ def redact_cmdline(argv):
 
 
 _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)"
-_TEXT_REDACTIONS = [
-    # --api-key=V, --admin-api-key V, --passwd V: a flag whose last word names a secret
+_ENV_SECRET = r"[A-Za-z0-9_]*(?:password|passwd|secret)[A-Za-z0-9_]*"  # *_SECRET*, PGPASSWORD
+_LOGIN_TOOLS = r"(?:docker|podman|nerdctl|buildah|skopeo|helm\s+registry|oras)\s+login"
+
+#: Every shape a secret comes in, as (name, pattern, replacement), applied in this order. Each
+#: name has its test case in tests/test_transcript.py (a name without one fails the suite).
+SHAPES = [
+    # --api-key=V, --admin-api-key V, --passwd V, --password=V: a flag whose last word names
+    # a secret
     (
+        "secret-flag",
         re.compile(r"(?i)(--?(?:[a-z0-9][a-z0-9_-]*[-_])?" + SECRET_WORDS + r")(=|\s+)" + _VALUE),
         r"\1\2***",
     ),
     # MY_PW=..., HF_TOKEN=..., export API_KEY=...: an assignment whose last word names a secret
     (
+        "secret-assignment",
         re.compile(
             r"(?i)\b((?:[A-Za-z0-9]+_)*"
             + SECRET_WORDS
-            + r"|[A-Za-z0-9_]*(?:password|passwd|secret|token|apikey|credentials?))="
+            + r"|[A-Za-z0-9_]*(?:token|apikey|credentials?)|"
+            + _ENV_SECRET
+            + r")="
             + _VALUE
         ),
         r"\1=***",
     ),
-    # Authorization: Bearer x / Basic x, X-Api-Key: x, Cookie: x (to the end of the value)
+    # Authorization: Bearer x / Basic x, X-Api-Key: x, api-key: x, Private-Token: x, Cookie: x
     (
+        "auth-header",
         re.compile(
-            r"(?i)((?:authorization|proxy-authorization|cookie|x-[a-z0-9-]*(?:key|token|secret))"
+            r"(?i)(\b(?:authorization|proxy-authorization|cookie|set-cookie|"
+            r"(?:[a-z0-9]+-)+(?:key|apikey|token|secret|auth|password|pass))"
             r"\s*:\s*)([^\"'\n]+)"
         ),
         r"\1***",
     ),
-    (re.compile(r"(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)"), r"\1***"),
+    ("bearer", re.compile(r"(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)"), r"\1***"),
     # scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)"), r"\1***\3"),
+    (
+        "url-password",
+        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)"),
+        r"\1***\3",
+    ),
     # curl -u user:password, --user user:password
-    (re.compile(r"(\s(?:-u|--user)\s+[^\s:]+:)(\S+)"), r"\1***"),
+    ("user-colon-password", re.compile(r"(\s(?:-u|--user)\s+[^\s:]+:)(\S+)"), r"\1***"),
     # mysql/mariadb -pPASSWORD (the password glued to -p)
-    (re.compile(r"(?i)(\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n]*?\s-p)(\S+)"), r"\1***"),
+    (
+        "mysql-p",
+        re.compile(r"(?i)(\b(?:mysql|mariadb|mysqldump|mysqladmin)\b[^\n]*?\s-p)(\S+)"),
+        r"\1***",
+    ),
+    # docker login -p V (podman, nerdctl, helm registry login ...), -pV
+    (
+        "registry-login-p",
+        re.compile(r"(?i)(\b" + _LOGIN_TOOLS + r"\b[^\n|;&]*?\s-p)(\s+|=)?" + _VALUE),
+        r"\1\2***",
+    ),
+    # sshpass -p V, sshpass -pV
+    ("sshpass-p", re.compile(r"(\bsshpass\b[^\n|;&]*?\s-p)(\s*)" + _VALUE), r"\1\2***"),
+    # redis-cli -a V, -aV (valkey-cli too)
+    (
+        "redis-cli-a",
+        re.compile(r"(\b(?:redis|valkey|keydb)-cli\b[^\n|;&]*?\s-a)(\s*)" + _VALUE),
+        r"\1\2***",
+    ),
+    # aws configure set aws_secret_access_key V, npm config set _authToken V,
+    # git config user.password V
+    (
+        "config-set",
+        re.compile(
+            r"(?i)(\b(?:configure\s+set|config\s+set|config(?:\s+--[a-z-]+)*)\s+"
+            r"(?:[A-Za-z0-9_.:/-]*?)" + SECRET_WORDS + r"\s+)" + _VALUE
+        ),
+        r"\1***",
+    ),
+    # openssl -passin pass:V, -passout pass:V
+    ("openssl-pass", re.compile(r"(?i)(\s-pass(?:in|out)?\s+pass:)(\S+)"), r"\1***"),
     # JSON: "api_key": "V", "hf_token": "V" (agent call arguments in the transcript)
     (
+        "json-secret-key",
         re.compile(r'(?i)("(?:[a-z0-9]+[-_])*' + SECRET_WORDS + r'"\s*:\s*)"(?:[^"\\]|\\.)*"'),
         r'\1"***"',
     ),
-    # token shapes that announce themselves (Hugging Face, GitHub, OpenAI-style, AWS keys)
-    (re.compile(r"\b(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[bp]-)[A-Za-z0-9_-]{8,}"), r"\1***"),
-    (re.compile(r"\b(AKIA)[A-Z0-9]{16}\b"), r"\1***"),
+    # token shapes that announce themselves (Hugging Face, GitHub, OpenAI-style, Slack, GitLab)
+    (
+        "token-prefix",
+        re.compile(
+            r"\b(hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abpr]-)[A-Za-z0-9_-]{8,}"
+        ),
+        r"\1***",
+    ),
+    ("aws-access-key-id", re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"), r"\1***"),
 ]
 
 
 def redact_text(text):
     """Free text (a command as typed, a label) with every secret value replaced by ***."""
-    for pattern, replacement in _TEXT_REDACTIONS:
+    for _name, pattern, replacement in SHAPES:
         text = pattern.sub(replacement, text)
     return text

@@ -4,7 +4,10 @@ asked. Bytes travel through the same range reader as `tensors pull`."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -15,9 +18,11 @@ from rich.progress import Progress
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stderr_console, transfer_progress
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.local_signals import Terminated
 from remotedbg.remote.fetch import fetch_range
 
-PART = ".part"  # a download in progress; the next `get` resumes from its size
+PART = ".part"  # a download in progress; the next `get` resumes from it
+RECORD = ".json"  # beside NAME.part: the remote file's path, size and mtime when it was begun
 
 
 @dataclass
@@ -28,6 +33,8 @@ class Download:
     status: str = "pending"  # done | resumed | exists | failed | skipped
     detail: str = ""
     moved: int = 0
+    mtime: float | None = None
+    partial: Path | None = None  # the .part being written
 
 
 def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
@@ -39,7 +46,7 @@ def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
     downloads, taken = [], {}
     for entry in files:
         local = dest / Path(entry["path"]).name if into_dir else dest
-        item = Download(entry["path"], entry["size"], local)
+        item = Download(entry["path"], entry["size"], local, mtime=entry.get("mtime"))
         if local in taken:
             item.status, item.detail = "skipped", f"same name as {taken[local]}"
         elif local.exists() and not force:
@@ -52,14 +59,20 @@ def plan(files: list[dict], dest: Path, force: bool) -> list[Download]:
 def _fetch(ctx: CommandContext, item: Download, progress: Progress | None) -> None:
     item.local.parent.mkdir(parents=True, exist_ok=True)
     partial = item.local.with_name(item.local.name + PART)
-    start = partial.stat().st_size if partial.is_file() else 0
-    if start > item.size:  # the remote file shrank: the part is not a prefix of it
-        start = 0
+    record = item.local.with_name(item.local.name + PART + RECORD)
+    start, why = _resumable(ctx, item, partial, record)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
+    fd = os.open(partial, flags, 0o644)
+    if not start:
+        try:
+            _write_record(record, item)
+        except OSError:
+            os.close(fd)
+            raise
+    item.partial = partial
     task = (
         progress.add_task(item.local.name, total=item.size, completed=start) if progress else None
     )
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
-    fd = os.open(partial, flags, 0o644)
     with os.fdopen(fd, "ab" if start else "wb") as out:
 
         def sink(data: bytes) -> None:
@@ -70,8 +83,62 @@ def _fetch(ctx: CommandContext, item: Download, progress: Progress | None) -> No
 
         fetch_range(ctx.session, item.remote, start, item.size - start, sink)
     os.replace(partial, item.local)
+    item.partial = None
+    record.unlink(missing_ok=True)
     item.status = "resumed" if start else "done"
     item.detail = f"{item.size:,} bytes" + (f", {item.size - start:,} of them now" if start else "")
+    if why:
+        item.detail += f" (started over: {why})"
+
+
+def _resumable(ctx: CommandContext, item: Download, partial: Path, record: Path) -> tuple[int, str]:
+    """How many bytes of the .part file to keep, and why none when there is one: its bytes are
+    kept only when the sha256 of the remote file's first bytes, computed on the box, is the
+    .part's own, and the remote file still has the size and mtime it had when the .part was
+    begun (its record; a .part without one, from an earlier version, is judged by the hash)."""
+    try:
+        held = os.lstat(partial)
+    except FileNotFoundError:
+        return 0, ""
+    if not stat.S_ISREG(held.st_mode) or held.st_size == 0:
+        return 0, ""
+    began = _read_record(record)
+    if began is not None and began.get("remote") != item.remote:
+        return 0, "the .part came from another remote file"
+    if began is not None and (began.get("size"), began.get("mtime")) != (item.size, item.mtime):
+        return 0, "the remote file changed since the .part was begun"
+    if held.st_size > item.size:
+        return 0, "the .part is longer than the remote file"
+    there = ctx.remote.sha256_range(item.remote, held.st_size)
+    if (there["size"], there["mtime"]) != (item.size, item.mtime) or there["short"]:
+        return 0, "the remote file changed since it was listed"
+    if there["sha256"] != _local_sha256(partial):
+        return 0, f"its first {held.st_size:,} bytes differ from the .part's"
+    return held.st_size, ""
+
+
+def _local_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_record(record: Path) -> dict | None:
+    try:
+        with os.fdopen(os.open(record, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+            value = json.loads(handle.read(4096))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _write_record(record: Path, item: Download) -> None:
+    """What the .part is a prefix of (path, size, mtime on the box), for a later resume."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    with os.fdopen(os.open(record, flags, 0o600), "w", encoding="utf-8") as handle:
+        json.dump({"remote": item.remote, "size": item.size, "mtime": item.mtime}, handle)
 
 
 @remote_command
@@ -107,6 +174,15 @@ def get(
                 _fetch(ctx, item, progress)
             except (RemotedbgError, OSError) as error:
                 item.status, item.detail = "failed", str(error)
+            except (KeyboardInterrupt, Terminated):
+                if item.partial is not None and item.partial.exists():
+                    held = item.partial.stat().st_size
+                    stderr_console.print(
+                        f"interrupted: {printable(str(item.partial))} kept ({held:,} bytes); "
+                        "the same get resumes from it",
+                        markup=False,
+                    )
+                raise
     every = skipped + downloads
     if ctx.json:
         emit_json(

@@ -33,6 +33,7 @@ import struct
 import sys
 import threading
 import time
+import traceback
 from typing import Any
 
 from remotedbg.persist import protocol
@@ -329,6 +330,9 @@ class Daemon:
                 code = run_words(list(request["argv"]))
             except KeyboardInterrupt:
                 code = 130
+            except Exception:  # noqa: BLE001 - a fault in one command must not end the daemon
+                traceback.print_exc()  # on the client's stderr, as the command run alone shows it
+                code = 1
             finally:
                 self.running = None
                 ticket.finish()

@@ -140,6 +140,10 @@ class Remote:
     def sha256(self, paths: list[str]) -> list[dict]:
         return self.call(f"{FS}:sha256", {"paths": paths})
 
+    def sha256_range(self, path: str, length: int) -> dict:
+        """The sha256 of the first `length` bytes of `path`, with its size and mtime."""
+        return self.call(f"{FS}:sha256_range", {"path": path, "length": length})
+
 
 def _as_list(value: Any) -> list:
     return value if isinstance(value, list) else [value] if isinstance(value, str) else []

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from remotedbg.errors import RemoteCommandError, RemoteInputMissing, UsageError
-from remotedbg.session import Session, agent_bundle
+from remotedbg.session import Session, agent_bundle, answers
 from remotedbg.session.agent_bundle import (
     ANSWER_MARKER,
     MISSING_PYTHON_STATUS,
@@ -64,7 +64,7 @@ def call(
         )
     try:
         answer = json.loads(result.stdout_bytes.rsplit(ANSWER_MARKER, 1)[1])
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         said = result.stderr.strip() or result.stdout.strip()  # `nologin` says it on stdout
         last = (said.splitlines() or ["no output"])[-1][:300]
         raise RemoteCommandError(
@@ -78,10 +78,12 @@ def call(
 USER_FACING_ERRORS = {"CheckpointError": RemoteCommandError, "MissingInput": RemoteInputMissing}
 
 
-def _unwrap(session: Session, entry: str, answer: dict[str, Any]) -> Any:
-    if answer.get("ok"):
-        return answer["value"]
-    error = str(answer.get("error"))
+def _unwrap(session: Session, entry: str, answer: Any) -> Any:
+    what = f"{session.name}: the {_check(entry)} check"
+    answer = answers.call_answer(answer, what)
+    if answer["ok"]:
+        return answers.value_of(entry, answer["value"], what)
+    error = answer["error"]
     kind, _, message = error.partition(": ")
     if kind in USER_FACING_ERRORS:
         raise USER_FACING_ERRORS[kind](f"{session.name}: {message}")

@@ -20,10 +20,12 @@ from typing import Any
 import paramiko
 
 from remotedbg.errors import ConnectionFailed, StdoutClosed
+from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
+EXECUTOR = "the remote executor"  # who a malformed answer came from
 
 
 class ExecutorGone(Exception):
@@ -77,12 +79,16 @@ class ExecutorChannel:
             return None, executor.why()
         try:
             hello = json.loads(payload) if kind == "P" else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             hello = {}
-        if not hello.get("ready"):
+        if not isinstance(hello, dict) or not hello.get("ready"):
             channel.close()
             return None, executor.why()
-        executor.pid = hello["pid"]
+        try:
+            executor.pid = answers.checked(hello, answers.HELLO, EXECUTOR)["pid"]
+        except answers.AgentAnswerError:
+            channel.close()
+            raise
         return executor, ""
 
     def why(self) -> str:
@@ -201,7 +207,8 @@ class ExecutorChannel:
                 elif kind == "E":
                     collector.feed("stderr", payload)
                 elif kind == "S":
-                    return (None if stopping else _decode(payload)["exit"]), False
+                    status = answers.exit_status(_decode(payload), EXECUTOR)
+                    return (None if stopping else status), False
                 if collector.overflowed and not stopping:
                     stopping = True
                     self.send("K", b"", rid)
@@ -236,8 +243,8 @@ class ExecutorChannel:
             while True:
                 kind, payload = self._frame_of(rid, deadline)
                 if kind == "R":
-                    answer = _decode(payload)
-                    if not answer.get("ok") and "deadline" in str(answer.get("error")):
+                    answer = answers.call_answer(_decode(payload), EXECUTOR)
+                    if not answer["ok"] and "deadline" in str(answer.get("error")):
                         raise TimeoutError
                     return answer
         except TimeoutError:
@@ -259,7 +266,7 @@ def _decode(payload: bytes) -> dict:
     """A frame's JSON; a corrupted one ends the executor (the caller reports one line)."""
     try:
         value = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ExecutorGone("the remote executor sent a malformed frame") from None
     if not isinstance(value, dict):
         raise ExecutorGone("the remote executor sent a malformed frame")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -64,9 +65,7 @@ def record_typed(line: str, target: str, exit_status: int | None, started: float
 def _append(entry: dict) -> None:
     path = transcript_path()
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if path.parent.stat().st_mode & 0o077:
-            os.chmod(path.parent, 0o700)  # made 0755 by an earlier version
+        _private_parent(path)
         if path.exists() and path.stat().st_size > MAX_BYTES:
             os.replace(path, path.with_name(path.name + ".1"))
         # private to the user: commands name hosts, paths and (redacted) arguments
@@ -75,6 +74,20 @@ def _append(entry: dict) -> None:
             handle.write(json.dumps(entry) + "\n")
     except OSError:
         pass  # a transcript that cannot be written must never stop the investigation
+
+
+def _private_parent(path: Path) -> None:
+    """The transcript's directory: created 0700 when missing. Only remotedbg's own state dir is
+    tightened when it exists (made 0755 by an earlier version); a directory named by
+    REMOTEDBG_TRANSCRIPT (a shared /tmp, a team's log dir) is someone else's and keeps its mode:
+    the file itself is 0600."""
+    parent = path.parent
+    if not parent.is_dir():
+        parent.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(parent, 0o700)
+    elif not os.environ.get("REMOTEDBG_TRANSCRIPT") and parent.stat().st_mode & 0o077:
+        os.chmod(parent, 0o700)
 
 
 def recent(
