@@ -257,7 +257,10 @@ def vllm_server(vllm_world: VllmWorld, tmp_path_factory: pytest.TempPathFactory)
     root = tmp_path_factory.mktemp("vllm")
     running: dict[tuple, VllmServer] = {}
 
-    def start(draft: str | None = "eagle3", method: str | None = "eagle3") -> VllmServer:
+    def start(
+        draft: str | None = "eagle3", method: str | None = "eagle3", ready: bool = True
+    ) -> VllmServer:
+        """ready=False: as soon as it is started (a server the engine may refuse to finish)."""
         key = (draft, method)
         server = running.get(key)
         if server is not None and server.alive():
@@ -268,7 +271,8 @@ def vllm_server(vllm_world: VllmWorld, tmp_path_factory: pytest.TempPathFactory)
         log = root / f"{draft or method or 'none'}.log"
         server = VllmServer.start(vllm_world.install, vllm_world.models, log, method, draft)
         running[key] = server
-        server.wait_ready()
+        if ready:
+            server.wait_ready()
         return server
 
     yield start

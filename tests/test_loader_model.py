@@ -241,3 +241,56 @@ def test_only_kv_cache_scale_names_are_remapped():
     result = model("", ["fc.weight", "x.weight_scale_inv"], source=REMAP)
     assert result.status == "raises" and result.raised["tensor"] == "x.weight_scale_inv"
     assert model("", ["fc.weight", "x.k_scale"], source=REMAP).status == "unknown"
+
+
+EAGLE1 = """
+from torch import nn
+
+
+class Layer(nn.Module):
+    def __init__(self, config, skip_input_norm, prefix=""):
+        super().__init__()
+        self.input_layernorm = RMSNorm(config.hidden_size)
+        self.mlp = nn.Linear(config.hidden_size, config.hidden_size)
+        if skip_input_norm:
+            del self.input_layernorm
+            self.input_layernorm = nn.Identity()
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(config, i == 0) for i in range(2)])
+        self.scale = nn.Linear(config.hidden_size, 1)
+        if getattr(config, "no_scale", False):
+            self.scale = None
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+
+        def transform(inputs, prefix="model."):
+            name, w = inputs
+            if "lm_head" not in name:
+                name = name.removeprefix(prefix)
+            return name, w
+
+        for name, w in map(transform, weights):
+            params[name].weight_loader(params[name], w)
+"""
+
+
+def test_nested_functions_map_and_deleted_modules_as_python_runs_them():
+    """As vLLM's llama_eagle.py (0.32: :53-57, :99-109, :187-196): a nested function mapped
+    over the weights, layer 0 built without its input norm, a module set to None."""
+    names = ["model.layers.0.mlp.weight", "model.layers.1.input_layernorm.weight",
+             "model.layers.1.mlp.weight", "model.scale.weight"]  # fmt: skip
+    result = model("", names, source=EAGLE1)
+    assert result.status == "ok", result.reason
+    assert set(outcomes(result).values()) == {"loaded"}
+    assert sorted(result.required) == ["layers.0.mlp", "layers.1.input_layernorm",
+                                       "layers.1.mlp", "scale"]  # fmt: skip
+    # layer 0 has no input norm: a checkpoint that carries one is refused by the engine
+    refused = model("", [*names, "model.layers.0.input_layernorm.weight"], source=EAGLE1)
+    assert refused.status == "raises", refused.reason
+    unscaled = model("", names[:3], dict(CONFIG, no_scale=True), source=EAGLE1)
+    assert "scale" not in unscaled.required and unscaled.unfilled() == []

@@ -125,7 +125,8 @@ def test_speculation_off_is_said(cli, standin):
     assert doc["spec_off"] is True and doc["findings"] == []
     text = cli("probe", "-H", "testbox", "--server", str(server.pid), "-n", "1", "--compare",
                "none", "--max-tokens", "8").stdout.decode()  # fmt: skip
-    assert "speculative decoding is off" in text
+    said = "does not speculate (started without --speculative-algorithm)"
+    assert text.count("\n") == 1 and said in text, text
 
 
 def test_not_an_engine_and_nobody_listening(cli, tmp_path):

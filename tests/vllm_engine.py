@@ -216,7 +216,7 @@ def _target_weights() -> dict:
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in w.items()}
 
 
-def _draft_weights(absolute_d2t: bool = False) -> dict:
+def _draft_weights(absolute_d2t: bool = False, aux_layers: int = 3) -> dict:
     import numpy as np
 
     rng = np.random.default_rng(27)
@@ -228,7 +228,7 @@ def _draft_weights(absolute_d2t: bool = False) -> dict:
     t2d[ids] = True
     w = {
         "embed_tokens.weight": e,
-        "fc.weight": np.concatenate([eye, eye, eye], axis=1) / 3,
+        "fc.weight": np.concatenate([eye] * aux_layers, axis=1) / aux_layers,
         "midlayer.input_layernorm.weight": np.ones(HIDDEN),
         "midlayer.hidden_norm.weight": np.ones(HIDDEN),
         "midlayer.post_attention_layernorm.weight": np.ones(HIDDEN),
@@ -250,7 +250,57 @@ def _draft_weights(absolute_d2t: bool = False) -> dict:
     return w
 
 
-DRAFTS = {"eagle3": {}, "eagle3-absolute-d2t": {"absolute_d2t": True}}
+# The EAGLE-1 head, as vLLM 0.32 builds it (model_executor/models/llama_eagle.py):
+#   h = fc(cat(embed(x), target hidden))        (fc [H, 2H], :110-118, :130)
+#   one LlamaDecoderLayer whose input_layernorm is nn.Identity (:55-57), out = h + attn + mlp
+#   (:132-138, no final norm), logits from the target's lm_head (the class builds none, so
+#   v1/spec_decode/llm_base_proposer.py _maybe_share_lm_head shares the target's)
+# Checkpoint names are the module's without "model." (load_weights adds it, :187-196); a weight
+# the module lacks (input_layernorm, norm, lm_head) makes AutoWeightsLoader refuse it. Here
+# fc = [I 0], o_proj and down_proj zero: out = embed(x), and the target's lm_head gives f(x) from
+# the full vocab, so every draft is right (acceptance at the ceiling).
+def _eagle1_weights() -> dict:
+    import numpy as np
+
+    rng = np.random.default_rng(28)
+    eye, zero = np.eye(HIDDEN), np.zeros((HIDDEN, HIDDEN))
+    w = {
+        "embed_tokens.weight": _embeddings(),
+        "fc.weight": np.concatenate([eye, zero], axis=1),
+        "layers.0.post_attention_layernorm.weight": np.ones(HIDDEN),
+        "layers.0.self_attn.o_proj.weight": zero,
+        "layers.0.mlp.down_proj.weight": np.zeros((HIDDEN, INTER)),
+        "layers.0.mlp.gate_proj.weight": rng.standard_normal((INTER, HIDDEN)) * 0.02,
+        "layers.0.mlp.up_proj.weight": rng.standard_normal((INTER, HIDDEN)) * 0.02,
+    }
+    for name in ("q_proj", "k_proj", "v_proj"):
+        w[f"layers.0.self_attn.{name}.weight"] = rng.standard_normal((HIDDEN, HIDDEN)) * 0.02
+    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in w.items()}
+
+
+def _eagle3_config() -> dict:
+    return _llama_config(
+        architectures=["LlamaForCausalLMEagle3"], num_hidden_layers=1,
+        draft_vocab_size=DRAFT_VOCAB,
+    )  # fmt: skip
+
+
+#: name -> (weights, config). "eagle3-wide-fc": fc [H, 4H] against the 3 layers the target
+#: captures (llama_eagle3.py:209-221 sizes fc from num_aux_hidden_states, default 3).
+#: "eagle1": architectures as EAGLE-1 checkpoints ship them (LlamaForCausalLM), which vLLM's
+#: EAGLEConfig renames EagleLlamaForCausalLM for method "eagle" (transformers_utils/configs/
+#: eagle.py:46-53).
+DRAFTS = {
+    "eagle3": (_draft_weights, _eagle3_config),
+    "eagle3-absolute-d2t": (lambda: _draft_weights(absolute_d2t=True), _eagle3_config),
+    "eagle3-wide-fc": (lambda: _draft_weights(aux_layers=4), _eagle3_config),
+    "eagle1": (
+        _eagle1_weights,
+        lambda: _llama_config(architectures=["LlamaForCausalLM"], num_hidden_layers=1),
+    ),
+}
+#: the method each draft is served with
+METHODS = {"eagle1": "eagle"}
 
 
 def _save(dest: Path, weights: dict, config: dict) -> None:
@@ -269,12 +319,8 @@ def _build(root: Path) -> None:
         _llama_config(architectures=["LlamaForCausalLM"], num_hidden_layers=LAYERS),
     )
     _tokenizer(target)
-    draft_config = _llama_config(
-        architectures=["LlamaForCausalLMEagle3"], num_hidden_layers=1,
-        draft_vocab_size=DRAFT_VOCAB,
-    )  # fmt: skip
-    for name, options in DRAFTS.items():
-        _save(root / name, _draft_weights(**options), draft_config)
+    for name, (weights, config) in DRAFTS.items():
+        _save(root / name, weights(), config())
 
 
 def builder_hash() -> str:
@@ -466,7 +512,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
         which = sys.argv[3] if len(sys.argv) > 3 else "eagle3"
         method, draft = {"ngram": ("ngram", None), "none": (None, None)}.get(
-            which, ("eagle3", which)
+            which, (METHODS.get(which, "eagle3"), which)
         )
         log = Path(sys.argv[2])
         server = VllmServer.start(installed, build_models(installed), log, method, draft)

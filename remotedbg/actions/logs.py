@@ -8,7 +8,7 @@ from typing import Any
 from remotedbg.actions import runtime_logs
 from remotedbg.actions.server_arg import may_be_port, parse_server
 from remotedbg.analysis.crosscheck import launch_spec
-from remotedbg.engines.knowledge import server_scan_knowledge
+from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote.primitives import Remote
 
@@ -49,6 +49,15 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
         chosen.update(log=runtime["how_found"], how_found="the container runtime",
                       runtime_log=runtime)  # fmt: skip
     return chosen
+
+
+def not_speculating_why(chosen: dict) -> str:
+    """Why the chosen server's log can hold no accept-length line ('started without
+    --speculative-config'), from its launch line; '' when it speculates or was not found
+    running (a --log PATH alone)."""
+    if not chosen.get("pid") or not (chosen.get("argv") or chosen.get("cmdline")):
+        return ""
+    return not_speculating(chosen.get("engine"), launch_spec(chosen))
 
 
 def read_tail(

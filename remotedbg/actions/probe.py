@@ -15,6 +15,7 @@ from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
 from remotedbg.engines.draft_fit_rules import draft_context_length
+from remotedbg.engines.knowledge import not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
@@ -208,7 +209,11 @@ def probe_server(
         measurement["paired"] = request["paired"]
         measurement["context_pair"] = bool(request.get("context_pair"))
     ceiling = _ceiling(chosen, answer)
-    summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"])
+    spec = (chosen or {}).get("spec") or {}
+    algorithm = spec.get("algorithm") or (answer.get("server_settings") or {}).get(
+        "speculative_algorithm"
+    )
+    summary = acceptance.summarize(answer["engine"], ceiling, answer["measurements"], algorithm)
     checks = acceptance.run_checks(summary, answer["spec_off"])
     checks.append(acceptance.long_context_drop(summary, target.draft_context))
     failed = any(not m.get("ok") for m in answer["measurements"])
@@ -216,7 +221,6 @@ def probe_server(
     if died:  # the requests failed because the engine died: say of what, from its own log
         why = f"the server died: {died['exception']} (its log {died['log']})"
         checks.append(unknown(check_result("engine-alive"), why))
-    spec = (chosen or {}).get("spec") or {}
     return {
         "server": {
             "pid": (chosen or {}).get("pid"),
@@ -224,8 +228,7 @@ def probe_server(
             "engine": answer["engine"],
             "version": answer.get("version"),
             "model": answer.get("model"),
-            "algorithm": spec.get("algorithm")
-            or (answer.get("server_settings") or {}).get("speculative_algorithm"),
+            "algorithm": algorithm,
             "num_steps": spec.get("num_steps"),
             "ceiling": summary.ceiling,
             "draft_context": target.draft_context,
@@ -233,6 +236,10 @@ def probe_server(
         },
         "load": {"requests": len(plan.requests), "max_new_tokens": plan.max_new_tokens},
         "spec_off": answer["spec_off"],
+        # why, from the launch line, when the scan read it (not for a bare --server PORT)
+        "not_speculating": not_speculating(answer["engine"], spec)
+        if answer["spec_off"] and chosen
+        else "",
         "summary": dataclasses.asdict(summary),
         "measurements": answer["measurements"],
         "checks": checks,

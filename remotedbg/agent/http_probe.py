@@ -434,6 +434,11 @@ def probe(args):
         spec_off = off if spec_off is None else (spec_off and off)
         entry.update(got)
         measurements.append(entry)
+        if off and server["engine"] == "vllm":
+            # vLLM registers its spec_decode counters only when it speculates: one answer
+            # without them says so for every request
+            notes.append("the server does not speculate: the other requests were not sent")
+            break
     info = server.get("server_info") or {}
     return {
         "engine_figure": engine_figure(port, server["engine"], api_key, min(timeout, 10.0)),

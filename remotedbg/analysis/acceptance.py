@@ -19,6 +19,7 @@ from typing import Any
 from remotedbg.agent.findings import ERROR, WARNING, finding
 from remotedbg.analysis.spec_checks import LOW_ACCEPT_RATIO
 from remotedbg.contract import add_finding, check_result, not_applicable, unknown
+from remotedbg.engines.knowledge import drafts_without_a_model
 
 #: Position-0 acceptance below this: the head proposes nothing the target agrees with.
 POSITION0_COLLAPSE = 0.1
@@ -39,10 +40,12 @@ class Group:
     drafted: int = 0
     prompt_tokens: int = 0
     seconds: float = 0.0
+    no_drafts: int = 0  # requests the method proposed nothing for (an n-gram found no match)
     per_request: list[float] = field(default_factory=list)
 
     def add(self, m: dict[str, Any], engine: str) -> None:
         self.requests += 1
+        self.no_drafts += not m.get("verify_steps")
         self.completion_tokens += int(m.get("completion_tokens") or 0)
         self.verify_steps += int(m.get("verify_steps") or 0)
         self.accepted += int(m.get("accepted") or 0)
@@ -65,6 +68,9 @@ class Group:
             "completion_tokens": self.completion_tokens,
             "prompt_tokens": self.prompt_tokens,
             "verify_steps": self.verify_steps,
+            "accepted": self.accepted,
+            "drafted": self.drafted,
+            "no_drafts": self.no_drafts,
             "tokens_per_s": round(self.completion_tokens / self.seconds, 1)
             if self.seconds > 0
             else None,
@@ -106,10 +112,19 @@ class ProbeSummary:
     positions: list[float] | None
     failed: list[dict[str, Any]]
     other_traffic_tokens: int = 0
+    algorithm: str | None = None
 
 
-def summarize(engine: str, ceiling: int | None, measurements: list[dict[str, Any]]) -> ProbeSummary:
-    answered = [m for m in measurements if m.get("ok") and m.get("verify_steps")]
+def summarize(
+    engine: str,
+    ceiling: int | None,
+    measurements: list[dict[str, Any]],
+    algorithm: str | None = None,
+) -> ProbeSummary:
+    """Every answered request with draft counts is counted, those the method drafted nothing
+    for too (verify_steps 0): they produced tokens, and a summary without them contradicts the
+    engine's totals."""
+    answered = [m for m in measurements if m.get("ok") and m.get("verify_steps") is not None]
     overall, categories, modes = Group(), {}, {}
     for m in answered:
         overall.add(m, engine)
@@ -127,6 +142,7 @@ def summarize(engine: str, ceiling: int | None, measurements: list[dict[str, Any
         per_position(answered, (ceiling or 1) - 1),
         [m for m in measurements if not m.get("ok")],
         sum(int(m.get("other_tokens") or 0) for m in measurements),
+        algorithm,
     )
 
 
@@ -159,17 +175,42 @@ def accept_length_low(summary: ProbeSummary, spec_off: bool = False) -> dict[str
             "accept-length-low",
             ERROR,
             f"accept length {observed:.2f} of a possible {summary.ceiling}, measured live",
-            f"Over {summary.overall['requests']} probe requests the server produced "
-            f"{summary.overall['completion_tokens']} tokens in {summary.overall['verify_steps']} "
-            f"verify steps: {observed:.2f} per step, {100 * ratio:.0f}% of the ceiling "
-            f"{summary.ceiling}. Speculation costs more than it saves.",
+            f"{measured_steps(summary)}: {observed:.2f} per step, {100 * ratio:.0f}% of the "
+            f"ceiling {summary.ceiling}. Speculation costs more than it saves.",
             {"measured": summary.overall, "ceiling": summary.ceiling},
         ),
     )
 
 
+def measured_steps(summary: ProbeSummary) -> str:
+    """What the accept length was computed from, in the engine's own terms: SGLang's tokens
+    per verify step; vLLM's 1 + accepted / drafts, over the steps that drafted."""
+    overall = summary.overall
+    requests, steps = overall["requests"], overall["verify_steps"]
+    tokens = overall["completion_tokens"]
+    text = f"Over {requests} probe requests the server produced {tokens} tokens"
+    if summary.engine == "vllm":
+        text += (f"; in the {steps} verify steps that had drafts it accepted "
+                 f"{overall['accepted']} of {overall['drafted']} draft tokens")  # fmt: skip
+    else:
+        text += f" in {steps} verify steps"
+    if overall.get("no_drafts"):
+        text += f" ({overall['no_drafts']} of the {requests} requests got no draft at all)"
+    return text
+
+
+def _no_head(result: dict[str, Any], summary: ProbeSummary) -> dict[str, Any] | None:
+    """Not applicable when the method drafts without a model: there is no head to judge."""
+    if drafts_without_a_model(summary.algorithm):
+        return not_applicable(result, f"{summary.algorithm} drafts without a model: there is "
+                              "no head whose acceptance could be judged")  # fmt: skip
+    return None
+
+
 def position0_collapse(summary: ProbeSummary, spec_off: bool = False) -> dict[str, Any]:
     result = check_result("accept-position0-collapse")
+    if (headless := _no_head(result, summary)) is not None:
+        return headless
     if summary.positions is None:
         observed = summary.overall.get("accept_length")
         if observed is None:
@@ -204,6 +245,8 @@ def position0_collapse(summary: ProbeSummary, spec_off: bool = False) -> dict[st
 
 def domain_gap(summary: ProbeSummary, spec_off: bool = False) -> dict[str, Any]:
     result = check_result("accept-domain-gap")
+    if (headless := _no_head(result, summary)) is not None:
+        return headless
     lengths = {
         name: figures["accept_length"]
         for name, figures in summary.by_category.items()
@@ -247,6 +290,8 @@ def domain_gap(summary: ProbeSummary, spec_off: bool = False) -> dict[str, Any]:
 def long_context_drop(summary: ProbeSummary, limit: int | None) -> dict[str, Any]:
     """The same text within the draft's position limit and past it (--compare long)."""
     result = check_result("accept-long-context-drop")
+    if (headless := _no_head(result, summary)) is not None:
+        return headless
     within = summary.by_mode.get("within-draft-context", {}).get("accept_length")
     past = summary.by_mode.get("past-draft-context", {}).get("accept_length")
     if within is None or past is None:

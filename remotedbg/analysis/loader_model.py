@@ -23,6 +23,7 @@ from remotedbg.analysis.loader_values import (
     AutoLoader,
     Bound,
     BreakSignal,
+    Closure,
     Config,
     Const,
     ContinueSignal,
@@ -156,20 +157,32 @@ class Interpreter:
             return Config({k: self._wrap(v) for k, v in value.items()})
         return value
 
-    def _init_block(self, body: list[ast.stmt], env: dict, obj: Obj, cls: ClassRef, depth: int):
+    def _init_block(
+        self, body: list[ast.stmt], env: dict, obj: Obj, cls: ClassRef, depth: int,
+        certain: bool = True,
+    ) -> None:  # fmt: skip
+        """`certain`: the statements surely run (no undecided `if` above them). Only then does
+        a `del self.x` or `self.x = <not a module>` take a module away: both branches of an
+        undecided `if` are kept, so a module either may build stays in the tree."""
         for stmt in body:
             self._tick()
             if isinstance(stmt, ast.If):
                 test = self._safe_eval(stmt.test, env, cls.module)
                 if test is UNKNOWN or isinstance(test, (Tensor, Named)):
-                    self._init_block(stmt.body, env, obj, cls, depth)
-                    self._init_block(stmt.orelse, env, obj, cls, depth)
+                    self._init_block(stmt.body, env, obj, cls, depth, False)
+                    self._init_block(stmt.orelse, env, obj, cls, depth, False)
                 else:
-                    self._init_block(stmt.body if test else stmt.orelse, env, obj, cls, depth)
+                    branch = stmt.body if test else stmt.orelse
+                    self._init_block(branch, env, obj, cls, depth, certain)
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
-                    self._init_assign(target, stmt.value, env, obj, cls, depth)
+                    self._init_assign(target, stmt.value, env, obj, cls, depth, certain)
+            elif isinstance(stmt, ast.Delete) and certain:
+                for target in stmt.targets:
+                    if self._own_attribute(target, env, obj):
+                        obj.node.children.pop(target.attr, None)  # type: ignore[union-attr]
+                        obj.attrs.pop(target.attr, None)  # type: ignore[union-attr]
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 call = stmt.value
                 func = call.func
@@ -199,17 +212,24 @@ class Interpreter:
                     if base is not None:
                         self._run_init(obj, base, depth, self._call_args(call, env, cls.module))
             elif isinstance(stmt, (ast.With, ast.Try)):
-                self._init_block(stmt.body, env, obj, cls, depth)
+                self._init_block(stmt.body, env, obj, cls, depth, certain)
 
-    def _init_assign(self, target, value, env, obj: Obj, cls: ClassRef, depth: int) -> None:
-        if isinstance(target, ast.Name):
-            env[target.id] = self._safe_eval(value, env, cls.module)
-            return
-        if not (
+    @staticmethod
+    def _own_attribute(target: ast.expr, env: dict, obj: Obj) -> bool:
+        """`self.x` of the object being built."""
+        return (
             isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)
             and env.get(target.value.id) is obj
-        ):
+        )
+
+    def _init_assign(
+        self, target, value, env, obj: Obj, cls: ClassRef, depth: int, certain: bool = True
+    ) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = self._safe_eval(value, env, cls.module)
+            return
+        if not self._own_attribute(target, env, obj):
             return
         attr = target.attr
         if attr == "config":
@@ -220,6 +240,8 @@ class Interpreter:
             obj.node.children[attr] = module.node
             obj.attrs[attr] = module
         else:
+            if certain:  # torch: a module attribute set to a non-module (nn.Identity()) is gone
+                obj.node.children.pop(attr, None)
             obj.attrs[attr] = self._safe_eval(value, env, cls.module)
 
     def _module_of(self, value, env, mod: Module, depth: int) -> Obj | None:
@@ -250,15 +272,20 @@ class Interpreter:
             elts: list[ast.expr] = []
             if isinstance(items, (ast.List, ast.Tuple)):
                 elts = list(items.elts)
-            elif isinstance(items, ast.ListComp):
+            scopes = [env] * len(elts)
+            if isinstance(items, ast.ListComp):
                 count = self._range_len(items, env, mod)
                 if count is None:
                     holder.node.wild = holder.node.approximate = True
                     self.approximate = True
                     return holder
                 elts = [items.elt] * count
+                # `[Layer(config, i == 0) for i in range(n)]`: each built with its own i
+                index = items.generators[0].target
+                name = index.id if isinstance(index, ast.Name) else None
+                scopes = [dict(env, **({name: i} if name else {})) for i in range(count)]
             for i, elt in enumerate(elts):
-                child = self._module_of(elt, env, mod, depth + 1)
+                child = self._module_of(elt, scopes[i], mod, depth + 1)
                 if child is not None:
                     holder.node.children[str(i)] = child.node
             return holder
@@ -347,6 +374,39 @@ class Interpreter:
         finally:
             self.depth -= 1
 
+    def run_closure(self, closure: Closure, args: list[Any], kwargs: dict) -> Any:
+        """A nested function or lambda: its parameters over a copy of the scope it was defined
+        in (it reads the enclosing names; what it assigns stays its own)."""
+        self.depth += 1
+        if self.depth > DEPTH_LIMIT:
+            raise Undecidable("call depth exceeded")
+        try:
+            func = closure.func
+            env = dict(closure.scope)
+            positional = [*func.args.posonlyargs, *func.args.args]
+            defaults = func.args.defaults
+            first_default = len(positional) - len(defaults)
+            for i, a in enumerate(positional):
+                if i < len(args):
+                    env[a.arg] = args[i]
+                elif i >= first_default:
+                    env[a.arg] = self.eval(defaults[i - first_default], closure.scope,
+                                           closure.module, closure.frame)  # fmt: skip
+                else:
+                    env[a.arg] = UNKNOWN
+            for a in func.args.kwonlyargs:
+                env[a.arg] = UNKNOWN
+            env.update(kwargs)
+            if isinstance(func, ast.Lambda):
+                return self.eval(func.body, env, closure.module, closure.frame)
+            try:
+                self.block(func.body, env, closure.module, closure.frame)
+            except ReturnSignal as ret:
+                return ret.value
+            return None
+        finally:
+            self.depth -= 1
+
     def block(self, body: list[ast.stmt], env: dict, mod: Module, frame: dict) -> None:
         for stmt in body:
             self.stmt(stmt, env, mod, frame)
@@ -393,7 +453,7 @@ class Interpreter:
         elif isinstance(node, (ast.Pass, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         elif isinstance(node, ast.FunctionDef):
-            env[node.name] = Named(node.name)
+            env[node.name] = Closure(node, env, mod, frame)
         else:
             raise Undecidable(f"line {node.lineno}: {type(node).__name__} not interpreted")
 
@@ -556,7 +616,7 @@ class Interpreter:
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             return self.comprehension(node, env, mod, frame)
         if isinstance(node, ast.Lambda):
-            return UNKNOWN
+            return Closure(node, env, mod, frame or {})
         return UNKNOWN
 
     def boolop(self, node: ast.BoolOp, env: dict, mod: Module, frame: dict | None) -> Any:
@@ -770,6 +830,8 @@ class Interpreter:
             return self.method(callee[1], callee[2], args, kwargs, node, mod)
         if isinstance(callee, Bound):
             return self.run_function(callee, args, kwargs)
+        if isinstance(callee, Closure):
+            return self.run_closure(callee, args, kwargs)
         if isinstance(callee, Loader):
             self.load(args, callee.param, node, mod)
             return None
@@ -904,6 +966,13 @@ class Interpreter:
             if value is UNKNOWN or isinstance(value, (Tensor, Named)):
                 return UNKNOWN
             return True if isinstance(value, (Obj, Config)) else bool(value)
+        if name in ("map", "filter") and len(args) == 2 and isinstance(args[1], (list, tuple)):
+            # a generator is consumed once by whatever iterates it: a list behaves the same
+            func, items = args[0], list(args[1])
+            if name == "map":
+                return [self.apply(func, [item], {}, node, mod) for item in items]
+            return [item for item in items
+                    if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
         if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
             return self.builtin(name, args)
         if short in loader_rules.WEIGHTS_MAPPERS:

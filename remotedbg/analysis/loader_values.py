@@ -117,6 +117,18 @@ class Bound:
 
 
 @dataclass
+class Closure:
+    """A function defined inside the code being run (a nested `def` or a lambda): called with
+    the scope it was defined in, as Python does (`map(transform, weights)` in vLLM's
+    llama_eagle.py load_weights)."""
+
+    func: ast.FunctionDef | ast.Lambda
+    scope: dict
+    module: Any  # remotedbg.analysis.pysource.Module
+    frame: dict
+
+
+@dataclass
 class Super:
     obj: Obj
     after: ClassRef

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from remotedbg.actions.logs import find_log, read_new, read_tail
+from remotedbg.actions.logs import find_log, not_speculating_why, read_new, read_tail
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.agent.server_scan import parse_decode_line
 from remotedbg.analysis.engine_log import died_of
@@ -137,7 +137,8 @@ def logs(
             [ln for ln in tail["lines"] if parse_decode_line(ln)] if spec_only else tail["lines"]
         )
         emit_json({"server": chosen, "path": tail["path"], "lines": shown,
-                   "died_of": died and died["exception"], **trend.figures()})  # fmt: skip
+                   "died_of": died and died["exception"],
+                   "not_speculating": not_speculating_why(chosen), **trend.figures()})  # fmt: skip
         return ExitCode.REMOTE if died else ExitCode.OK
     where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
     note(f"{where}log {chosen['log']} ({chosen['how_found']})")
@@ -146,6 +147,11 @@ def logs(
     if died and not follow:
         stdout_console.print(f"the engine died: {died['exception']}", markup=False, style="bold")
         return ExitCode.REMOTE
+    why = "" if trend.values else not_speculating_why(chosen)
+    if why:  # no figure will ever come: say why, once
+        stdout_console.print(f"pid {chosen['pid']} does not speculate ({why}): its log has no "
+                             "accept-length lines", markup=False, style="bold")  # fmt: skip
+        return ExitCode.OK
     if not follow:
         stdout_console.print(trend.line(), style="dim", markup=False)
         return ExitCode.OK

@@ -51,6 +51,16 @@ def server_line(result: dict[str, Any]) -> str:
     )
 
 
+def not_speculating_line(result: dict[str, Any]) -> str:
+    server = result["server"]
+    where = f"pid {server['pid']}, " if server.get("pid") else ""
+    why = f" ({result['not_speculating']})" if result.get("not_speculating") else ""
+    return (
+        f"{server['engine']} {server.get('version') or ''} ({where}port {server['port']}) does "
+        f"not speculate{why}: its answers carry no draft counts, nothing to measure"
+    )
+
+
 def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> None:
     for name, figures in rows:
         spread = (
@@ -70,13 +80,14 @@ def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> 
 
 def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     console = stdout_console
+    if result.get("spec_off"):  # nothing to measure: one line
+        console.print(printable(not_speculating_line(result)), markup=False)
+        return
     render_verdict(console, verdict, headline)
     console.print(printable(server_line(result)), markup=False)
     summary = result["summary"]
     ceiling = summary.get("ceiling") or 0
     overall = summary["overall"]
-    if result.get("spec_off"):
-        console.print("speculative decoding is off: the answers carry no draft counts")
     full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
     table = Table(
         "", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
@@ -85,6 +96,13 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     )  # fmt: skip
     _rows(table, [("all", overall)] + sorted(summary["by_category"].items()), full)
     console.print(table)
+    if overall.get("no_drafts"):
+        console.print(
+            f"{overall['no_drafts']} of the {overall['requests']} requests got no draft at all "
+            f"({result['server'].get('algorithm') or 'the method'} proposed nothing for them); "
+            "accept length is over the verify steps that had drafts",
+            markup=False,
+        )
     if len(summary["by_mode"]) > 1:
         modes = Table(
             "mode", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,

@@ -41,6 +41,31 @@ SERVED_FAMILY = {
 LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
 
 
+#: Methods that draft without a trained model, so there is no head to judge: vLLM's prompt
+#: lookup and suffix decoding (0.32 config/speculative.py SpeculativeMethod: "ngram",
+#: "ngram_gpu", "suffix"), SGLang's NGRAM (speculative/spec_info.py SpeculativeAlgorithm, 0.5.14
+#: and 0.5.23).
+MODEL_FREE_METHODS = ("ngram", "ngram_gpu", "suffix")
+
+#: The launch flag that turns speculation on, named when a server was started without it.
+SPECULATION_FLAGS = {"sglang": "--speculative-algorithm", "vllm": "--speculative-config"}
+
+
+def not_speculating(engine: str | None, launch: dict) -> str:
+    """What says a server does not speculate, from its parsed launch (crosscheck.launch_spec):
+    '' when its launch names an algorithm."""
+    if launch.get("algorithm"):
+        return ""
+    return f"started without {SPECULATION_FLAGS.get(engine or '', '--speculative-*')}"
+
+
+def drafts_without_a_model(algorithm: str | None) -> bool:
+    """True when the method proposes tokens by lookup (n-grams, suffix trees), not with a head:
+    what acceptance says about a head (position 0, training data, its context) does not apply."""
+    algo = str(algorithm or "").strip().lower().replace("-", "_")
+    return algo.strip("[]") in MODEL_FREE_METHODS
+
+
 def served_family(engine: str | None, algorithm: str | None) -> str | None:
     """'eagle3' | 'eagle' | 'mtp' for a --speculative-algorithm / vLLM method, else None."""
     if not algorithm:
