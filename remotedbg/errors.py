@@ -18,6 +18,13 @@ class RemotedbgError(Exception):
     exit_code = ExitCode.REMOTE
 
 
+class LocalFileKept(RemotedbgError):
+    """A local file that exists is kept (`--force` replaces it): nothing was written, exit 1 as
+    `get`'s kept file."""
+
+    exit_code = ExitCode.FINDINGS
+
+
 class UsageError(RemotedbgError):
     exit_code = ExitCode.USAGE
 

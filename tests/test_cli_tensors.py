@@ -222,8 +222,13 @@ def test_pull_keeps_an_existing_file_and_follows_no_planted_link(cli, drafts, tm
     out.write_bytes(b"precious")
     args = ["tensors", "pull", "-H", "testbox", str(drafts / "good"), "d2t", "-o", str(out)]
     refused = cli(*args)
-    assert refused.returncode == 2 and b"--force" in refused.stderr
+    assert refused.returncode == 1 and b"kept (--force replaces it)" in refused.stderr
     assert out.read_bytes() == b"precious"
+    # the same rule as get's: a local file that exists is kept, said, exit 1
+    (tmp_path / "config.json").write_bytes(b"mine")
+    kept = cli("get", "-H", "testbox", str(drafts / "good" / "config.json"), str(tmp_path))
+    assert kept.returncode == refused.returncode and b"kept (--force replaces it)" in kept.stderr
+    assert (tmp_path / "config.json").read_bytes() == b"mine"
     # the old predictable temporary name, planted as a link to a file it must not touch
     victim = tmp_path / "victim"
     victim.write_bytes(b"untouched")

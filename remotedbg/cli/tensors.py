@@ -12,7 +12,7 @@ from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetenso
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
-from remotedbg.errors import ExitCode, UsageError
+from remotedbg.errors import ExitCode, LocalFileKept, UsageError
 from remotedbg.remote.fetch import fetch_range
 from remotedbg.report import render_findings, render_verdict, summary_table
 
@@ -102,7 +102,7 @@ def pull(
     if output.exists() and output.is_dir():
         raise UsageError(f"--output {output} is a directory")
     if output.exists() and not force:
-        raise UsageError(f"--output {output} exists (pass --force to replace it)")
+        raise LocalFileKept(f"--output {output} exists: kept (--force replaces it)")
     ranges = checkpoint_call(
         ctx.remote, f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names}
     )
