@@ -18,7 +18,7 @@ from remotedbg.analysis.engine_log import died_of
 from remotedbg.cli.context import CommandContext, ServerOption, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stdout_console
 from remotedbg.cli.probe_report import sparkline
-from remotedbg.errors import ExitCode, UsageError
+from remotedbg.errors import ExitCode, Interrupted, UsageError
 from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
 from remotedbg.inventory import is_host_list
 
@@ -169,9 +169,9 @@ def logs(
             if trend.values and len(trend.values) != shown and sys.stdout.isatty():
                 stdout_console.print(trend.line(), style="dim", markup=False)
             shown = len(trend.values)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # as `tail -f`: the figures so far, then the exit of Ctrl-C
         stdout_console.print(trend.line(), style="dim", markup=False)
-        return ExitCode.OK
+        return Interrupted.exit_code
 
 
 def _on_hosts(
