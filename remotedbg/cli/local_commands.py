@@ -125,8 +125,12 @@ def connection_help() -> None:
         if kind is not bool:
             many = "list" in str(kind)
             flags += " " + (info.metavar or value_name(parameter.name, kind, many))
-        default = "" if parameter.default in (None, False, "") else f"{parameter.default:g}"
-        table.add_row(flags, info.help or "", default, info.envvar or "")
+        default = parameter.default
+        if default in (None, False, ""):
+            default = ""
+        elif isinstance(default, (int, float)) and not isinstance(default, bool):
+            default = f"{default:g}"
+        table.add_row(flags, info.help or "", str(default), info.envvar or "")
     stdout_console.print(
         "Connection options, on every command that takes -H (a flag beats its variable, "
         "which beats ~/.config/remotedbg/config.toml; see remotedbg config):",
