@@ -717,7 +717,8 @@ def test_get_follows_no_link_planted_at_its_destination_part_or_record(liar, tmp
 def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
     """The shape table (session/answers.py) against the real agent functions' answers, so the
     two cannot drift apart; and the rules an honest answer never meets."""
-    from remotedbg.agent import checkpoint, fsops, vocabmap
+    from remotedbg.agent import checkpoint, draft_search, engine_scan, fsops, server_scan, vocabmap
+    from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
     from remotedbg.session import answers
 
     draft = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
@@ -737,6 +738,16 @@ def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
         ),
         "checkpoint:tensor_stats": (checkpoint.tensor_stats, {"path": str(draft), "name": "d2t"}),
         "vocabmap:vocab_check": (vocabmap.vocab_check, {"path": str(draft)}),
+        "draft_search:find_drafts": (draft_search.find_drafts, {"roots": [str(tmp_path)]}),
+        "draft_search:read_configs": (draft_search.read_configs, {"paths": [str(draft), "/x"]}),
+        "engine_scan:scan": (
+            engine_scan.scan,
+            {"knowledge": knowledge(), "search_home": False, "search_system": False},
+        ),
+        "server_scan:scan_servers": (
+            server_scan.scan_servers,
+            {"metrics": False, "knowledge": server_scan_knowledge()},
+        ),
     }
     for entry, (function, args) in calls.items():
         value = json.loads(json.dumps(function(args)))

@@ -237,7 +237,7 @@ VALUES: dict[str, Any] = {
     f"{AGENT}.fingerprint:fingerprints": {"files": dict, "tensors": dict},
     f"{AGENT}.tokenizer_files:fingerprints": dict,
     f"{AGENT}.draft_search:read_configs": dict,
-    f"{AGENT}.draft_search:find_drafts": [{"path": str}],
+    f"{AGENT}.draft_search:find_drafts": {"drafts": [{"path": str}], "searched": list},
     f"{AGENT}.probe:interpreters": list,
 }
 
