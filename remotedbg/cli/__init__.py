@@ -42,12 +42,12 @@ ROOT_FLAGS = {"-q", "--quiet", "-v", "--verbose"}
 ROOT_HELP = """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).
 
 Examples:
-  remotedbg diagnose -H gpu-box                    why acceptance is low, causes ranked
-  remotedbg playbook vocab-audit -H gpu-box        is the draft's vocab map at fault?
-  remotedbg probe -H gpu-box                       acceptance measured live
-  remotedbg run -H gpu-box -- nvidia-smi           a command, as ssh runs it
-  remotedbg repl -H gpu-box                        a shell on the box, remotedbg's :commands
-  remotedbg help connection                        -H, -l, -p, -i, timeouts, variables
+  remotedbg diagnose -H gpu-box              why acceptance is low
+  remotedbg playbook vocab-audit -H gpu-box  is the vocab map at fault?
+  remotedbg probe -H gpu-box                 acceptance measured live
+  remotedbg run -H gpu-box -- nvidia-smi     a command, as ssh runs it
+  remotedbg repl -H gpu-box                  a shell on the box
+  remotedbg help connection                  -H, -l, -p, -i, timeouts
 
 Each command: remotedbg COMMAND --help."""
 
