@@ -203,19 +203,26 @@ def _unpack(wheel: Path, release: Release, tree: bool = True) -> None:
     work.rename(release.root)
 
 
+def _unpacked_once(rel: Release, unpack) -> Release:
+    """`rel`, unpacked by `unpack(rel)` the first time (one process at a time: the cache is
+    shared by concurrent test runs)."""
+    if rel.root.is_dir():
+        return rel
+    rel.root.parent.mkdir(parents=True, exist_ok=True)
+    with open(rel.root.parent.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not rel.root.is_dir():
+            unpack(rel)
+    return rel
+
+
 def release(name: str, version: str) -> Release:
     """The unpacked release, downloading it on first use."""
     cache = cache_dir()
-    rel = Release(name, version, cache / "unpacked" / f"{name}-{version}")
-    if rel.root.is_dir():
-        return rel
-    (cache / "unpacked").mkdir(exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not rel.root.is_dir():
-            wheel = _download(name, version, cache / "wheels")
-            _unpack(wheel, rel)
-    return rel
+    return _unpacked_once(
+        Release(name, version, cache / "unpacked" / f"{name}-{version}"),
+        lambda rel: _unpack(_download(name, version, cache / "wheels"), rel),
+    )
 
 
 def sweep_release(name: str, version: str) -> Release:
@@ -224,24 +231,20 @@ def sweep_release(name: str, version: str) -> Release:
     if (name, version) in RELEASES:
         return release(name, version)
     cache = cache_dir()
-    rel = Release(name, version, cache / "sweep" / f"{name}-{version}")
-    if rel.root.is_dir():
-        return rel
-    (cache / "sweep").mkdir(exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not rel.root.is_dir():
-            archive = None
-            if name == "vllm":
-                try:
-                    archive = _download_sdist(name, version, cache / "sdists")
-                except NoSdist:
-                    pass  # its wheel, then
-            if archive is not None:
-                _unpack_sdist(archive, rel)
-            else:
-                _unpack(_download(name, version, cache / "wheels"), rel, tree=False)
-    return rel
+
+    def unpack(rel: Release) -> None:
+        archive = None
+        if name == "vllm":
+            try:
+                archive = _download_sdist(name, version, cache / "sdists")
+            except NoSdist:
+                pass  # its wheel, then
+        if archive is not None:
+            _unpack_sdist(archive, rel)
+        else:
+            _unpack(_download(name, version, cache / "wheels"), rel, tree=False)
+
+    return _unpacked_once(Release(name, version, cache / "sweep" / f"{name}-{version}"), unpack)
 
 
 # The files that decide how a draft checkpoint loads (the draft loader classes, the registry
