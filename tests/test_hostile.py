@@ -316,17 +316,19 @@ def test_a_recursive_glob_through_symlink_loops_ends_at_once(cli, tmp_path):
 
 
 def test_a_stalled_bulk_pull_obeys_timeout_and_stops_the_remote_pipeline(ssh_world, tmp_path):
-    """A box whose `tail` hangs (a wedged NFS read): a bulk pull gives up after --timeout with
-    one line, exit 4, and the remote `tail | head` pipeline is stopped, not left behind."""
+    """A box whose reads hang (a wedged NFS read): a bulk pull gives up after --timeout with
+    one line, exit 4, and the remote pipeline (`dd`, or `tail | head`) is stopped, not left
+    behind."""
     import numpy as np
     from safetensors.numpy import save_file
 
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "tail").write_text(
-        f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(3600)' wedged-tail-$$\n"
-    )
-    (fake / "tail").chmod(0o755)
+    for reader in ("dd", "tail"):
+        (fake / reader).write_text(
+            f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(3600)' wedged-read-$$\n"
+        )
+        (fake / reader).chmod(0o755)
     server = make_sshd(
         tmp_path / "sshd",
         ssh_world.user_key,
@@ -353,7 +355,7 @@ def test_a_stalled_bulk_pull_obeys_timeout_and_stops_the_remote_pipeline(ssh_wor
             return [
                 int(p)
                 for p in os.listdir("/proc")
-                if p.isdigit() and b"wedged-tail-" in _read_cmdline(p)
+                if p.isdigit() and b"wedged-read-" in _read_cmdline(p)
             ]
 
         assert wait_for(lambda: not wedged(), timeout=5.0), "the remote pipeline was left running"

@@ -53,9 +53,7 @@ class CertWorld:
     def __init__(self, root: Path, jump: Sshd, jump_key: Path) -> None:
         ca = keygen(root / "user_ca")
         decoy = keygen(root / "decoy")  # the only key in authorized_keys
-        self.server = make_sshd(
-            root / "sshd", decoy, extra_config=(f"TrustedUserCAKeys {ca}.pub",)
-        )
+        self.server = make_sshd(root / "sshd", decoy, extra_config=(f"TrustedUserCAKeys {ca}.pub",))
         self.key = keygen(root / "user")
         subprocess.run(
             ["ssh-keygen", "-q", "-s", str(ca), "-I", "remotedbg-test", "-n",
@@ -469,18 +467,23 @@ def test_host_keys_and_connect_failures_read_as_over_paramiko(cli, certs, tmp_pa
 
     port = free_port()  # nothing listens there
     closed = ours("--port", str(port))
-    assert closed.returncode == 3 and closed.stderr == (
-        f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{port}): cannot connect: "
-        "Connection refused\n"
-    ).encode()
+    assert (
+        closed.returncode == 3
+        and closed.stderr
+        == (
+            f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{port}): cannot connect: "
+            "Connection refused\n"
+        ).encode()
+    )
     typo = ours("--transport", "ssh", host="certbxo")
     assert typo.returncode == 3 and typo.stderr.endswith(b"; did you mean certbox?\n")
     assert b"cannot resolve host name 'certbxo'" in typo.stderr
 
 
 def test_get_of_a_large_file_moves_it_on_a_second_ssh(cli, certs, tmp_path):
-    """Past 16 MiB the bytes travel on an ssh process of their own (`tail -c | head -c`), not
-    through the executor's frames; the copy is byte-exact, as `scp` would make it."""
+    """Past 16 MiB the bytes travel on an ssh process of their own (`dd`, or `tail -c | head -c`
+    where dd cannot count bytes), not through the executor's frames; the copy is byte-exact, as
+    `scp` would make it."""
     source = tmp_path / "box" / "big.bin"
     source.parent.mkdir()
     source.write_bytes(os.urandom(17 << 20) + b"end")
@@ -500,6 +503,7 @@ def test_get_of_a_large_file_moves_it_on_a_second_ssh(cli, certs, tmp_path):
     assert got.returncode == 0, got.stderr
     ran = [line for line in calls.read_text().splitlines() if line.startswith("-T ")]
     assert len(ran) == 2  # the executor's, and the bulk read's own
+    assert f"skip=0 count={(17 << 20) + 3} " in ran[1]  # dd (GNU coreutils here)
     assert "tail -c +1 -- " in ran[1] and f"head -c {(17 << 20) + 3}" in ran[1]
     assert (here / "big.bin").read_bytes() == source.read_bytes()
     assert wait_for(lambda: certs.nothing_left(config), timeout=10)
