@@ -101,15 +101,35 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
         assert moved == size
         return seconds
 
-    command = ["tensors", "pull", "-H", "box", str(path), "big", "--force", "--no-persist",
+    command = ["tensors", "pull", "-H", "box", str(path), "big", "--force",
                "-o", str(out / "big.pulled")]  # fmt: skip
+    served = work / "served"
+
+    def first_of_session() -> float:
+        """The default path as typed the first time: the command starts the daemon."""
+        fresh = work / "first"
+        seconds = cli(config, fresh, *command)
+        cli(config, fresh, "sessions", "--stop")
+        return seconds
+
+    cli(config, served, *command)  # leaves a persistent session for the row below
     ways = {
-        "tensors pull (new process)": lambda: cli(config, work / "run", *command),
+        "tensors pull, first of session": first_of_session,
+        "tensors pull, persistent": lambda: cli(config, served, *command),
+        "tensors pull --no-persist": lambda: cli(config, work / "run", *command, "--no-persist"),
         "remotedbg, exec channel": lambda: pull("box", *sizes),
         "remotedbg, no SFTP on box": lambda: pull("bare", *sizes),
         "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
         "scp": lambda: scp(config, "box", path, out / "big.copy"),
     }
+    try:
+        _interleaved(ways, mib, reps, daemons={"tensors pull, first of session",
+                                                "tensors pull, persistent"})  # fmt: skip
+    finally:
+        cli(config, served, "sessions", "--stop")
+
+
+def _interleaved(ways: dict, mib: int, reps: int, daemons: set[str]) -> None:
     for loaded in (False, True):
         load = burner() if loaded else None
         wall: dict[str, list[float]] = {name: [] for name in ways}
@@ -131,10 +151,12 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
               f"(load {os.getloadavg()[0]:.1f}, medians of {reps} interleaved):")  # fmt: skip
         for name in ways:
             seconds = statistics.median(wall[name])
-            print(
-                f"  {name:27s} {mib / seconds:7.1f} MiB/s  {scp_wall / seconds:5.2f}x scp  "
-                f"client CPU {statistics.median(cpu[name]) * 1000 / mib:5.2f} ms/MiB"
-            )
+            # a daemon is no child of this process: its CPU is not counted here
+            used = f"client CPU {statistics.median(cpu[name]) * 1000 / mib:5.2f} ms/MiB"
+            if name in daemons:
+                used = ""
+            rate = f"{mib / seconds:7.1f} MiB/s  {scp_wall / seconds:5.2f}x scp"
+            print(f"  {name:31s} {rate}  {used}")
 
 
 def scp(config: Path, alias: str, remote: Path, local: Path) -> float:
