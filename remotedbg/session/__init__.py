@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from remotedbg.session.lazy_import import defer
-
-# paramiko.config imports invoke (for `Match exec` alone): about half of paramiko's import time,
-# seconds of every command's start on a busy box; now it loads when a `Match exec` is evaluated
-defer("invoke")
-
-from remotedbg.errors import UsageError  # noqa: E402
-from remotedbg.session.base import DEFAULT_MAX_OUTPUT, Session  # noqa: E402
-from remotedbg.session.result import RunResult  # noqa: E402
-from remotedbg.session.target import LOCAL, ConnectOptions  # noqa: E402
+from remotedbg.errors import UsageError
+from remotedbg.session.base import DEFAULT_MAX_OUTPUT, Session
+from remotedbg.session.result import RunResult
+from remotedbg.session.target import LOCAL, ConnectOptions
 
 __all__ = ["ConnectOptions", "RunResult", "Session", "open_session"]
 
