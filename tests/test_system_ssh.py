@@ -53,7 +53,9 @@ class CertWorld:
     def __init__(self, root: Path, jump: Sshd, jump_key: Path) -> None:
         ca = keygen(root / "user_ca")
         decoy = keygen(root / "decoy")  # the only key in authorized_keys
-        self.server = make_sshd(root / "sshd", decoy, extra_config=(f"TrustedUserCAKeys {ca}.pub",))
+        self.server = make_sshd(
+            root / "sshd", decoy, extra_config=(f"TrustedUserCAKeys {ca}.pub",)
+        )
         self.key = keygen(root / "user")
         subprocess.run(
             ["ssh-keygen", "-q", "-s", str(ca), "-I", "remotedbg-test", "-n",
@@ -467,14 +469,10 @@ def test_host_keys_and_connect_failures_read_as_over_paramiko(cli, certs, tmp_pa
 
     port = free_port()  # nothing listens there
     closed = ours("--port", str(port))
-    assert (
-        closed.returncode == 3
-        and closed.stderr
-        == (
-            f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{port}): cannot connect: "
-            "Connection refused\n"
-        ).encode()
-    )
+    assert closed.returncode == 3 and closed.stderr == (
+        f"remotedbg: certbox ({certs.server.user}@127.0.0.1:{port}): cannot connect: "
+        "Connection refused\n"
+    ).encode()
     typo = ours("--transport", "ssh", host="certbxo")
     assert typo.returncode == 3 and typo.stderr.endswith(b"; did you mean certbox?\n")
     assert b"cannot resolve host name 'certbxo'" in typo.stderr
