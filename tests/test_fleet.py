@@ -223,20 +223,6 @@ def test_ctrl_c_in_a_fleet_run_stops_every_host_at_once(ssh_world, isolated_stat
             client.wait()
 
 
-def test_checks_start_without_site_packages_and_find_them_when_needed(box):
-    """Every host of a fleet starts its interpreter with -S (its .pth files are a tenth of a
-    second of CPU per host here); a check or snippet importing numpy still finds it."""
-    from remotedbg.remote.primitives import Remote
-
-    snippet = "remotedbg.agent.snippet:run"
-    with box.session() as session:
-        remote = Remote(session)
-        code = "import sys\nresult = [sys.flags.no_site, 'site' in sys.modules]"
-        assert remote.call(snippet, {"code": code}) == [1, False]
-        code = "import numpy, sys\nresult = [numpy.__name__, 'site' in sys.modules]"
-        assert remote.call(snippet, {"code": code}) == ["numpy", True]
-
-
 @pytest.mark.parametrize("name", ["vocab-audit", "spec-audit"])
 def test_named_draft_and_engine_tree_bound_each_hosts_work(box, fleet_world, name, monkeypatch):
     """What a fleet host does for a playbook naming its draft and engine tree: no draft search
@@ -266,4 +252,3 @@ def test_named_draft_and_engine_tree_bound_each_hosts_work(box, fleet_world, nam
     assert scan["roots"] == [str(fleet_world["engine"])] and scan["only_roots"]
     assert not scan["search_home"] and not scan["search_system"]
     assert len(calls) >= 4 and len(starts) == 1  # every check ran in the one executor
-    assert " -S -c " in starts[0]

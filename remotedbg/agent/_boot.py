@@ -1,7 +1,7 @@
 """The bootstrap passed as `python3 -c`: reads a length-prefixed zlib'd JSON bundle of agent
 modules from stdin (unbuffered, so a long-lived entry such as the executor can keep reading its
 own requests from fd 0), serves them to `import` from memory, calls the entry function and prints
-its JSON result. The interpreter starts with -S: site-packages are added when first needed."""
+its JSON result."""
 
 import sys
 
@@ -54,29 +54,7 @@ class _BundleFinder:  # finder and loader by their methods: importlib.abc costs 
         exec(compile(_sources[key], "<remotedbg:" + key + ">", "exec"), module.__dict__)
 
 
-class _SiteOnDemand:
-    """Started with -S (site's .pth files cost a tenth of a second of CPU per host, more in a
-    conda env): site-packages are added the first time an import is found neither in the bundle
-    nor in the standard library (numpy for a large tensor, torch for a .bin, a snippet's own)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if path is not None or name in _STDLIB:  # subprocess probes for msvcrt: not ours
-            return None
-        sys.meta_path.remove(self)
-        import site
-
-        site.main()
-        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-        import importlib.util
-
-        return importlib.util.find_spec(name)
-
-
-# the standard library's own names (3.10+; before, those the stdlib probes for on POSIX)
-_STDLIB = getattr(sys, "stdlib_module_names", ("msvcrt", "_winapi", "winreg", "nt", "_overlapped"))
 sys.meta_path.insert(0, _BundleFinder())
-if sys.flags.no_site:
-    sys.meta_path.append(_SiteOnDemand())
 try:
     _module_name, _func_name = _bundle["entry"].split(":")
     _func = getattr(importlib.import_module(_module_name), _func_name)

@@ -88,7 +88,7 @@ def quote_for_any_shell(word: str) -> str:
 def boot_command(interpreter: str) -> str:
     """The ssh command line that starts the agent in `interpreter`; stdin must begin with
     boot_stdin()."""
-    return f'{quote_for_any_shell(interpreter)} -S -c "{BOOT_LINE}" {AGENT_TAG}'
+    return f'{quote_for_any_shell(interpreter)} -c "{BOOT_LINE}" {AGENT_TAG}'
 
 
 @functools.lru_cache(maxsize=1)
