@@ -221,3 +221,34 @@ def test_ctrl_c_in_a_fleet_run_stops_every_host_at_once(ssh_world, isolated_stat
         if client.poll() is None:
             client.kill()
             client.wait()
+
+
+@pytest.mark.parametrize("name", ["vocab-audit", "spec-audit"])
+def test_named_draft_and_engine_tree_bound_each_hosts_work(box, fleet_world, name, monkeypatch):
+    """What a fleet host does for a playbook naming its draft and engine tree: no draft search
+    under the home, no engine search beyond the named tree, one executor for every check."""
+    from remotedbg.playbook import bind_variables, find_playbook, load_playbook, run_playbook
+    from remotedbg.remote.primitives import Remote
+    from remotedbg.session.executor_client import ExecutorChannel
+
+    starts: list[str] = []
+    start = ExecutorChannel.start.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(ExecutorChannel, "start", classmethod(
+        lambda cls, link, boot, *more: starts.append(boot) or start(cls, link, boot, *more)
+    ))  # fmt: skip
+    playbook = load_playbook(find_playbook(name))
+    given = {"draft": str(fleet_world["draft"]), "roots": str(fleet_world["engine"])}
+    calls: list[tuple[str, dict]] = []
+    with box.session() as session:
+        remote = Remote(session)
+        original = remote.call
+        remote.call = lambda entry, args, timeout=None: (  # type: ignore[method-assign]
+            calls.append((entry, args)) or original(entry, args, timeout)
+        )
+        run_playbook(playbook, remote, bind_variables(playbook, given), False)
+    entries = [entry.rpartition(".")[2] for entry, _ in calls]
+    assert "draft_search:find_drafts" not in entries
+    (scan,) = [args for entry, args in calls if entry.endswith("engine_scan:scan")]
+    assert scan["roots"] == [str(fleet_world["engine"])] and scan["only_roots"]
+    assert not scan["search_home"] and not scan["search_system"]
+    assert len(calls) >= 4 and len(starts) == 1  # every check ran in the one executor

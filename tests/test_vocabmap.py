@@ -198,6 +198,10 @@ def test_eos_from_target_config_list() -> None:
 def test_stdlib_path_equals_numpy_path(
     boxes: dict, defect: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import remotedbg.agent.vocabmap as vocabmap
+
+    assert vocab_check({"path": str(boxes[defect])})["summary"].get("backend") in (None, "stdlib")
+    monkeypatch.setattr(vocabmap, "STDLIB_MAP_LIMIT", 0)  # numpy for every map, as for a large one
     with_numpy = vocab_check({"path": str(boxes[defect])})
     assert with_numpy["summary"]["backend"] == "numpy"
     hide_numpy(monkeypatch)
@@ -232,6 +236,8 @@ def test_full_size_map_fast_on_both_paths(tmp_path: Path, monkeypatch: pytest.Mo
     assert stdlib_seconds < 1.0, stdlib_seconds
     full = vocab_check({"path": str(root)})
     assert ids_of(full) == set() and full["summary"]["draft_vocab"] == 32000
+    # a real draft's map is analysed without numpy: its import (and site-packages) cost more
+    assert full["summary"]["backend"] == "stdlib"
 
 
 def test_unreadable_checkpoints_are_findings(tmp_path: Path) -> None:

@@ -68,6 +68,7 @@ class _Scan(object):
             int(args.get("max_entries") or 200000), float(args.get("time_limit") or 3.0)
         )
         self.skip_dirs = set(knowledge.get("skip_dirs") or [])
+        self._listings = {}  # site-packages dir -> its (entry, lower-cased) names, read once
         self.skip_paths = set(knowledge.get("skip_paths") or [])
         self.hidden_allowed = set(knowledge.get("hidden_dirs_allowed") or [])
         # once named roots are in, no other install is added: servers are linked to those only
@@ -153,13 +154,15 @@ class _Scan(object):
 
     def _editable_targets(self, site, eng):
         targets = []
-        try:
-            names = os.listdir(site)
-        except OSError:
-            return targets
+        names = self._listings.get(site)
+        if names is None:  # once per scan, not once per engine
+            try:
+                names = [(entry, entry.lower()) for entry in os.listdir(site)]
+            except OSError:
+                names = []
+            self._listings[site] = names
         prefixes = tuple(d.lower() + "-" for d in eng.get("dist_names") or [])
-        for entry in names:
-            low = entry.lower()
+        for entry, low in names:
             if low.endswith(".dist-info") and low.startswith(prefixes):
                 text = _read_text(os.path.join(site, entry, "direct_url.json"), 65536)
                 m = re.search(r'"url"\s*:\s*"file://([^"]+)"', text or "")

@@ -23,7 +23,8 @@ an ended request stops nothing.
                  H heartbeat (at least one frame a second while a request runs; after
                    CLIENT_SILENCE seconds of none the client is taken for gone)
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
-                 R {"ok", "value"|"error"}
+                 R {"ok", "value"|"error", "cpu_s": {"call", "executor"}} (CPU seconds of the
+                   check's child, and of the executor itself so far: start-up, imports)
 """
 
 from __future__ import annotations
@@ -301,9 +302,10 @@ class Executor:
             return
         self.selector.unregister(call.fd)
         os.close(call.fd)
-        status = 0
+        status, cpu = 0, None
         if call.pid is not None:
-            status = os.waitpid(call.pid, 0)[1]
+            status, usage = os.wait4(call.pid, 0)[1:]
+            cpu = usage.ru_utime + usage.ru_stime
             try:
                 os.killpg(call.pid, signal.SIGKILL)  # whatever the check started
             except OSError:
@@ -319,6 +321,9 @@ class Executor:
             if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
                 why = "stopped at its CPU limit"
             answer = {"ok": False, "error": "the check ended without an answer (%s)" % why}
+        if isinstance(answer, dict):  # where a host's CPU goes: the check's, the executor's
+            own = os.times()
+            answer["cpu_s"] = {"call": cpu, "executor": own.user + own.system}
         _send_json("R", answer, call.rid)
 
     def start(self, rid, request):

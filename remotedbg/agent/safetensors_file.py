@@ -376,7 +376,7 @@ def _decode_numpy(np, raw, dtype, shape):
 def decode_flat(raw, dtype):
     """Stdlib decoding to a flat sequence (see decode)."""
     if dtype == "BOOL":
-        return [b != 0 for b in raw]
+        return list(map(bool, raw))
     if dtype in _ARRAY_CODES:
         values = _typed_array(_ARRAY_CODES[dtype], raw)
         if values is not None:
