@@ -416,3 +416,35 @@ def write_vllm_venv(venv: Path, python_tag: str = "python3.11", python: str | No
     # another package in the same site-packages, never looked into
     _write(site / "numpy" / "__init__.py", "")
     return pkg
+
+
+# A head that loads d2t and leaves it to a base and a mixin in other files (vLLM 0.33's
+# muse_spark dspark.py -> qwen3_dspark.py -> interfaces.LocalArgmaxMixin, reduced to the idiom).
+VLLM_LOADS_ONLY_HEAD = """
+from vllm.model_executor.models.base_head import BaseHead
+
+
+class MyDSparkForCausalLM(BaseHead):
+    def load_weights(self, weights):
+        for name, w in weights:
+            if name == "d2t":
+                name = "draft_id_to_target_id"
+        {override}
+"""
+VLLM_BASE_HEAD = """
+from .interfaces import ArgmaxMixin
+
+
+class BaseHead(ArgmaxMixin):
+    def forward(self, x):
+        return x
+"""
+VLLM_ARGMAX_MIXIN = """
+class ArgmaxMixin:
+    def get_top_tokens(self, hidden):
+        top = self.head(hidden).argmax(-1)
+        d2t = getattr(self, "draft_id_to_target_id", None)
+        if d2t is not None:
+            top = {use}
+        return top
+"""

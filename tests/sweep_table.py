@@ -257,3 +257,58 @@ _put("lm-head-missing", "vllm", VLLM_SWEEP, row(DEFECT, ["required-weights-missi
     "eagle3 never shares its own 32000-row lm_head (0.8.5 v1/spec_decode/eagle.py:242-249), or "
     "shares the target's 128256-row head while scattering by the 32000-entry d2t (0.11.2 "
     "v1/spec_decode/eagle.py:1055-1062; 0.33.0 as conformance_table)")))
+
+# ------------------------------------------------------------------ the MLA EAGLE-3 head (vLLM)
+# tests/realshape.py eagle3_mla_config / eagle3_mla_tensors (a DeepSeek-V3 target, q_lora_rank
+# 1536), architecture Eagle3DeepseekV2ForCausalLM, model_type deepseek_v2. vLLM ships the head
+# (model_executor/models/deepseek_eagle3.py) from 0.18.0 on (0.17.1: no such file, and no
+# Eagle3DeepseekV2ForCausalLM in model_executor/models/registry.py). SGLang ships its MLA head
+# as srt/models/kimi_k25_eagle3.py from 0.5.12 on; its rows are not written yet (README).
+VLLM_MLA = since("vllm", "0.18.0")
+_put("mla-eagle3-correct", "vllm", before("vllm", "0.9.0"),
+     row(DEFECT, ["draft-load-fails", "target-unsupported"], cite=(
+    "'Eagle3 is only supported for Llama models' for a deepseek_v3 target (0.8.5 config.py:"
+    "2588-2592); and 0.8.5 builds Eagle3LlamaForCausalLM by method whatever the architecture "
+    "(v1/spec_decode/eagle.py:228-236), whose load_weights looks the MLA tensors up in "
+    "params_dict: KeyError (llama_eagle3.py:160)")))
+VLLM_NO_MLA_REGISTERED = [v for v in before("vllm", "0.18.0") if v not in before("vllm", "0.9.0")]
+_put("mla-eagle3-correct", "vllm", VLLM_NO_MLA_REGISTERED,
+     row(DEFECT, ["draft-arch-unsupported", "target-unsupported"], cite=(
+    "deepseek_v3 is no eagle3 target (0.9.0 config.py 'Eagle3 is only supported for Llama "
+    "models'; 0.17.1 config/speculative.py:768-787 lists llama, qwen, minicpm, gpt_oss, "
+    "hunyuan_vl, hunyuan_v1_dense, afmoe, nemotron_h); Eagle3DeepseekV2ForCausalLM is kept by "
+    "EAGLEConfig (0.9.0 transformers_utils/configs/eagle.py:58-63) but registered nowhere "
+    "(0.17.1 model_executor/models/registry.py: no occurrence)")))
+_put("mla-eagle3-correct", "vllm", VLLM_MLA, row(OK, cite=(
+    "registry: Eagle3DeepseekV2ForCausalLM -> deepseek_eagle3 (0.18.0 model_executor/models/"
+    "registry.py:558; 0.33.0 :712); deepseek_v2/deepseek_v3 eagle3 targets (0.18.0 config/"
+    "speculative.py:789-790; 0.22.0 drops the list); the layer passes q_lora_rank (0.18.0 "
+    "deepseek_eagle3.py:91) so the fused q/kv-a projection is built and loads q_a_proj and "
+    "kv_a_proj_with_mqa as shards 0 and 1 (0.18.0 :249-255, midlayer. -> layers.0. :260); fc "
+    "in = target_hidden_size x 3 (0.18.0 :203-206; 0.33.0 :188-199 x num_aux = 3); as "
+    "conformance_table mla-eagle3-correct for 0.20.0")))
+
+# The plants on the MLA head, on the first release of each content group that ships it
+# (deepseek_eagle3.py is one of tests/releases.py LOADER_FILES, so the groups split on it).
+MLA_PLANTS = tuple(f"mla-eagle3-{p}" for p in PLANTS)
+VLLM_MLA_FIRSTS = [g[0] for g in GROUPS["vllm"] if g[0] in VLLM_MLA]
+_put("mla-eagle3-eagle3-as-eagle", "vllm", VLLM_MLA_FIRSTS, row(DEFECT, ["algorithm-mismatch"],
+     cite="method eagle for an EAGLE-3 head: no aux hidden states are captured from the target "
+          "for its fc (as eagle3-as-eagle above)"))
+_put("mla-eagle3-d2t-absolute", "vllm", VLLM_MLA_FIRSTS, row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "compute_logits scatters to arange + draft_id_to_target_id (0.18.0 deepseek_eagle3.py:"
+    "367-368; 0.33.0 :345-346, and LocalArgmaxMixin top + d2t[top], interfaces.py:1602-1604)")))
+_put("mla-eagle3-fc-other-target", "vllm", VLLM_MLA_FIRSTS, row(DEFECT, ["fc-shape-mismatch"],
+     cite="fc in-features target_hidden_size (else hidden_size) x 3 = 21504 (0.18.0 "
+          "deepseek_eagle3.py:203-206; 0.33.0 :188-199): [7168, 15360] does not load"))
+_put("mla-eagle3-prefix-model", "vllm", VLLM_MLA_FIRSTS, row(DEFECT, ["draft-load-fails"], cite=(
+    "model.+name -> model.model.midlayer...: the stacked mapping's params_dict[name] KeyError "
+    "(0.18.0 deepseek_eagle3.py:398 -> DeepseekV2Eagle3Model.load_weights :283-286) or "
+    "AutoWeightsLoader ValueError on the unknown module (0.33.0 deepseek_eagle3.py:270, 394; "
+    "models/utils.py:442-448)")))
+_put("mla-eagle3-lm-head-missing", "vllm", VLLM_MLA_FIRSTS,
+     row(DEFECT, ["required-weights-missing"], cite=(
+    "no lm_head.weight: has_own_lm_head stays False (process_eagle_weight, 0.18.0 "
+    "model_executor/models/utils.py:853-875, called at deepseek_eagle3.py:402) and the target's "
+    "129280-row head is shared (v1/spec_decode/eagle.py:1386-1393) while compute_logits "
+    "scatters by the 32000-entry d2t (deepseek_eagle3.py:367-376)")))

@@ -74,3 +74,42 @@ def test_no_engine_exits_1_and_says_where_it_looked(cli, tmp_path):
     result = cli("locate-eagle", "-H", "testbox", "--no-home", "--root", str(empty))
     assert result.returncode == 1  # this test machine has no SGLang or vLLM installed
     assert str(empty) in result.stderr.decode() and "--root" in result.stderr.decode()
+
+
+@pytest.mark.network
+def test_a_head_that_leaves_d2t_to_its_base_is_classified_by_the_base(cli):
+    """vLLM 0.33.0's MuseSpark DSpark head loads d2t (models/muse_spark/common/dspark.py:356)
+    and its base Qwen3DSparkForCausalLM adds the draft ids to it (model_executor/models/
+    qwen3_dspark.py:282): offsets, not unknown, over SSH as a user runs it."""
+    from tests.releases import release
+
+    rel = release("vllm", "0.33.0")
+    result, found = _locate(cli, "--root", str(rel.venv), "--arch", "MuseSparkDSparkModel")
+    assert result.returncode == 0
+    models = {m["relative_path"]: m for m in found["draft_models"]}
+    dspark = models["models/muse_spark/common/dspark.py"]
+    assert dspark["d2t_handling"] == "offsets"
+    assert "qwen3_dspark.py:282" in dspark["reason"]
+    [hit] = found["resolved"]
+    assert hit["d2t_handling"] == "offsets" and hit["class"] == "MuseSparkDSparkForCausalLM"
+
+
+def test_the_bases_a_head_leaves_d2t_to_are_read_from_the_box(cli, tmp_path):
+    """The head's base is not a draft file (nothing in it names d2t): locate-eagle reads it over
+    the connection and follows it to the mixin that applies d2t (a draft file: it names
+    draft_id_to_target_id)."""
+    from tests import engine_trees as trees
+
+    pkg = write_vllm_venv(tmp_path / "venv")
+    (pkg / "models").mkdir()
+    (pkg / "models" / "my_dspark.py").write_text(trees.VLLM_LOADS_ONLY_HEAD.format(override=""))
+    base = pkg / "model_executor" / "models"
+    (base / "base_head.py").write_text(trees.VLLM_BASE_HEAD)
+    (base / "interfaces.py").write_text(trees.VLLM_ARGMAX_MIXIN.format(use="top + d2t[top]"))
+    result, found = _locate(cli, "--root", str(tmp_path / "venv"))
+    assert result.returncode == 0
+    models = {m["relative_path"]: m for m in found["draft_models"]}
+    assert models["models/my_dspark.py"]["d2t_handling"] == "offsets"
+    assert "model_executor/models/interfaces.py" in models["models/my_dspark.py"]["reason"]
+    [engine] = found["engines"]
+    assert engine["followed"][0] == "model_executor/models/base_head.py"

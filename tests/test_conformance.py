@@ -82,6 +82,9 @@ KIMI_SCENARIOS = {
 FAMILY_TARGETS = {"correct-qwen3-moe": rs.QWEN3_30B_A3B, "correct-llama33-70b": rs.LLAMA33_70B}
 
 
+MLA_PREFIX = "mla-eagle3-"  # mla-eagle3-correct, mla-eagle3-<plant>
+
+
 def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
     shape = rs.KIMI_K2
     config = rs.eagle3_config(shape)
@@ -118,9 +121,11 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         if scenario != "kimi-k2-correct":
             target_config = rs.kimi_k25_config()
         variables["train_layers"] = ",".join(map(str, KIMI_TRAINED))
-    if scenario == "mla-eagle3-correct":
+    if scenario.startswith(MLA_PREFIX):
+        # the MLA head's correct deployment, or one of the plants below on that head
         target_shape = rs.DEEPSEEK_V3
         config, tensors = rs.eagle3_mla_config(), rs.eagle3_mla_tensors()
+        scenario = scenario[len(MLA_PREFIX) :]
     if config is None:
         config = rs.eagle3_config(target_shape)
         config["architectures"] = [_draft_arch(engine, version)]

@@ -14,7 +14,7 @@ from remotedbg.analysis.engine_facts import vllm_v2_by_default
 from remotedbg.engines import code_markers
 from tests.conformance_table import TABLE
 from tests.releases import SWEEP, content_group, sweep_release
-from tests.sweep_table import GROUPS, PLANTS, SWEEP_VERSIONS
+from tests.sweep_table import GROUPS, MLA_PLANTS, PLANTS, SWEEP_VERSIONS, VLLM_MLA_FIRSTS
 from tests.sweep_table import SWEEP as EXPECTED
 from tests.test_conformance import audit, build_box, check
 
@@ -22,7 +22,8 @@ from tests.test_conformance import audit, build_box, check
 # sweep's own data (content groups against the downloads, coverage, the runner rule) run always.
 pytestmark = [pytest.mark.network]
 
-CORRECT = [s for s in EXPECTED if s not in PLANTS]
+ALL_PLANTS = list(PLANTS) + list(MLA_PLANTS)
+CORRECT = [s for s in EXPECTED if s not in ALL_PLANTS]
 
 
 def _scenarios(engine: str, version: str, names: list[str]) -> list[str]:
@@ -64,10 +65,10 @@ GROUP_FIRSTS = [(e, group[0]) for e, groups in GROUPS.items() for group in group
 @pytest.mark.sweep
 @pytest.mark.parametrize(
     "engine,version",
-    [pytest.param(e, v, id=f"{e}-{v}") for e, v in GROUP_FIRSTS if _scenarios(e, v, list(PLANTS))],
+    [pytest.param(e, v, id=f"{e}-{v}") for e, v in GROUP_FIRSTS if _scenarios(e, v, ALL_PLANTS)],
 )
 def test_sweep_plants_per_group(tmp_path, engine, version):
-    failures = _run(tmp_path, engine, version, _scenarios(engine, version, list(PLANTS)))
+    failures = _run(tmp_path, engine, version, _scenarios(engine, version, ALL_PLANTS))
     assert not failures, "\n".join(failures)
 
 
@@ -90,11 +91,15 @@ def test_sweep_covers_every_release():
         for scenario in CORRECT:
             if scenario == "correct-nextn" and engine == "vllm":
                 continue  # MTP heads are not modelled for vLLM
+            if scenario == "mla-eagle3-correct" and engine == "sglang":
+                continue  # SGLang's MLA head (kimi_k25_eagle3.py, 0.5.12+) has no rows yet
             assert set(versions) <= {v for e, v in EXPECTED[scenario] if e == engine}, scenario
         firsts = {group[0] for group in GROUPS[engine]}
         assert [v for group in GROUPS[engine] for v in group] == versions
         for plant in PLANTS:
             assert firsts <= {v for e, v in EXPECTED[plant] if e == engine}, plant
+    for plant in MLA_PLANTS:  # the groups whose release ships the MLA head
+        assert {v for e, v in EXPECTED[plant] if e == "vllm"} == set(VLLM_MLA_FIRSTS), plant
 
 
 # Which runner serves when the launch environment does not set VLLM_USE_V2_MODEL_RUNNER, read

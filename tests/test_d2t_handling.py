@@ -7,12 +7,12 @@ import textwrap
 import pytest
 
 from remotedbg.analysis.d2t_handling import (
-    classify_install,
     classify_source,
     evidence_lines,
     registry_architectures,
     resolve_architectures,
 )
+from remotedbg.analysis.d2t_install import classify_install
 from tests import engine_trees as trees
 
 
@@ -429,3 +429,67 @@ def test_a_setattr_without_a_value_is_not_a_store() -> None:
         "                setattr(self, 'hot_token_id')\n"
     )
     assert classify_source(src, "x.py")["d2t_handling"] == "unknown"
+
+
+# ------------------------------------------------------------- d2t applied by a base or mixin
+def _install(head: str, more: dict[str, str]) -> tuple[dict, list[list[str]]]:
+    asked: list[list[str]] = []
+
+    def read(paths: list[str]) -> dict[str, str]:
+        asked.append(paths)
+        return {p: more[p] for p in paths if p in more}
+
+    install = {
+        "engine": "vllm",
+        "path": "/x/vllm",
+        "draft_files": [{"path": "models/my_dspark.py", "source": head}],
+    }
+    return classify_install(install, read=read), asked
+
+
+def _head(override: str = "pass") -> str:
+    return trees.VLLM_LOADS_ONLY_HEAD.replace("{override}", override)
+
+
+def _more(use: str) -> dict[str, str]:
+    return {
+        "model_executor/models/base_head.py": trees.VLLM_BASE_HEAD,
+        "model_executor/models/interfaces.py": trees.VLLM_ARGMAX_MIXIN.replace("{use}", use),
+    }
+
+
+def test_a_head_that_only_loads_d2t_takes_the_handling_of_the_mixin_that_applies_it() -> None:
+    alone = classify_source(_head(), "models/my_dspark.py")
+    assert alone["d2t_handling"] == "unknown"  # one file cannot tell
+
+    result, asked = _install(_head(), _more("top + d2t[top]"))
+    [model] = result["draft_models"]
+    assert model["d2t_handling"] == "offsets"
+    [row] = model["classes"]
+    assert row["applied_in"]["path"] == "model_executor/models/interfaces.py"
+    assert row["applied_in"]["class"] == "ArgmaxMixin"
+    assert row["applied_in"]["method"] == "get_top_tokens"
+    assert "top + d2t[top]" in model["reason"]
+    # one MRO level per round trip: the base's module, then the mixin's (relative import)
+    assert asked[0][0] == "model_executor/models/base_head.py"
+    assert asked[1][0] == "model_executor/models/interfaces.py"
+    assert result["followed"][:1] == ["model_executor/models/base_head.py"]
+
+    result, _ = _install(_head(), _more("torch.index_select(d2t, 0, top)"))
+    assert result["draft_models"][0]["d2t_handling"] == "direct"
+
+
+def test_a_base_method_the_head_overrides_does_not_decide() -> None:
+    override = "def get_top_tokens(self, hidden):\n        return self.head(hidden).argmax(-1)"
+    result, _ = _install(_head(override), _more("top + d2t[top]"))
+    assert result["draft_models"][0]["d2t_handling"] == "unknown"
+
+
+def test_a_head_that_drops_d2t_or_whose_bases_are_not_read_stays_unknown() -> None:
+    dropped = _head("self.draft_id_to_target_id = None")
+    result, _ = _install(dropped, _more("top + d2t[top]"))
+    assert result["draft_models"][0]["d2t_handling"] == "unknown"
+
+    result, asked = _install(_head(), {})
+    assert result["draft_models"][0]["d2t_handling"] == "unknown"
+    assert len(asked) == 1  # the base's module is missing: nothing further to ask

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from remotedbg.agent import engine_scan
-from remotedbg.analysis.d2t_handling import classify_install, resolve_architectures
+from remotedbg.analysis.d2t_handling import resolve_architectures
+from remotedbg.analysis.d2t_install import classify_install
 from remotedbg.engines.knowledge import scan_args
 from remotedbg.remote import pyagent
 from remotedbg.session import ConnectOptions, open_session
@@ -340,3 +341,27 @@ def test_vllm_033_draft_heads_under_the_models_package_are_found() -> None:
     )
     assert hit["resolved"] and hit["path"] == "models/muse_spark/common/dspark.py"
     assert hit["class"] == "MuseSparkDSparkForCausalLM"
+
+
+@pytest.mark.network
+def test_vllm_033_dspark_head_takes_the_d2t_handling_of_the_base_that_applies_it() -> None:
+    """vLLM 0.33.0 models/muse_spark/common/dspark.py:356-358 renames the checkpoint's d2t to
+    draft_id_to_target_id and never uses it; MuseSparkDSparkForCausalLM (dspark.py:278) derives
+    from Qwen3DSparkForCausalLM, whose map_draft_to_target returns
+    `draft_ids + self.draft_id_to_target_id[draft_ids]` (model_executor/models/
+    qwen3_dspark.py:278-282), which dspark.py does not override; the DSpark worker calls it
+    (v1/worker/gpu/spec_decode/dspark/speculator.py:126): offsets."""
+    rel = release("vllm", "0.33.0")
+    result = run_scan(roots=[str(rel.venv)], search_home=False)
+    [inst] = by_engine(result, rel.venv).values()
+    classified = classify_install(inst)
+    by_path = {m["path"]: m for m in classified["draft_models"]}
+    dspark = by_path["models/muse_spark/common/dspark.py"]
+    assert dspark["d2t_handling"] == "offsets"
+    [row] = [c for c in dspark["classes"] if c["name"] == "MuseSparkDSparkForCausalLM"]
+    assert row["applied_in"]["path"] == "model_executor/models/qwen3_dspark.py"
+    assert (row["applied_in"]["line"], row["applied_in"]["method"]) == (282, "map_draft_to_target")
+    [hit] = resolve_architectures(
+        ["MuseSparkDSparkModel"], classified["draft_models"], classified["registry"]
+    )
+    assert hit["d2t_handling"] == "offsets"

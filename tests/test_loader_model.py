@@ -294,3 +294,45 @@ def test_nested_functions_map_and_deleted_modules_as_python_runs_them():
     assert refused.status == "raises", refused.reason
     unscaled = model("", names[:3], dict(CONFIG, no_scale=True), source=EAGLE1)
     assert "scale" not in unscaled.required and unscaled.unfilled() == []
+
+
+def test_a_regex_rename_on_a_known_name_is_run_not_forked():
+    """SGLang 0.5.12+ kimi_k25_eagle3.py:432 maps `layers.0.X` to `midlayer.X` with re.sub;
+    undecided, every condition on the name forked and the run budget was spent."""
+    body = """mapped = re.sub(r"^layers\\.0\\.", "midlayer.", name)
+            if mapped in params:
+                params[mapped].data.copy_(w)
+            else:
+                logger.warning(f"skipping {name}")"""
+    layer = "self.midlayer = RMSNorm(config.hidden_size)\n        self.norm = RMSNorm"
+    source = BASE.replace("from torch import nn", "import re\nfrom torch import nn")
+    source = source.replace("self.norm = RMSNorm", layer)
+    result = model(body, ["layers.0.weight", "fc.weight", "layers.1.weight"], source=source)
+    assert result.status == "ok"
+    assert outcomes(result) == {
+        "layers.0.weight": "loaded",
+        "fc.weight": "loaded",
+        "layers.1.weight": "dropped",
+    }
+    assert result.outcomes["layers.0.weight"]["params"] == ["midlayer.weight"]
+    assert result.outcomes["layers.1.weight"]["how"] == "logged"
+
+
+def test_a_regex_that_could_backtrack_without_bound_is_not_run():
+    body = """mapped = re.sub(r"^(a+)+$", "x", name)
+            if mapped in params:
+                params[mapped].data.copy_(w)"""
+    source = BASE.replace("from torch import nn", "import re\nfrom torch import nn")
+    result = model(body, ["a" * 40 + "b"], source=source)
+    assert result.status == "unknown"
+
+
+def test_a_value_known_by_name_only_is_not_taken_as_absent_from_a_tuple():
+    """`w.dtype not in (torch.bfloat16, ...)` (SGLang kimi_k25_eagle3.py:497): the dtype is not
+    known here, so the raise is undecided, not taken."""
+    body = """if w.dtype not in (torch.bfloat16, torch.float16):
+                raise NotImplementedError("dtype")
+            params[name].data.copy_(w)"""
+    source = BASE.replace("from torch import nn", "import torch\nfrom torch import nn")
+    result = model(body, ["fc.weight"], source=source)
+    assert result.status != "raises"

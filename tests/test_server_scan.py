@@ -591,3 +591,41 @@ def test_log_var_alone_of_a_vllm_server(remote, tmp_path):
     assert server["spec"]["draft_model"] == "/m/d" and server["spec"]["ceiling"] == 4
     assert "launch arguments taken from the log's non-default args line" in server["notes"]
     assert server["log"]["figures"]["spec_tokens"]["drafted"] == 450
+
+
+@pytest.mark.network
+def test_a_vllm_servers_own_runner_choice_decides_which_runner_code_is_read(remote, tmp_path):
+    """vLLM 0.33.0 defaults to Model Runner V2 (envs.py:2149-2150 leaves VLLM_USE_V2_MODEL_RUNNER
+    unset; config/vllm.py:748-766 then picks V2), but a server started with
+    VLLM_USE_V2_MODEL_RUNNER=0 runs the V1 runner (bool(int("0")), envs.py:360-363; a set value
+    is returned as is, config/vllm.py:748-750), whose v1/worker/gpu_model_runner.py reads the
+    draft's top-level eagle_aux_hidden_state_layer_ids: that file counts for this server only."""
+    from remotedbg.actions.engine_code import gather_serving
+    from remotedbg.analysis import engine_facts
+    from remotedbg.engines.knowledge import server_scan_knowledge
+    from tests.releases import release
+
+    rel = release("vllm", "0.33.0")
+    code = gather_serving(remote, "vllm", str(rel.package))
+    env = dict(os.environ, VLLM_USE_V2_MODEL_RUNNER="0")
+    argv = ["-m", "vllm.entrypoints.openai.api_server", "--model", "/models/target"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", *argv],
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        assert wait_for(lambda: os.path.exists(f"/proc/{proc.pid}/cmdline"))
+        result = remote.call(SCAN, {"knowledge": server_scan_knowledge()})
+        server = _mine(result, proc.pid)
+    finally:
+        stop_fake(proc)
+    assert server["env"] == {"VLLM_USE_V2_MODEL_RUNNER": "0"}  # only the names asked for
+
+    v1_runner = "v1/worker/gpu_model_runner.py"
+    by_default = engine_facts.aux_ids_source(code)["where"]
+    this_server = engine_facts.aux_ids_source(code, server["env"])["where"]
+    assert not any(w.startswith(v1_runner) for w in by_default)
+    assert any(w.startswith(v1_runner) for w in this_server)
+    assert engine_facts.vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}) is True
+    assert engine_facts.vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "yes"}) is True  # ¬int

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from remotedbg.actions.analysis_cache import cached_by_content, fill_sources
+from remotedbg.actions.analysis_cache import SOURCE_CAP, cached_by_content, fill_sources
 from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
 from remotedbg.analysis.d2t_handling import (
-    classify_install,
     classify_source,
     evidence_lines,
     resolve_architectures,
 )
+from remotedbg.analysis.d2t_install import classify_install
 from remotedbg.engines.knowledge import scan_args
+from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
 
 #: classify_source, by content: identical files in several installs or runs are read once
@@ -56,8 +58,9 @@ def locate_engines(
                 "error": install.get("error"),
             }
         )
-        classified = classify_install(install, CLASSIFY)
+        classified = classify_install(install, CLASSIFY, _reader(remote, install["path"]))
         engines[-1]["registry"] = classified.get("registry")
+        engines[-1]["followed"] = classified.get("followed", [])
         sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
         for model in classified["draft_models"]:
             source = sources.get(model["path"]) or ""
@@ -124,6 +127,25 @@ def locate_engines(
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _reader(remote: Remote, install: str) -> Callable[[list[str]], dict[str, str]]:
+    """Engine modules by their path in the install (the bases a draft class leaves d2t to);
+    a file that is missing, unreadable or over the cap is left out."""
+
+    def read(paths: list[str]) -> dict[str, str]:
+        try:
+            answers = remote.read_text([f"{install}/{p}" for p in paths], SOURCE_CAP)
+        except RemoteCommandError:
+            return {}
+        wanted = {f"{install}/{p}": p for p in paths}
+        return {
+            wanted[a["pattern"]]: a["text"]
+            for a in answers
+            if a.get("pattern") in wanted and "text" in a and not a.get("truncated")
+        }
+
+    return read
 
 
 def _outside(process: dict, scoped: bool) -> bool:

@@ -307,9 +307,10 @@ def _locate_target(
 
 
 def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
-    dep.embedding = engine_facts.embedding_sharing(code)
-    dep.ids_source = engine_facts.aux_ids_source(code)
-    dep.capture_calls = engine_facts.capture_calls(code)
+    # which runner serves (vLLM) is the running server's own choice where its env was read
+    dep.embedding = engine_facts.embedding_sharing(code, dep.env)
+    dep.ids_source = engine_facts.aux_ids_source(code, dep.env)
+    dep.capture_calls = engine_facts.capture_calls(code, dep.env)
     if code.engine == "sglang":
         dep.draft_backends = engine_facts.draft_decode_backends(code)
 

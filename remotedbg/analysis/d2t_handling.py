@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from remotedbg.analysis.pysource import names_in, parse
@@ -186,14 +186,17 @@ def _arange_aliases(tree: ast.AST) -> set[str]:
 
 
 class _Event:
-    __slots__ = ("line", "role", "symbol", "note", "attrs")
+    __slots__ = ("line", "role", "symbol", "note", "attrs", "method")
 
-    def __init__(self, line: int, role: str, symbol: str, note: str, attrs: set[str]):
+    def __init__(
+        self, line: int, role: str, symbol: str, note: str, attrs: set[str], method: str = ""
+    ):
         self.line = line
         self.role = role  # source | offsets | direct | store | unknown | read
         self.symbol = symbol
         self.note = note
         self.attrs = attrs
+        self.method = method  # the unit's function the event is in
 
 
 class _Unit:
@@ -226,11 +229,12 @@ class _Interp:
         self.loops: list[list[str]] = []
         self.func_args: list[str] = []
         self.record = True
+        self.method = ""
 
     def event(self, node: ast.AST, role: str, symbol: str, note: str, attrs: Iterable[str] = ()):
         if self.record:
             line = getattr(node, "lineno", 0)
-            self.unit.events.append(_Event(line, role, symbol, note, set(attrs)))
+            self.unit.events.append(_Event(line, role, symbol, note, set(attrs), self.method))
 
     # ------------------------------------------------------------------ statements
     def run_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -360,6 +364,9 @@ class _Interp:
             attr = target.attr
             if isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"):
                 if attr in self.d2t_names:
+                    value = getattr(stmt, "value", None)
+                    if isinstance(value, ast.Constant) and value.value is None:
+                        self.event(stmt, "drop", attr, "sets d2t to None", [attr])
                     return  # the d2t parameter itself: RAW by name whatever it is given
                 previous = self.unit.attrs.get(attr)
                 self.unit.attrs[attr] = kind
@@ -609,6 +616,7 @@ def _interpret(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
         before = dict(unit.attrs)
         unit.events = []
         for fn in funcs:
+            interp.method = fn.name
             interp.run_function(fn)
         if unit.attrs == before:
             break
@@ -618,7 +626,7 @@ def _raw_sink_stores(unit: _Unit, offset_attrs: set[str]) -> list[_Event]:
     """Direct uses: the raw d2t stored, and kept, in an attribute that holds target ids."""
     sinks = set(TARGET_ID_SINKS)
     return [
-        _Event(e.line, "direct", e.symbol, "stores the raw d2t as target ids", e.attrs)
+        _Event(e.line, "direct", e.symbol, "stores the raw d2t as target ids", e.attrs, e.method)
         for e in unit.events
         if e.role == "store"
         and e.symbol in sinks
@@ -749,7 +757,26 @@ def _draft_like(unit: _Unit) -> bool:
     )
 
 
-def _class_rows(units: list[_Unit], entries: list[str]) -> list[dict[str, Any]]:
+def _stores_only(unit: _Unit) -> bool:
+    """The class loads the checkpoint's d2t, keeps it (never sets it to None) and never uses it
+    itself: a base or mixin applies it."""
+    roles = {e.role for e in unit.events}
+    return unit.handling == UNKNOWN and "source" in roles and roles <= {"source", "read", "store"}
+
+
+def _applies(unit: _Unit, lines: list[str]) -> list[dict[str, Any]]:
+    """The class's own lines that apply d2t (as offsets or as target ids), by method."""
+    if unit.handling not in (OFFSETS, DIRECT) or unit.inherited_from is not None:
+        return []
+    role = "offsets" if unit.handling == OFFSETS else "direct"
+    return [
+        {"line": e.line, "text": _line_text(lines, e.line), "method": e.method, "role": role}
+        for e in sorted(unit.events, key=lambda e: e.line)
+        if e.role == role
+    ][:_MAX_EVIDENCE]
+
+
+def _class_rows(units: list[_Unit], entries: list[str], lines: list[str]) -> list[dict[str, Any]]:
     return [
         {
             "name": unit.name,
@@ -759,6 +786,13 @@ def _class_rows(units: list[_Unit], entries: list[str]) -> list[dict[str, Any]]:
             "registered": unit.name in entries,
             "draft_like": _draft_like(unit),
             "inherited_from": unit.inherited_from,
+            "methods": [
+                n.name
+                for n in unit.node.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ],
+            "stores_only": _stores_only(unit),
+            "applies": _applies(unit, lines),
         }
         for unit in units
         if unit.name != "<module>"
@@ -792,7 +826,7 @@ def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
         _run_unit(unit, d2t_names, aranges)
     _inherit_handling(units)
     entries = _entry_classes(tree)
-    classes = _class_rows(units, entries)
+    classes = _class_rows(units, entries, lines)
     architectures = list(entries) or [c["name"] for c in classes if c["draft_like"]]
 
     own = [u for u in units if u.inherited_from is None]
@@ -808,6 +842,7 @@ def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
         "classes": classes,
         "evidence": evidence,
         "reason": reason,
+        "top_level_handling": next((u.handling for u in units if u.name == "<module>"), NONE),
     }
 
 
@@ -1001,39 +1036,4 @@ def _hit(arch: str, model: dict[str, Any], cls: str, via: str) -> dict[str, Any]
         "class": cls,
         "d2t_handling": handling,
         "via": via,
-    }
-
-
-def classify_install(
-    install: dict[str, Any],
-    classify: Callable[[str, str], dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Classify every draft-model source of one `engine_scan` install (with `classify`, e.g. a
-    cached classify_source, when given).
-
-    Returns {"engine", "version", "path", "draft_models": [classify_source results],
-    "unread": [paths whose source was omitted], "registry": {arch: [module, class]} | None}.
-    """
-    models, unread = [], []
-    for f in install.get("draft_files") or []:
-        if f.get("source") is None:
-            unread.append(f["path"])
-            continue
-        result = (classify or classify_source)(f["source"], f["path"])
-        result["capped"] = bool(f.get("capped"))
-        models.append(result)
-    registry = None
-    reg = install.get("registry")
-    if reg and reg.get("source"):
-        try:
-            registry = {k: list(v) for k, v in registry_architectures(reg["source"]).items()}
-        except SyntaxError:
-            registry = None
-    return {
-        "engine": install.get("engine"),
-        "version": install.get("version"),
-        "path": install.get("path"),
-        "draft_models": models,
-        "unread": unread,
-        "registry": registry,
     }

@@ -17,9 +17,9 @@ from remotedbg.analysis.pysource import ClassRef, Module
 from remotedbg.engines import code_markers
 
 
-def _serving_modules(code: Any) -> list[Module]:
+def _serving_modules(code: Any, env: dict | None = None) -> list[Module]:
     paths = dict.fromkeys(h["path"] for h in code.serving_hits)
-    v2 = code.engine == "vllm" and vllm_v2_by_default(code)
+    v2 = code.engine == "vllm" and vllm_v2_serves(code, env)
     out = []
     for path in paths:
         if v2 and any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY):
@@ -53,10 +53,7 @@ def vllm_v2_by_default(code: Any) -> bool:
     no. Else the default of VLLM_USE_V2_MODEL_RUNNER in the release's envs.py: "0" -> V1; unset
     (None) -> the config's choice, V2 (code_markers.VLLM_V2_MARKER's comment); envs.py unread ->
     V2, as before this was read."""
-    has_v2 = code.has(code_markers.VLLM_V2_MARKER) or any(
-        h["path"].endswith(code_markers.VLLM_V2_MARKER) for h in code.serving_hits
-    )
-    if not has_v2:
+    if not vllm_has_v2(code):
         return False
     envs = code.index.module_at(code.path(code_markers.VLLM_ENVS))
     if envs is None:
@@ -69,15 +66,37 @@ def vllm_v2_by_default(code: Any) -> bool:
     return True
 
 
+def vllm_v2_serves(code: Any, env: dict | None = None) -> bool:
+    """vLLM: does Model Runner V2 serve this deployment? A running server's own
+    VLLM_USE_V2_MODEL_RUNNER (`env`: its environment as the server scan read it) decides over
+    the release's default: envs.py parses it with `bool(int(value))` in every release that has
+    V2 (0.12.0 envs.py:1550-1552; 0.33.0 :2149-2150 maybe_convert_bool, :360-363), and 0.33.0's
+    VllmConfig.use_v2_model_runner returns a set value as is (config/vllm.py:748-750). A value
+    that does not parse (the server would not start) or no V2 files leave it to the default."""
+    value = (env or {}).get(code_markers.VLLM_RUNNER_ENV)
+    if value is not None and vllm_has_v2(code):
+        try:
+            return bool(int(value))
+        except ValueError:
+            pass
+    return vllm_v2_by_default(code)
+
+
+def vllm_has_v2(code: Any) -> bool:
+    return code.has(code_markers.VLLM_V2_MARKER) or any(
+        h["path"].endswith(code_markers.VLLM_V2_MARKER) for h in code.serving_hits
+    )
+
+
 def _where(code: Any, mod: Module, node: ast.AST) -> str:
     return f"{code.rel(mod.path)}:{getattr(node, 'lineno', 0)}"
 
 
-def embedding_sharing(code: Any) -> dict[str, Any]:
+def embedding_sharing(code: Any, env: dict | None = None) -> dict[str, Any]:
     """Does the engine give an EAGLE draft the target's embedding? SGLang's worker calls
     draft.set_embed / set_embed_and_head; vLLM's proposer assigns the target's embed_tokens."""
     evidence = []
-    for mod in _serving_modules(code):
+    for mod in _serving_modules(code, env):
         for node in ast.walk(mod.tree):
             if (
                 isinstance(node, ast.Call)
@@ -98,10 +117,10 @@ def embedding_sharing(code: Any) -> dict[str, Any]:
     return {"shared": False, "evidence": [], "reason": "no worker code shares the embedding"}
 
 
-def capture_calls(code: Any) -> list[str]:
+def capture_calls(code: Any, env: dict | None = None) -> list[str]:
     """Which capture methods the engine's runner calls on the target model."""
     called = []
-    for mod in _serving_modules(code):
+    for mod in _serving_modules(code, env):
         for node in ast.walk(mod.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in code_markers.CAPTURE_METHODS:
@@ -109,11 +128,11 @@ def capture_calls(code: Any) -> list[str]:
     return list(dict.fromkeys(called))
 
 
-def aux_ids_source(code: Any) -> dict[str, Any]:
+def aux_ids_source(code: Any, env: dict | None = None) -> dict[str, Any]:
     """Where the engine reads the draft config's eagle_aux_hidden_state_layer_ids: from the
     `eagle_config` dict, from the top level of the config, both or neither."""
     places: dict[str, list[str]] = {"eagle_config": [], "top_level": []}
-    for mod in _serving_modules(code):
+    for mod in _serving_modules(code, env):
         if any(part in code.rel(mod.path) for part in code_markers.AUX_IDS_OTHER_READERS):
             continue
         for node in ast.walk(mod.tree):

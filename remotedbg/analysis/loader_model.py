@@ -54,6 +54,31 @@ _STR_METHODS = {
     "removeprefix", "removesuffix", "format", "join", "lower", "upper", "count", "find",
     "partition", "rpartition", "isdigit",
 }  # fmt: skip
+# `re.sub(r"^layers\.0\.", "midlayer.", name)` (SGLang 0.5.12+ kimi_k25_eagle3.py:432) on a
+# known name: run, with patterns that cannot backtrack without bound (no quantified group, no
+# backreference) on short strings only
+_REGEX_FUNCTIONS = {"re.sub", "re.match", "re.search", "re.fullmatch"}
+_REGEX_UNSAFE = re.compile(r"\)[*+?{]|\\[1-9]|\(\?P=")
+_REGEX_MAX = 512
+
+
+def _regex(name: str, args: list, kwargs: dict) -> Any:
+    """re.sub/match/search/fullmatch on constant patterns and known strings, else UNKNOWN."""
+    want = 3 if name == "re.sub" else 2
+    if len(args) != want or kwargs or not all(isinstance(a, str) for a in args):
+        return UNKNOWN
+    pattern, text = args[0], args[-1]
+    if len(pattern) > _REGEX_MAX or len(text) > _REGEX_MAX or _REGEX_UNSAFE.search(pattern):
+        return UNKNOWN
+    try:
+        compiled = re.compile(pattern)
+        if name == "re.sub":  # a replacement with group references is not modelled
+            return UNKNOWN if "\\" in args[1] else compiled.sub(args[1], text)
+        return getattr(compiled, name[3:])(text) is not None  # the match's truth only
+    except re.error:
+        return UNKNOWN
+
+
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
 
@@ -676,6 +701,12 @@ class Interpreter:
     def contains(self, container: Any, item: Any) -> Any:
         if item is UNKNOWN or container is UNKNOWN:
             return UNKNOWN
+        if isinstance(container, (list, tuple, set)) and (
+            isinstance(item, Named) or any(isinstance(v, Named) for v in container)
+        ):
+            # values known by name only (torch.bfloat16): the same name is the same value,
+            # another name may still be it
+            return True if item in container else UNKNOWN
         if isinstance(container, ParamDict):
             if not isinstance(item, str):
                 return UNKNOWN
@@ -975,6 +1006,8 @@ class Interpreter:
                     if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
         if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
             return self.builtin(name, args)
+        if name in _REGEX_FUNCTIONS:
+            return _regex(name, args, kwargs)
         if short in loader_rules.WEIGHTS_MAPPERS:
 
             def table(key: str) -> dict:

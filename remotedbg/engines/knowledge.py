@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
 
 #: Symbols a person wants to see quoted from a draft model's source.
@@ -306,7 +307,7 @@ def server_scan_knowledge() -> dict[str, Any]:
     return {
         "process_patterns": {name: list(e["process_patterns"]) for name, e in ENGINES.items()},
         "server_wrappers": list(SERVER_WRAPPERS),
-        "env_facts": list(ENV_FACTS),
+        "env_facts": [*ENV_FACTS, VLLM_RUNNER_ENV],
     }
 
 
