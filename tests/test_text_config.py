@@ -263,3 +263,22 @@ def test_a_target_the_release_lacks_is_unsupported_unless_its_fallback_captures(
     assert unread["status"] == "unknown"
     # the aux-layer check leaves it to target-unsupported
     assert sc.aux_layers(_unregistered({"files": [], "methods": []}))["status"] == "not-applicable"
+
+
+def test_a_fallback_that_captures_cannot_serve_a_model_type_the_release_does_not_accept():
+    # vLLM 0.13.0 config/speculative.py:621-632: eagle3_target_supported = ["llama", "qwen",
+    # "minicpm", "gpt_oss"], each a substring test on the target's hf_text_config.model_type,
+    # else ValueError; its Transformers fallback defines get_eagle3_aux_hidden_state_layers
+    fallback = {"files": ["model_executor/models/transformers"],
+                "methods": ["get_eagle3_aux_hidden_state_layers"]}  # fmt: skip
+    listed = {"types": ["llama", "qwen", "minicpm", "gpt_oss"],
+              "where": "config/speculative.py:621"}  # fmt: skip
+    dep = _unregistered(fallback)
+    dep.engine, dep.eagle3_targets = "vllm", listed
+    dep.target_config = dict(WRAPPER, text_config=dict(LANGUAGE, model_type="kimi_k2"))
+    got = sc.target_unsupported(dep)
+    assert [f["id"] for f in got["findings"]] == ["target-unsupported"]
+    assert "config/speculative.py:621" in got["findings"][0]["detail"]
+    # a listed type (a substring, as vLLM tests it) is left to the fallback: not decided here
+    dep.target_config = dict(WRAPPER, text_config=dict(LANGUAGE, model_type="qwen3_moe"))
+    assert sc.target_unsupported(dep)["status"] == "unknown"

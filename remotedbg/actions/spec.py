@@ -313,6 +313,8 @@ def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
     dep.capture_calls = engine_facts.capture_calls(code, dep.env)
     if code.engine == "sglang":
         dep.draft_backends = engine_facts.draft_decode_backends(code)
+    else:
+        dep.eagle3_targets = engine_facts.eagle3_target_types(code)
 
 
 def _registry_path(code: EngineCode, module: str) -> str | None:

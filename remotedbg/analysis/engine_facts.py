@@ -88,6 +88,26 @@ def vllm_has_v2(code: Any) -> bool:
     )
 
 
+def eagle3_target_types(code: Any) -> dict[str, Any] | None:
+    """vLLM: the model types the release's SpeculativeConfig accepts as EAGLE-3 targets,
+    {"types": [...], "where": "file:line"}; None when no spec config of the install lists them
+    (SGLang, releases without the list)."""
+    for rel in code_markers.VLLM_SPEC_CONFIGS:
+        mod = code.index.module_at(code.path(rel))
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Tuple)):
+                continue
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            if code_markers.VLLM_EAGLE3_TARGETS in names and all(
+                isinstance(v, str) for v in values
+            ):
+                return {"types": values, "where": _where(code, mod, node)}
+    return None
+
+
 def _where(code: Any, mod: Module, node: ast.AST) -> str:
     return f"{code.rel(mod.path)}:{getattr(node, 'lineno', 0)}"
 

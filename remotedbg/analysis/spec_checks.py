@@ -112,6 +112,7 @@ class Deployment:
     engine_version: str | None = None  # of the install that serves (or would serve) the draft
     env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
     draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
+    eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
 
     @property
     def family(self) -> str | None:
@@ -237,11 +238,19 @@ def _unregistered_target(result: dict, dep: Deployment, target_class: str) -> di
     files, methods = fallback.get("files"), fallback.get("methods")
     if files is None:
         return unknown(result, f"{error}; the Transformers fallback was not read")
-    if methods:
+    model_type = str(text_field(dep.target_config, "model_type") or "")
+    allowed = dep.eagle3_targets
+    if methods and allowed and not any(t in model_type for t in allowed["types"]):
+        fallback_said = (f"though its Transformers fallback ({', '.join(files)}) defines "
+                         f"{', '.join(methods)}, the release accepts EAGLE-3 targets only of the "
+                         f"model types {allowed['types']} ({allowed['where']}), and "
+                         f"{model_type or '(no model_type)'} is none of them")  # fmt: skip
+    elif methods:
         return unknown(result, f"{error}; only the Transformers fallback ({', '.join(files)}, "
                        f"which defines {', '.join(methods)}) could serve it")  # fmt: skip
-    fallback_said = (f"its Transformers fallback ({', '.join(files)}) has no capture method "
-                     "either" if files else "it has no Transformers fallback")  # fmt: skip
+    else:
+        fallback_said = (f"its Transformers fallback ({', '.join(files)}) has no capture method "
+                         "either" if files else "it has no Transformers fallback")  # fmt: skip
     return add_finding(result, finding(
         "target-unsupported", ERROR,
         f"this {dep.engine} release does not support the target {target_class}",

@@ -57,6 +57,10 @@ VLLM_ENVS = "envs.py"
 #: Files the loader model and the facts read besides the draft and target model files.
 VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"
 VLLM_SPEC_CONFIGS = ("config/speculative.py", "config/__init__.py", "config.py")
+#: vLLM: the list of model types SpeculativeConfig accepts as EAGLE-3 targets (a substring of
+#: the target's text model_type; else ValueError "Eagle3 is only supported for ... models"),
+#: 0.13.0 config/speculative.py:621-632; 0.22.0 drops it.
+VLLM_EAGLE3_TARGETS = "eagle3_target_supported"
 VLLM_METRICS = "v1/spec_decode/metrics.py"
 VLLM_PROPOSER = "v1/spec_decode/eagle.py"
 
