@@ -35,7 +35,7 @@ import yaml
 import remotedbg
 from remotedbg.actions.registry import ACTIONS
 from remotedbg.contract import verdict
-from remotedbg.errors import ConnectionFailed, RemotedbgError, UsageError
+from remotedbg.errors import ConnectionFailed, Interrupted, RemotedbgError, UsageError
 from remotedbg.remote.primitives import Remote
 
 USER_DIR = Path("~/.config/remotedbg/playbooks")
@@ -396,8 +396,8 @@ def run_playbook(
         try:
             result = ACTIONS[step.action].run(remote, **params)
             status, error = "ok", None
-        except ConnectionFailed:
-            raise
+        except (ConnectionFailed, Interrupted):
+            raise  # Ctrl-C stops the playbook; it is not one step's failure
         except RemotedbgError as exc:
             result, status, error = None, "failed", str(exc)
             inconclusive.append(f"step {step.id} failed: {exc}")

@@ -512,3 +512,52 @@ def test_a_report_replaces_a_planted_symlink_instead_of_writing_through_it(cli, 
     assert victim.read_text() == "keep me\n"
     assert not report.is_symlink() and report.read_text().startswith("# remotedbg locate-eagle")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_ctrl_c_stops_the_playbook_not_just_its_step(box, isolated_state, tmp_path):
+    """Ctrl-C during a step ends the whole playbook with 130: the later steps do not run (it was
+    one step's 'failed: interrupted' and the playbook went on) and the remote command stops."""
+    import signal
+    import time
+
+    token = f"pb-sleep-{os.getpid()}"
+    marker = tmp_path / "second-step-ran"
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "two.yaml").write_text(
+        "name: two\nsteps:\n"
+        f"  - id: wait\n    action: run\n    with: {{command: 'sleep 300; echo {token}'}}\n"
+        f"  - id: after\n    action: run\n    with: {{command: 'touch {marker}'}}\n"
+    )
+
+    def running() -> bool:
+        for entry in os.listdir("/proc"):
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes() if entry.isdigit() else b""
+            except OSError:
+                continue
+            if token.encode() in argv:  # the remote shell running the step's command
+                return True
+        return False
+
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "playbook", "two", "-H", "testbox", "--allow-write",
+         "--playbook-path", str(user_dir), "--timeout", "120"],
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config),
+                 XDG_STATE_HOME=str(isolated_state)),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert wait_for(running, timeout=60), "the first step never started"
+        client.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, stderr = client.communicate(timeout=60)
+        assert time.monotonic() - start < 20  # not the step's --timeout of 120 s
+        assert client.returncode == 130, stderr.decode()[-2000:]
+        assert b"Traceback" not in stderr
+        assert not marker.exists(), "the step after Ctrl-C ran"
+        assert wait_for(lambda: not running(), timeout=10), "the remote command kept running"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
