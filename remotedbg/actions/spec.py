@@ -17,6 +17,7 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions import runtime_logs
+from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.actions.audit import loader_for
 from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
@@ -307,11 +308,12 @@ def _locate_target(
 
 
 def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
-    dep.embedding = engine_facts.embedding_sharing(code)
-    dep.ids_source = engine_facts.aux_ids_source(code)
-    dep.capture_calls = engine_facts.capture_calls(code)
+    serving = engine_facts.serving_facts(code)
+    dep.embedding = engine_facts.embedding_sharing(code, serving)
+    dep.ids_source = engine_facts.aux_ids_source(code, serving)
+    dep.capture_calls = engine_facts.capture_calls(serving)
     if code.engine == "sglang":
-        dep.draft_backends = engine_facts.draft_decode_backends(code)
+        dep.draft_backends = engine_facts.draft_decode_backends(serving)
 
 
 def _registry_path(code: EngineCode, module: str) -> str | None:
@@ -359,10 +361,15 @@ def _evaluate_capture(
                 break
 
 
+_identifiers = cached_by_content(
+    "source-identifiers", lambda text, _path: {"words": sorted(source_identifiers(text))}
+)
+
+
 def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
     words: set[str] = set()
     for cls in code.index.mro(ref):
-        words |= source_identifiers(cls.module.source)
+        words.update(_identifiers(cls.module.source, cls.module.path)["words"])
     return words
 
 
