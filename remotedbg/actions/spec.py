@@ -373,8 +373,16 @@ def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
     return words
 
 
+_spec_config_defaults = cached_by_content(
+    "speculative-config-defaults",
+    lambda text, _path: {"defaults": engine_facts.class_field_defaults(text, "SpeculativeConfig")},
+)
+
+
 def _vllm_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
-    defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
+    defaults = engine_facts.field_defaults(
+        code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
+    )
     args = (server.get("args") or {}) if server else {}
     launch = args.get("speculative-config")
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))

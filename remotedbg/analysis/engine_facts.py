@@ -13,7 +13,7 @@ from typing import Any
 
 from remotedbg.analysis.loader_model import Interpreter
 from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
-from remotedbg.analysis.pysource import ClassRef, parse
+from remotedbg.analysis.pysource import ClassRef, Module, parse
 from remotedbg.engines import code_markers
 
 
@@ -227,23 +227,39 @@ def vllm_served_architectures(code: Any, architectures: list[str], method: str) 
     return list(architectures)
 
 
-def field_defaults(code: Any, class_name: str) -> dict[str, Any]:
+def field_defaults(
+    code: Any, class_name: str, defaults_in: Any = None
+) -> dict[str, Any]:
     """Constant defaults of a config dataclass's fields (e.g. vLLM's SpeculativeConfig), from
-    whichever of the files read defines it."""
-    for mod in code.index.mentioning(f"class {class_name}"):
-        cls = mod.classes.get(class_name)
-        if cls is None:
-            continue
-        out: dict[str, Any] = {}
-        for stmt in cls.body:
-            if (
-                isinstance(stmt, ast.AnnAssign)
-                and isinstance(stmt.target, ast.Name)
-                and isinstance(stmt.value, ast.Constant)
-            ):
-                out[stmt.target.id] = stmt.value.value
-        return out
+    whichever of the files read defines it. `defaults_in(text, path)`: class_field_defaults of
+    one file (remotedbg.actions.spec keeps it by content)."""
+    for path, text in code.index.texts_mentioning(f"class {class_name}"):
+        found = (defaults_in or (lambda t, _p: class_field_defaults(t, class_name)))(text, path)
+        if found is not None:
+            return found
     return {}
+
+
+def class_field_defaults(source: str, class_name: str) -> dict[str, Any] | None:
+    """The constant (str, number, bool, None) defaults of `class_name`'s annotated fields in
+    this module's top level; None: it does not define the class (or does not parse)."""
+    tree = parse(source)
+    if tree is None:
+        return None
+    mod = Module.build("m", "", tree, source)
+    cls = mod.classes.get(class_name)
+    if cls is None:
+        return None
+    out: dict[str, Any] = {}
+    for stmt in cls.body:
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str | int | float | bool | type(None))
+        ):
+            out[stmt.target.id] = stmt.value.value
+    return out
 
 
 def resolve_class(code: Any, path: str, name: str) -> ClassRef | None:

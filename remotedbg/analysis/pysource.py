@@ -226,11 +226,17 @@ class SourceIndex:
         """The source read for this path, parsed or not (None: not read, or unparsable)."""
         return self._text(module_name(path, self.package_root, self.package) or "")
 
-    def mentioning(self, word: str) -> list[Module]:
-        """The modules whose source contains `word` (only those are parsed)."""
-        names = [n for n in self._order if word in (self._text(n) or "")]
-        found = [self.modules.get(n) for n in names]
-        return [m for m in found if m is not None]
+    def texts_mentioning(self, word: str) -> list[tuple[str, str]]:
+        """(path, source) of the files read whose source contains `word`, none parsed here."""
+        out = []
+        for name in self._order:
+            pending = self.modules.pending.get(name)
+            mod = dict.get(self.modules, name)
+            if pending is not None and word in pending[1]:
+                out.append(pending)
+            elif pending is None and mod is not None and word in mod.source:
+                out.append((mod.path, mod.source))
+        return out
 
     def _text(self, name: str) -> str | None:
         pending = self.modules.pending.get(name)
