@@ -212,8 +212,11 @@ def test_spec_audit_code_facts_are_kept_by_each_files_content(tmp_path, monkeypa
     from tests.releases import release
 
     package = release("vllm", "0.33.0").package
-    rels = ["v1/spec_decode/llm_base_proposer.py", "v1/worker/gpu_model_runner.py",
-            "v1/spec_decode/metrics.py"]
+    rels = [
+        "v1/spec_decode/llm_base_proposer.py",
+        "v1/worker/gpu_model_runner.py",
+        "v1/spec_decode/metrics.py",
+    ]
     rels = [r for r in rels if (package / r).is_file()]
     assert len(rels) == 3
     computed: list[str] = []

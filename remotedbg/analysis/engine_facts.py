@@ -227,9 +227,7 @@ def vllm_served_architectures(code: Any, architectures: list[str], method: str) 
     return list(architectures)
 
 
-def field_defaults(
-    code: Any, class_name: str, defaults_in: Any = None
-) -> dict[str, Any]:
+def field_defaults(code: Any, class_name: str, defaults_in: Any = None) -> dict[str, Any]:
     """Constant defaults of a config dataclass's fields (e.g. vLLM's SpeculativeConfig), from
     whichever of the files read defines it. `defaults_in(text, path)`: class_field_defaults of
     one file (remotedbg.actions.spec keeps it by content)."""
