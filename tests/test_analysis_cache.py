@@ -188,3 +188,64 @@ def test_a_fleet_of_identical_hosts_reads_each_source_once(box, tmp_path, monkey
     # each content read by one host (hosts may share the reading out), the others waited for it
     read = [path for paths in reads for path in paths]
     assert len(read) == len(set(read)) == len({m["path"] for m in found[0]["draft_models"]})
+
+
+def _serving_code(package, rels):
+    from remotedbg.actions.engine_code import EngineCode
+
+    code = EngineCode("vllm", str(package))
+    for rel in rels:
+        path = f"{package}/{rel}"
+        code.index.add(path, (package / rel).read_text(), lazy=True)
+        code.serving_hits.append({"path": path, "line": 1, "text": ""})
+    return code
+
+
+@pytest.mark.network  # the vLLM release is downloaded once (tests/releases.py)
+def test_spec_audit_code_facts_are_kept_by_each_files_content(tmp_path, monkeypatch):
+    """spec-audit's facts about the serving code (embedding sharing, where the aux ids are read,
+    the capture calls) are derived once per content of each file, kept on disk for the next
+    run: a new process reads them back without parsing; a one-line change in any one file is a
+    new key for that file alone; a new analyser recomputes all. Each file's facts depend on
+    that file only; what the facts of several files add up to is recomputed every run."""
+    from remotedbg.analysis import engine_facts
+    from tests.releases import release
+
+    package = release("vllm", "0.33.0").package
+    rels = [
+        "v1/spec_decode/llm_base_proposer.py",
+        "v1/worker/gpu_model_runner.py",
+        "v1/spec_decode/metrics.py",
+    ]
+    rels = [r for r in rels if (package / r).is_file()]
+    assert len(rels) == 3
+    computed: list[str] = []
+    real = engine_facts.file_facts
+    counted = lambda text: computed.append(text) or real(text)  # noqa: E731
+    monkeypatch.setattr(engine_facts, "file_facts", counted)
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+
+    def facts(code):
+        serving = engine_facts.serving_facts(code)
+        return serving, engine_facts.embedding_sharing(code, serving)
+
+    first, shared = facts(_serving_code(package, rels))
+    assert len(computed) == 3 and shared["shared"] is True
+    assert [f for _, f in first] == [real((package / r).read_text()) for r in rels]
+    monkeypatch.setattr(analysis_cache, "_memory", {})  # a new process: the disk cache answers
+    code = _serving_code(package, rels)
+    assert facts(code) == (first, shared) and len(computed) == 3
+    assert not dict.items(code.index.modules)  # and nothing was parsed
+    changed = tmp_path / "vllm"
+    for rel in rels:
+        (changed / rel).parent.mkdir(parents=True, exist_ok=True)
+        (changed / rel).write_text((package / rel).read_text())
+    text = (changed / rels[1]).read_text()
+    (changed / rels[1]).write_text(text.replace("\n", "\nx = 1\n", 1))  # one line more
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    facts(_serving_code(changed, rels))
+    assert len(computed) == 4 and computed[-1] == (changed / rels[1]).read_text()
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    monkeypatch.setattr(analysis_cache, "_analyser", "another version")
+    facts(_serving_code(package, rels))
+    assert len(computed) == 7

@@ -18,8 +18,9 @@ from tests.sweep_table import GROUPS, MLA_PLANTS, PLANTS, SWEEP_VERSIONS, VLLM_M
 from tests.sweep_table import SWEEP as EXPECTED
 from tests.test_conformance import audit, build_box, check
 
-# The audits (about 4 s each here, 902 of them) run apart: `pytest -m sweep`. The checks of the
-# sweep's own data (content groups against the downloads, coverage, the runner rule) run always.
+# The audits (902 of them, about 25 minutes here: README "Every release") run apart: `pytest -m
+# sweep`. The checks of the sweep's own data (content groups against the downloads, coverage,
+# the runner rule) run always.
 pytestmark = [pytest.mark.network]
 
 ALL_PLANTS = list(PLANTS) + list(MLA_PLANTS)

@@ -623,8 +623,9 @@ def test_a_vllm_servers_own_runner_choice_decides_which_runner_code_is_read(remo
     assert server["env"] == {"VLLM_USE_V2_MODEL_RUNNER": "0"}  # only the names asked for
 
     v1_runner = "v1/worker/gpu_model_runner.py"
-    by_default = engine_facts.aux_ids_source(code)["where"]
-    this_server = engine_facts.aux_ids_source(code, server["env"])["where"]
+    by_default = engine_facts.aux_ids_source(code, engine_facts.serving_facts(code))["where"]
+    serving = engine_facts.serving_facts(code, server["env"])
+    this_server = engine_facts.aux_ids_source(code, serving)["where"]
     assert not any(w.startswith(v1_runner) for w in by_default)
     assert any(w.startswith(v1_runner) for w in this_server)
     assert engine_facts.vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}) is True

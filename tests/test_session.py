@@ -156,6 +156,21 @@ def test_local_target_uses_the_same_contract(tmp_path):
     assert wait_for(lambda: not pids_with_argv("sleep", "35.5"))
 
 
+def test_local_agent_calls_share_one_executor_that_leaves_with_the_session():
+    """--host local ships the agent once: every call of the session goes to one executor (the
+    sweep's audits made a process and sent the bundle for each), which ends with the session."""
+    from remotedbg.remote import pyagent
+
+    session = open_session(ConnectOptions(host="local", timeout=30))
+    info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
+    executor = session.executor()
+    assert info["python"] and executor is not None and os.path.exists(f"/proc/{executor.pid}")
+    assert pyagent.call(session, "remotedbg.agent.probe:describe", {}) == info
+    assert session.executor() is executor
+    session.close()
+    assert wait_for(lambda: not os.path.exists(f"/proc/{executor.pid}"))
+
+
 def test_unreachable_host_is_a_connection_failure(tmp_path):
     with pytest.raises(ConnectionFailed) as error:
         open_session(ConnectOptions(host="127.0.0.1:1", ssh_config=None, connect_timeout=3))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import posixpath
 
+from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.analysis import engine_facts
 from remotedbg.analysis.pysource import SourceIndex
 from remotedbg.engines import code_markers
@@ -14,6 +15,10 @@ from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
 
 SOURCE_CAP = 2 << 20
+
+_file_facts = cached_by_content(
+    "serving-file-facts", lambda text, _path: {"facts": engine_facts.file_facts(text)}
+)
 
 
 class EngineCode:
@@ -34,13 +39,19 @@ class EngineCode:
     def path(self, rel: str) -> str:
         return posixpath.join(self.install, rel)
 
+    def facts_of(self, path: str) -> dict | None:
+        """engine_facts.file_facts of a file read (None: not read, or it does not parse),
+        kept by its content (remotedbg.actions.analysis_cache)."""
+        text = self.index.text_at(path)
+        return None if text is None else _file_facts(text, path).get("facts")
+
     def has(self, rel: str) -> bool:
-        return self.index.module_at(self.path(rel)) is not None
+        return self.index.text_at(self.path(rel)) is not None
 
 
 def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
     todo = [
-        p for p in dict.fromkeys(paths) if code.index.module_at(p) is None and p not in code.tried
+        p for p in dict.fromkeys(paths) if code.index.text_at(p) is None and p not in code.tried
     ]
     todo = todo[: max(0, code_markers.MAX_FILES - len(code.index.modules))]
     code.tried.update(todo)
@@ -53,7 +64,7 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
         return
     for entry in entries:
         if "text" in entry and not entry.get("truncated"):
-            code.index.add(entry["path"], entry["text"])
+            code.index.add(entry["path"], entry["text"], lazy=True)
 
 
 def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:

@@ -19,6 +19,8 @@ from remotedbg.remote.primitives import Remote
 
 #: classify_source, by content: identical files in several installs or runs are read once
 CLASSIFY = cached_by_content("d2t-handling", classify_source)
+#: the lines that mention d2t and its kin, by content likewise (a regex pass over every line)
+EVIDENCE = cached_by_content("evidence-lines", lambda text, _path: {"lines": evidence_lines(text)})
 
 
 def locate_engines(
@@ -76,7 +78,7 @@ def locate_engines(
                     "d2t_handling": model["d2t_handling"],
                     "reason": model.get("reason", ""),
                     "evidence": model.get("evidence", []),
-                    "evidence_lines": evidence_lines(source),
+                    "evidence_lines": EVIDENCE(source, model["path"])["lines"] if source else [],
                     "capped": model.get("capped", False),
                 }
             )

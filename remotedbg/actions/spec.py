@@ -17,6 +17,7 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions import runtime_logs
+from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.actions.audit import loader_for
 from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
@@ -308,11 +309,12 @@ def _locate_target(
 
 def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
     # which runner serves (vLLM) is the running server's own choice where its env was read
-    dep.embedding = engine_facts.embedding_sharing(code, dep.env)
-    dep.ids_source = engine_facts.aux_ids_source(code, dep.env)
-    dep.capture_calls = engine_facts.capture_calls(code, dep.env)
+    serving = engine_facts.serving_facts(code, dep.env)
+    dep.embedding = engine_facts.embedding_sharing(code, serving)
+    dep.ids_source = engine_facts.aux_ids_source(code, serving)
+    dep.capture_calls = engine_facts.capture_calls(serving)
     if code.engine == "sglang":
-        dep.draft_backends = engine_facts.draft_decode_backends(code)
+        dep.draft_backends = engine_facts.draft_decode_backends(serving)
     else:
         dep.eagle3_targets = engine_facts.eagle3_target_types(code)
 
@@ -362,15 +364,28 @@ def _evaluate_capture(
                 break
 
 
+_identifiers = cached_by_content(
+    "source-identifiers", lambda text, _path: {"words": sorted(source_identifiers(text))}
+)
+
+
 def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
     words: set[str] = set()
     for cls in code.index.mro(ref):
-        words |= source_identifiers(cls.module.source)
+        words.update(_identifiers(cls.module.source, cls.module.path)["words"])
     return words
 
 
+_spec_config_defaults = cached_by_content(
+    "speculative-config-defaults",
+    lambda text, _path: {"defaults": engine_facts.class_field_defaults(text, "SpeculativeConfig")},
+)
+
+
 def _vllm_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
-    defaults = engine_facts.field_defaults(code, "SpeculativeConfig")
+    defaults = engine_facts.field_defaults(
+        code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
+    )
     args = (server.get("args") or {}) if server else {}
     launch = args.get("speculative-config")
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))

@@ -13,20 +13,63 @@ from typing import Any
 
 from remotedbg.analysis.loader_model import Interpreter
 from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
-from remotedbg.analysis.pysource import ClassRef, Module
+from remotedbg.analysis.pysource import ClassRef, Module, parse
 from remotedbg.engines import code_markers
 
 
-def _serving_modules(code: Any, env: dict | None = None) -> list[Module]:
+def file_facts(source: str) -> dict[str, Any] | None:
+    """What one serving file says, in one walk of its tree (None: it does not parse): the
+    embedding-sharing evidence [line, text], where it reads the aux-ids key [line, nested in
+    eagle_config], the capture methods it calls, the draft decode backends it accepts (None:
+    not this file), the default of vLLM's runner env var [found, default] (a non-constant
+    default is "?")."""
+    tree = parse(source)
+    if tree is None:
+        return None
+    embed: list[list] = []
+    aux: list[list] = []
+    calls: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in code_markers.EMBED_SHARING_CALLS:
+                embed.append([node.lineno, f"{node.func.attr}(...)"])
+            if node.func.attr in code_markers.CAPTURE_METHODS:
+                calls.append(node.func.attr)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "embed_tokens" for t in node.targets
+        ):
+            value = ast.unparse(node.value)
+            if "target" in value:
+                embed.append([node.lineno, f"embed_tokens = {value[:60]}"])
+        if isinstance(node, (ast.Call, ast.Subscript)):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Constant) and child.value == code_markers.AUX_IDS_KEY:
+                    aux.append([getattr(node, "lineno", 0), "eagle_config" in ast.unparse(node)])
+    env = code_markers.VLLM_RUNNER_ENV
+    found, default = _getenv_default(tree, env) if env in source else (False, None)
+    return {
+        "embed": embed,
+        "aux": aux,
+        "calls": list(dict.fromkeys(calls)),
+        "backends": _decode_backends(tree, source),
+        "runner_env": [found, default if default is None or isinstance(default, str) else "?"],
+    }
+
+
+def serving_facts(code: Any, env: dict | None = None) -> list[tuple[str, dict]]:
+    """(path, file_facts) of the serving files that were read and parse, in grep order; the
+    V1-only files are left out when Model Runner V2 serves (`env`: a running server's
+    environment, whose own runner choice decides: vllm_v2_serves). `code.facts_of(path)` gives a
+    file's facts (remotedbg.actions.engine_code keeps them by content)."""
     paths = dict.fromkeys(h["path"] for h in code.serving_hits)
     v2 = code.engine == "vllm" and vllm_v2_serves(code, env)
     out = []
     for path in paths:
         if v2 and any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY):
             continue  # only the V1 runner reads it, and V2 serves
-        mod = code.index.module_at(path)
-        if mod is not None:
-            out.append(mod)
+        facts = code.facts_of(path)
+        if facts is not None:
+            out.append((path, facts))
     return out
 
 
@@ -55,13 +98,13 @@ def vllm_v2_by_default(code: Any) -> bool:
     V2, as before this was read."""
     if not vllm_has_v2(code):
         return False
-    envs = code.index.module_at(code.path(code_markers.VLLM_ENVS))
+    envs = code.facts_of(code.path(code_markers.VLLM_ENVS))
     if envs is None:
         return True
-    found, default = _getenv_default(envs.tree, code_markers.VLLM_RUNNER_ENV)
+    found, default = envs["runner_env"]
     if not found or default is None:
         return True
-    if isinstance(default, str):
+    if isinstance(default, str) and default != "?":
         return default.strip().lower() in ("1", "true")
     return True
 
@@ -112,24 +155,12 @@ def _where(code: Any, mod: Module, node: ast.AST) -> str:
     return f"{code.rel(mod.path)}:{getattr(node, 'lineno', 0)}"
 
 
-def embedding_sharing(code: Any, env: dict | None = None) -> dict[str, Any]:
+def embedding_sharing(code: Any, serving: list[tuple[str, dict]]) -> dict[str, Any]:
     """Does the engine give an EAGLE draft the target's embedding? SGLang's worker calls
-    draft.set_embed / set_embed_and_head; vLLM's proposer assigns the target's embed_tokens."""
-    evidence = []
-    for mod in _serving_modules(code, env):
-        for node in ast.walk(mod.tree):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in code_markers.EMBED_SHARING_CALLS
-            ):
-                evidence.append(f"{_where(code, mod, node)} {node.func.attr}(...)")
-            elif isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Attribute) and t.attr == "embed_tokens" for t in node.targets
-            ):
-                value = ast.unparse(node.value)
-                if "target" in value:
-                    evidence.append(f"{_where(code, mod, node)} embed_tokens = {value[:60]}")
+    draft.set_embed / set_embed_and_head; vLLM's proposer assigns the target's embed_tokens.
+    `serving`: serving_facts(code)."""
+    evidence = [f"{code.rel(path)}:{line} {text}" for path, facts in serving
+                for line, text in facts["embed"]]  # fmt: skip
     if evidence:
         return {"shared": True, "evidence": evidence[:4]}
     if not code.serving_hits:
@@ -137,34 +168,20 @@ def embedding_sharing(code: Any, env: dict | None = None) -> dict[str, Any]:
     return {"shared": False, "evidence": [], "reason": "no worker code shares the embedding"}
 
 
-def capture_calls(code: Any, env: dict | None = None) -> list[str]:
+def capture_calls(serving: list[tuple[str, dict]]) -> list[str]:
     """Which capture methods the engine's runner calls on the target model."""
-    called = []
-    for mod in _serving_modules(code, env):
-        for node in ast.walk(mod.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in code_markers.CAPTURE_METHODS:
-                    called.append(node.func.attr)
-    return list(dict.fromkeys(called))
+    return list(dict.fromkeys(m for _, facts in serving for m in facts["calls"]))
 
 
-def aux_ids_source(code: Any, env: dict | None = None) -> dict[str, Any]:
+def aux_ids_source(code: Any, serving: list[tuple[str, dict]]) -> dict[str, Any]:
     """Where the engine reads the draft config's eagle_aux_hidden_state_layer_ids: from the
     `eagle_config` dict, from the top level of the config, both or neither."""
     places: dict[str, list[str]] = {"eagle_config": [], "top_level": []}
-    for mod in _serving_modules(code, env):
-        if any(part in code.rel(mod.path) for part in code_markers.AUX_IDS_OTHER_READERS):
+    for path, facts in serving:
+        if any(part in code.rel(path) for part in code_markers.AUX_IDS_OTHER_READERS):
             continue
-        for node in ast.walk(mod.tree):
-            for child in ast.iter_child_nodes(node):
-                if not (
-                    isinstance(child, ast.Constant) and child.value == code_markers.AUX_IDS_KEY
-                ):
-                    continue
-                if isinstance(node, ast.keyword) or not isinstance(node, (ast.Call, ast.Subscript)):
-                    continue
-                nested = "eagle_config" in ast.unparse(node)
-                places["eagle_config" if nested else "top_level"].append(_where(code, mod, node))
+        for line, nested in facts["aux"]:
+            places["eagle_config" if nested else "top_level"].append(f"{code.rel(path)}:{line}")
     return {
         "eagle_config": bool(places["eagle_config"]),
         "top_level": bool(places["top_level"]),
@@ -254,23 +271,37 @@ def vllm_served_architectures(code: Any, architectures: list[str], method: str) 
     return list(architectures)
 
 
-def field_defaults(code: Any, class_name: str) -> dict[str, Any]:
+def field_defaults(code: Any, class_name: str, defaults_in: Any = None) -> dict[str, Any]:
     """Constant defaults of a config dataclass's fields (e.g. vLLM's SpeculativeConfig), from
-    whichever of the files read defines it."""
-    for mod in code.index.modules.values():
-        cls = mod.classes.get(class_name)
-        if cls is None:
-            continue
-        out: dict[str, Any] = {}
-        for stmt in cls.body:
-            if (
-                isinstance(stmt, ast.AnnAssign)
-                and isinstance(stmt.target, ast.Name)
-                and isinstance(stmt.value, ast.Constant)
-            ):
-                out[stmt.target.id] = stmt.value.value
-        return out
+    whichever of the files read defines it. `defaults_in(text, path)`: class_field_defaults of
+    one file (remotedbg.actions.spec keeps it by content)."""
+    for path, text in code.index.texts_mentioning(f"class {class_name}"):
+        found = (defaults_in or (lambda t, _p: class_field_defaults(t, class_name)))(text, path)
+        if found is not None:
+            return found
     return {}
+
+
+def class_field_defaults(source: str, class_name: str) -> dict[str, Any] | None:
+    """The constant (str, number, bool, None) defaults of `class_name`'s annotated fields in
+    this module's top level; None: it does not define the class (or does not parse)."""
+    tree = parse(source)
+    if tree is None:
+        return None
+    mod = Module.build("m", "", tree, source)
+    cls = mod.classes.get(class_name)
+    if cls is None:
+        return None
+    out: dict[str, Any] = {}
+    for stmt in cls.body:
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str | int | float | bool | type(None))
+        ):
+            out[stmt.target.id] = stmt.value.value
+    return out
 
 
 def resolve_class(code: Any, path: str, name: str) -> ClassRef | None:
@@ -278,26 +309,31 @@ def resolve_class(code: Any, path: str, name: str) -> ClassRef | None:
     return code.index.resolve(mod, name) if mod is not None else None
 
 
-def draft_decode_backends(code: Any) -> list[str] | None:
-    """The attention backends SGLang's EAGLE draft decode accepts, read from the install: the
-    keys of the `backend_map` of the decode-backend function (0.5.6+ draft_utils.py), else the
-    strings compared with `attention_backend` in the function that raises "EAGLE is not
-    supported in ..." (before 0.5.6). None when no such code was read."""
-    for mod in _serving_modules(code):
-        if code_markers.DRAFT_BACKEND_ERROR not in mod.source:
-            continue
-        found: list[str] = []
-        for func in ast.walk(mod.tree):
-            if not isinstance(func, ast.FunctionDef):
-                continue
-            if "decode" in func.name:
-                found += _backend_map_keys(func)
-            segment = ast.get_source_segment(mod.source, func) or ""
-            if not found and code_markers.DRAFT_BACKEND_ERROR in segment:
-                found += _compared_backends(func)
-        if found:
-            return sorted(set(found))
+def draft_decode_backends(serving: list[tuple[str, dict]]) -> list[str] | None:
+    """The attention backends SGLang's EAGLE draft decode accepts, read from the install (see
+    _decode_backends). None when no such code was read."""
+    for _, facts in serving:
+        if facts["backends"]:
+            return facts["backends"]
     return None
+
+
+def _decode_backends(tree: ast.Module, source: str) -> list[str] | None:
+    """The keys of the `backend_map` of the decode-backend function (0.5.6+ draft_utils.py),
+    else the strings compared with `attention_backend` in the function that raises "EAGLE is
+    not supported in ..." (before 0.5.6). None: the file has no such error."""
+    if code_markers.DRAFT_BACKEND_ERROR not in source:
+        return None
+    found: list[str] = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef):
+            continue
+        if "decode" in func.name:
+            found += _backend_map_keys(func)
+        segment = ast.get_source_segment(source, func) or ""
+        if not found and code_markers.DRAFT_BACKEND_ERROR in segment:
+            found += _compared_backends(func)
+    return sorted(set(found))
 
 
 def _backend_map_keys(func: ast.FunctionDef) -> list[str]:

@@ -138,30 +138,112 @@ class ClassRef:
         return f"{self.module.path}:{self.node.lineno}"
 
 
+class _Modules(dict):
+    """Modules by dotted name; an entry added lazily is parsed when first looked up (a file
+    read for one question is not parsed unless something asks about its code)."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        super().__init__()
+        self._index = index
+        self.pending: dict[str, tuple[str, str]] = {}  # name -> (path, source)
+
+    def _built(self, name: str) -> None:
+        path, source = self.pending.pop(name)
+        tree = parse(source)
+        if tree is None:
+            self._index.unparsable.append(path)
+        else:
+            super().__setitem__(name, Module.build(name, path, tree, source))
+
+    def __getitem__(self, name: str) -> Module:
+        if name in self.pending:
+            self._built(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Module | None = None) -> Module | None:  # type: ignore[override]
+        if name in self.pending:
+            self._built(name)
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.pending or super().__contains__(name)
+
+    def __len__(self) -> int:
+        return len(self.pending) + super().__len__()
+
+    def _all(self) -> None:
+        for name in list(self.pending):
+            self._built(name)
+
+    def values(self):  # type: ignore[override]
+        self._all()
+        return super().values()
+
+    def items(self):  # type: ignore[override]
+        self._all()
+        return super().items()
+
+    def __iter__(self):  # type: ignore[override]
+        self._all()
+        return super().__iter__()
+
+
 class SourceIndex:
     """Modules of one engine install that were read, by dotted name."""
 
     def __init__(self, package: str, package_root: str) -> None:
         self.package = package
         self.package_root = package_root
-        self.modules: dict[str, Module] = {}
+        self.modules = _Modules(self)
         self.unparsable: list[str] = []
+        self._order: dict[str, None] = {}  # names as they were added
 
-    def add(self, path: str, source: str) -> Module | None:
+    def add(self, path: str, source: str, lazy: bool = False) -> Module | None:
+        """The module (None: outside the package or unparsable); `lazy`: parsed when first
+        looked up, and None is returned."""
         name = module_name(path, self.package_root, self.package)
         if name is None:
+            return None
+        self._order.setdefault(name)
+        if lazy:
+            self.modules.pop(name, None)
+            self.modules.pending[name] = (path, source)
             return None
         tree = parse(source)
         if tree is None:
             self.unparsable.append(path)
             return None
         mod = Module.build(name, path, tree, source)
+        self.modules.pending.pop(name, None)
         self.modules[name] = mod
         return mod
 
     def module_at(self, path: str) -> Module | None:
         name = module_name(path, self.package_root, self.package)
         return self.modules.get(name or "")
+
+    def text_at(self, path: str) -> str | None:
+        """The source read for this path, parsed or not (None: not read, or unparsable)."""
+        return self._text(module_name(path, self.package_root, self.package) or "")
+
+    def texts_mentioning(self, word: str) -> list[tuple[str, str]]:
+        """(path, source) of the files read whose source contains `word`, none parsed here."""
+        out = []
+        for name in self._order:
+            pending = self.modules.pending.get(name)
+            mod = dict.get(self.modules, name)
+            if pending is not None and word in pending[1]:
+                out.append(pending)
+            elif pending is None and mod is not None and word in mod.source:
+                out.append((mod.path, mod.source))
+        return out
+
+    def _text(self, name: str) -> str | None:
+        pending = self.modules.pending.get(name)
+        if pending is not None:
+            return pending[1]
+        mod = dict.get(self.modules, name)
+        return mod.source if mod is not None else None
 
     def resolve(self, mod: Module, name: str, depth: int = 0) -> ClassRef | None:
         """The class a bare name means inside `mod` (defined there or imported from a module

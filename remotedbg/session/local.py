@@ -1,15 +1,26 @@
-"""`--host local`: the same command strings and loops, run on this machine by the login shell."""
+"""`--host local`: the same command strings and loops, run on this machine by the login shell.
+Agent calls go to one resident executor (remotedbg/agent/executor.py, the one an ssh session
+runs) over the pipes of a local process: the agent bundle is sent and Python started once per
+session, not once per call; each call still runs in a forked child under the executor's limits.
+"""
 
 from __future__ import annotations
 
 import os
 import pwd
 import selectors
+import shlex
 import signal
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
+from remotedbg.errors import RemoteCommandError, RemoteTimeout
 from remotedbg.session.base import OutputCollector, Session
+from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessTransport
+
+if TYPE_CHECKING:  # imported where used: it brings paramiko
+    from remotedbg.session.executor_client import ExecutorChannel
 
 #: Shells that refuse a login: a service account's (nobody) can still run commands locally.
 NO_LOGIN_SHELLS = ("nologin", "false")
@@ -33,6 +44,54 @@ class LocalSession(Session):
         # a service account's home may not exist (nobody's is /nonexistent): start in / then,
         # as sshd does
         self._cwd = home if os.path.isdir(home) else "/"
+        self._executor: ExecutorChannel | None = None
+        self._executor_unavailable = False
+        self._processes = ProcessTransport(
+            lambda command: [self._shell, "-c", f"cd {shlex.quote(self._cwd)} && {command}"]
+        )
+
+    # -- the executor -------------------------------------------------------------------
+    def executor(self) -> ExecutorChannel | None:
+        if self._executor is not None and self._executor.settled():
+            return self._executor
+        if self._executor is not None:
+            self._executor.close()
+        self._executor = None
+        if self._executor_unavailable:
+            return None
+        from remotedbg.session import agent_bundle
+        from remotedbg.session.executor_client import ExecutorChannel
+
+        executor, _why = ExecutorChannel.start_or_why(
+            self._processes,
+            agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
+            agent_bundle.executor_bundle,
+            LOGIN_BUDGET,
+        )
+        if executor is None:
+            if self._processes.last is not None:
+                self._processes.last.close()
+            self._executor_unavailable = True  # no python3 here: a process per call
+        self._executor = executor
+        return executor
+
+    def _agent_call(
+        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
+    ) -> dict | None:
+        from remotedbg.session.executor_client import ExecutorGone
+
+        executor = self.executor()
+        if executor is None:
+            return None
+        try:
+            return executor.call(entry, args, timeout, cwd)
+        except TimeoutError:
+            if executor.channel.closed:
+                self._executor = None
+            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
+        except ExecutorGone as gone:
+            self._executor = None
+            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
 
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
@@ -110,4 +169,6 @@ class LocalSession(Session):
         process.wait()
 
     def close(self) -> None:
-        pass
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
