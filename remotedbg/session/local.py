@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from remotedbg.session.base import OutputCollector, Session
+from remotedbg.session.target import ConnectOptions
 
 #: Shells that refuse a login: a service account's (nobody) can still run commands locally.
 NO_LOGIN_SHELLS = ("nologin", "false")
@@ -26,6 +27,16 @@ def _login_shell() -> str:
 
 
 class LocalSession(Session):
+    """No resident executor (an agent call boots this machine's python) and no byte channels."""
+
+    kind = "local"
+
+    @classmethod
+    def open(
+        cls, options: ConnectOptions, max_output: int, via: object
+    ) -> LocalSession:
+        return cls(options.timeout, max_output)
+
     def __init__(self, default_timeout: float | None, max_output: int) -> None:
         super().__init__("local", default_timeout, max_output)
         self._shell = _login_shell()
