@@ -12,6 +12,7 @@ inside the container either.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import paramiko
 
@@ -43,7 +44,7 @@ class ContainerSession(ResidentSession):
     on_host = True
 
     @classmethod
-    def open(cls, options: ConnectOptions, max_output: int, via: object) -> ContainerSession:
+    def open(cls, options: ConnectOptions, max_output: int, via: Any) -> ContainerSession:
         """`--container NAME`: the container NAME of the host session `via`."""
         assert isinstance(via, Session) and options.container
         return enter(via, options.container)

@@ -31,14 +31,8 @@ class LocalSession(Session):
 
     kind = "local"
 
-    @classmethod
-    def open(
-        cls, options: ConnectOptions, max_output: int, via: object
-    ) -> LocalSession:
-        return cls(options.timeout, max_output)
-
-    def __init__(self, default_timeout: float | None, max_output: int) -> None:
-        super().__init__("local", default_timeout, max_output)
+    def __init__(self, options: ConnectOptions, max_output: int, via: None = None) -> None:
+        super().__init__("local", options.timeout, max_output)
         self._shell = _login_shell()
         home = os.path.expanduser("~")
         # a service account's home may not exist (nobody's is /nonexistent): start in / then,

@@ -142,13 +142,6 @@ def _transport_factory(sock: Any, disabled_algorithms: Any = None) -> paramiko.T
 class SSHSession(ResidentSession):
     kind = "ssh"
 
-    @classmethod
-    def open(
-        cls, options: ConnectOptions, max_output: int, via: object
-    ) -> SSHSession:
-        assert via is None or isinstance(via, ResolvedTarget)
-        return cls(options, max_output, via)
-
     def __init__(
         self, options: ConnectOptions, max_output: int, target: ResolvedTarget | None = None
     ) -> None:

@@ -54,14 +54,7 @@ class SystemSSHSession(ResidentSession):
 
     kind = "ssh-binary"
 
-    @classmethod
-    def open(
-        cls, options: ConnectOptions, max_output: int, via: object
-    ) -> SystemSSHSession:
-        assert isinstance(via, ResolvedTarget)  # kind_of resolves every ssh host
-        return cls(options, via, max_output)
-
-    def __init__(self, options: ConnectOptions, target: ResolvedTarget, max_output: int) -> None:
+    def __init__(self, options: ConnectOptions, max_output: int, target: ResolvedTarget) -> None:
         super().__init__(options.host, options.timeout, max_output)
         self.options = options
         self.target = target
