@@ -28,6 +28,7 @@ from safetensors.numpy import save_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from remotedbg.remote import calls  # noqa: E402
 from remotedbg.remote.fetch import fetch_range  # noqa: E402
 from remotedbg.remote.primitives import Remote  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
@@ -59,9 +60,7 @@ def warm_pull(config: Path, alias: str, checkpoint: Path, names: list[str]) -> t
     session = open_session(ConnectOptions(host=alias, ssh_config=str(config)))
     session.run("true")
     start = time.perf_counter()
-    ranges = Remote(session).call(
-        "remotedbg.agent.checkpoint:tensor_ranges", {"path": str(checkpoint), "names": names}
-    )
+    ranges = Remote(session).call(calls.TensorRanges(path=str(checkpoint), names=names))
     moved = 0
 
     def sink(data: bytes) -> None:

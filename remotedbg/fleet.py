@@ -16,6 +16,7 @@ from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ConnectionFailed, ExitCode, Interrupted, RemotedbgError, UsageError
 from remotedbg.inventory import expand, hosts_from_file
 from remotedbg.playbook import Playbook, RunOutcome, run_playbook
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session
 from remotedbg.session import open_session as _open_one
@@ -175,9 +176,7 @@ def audit_host(
         with (opened or _Open()).session(options) as session:
             remote = Remote(session)
             outcome = run_playbook(playbook, remote, variables, allow_write)
-            prints = remote.call(
-                "remotedbg.agent.fingerprint:fingerprints", _fingerprint_request(outcome)
-            )
+            prints = remote.call(calls.FingerprintFiles(_fingerprint_request(outcome)))
         return HostResult(host, VERDICT_EXIT[outcome.verdict], outcome, fingerprints=prints)
     except RemotedbgError as error:
         return HostResult(host, error.exit_code, error=str(error))

@@ -163,6 +163,7 @@ def _old_python() -> str | None:
 @pytest.mark.skipif(_old_python() is None, reason="no Python 3.8 on this machine")
 def test_agent_entry_points_run_on_python_38(tmp_path: Path) -> None:
     from remotedbg.engines.knowledge import scan_args
+    from remotedbg.remote import calls
     from remotedbg.remote.primitives import Remote
     from remotedbg.session import ConnectOptions, open_session
     from tests.checkpoints import write_eagle3_checkpoint
@@ -173,26 +174,25 @@ def test_agent_entry_points_run_on_python_38(tmp_path: Path) -> None:
     engine = write_sglang_checkout(box / "engine")
     with open_session(ConnectOptions(host="local", timeout=60)) as session:
         old = Remote(session, python=_old_python())
-        assert old.call("remotedbg.agent.probe:describe", {})["version"][:2] == [3, 8]
-        report = old.call("remotedbg.agent.vocabmap:vocab_check", {"path": str(draft)})
+        assert old.call(calls.Describe())["version"][:2] == [3, 8]
+        report = old.call(calls.VocabCheck(path=str(draft)))
         assert "d2t-absolute-ids" in {f["id"] for f in report["findings"]}
         scan = old.call(
-            "remotedbg.agent.engine_scan:scan",
-            scan_args([str(engine)], search_home=False, search_system=False),
+            calls.ScanEngines(scan_args([str(engine)], search_home=False, search_system=False))
         )
         assert [i["engine"] for i in scan["installs"]] == ["sglang"]
         assert old.glob([str(box / "*")])[0]["count"] == 2
-        assert "servers" in old.call("remotedbg.agent.server_scan:scan_servers", {})
+        assert "servers" in old.call(calls.ScanServers())
 
 
 @pytest.mark.skipif(_old_python() is None, reason="no Python 3.8 on this machine")
 def test_the_executor_runs_on_python_38(box, monkeypatch) -> None:
-    from remotedbg.remote import pyagent
+    from remotedbg.remote import calls, pyagent
     from remotedbg.session import agent_bundle
 
     monkeypatch.setattr(agent_bundle, "DEFAULT_PYTHON", _old_python())
     with box.session() as session:
         assert session.run("echo $((40+2))").stdout == "42\n"
         assert session.executor() is not None
-        info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
+        info = pyagent.call(session, calls.Describe())
         assert info["version"][:2] == [3, 8]

@@ -15,7 +15,7 @@ from remotedbg.agent import engine_scan
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.analysis.d2t_install import classify_install
 from remotedbg.engines.knowledge import scan_args
-from remotedbg.remote import pyagent
+from remotedbg.remote import calls, pyagent
 from remotedbg.session import ConnectOptions, open_session
 from tests import engine_trees as trees
 from tests.procs import wait_for
@@ -258,7 +258,7 @@ def test_through_pyagent_on_local_session(world: dict) -> None:
         search_system=False,
         search_processes=False,
     )
-    result = pyagent.call(session, "remotedbg.agent.engine_scan:scan", args)
+    result = pyagent.call(session, calls.ScanEngines(args))
     [inst] = by_engine(result, world["home"]).values()
     assert inst["engine"] == "sglang" and inst["version"] == trees.SGLANG_VERSION
     assert "srt/models/my_head.py" in draft_paths(inst)

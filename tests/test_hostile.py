@@ -721,6 +721,7 @@ def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
     two cannot drift apart; and the rules an honest answer never meets."""
     from remotedbg.agent import checkpoint, draft_search, engine_scan, fsops, server_scan, vocabmap
     from remotedbg.engines.knowledge import knowledge, server_scan_knowledge
+    from remotedbg.remote import calls as typed
     from remotedbg.session import answers
 
     draft = write_eagle3_checkpoint(tmp_path / "draft", 100, 1000, hidden=8)
@@ -753,10 +754,11 @@ def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
     }
     for entry, (function, args) in calls.items():
         value = json.loads(json.dumps(function(args)))
-        assert answers.value_of(f"remotedbg.agent.{entry}", value, entry) == value
-        assert f"remotedbg.agent.{entry}" in answers.VALUES
+        request = typed.BY_ENTRY[f"{typed.AGENT}.{entry}"]()
+        assert request.check(value, entry) == value
+        assert request.shape is not object, entry
     with pytest.raises(answers.AgentAnswerError, match="expected an integer, got a bool"):
         answers.exit_status({"exit": True}, "x")
     with pytest.raises(answers.AgentAnswerError, match="64 bits"):
-        answers.value_of("unknown:entry", {"deep": [{"n": -(2**63) - 1}]}, "x")
+        typed.Snippet().check({"deep": [{"n": -(2**63) - 1}]}, "x")
     assert answers.exit_status({"exit": None}, "x") is None

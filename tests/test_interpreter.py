@@ -12,6 +12,7 @@ import pytest
 from remotedbg.actions import interpreter
 from remotedbg.agent.probe import interpreters
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
 # A stand-in for torch, enough for torch.load(weights_only=True) of a tiny JSON "checkpoint".
@@ -97,18 +98,12 @@ def test_a_torch_file_is_read_with_a_python_that_has_torch(
     with box.session() as session:
         remote = Remote(session)
         with pytest.raises(RemoteCommandError, match="needs torch"):
-            remote.call("remotedbg.agent.checkpoint:list_tensors", {"path": str(bin_checkpoint)})
-        listing = interpreter.checkpoint_call(
-            remote, "remotedbg.agent.checkpoint:list_tensors", {"path": str(bin_checkpoint)}
-        )
+            remote.call(calls.ListTensors(path=str(bin_checkpoint)))
+        listing = interpreter.checkpoint_call(remote, calls.ListTensors(path=str(bin_checkpoint)))
     assert [t["name"] for t in listing["tensors"]] == ["d2t"]
 
 
 def test_without_any_torch_the_error_says_so(box, bin_checkpoint, monkeypatch):
     monkeypatch.setattr(interpreter, "interpreters_with", lambda remote, module: [])
     with box.session() as session, pytest.raises(RemoteCommandError, match="needs torch"):
-        interpreter.checkpoint_call(
-            Remote(session),
-            "remotedbg.agent.checkpoint:list_tensors",
-            {"path": str(bin_checkpoint)},
-        )
+        interpreter.checkpoint_call(Remote(session), calls.ListTensors(path=str(bin_checkpoint)))

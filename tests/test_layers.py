@@ -127,3 +127,16 @@ def test_no_import_cycles():
                     seen.add(nxt)
                     stack.append((nxt, trail + [nxt]))
     assert not cycles, "\n".join(sorted(set(cycles))[:10])
+
+
+def test_agent_entries_are_named_in_the_typed_calls_only():
+    """Every agent entry is a class of remote/calls.py (its shape and dataclass with it): no
+    `"remotedbg.agent.` string anywhere else in the package, so no call escapes its check."""
+    named = [
+        f"{path.relative_to(PACKAGE.parent)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        if path.parent.name != "agent" and path.name != "calls.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if '"remotedbg.agent.' in line or "'remotedbg.agent." in line
+    ]
+    assert not named, "\n".join(named)

@@ -16,10 +16,11 @@ import pytest
 
 from remotedbg.agent import server_scan
 from remotedbg.agent.redact import redact_argv, redact_cmdline
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 from tests.procs import wait_for
 
-SCAN = "remotedbg.agent.server_scan:scan_servers"
+SCAN = calls.ScanServers
 
 
 def sglang_decode(accept_len: float, rate: float, tput: float) -> str:
@@ -269,7 +270,7 @@ def test_running_server_args_log_and_metrics(remote, tmp_path, metrics_port):
         log,
     )
     try:
-        result = remote.call(SCAN, {"tail_lines": 200})
+        result = remote.call(SCAN(tail_lines=200))
         server = _mine(result, proc.pid)
     finally:
         stop_fake(proc)
@@ -298,7 +299,7 @@ def test_unreachable_metrics_are_noted_not_fatal(remote, tmp_path):
         ["-m", "sglang.launch_server", "--model-path", "/m", "--port", str(port)], None
     )
     try:
-        server = _mine(remote.call(SCAN, {"metrics": True, "timeout": 1}), proc.pid)
+        server = _mine(remote.call(SCAN(metrics=True, timeout=1)), proc.pid)
     finally:
         stop_fake(proc)
     assert server["log"] is None
@@ -326,7 +327,7 @@ def test_forked_worker_is_listed_under_its_server_and_lookalikes_are_not(remote,
                 == 2
             )
         )
-        result = remote.call(SCAN, {"metrics": False})
+        result = remote.call(SCAN(metrics=False))
         server = _mine(result, proc.pid)
         assert len(server["children"]) == 1
         assert not [s for s in result["servers"] if s.get("pid") in server["children"]]
@@ -345,7 +346,7 @@ def _cmd(pid: str) -> str:
 
 def test_log_var_alone_takes_args_from_server_args_line(remote, tmp_path):
     log = write_sglang_log(tmp_path / "old.log", [2.5, 2.7, 3.1], head=SERVER_ARGS_LINE)
-    result = remote.call(SCAN, {"log": str(log), "processes": False})
+    result = remote.call(SCAN(log=str(log), processes=False))
     [server] = result["servers"]
     assert server["source"] == "--var log" and server["pid"] is None
     assert server["args"]["api-key"] == "***"
@@ -373,7 +374,7 @@ def test_args_var_with_vllm_log(remote, tmp_path):
         "vllm serve /models/llama --speculative-config "
         '\'{"method": "eagle", "model": "/models/eagle3-head", "num_speculative_tokens": 3}\''
     )
-    result = remote.call(SCAN, {"log": str(log), "args": args, "processes": False})
+    result = remote.call(SCAN(log=str(log), args=args, processes=False))
     [server] = result["servers"]
     assert server["source"] == "--var args" and server["engine"] == "vllm"
     assert server["spec"]["algorithm"] == "eagle"
@@ -386,7 +387,7 @@ def test_args_var_with_vllm_log(remote, tmp_path):
 
 
 def test_missing_log_var_is_reported(remote, tmp_path):
-    result = remote.call(SCAN, {"log": str(tmp_path / "nope.log"), "processes": False})
+    result = remote.call(SCAN(log=str(tmp_path / "nope.log"), processes=False))
     [server] = result["servers"]
     assert "nope.log" in server["log"]["error"]
     assert server["log"]["figures"] == {}
@@ -418,7 +419,7 @@ def test_a_wrapper_is_followed_to_the_python_server(remote, tmp_path, wrapper):
                 if p.isdigit()
             )  # fmt: skip
         )
-        result = remote.call(SCAN, {"metrics": False})
+        result = remote.call(SCAN(metrics=False))
         mine = [s for s in result["servers"] if f"/m/{wrapper}-wrapped" in (s["cmdline"] or "")]
         assert len(mine) == 1, mine  # the wrapper is not a second server
         [server] = mine
@@ -585,7 +586,7 @@ def test_log_var_alone_of_a_vllm_server(remote, tmp_path):
     from tests.releases import release
 
     write_vllm_log(release("vllm", "0.10.1.1"), tmp_path / "vllm.log")
-    result = remote.call(SCAN, {"log": str(tmp_path / "vllm.log"), "processes": False})
+    result = remote.call(SCAN(log=str(tmp_path / "vllm.log"), processes=False))
     [server] = result["servers"]
     assert server["engine"] == "vllm"
     assert server["spec"]["draft_model"] == "/m/d" and server["spec"]["ceiling"] == 4

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from remotedbg.errors import ConnectionFailed, Interrupted, RemoteTimeout
+from remotedbg.remote import calls
 from remotedbg.session import ConnectOptions, open_session
 from tests.procs import parent_of, pids_with_argv, wait_for
 from tests.sshd import make_sshd, write_client_config
@@ -184,7 +185,7 @@ def test_resident_executor_serves_commands_and_calls_then_leaves(box):
     assert session.run(["echo", "one"]).stdout == "one\n"
     executor = session.executor()
     assert executor is not None and os.path.exists(f"/proc/{executor.pid}")
-    info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
+    info = pyagent.call(session, calls.Describe())
     assert info["python"] and session.run(["echo", "two"]).stdout == "two\n"
     assert session.executor() is executor  # reused, not restarted
     session.close()
@@ -210,9 +211,7 @@ def test_agent_calls_obey_the_session_timeout(box, tmp_path):
     with box.session(timeout=0.5) as session:
         start = time.monotonic()
         with pytest.raises(RemoteTimeout):
-            Remote(session).call(
-                "remotedbg.agent.snippet:run", {"code": "import time; time.sleep(3)"}
-            )
+            Remote(session).call(calls.Snippet(code="import time; time.sleep(3)"))
         assert time.monotonic() - start < 2
         assert session.run(["echo", "still", "usable"]).stdout == "still usable\n"
 

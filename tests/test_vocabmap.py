@@ -289,34 +289,24 @@ def test_target_config_and_tokenizer_sample(boxes: dict, tmp_path: Path) -> None
 
 def test_end_to_end_through_the_agent(boxes: dict, tmp_path: Path) -> None:
     from remotedbg.errors import RemoteInputMissing
-    from remotedbg.remote import pyagent
+    from remotedbg.remote import calls, pyagent
     from remotedbg.session import ConnectOptions, open_session
 
     target = write_target_config(tmp_path / "target", V, tokenizer=True)
     session = open_session(ConnectOptions(host="local"))
     try:
         remote = pyagent.call(
-            session,
-            "remotedbg.agent.vocabmap:vocab_check",
-            {"path": str(boxes["absolute"]), "target_path": str(target)},
+            session, calls.VocabCheck(path=str(boxes["absolute"]), target_path=str(target))
         )
         local = vocab_check({"path": str(boxes["absolute"]), "target_path": str(target)})
         assert remote == json.loads(json.dumps(local))
         assert ids_of(remote) == {"d2t-absolute-ids"}
-        listing = pyagent.call(
-            session, "remotedbg.agent.checkpoint:list_tensors", {"path": str(boxes[None])}
-        )
+        listing = pyagent.call(session, calls.ListTensors(path=str(boxes[None])))
         assert {t["name"] for t in listing["tensors"]} >= {"d2t", "t2d", "lm_head.weight"}
-        stats = pyagent.call(
-            session,
-            "remotedbg.agent.checkpoint:tensor_stats",
-            {"path": str(boxes[None]), "name": "t2d"},
-        )
+        stats = pyagent.call(session, calls.TensorStats(path=str(boxes[None]), name="t2d"))
         assert stats["true"] == N
         with pytest.raises(RemoteInputMissing, match="no such file"):
-            pyagent.call(
-                session, "remotedbg.agent.checkpoint:list_tensors", {"path": str(tmp_path / "x")}
-            )
+            pyagent.call(session, calls.ListTensors(path=str(tmp_path / "x")))
     finally:
         close = getattr(session, "close", None)
         if close:

@@ -12,6 +12,7 @@ from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.engines.knowledge import draft_family
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
 DRAFT_FLAGS = {"sglang": "--speculative-draft-model-path", "vllm": "--speculative-config model"}
@@ -55,9 +56,7 @@ def find_drafts(
             draft["path_in_container"] = server["paths_in_container"]["draft_model"]
     if by_path and not explicit_search:
         return {"drafts": list(by_path.values()), "servers": servers}
-    found = remote.call(
-        "remotedbg.agent.draft_search:find_drafts", {"roots": search or DEFAULT_SEARCH}
-    )
+    found = remote.call(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
     drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found["drafts"]]
     result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found["searched"]}
     if not drafts:
@@ -176,18 +175,14 @@ def audit_draft(
     install of the server that serves it) when known; a draft no server serves as loader_for
     chooses; one served by a server whose install is unknown gets no loader (never borrowed)."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = checkpoint_call(
-        remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
-    )
+    vocab = checkpoint_call(remote, calls.VocabCheck(path=draft, target_path=target))
     report["vocab"] = vocab["summary"]
     report["findings"] += vocab["findings"]
     report["inconclusive"] += [f"{draft}: {u['reason']}" for u in vocab.get("unknown") or []]
     if not vocab["summary"]:
         return report
     try:
-        listing = checkpoint_call(
-            remote, "remotedbg.agent.checkpoint:list_tensors", {"path": draft}
-        )
+        listing = checkpoint_call(remote, calls.ListTensors(path=draft))
     except RemoteCommandError as error:
         report["inconclusive"].append(str(error))
         return report

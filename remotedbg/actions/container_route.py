@@ -11,9 +11,10 @@ from typing import Any
 
 from remotedbg.agent.containers import container_place
 from remotedbg.errors import ContainerUnreachable
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote, add_prefix
 
-SCAN = "remotedbg.agent.engine_scan:scan"
+SCAN = calls.ScanEngines
 NOT_IN_THIS_RUNTIME = "no such container"  # docker's and podman's words for an unknown id
 
 
@@ -35,7 +36,7 @@ def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
         try:
             _may_exec(info)
             inner = remote.inside(info)
-            inside = inner.call(SCAN, dict(args, roots=None, search_home=False))
+            inside = inner.call(SCAN(args, roots=None, search_home=False))
         except ContainerUnreachable as refused:
             # a container the runtime this user reaches does not know (another user's podman
             # storage, another daemon) is somebody else's: listed, not a reason to give up

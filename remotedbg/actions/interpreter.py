@@ -8,22 +8,22 @@ from typing import Any
 
 from remotedbg.engines.knowledge import PREFIX_GLOBS_HOME, PREFIX_GLOBS_SYSTEM
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote import calls
+from remotedbg.remote.calls import AgentCall
 from remotedbg.remote.primitives import Remote
 
 TORCH_NEEDED = "needs torch"
 
 
 def interpreters_with(remote: Remote, module: str) -> list[str]:
-    found = remote.call(
-        "remotedbg.agent.probe:interpreters",
-        {
-            "prefixes": PREFIX_GLOBS_HOME + PREFIX_GLOBS_SYSTEM,
-            "modules": [module, "sglang", "vllm"],
-        },
-    )
+    found = remote.ask(
+        calls.FindInterpreters(
+            prefixes=PREFIX_GLOBS_HOME + PREFIX_GLOBS_SYSTEM, modules=[module, "sglang", "vllm"]
+        )
+    ).found
     # an engine's own environment first: it is what serves the model
-    found.sort(key=lambda c: not (c["modules"].get("sglang") or c["modules"].get("vllm")))
-    return [c["python"] for c in found if c["modules"].get(module)]
+    found.sort(key=lambda c: not (c.modules.get("sglang") or c.modules.get("vllm")))
+    return [c.python for c in found if c.modules.get(module)]
 
 
 def _needs_torch(value: Any) -> bool:
@@ -32,11 +32,11 @@ def _needs_torch(value: Any) -> bool:
     return any(u.get("code") == "needs-torch" for u in unknown)
 
 
-def checkpoint_call(remote: Remote, entry: str, args: dict[str, Any]) -> Any:
+def checkpoint_call(remote: Remote, request: AgentCall[Any]) -> Any:
     """Call a checkpoint-reading agent function; retry under a torch-capable interpreter when
     the file needs torch and the chosen one has none."""
     try:
-        value = remote.call(entry, args)
+        value = remote.call(request)
     except RemoteCommandError as error:
         if TORCH_NEEDED not in str(error) or remote.python:
             raise
@@ -46,7 +46,7 @@ def checkpoint_call(remote: Remote, entry: str, args: dict[str, Any]) -> Any:
             return value
         failure = None
     for python in interpreters_with(remote, "torch")[:1]:
-        return Remote(remote.session, python).call(entry, args)
+        return Remote(remote.session, python).call(request)
     if failure is not None:
         raise failure
     return value

@@ -36,7 +36,7 @@ def locate_engines(
     args = dict(
         scan_args(roots, search_home=search_home, search_processes=servers), hashes_first=True
     )
-    scan = remote.call(SCAN, args)
+    scan = remote.call(SCAN(args))
     if not roots:
         scan_inside(remote, scan, args)
     processes = scan.get("processes") or []

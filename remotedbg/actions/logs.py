@@ -10,9 +10,8 @@ from remotedbg.actions.server_arg import may_be_port, parse_server
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
-
-LOGS = "remotedbg.agent.log_follow"
 
 
 def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
@@ -23,8 +22,7 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
 
     def servers(pid: int | None) -> list[dict]:
         return remote.call(
-            f"{LOGS}:server_logs",
-            {"pid": pid, "log": log or None, "knowledge": server_scan_knowledge()},
+            calls.ServerLogs(pid=pid, log=log or None, knowledge=server_scan_knowledge())
         )["servers"]
 
     found = servers(number)
@@ -68,7 +66,7 @@ def read_tail(
     if chosen.get("runtime_log"):
         return runtime_logs.tail(remote, chosen["runtime_log"], lines, since_s)
     args = {"path": chosen["log"], "lines": lines, "since_s": since_s}
-    return remote.call(f"{LOGS}:read_log_tail", args)
+    return remote.call(calls.ReadLogTail(args))
 
 
 def read_new(remote: Remote, chosen: dict, last: dict) -> dict[str, Any]:
@@ -76,4 +74,4 @@ def read_new(remote: Remote, chosen: dict, last: dict) -> dict[str, Any]:
     if chosen.get("runtime_log"):
         return runtime_logs.new_lines(remote, chosen["runtime_log"], last["offset"], last["since"])
     args = {"path": chosen["log"], "offset": last["offset"], "inode": last["inode"]}
-    return remote.call(f"{LOGS}:read_log_from", args)
+    return remote.call(calls.ReadLogFrom(args))

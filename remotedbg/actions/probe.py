@@ -18,10 +18,9 @@ from remotedbg.engines.draft_fit_rules import draft_context_length
 from remotedbg.engines.knowledge import not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
-PROBE = "remotedbg.agent.http_probe:probe"
-CONFIGS = "remotedbg.agent.draft_search:read_configs"
 SAMPLED_TEMPERATURE = 0.8
 #: Lines of the server's log read back to see whether (and of what) it died.
 DEATH_LINES = 400
@@ -121,7 +120,7 @@ def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False)
     target = ProbeTarget(chosen, int(port))
     draft = ((chosen or {}).get("spec") or {}).get("draft_model")
     if draft_context and draft:
-        config = remote.call(CONFIGS, {"paths": [draft]}).get(draft) or {}
+        config = remote.call(calls.ReadConfigs(paths=[draft])).get(draft) or {}
         if "error" not in config:
             target.draft_context = draft_context_length(chosen.get("engine"), config)
     return target
@@ -188,18 +187,17 @@ def probe_server(
     chosen, port = target.server, target.port
     container = target.network_inside
     answer = (remote.inside(container) if container else remote).call(
-        PROBE,
-        {
-            "port": port,
-            "engine": (chosen or {}).get("engine"),
+        calls.HttpProbe(
+            port=port,
+            engine=(chosen or {}).get("engine"),
             # inside a container the host's PID names another process: found there by port
-            "pid": None if container else (chosen or {}).get("pid"),
-            "find_pid": bool(container),
-            "api_key": api_key or None,
-            "requests": plan.requests,
-            "budget_s": budget_s,
-            "request_timeout_s": min(60.0, budget_s),
-        },
+            pid=None if container else (chosen or {}).get("pid"),
+            find_pid=bool(container),
+            api_key=api_key or None,
+            requests=plan.requests,
+            budget_s=budget_s,
+            request_timeout_s=min(60.0, budget_s),
+        ),
         timeout=budget_s + 30,
     )
     if answer.get("error"):

@@ -13,6 +13,7 @@ from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
 from remotedbg.actions.spec import find_servers, spec_checks
 from remotedbg.analysis.d2t_handling import classify_source
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
 
@@ -94,7 +95,7 @@ def _spec_checks(
 
 
 def _python(remote: Remote, code: str, args: Any = None) -> dict:
-    return remote.call("remotedbg.agent.snippet:run", {"code": code, "args": args or {}})
+    return remote.call(calls.Snippet(code=code, args=args or {}))
 
 
 ACTIONS: dict[str, Action] = {
@@ -154,15 +155,14 @@ ACTIONS: dict[str, Action] = {
         Action(
             "vocab-check",
             lambda r, path, target=None: r.call(
-                "remotedbg.agent.vocabmap:vocab_check",
-                {"path": path, "target_path": target or None},
+                calls.VocabCheck(path=path, target_path=target or None)
             ),
             ("path", "target"),
             description="the d2t/t2d vocab-map check of one checkpoint",
         ),
         Action(
             "tensors",
-            lambda r, path: r.call("remotedbg.agent.checkpoint:list_tensors", {"path": path}),
+            lambda r, path: r.call(calls.ListTensors(path=path)),
             ("path",),
             description="tensor listing of a checkpoint",
         ),

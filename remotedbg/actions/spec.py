@@ -36,12 +36,9 @@ from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES, server_scan_knowledge
 from remotedbg.engines.loader_rules import vllm_engine_params
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
-SCAN = "remotedbg.agent.server_scan:scan_servers"
-LIST = "remotedbg.agent.checkpoint:list_tensors"
-TOKENIZERS = "remotedbg.agent.tokenizer_files:fingerprints"
-CONFIGS = "remotedbg.agent.draft_search:read_configs"
 USER_SOURCES = ("--var args", "--var log")
 
 
@@ -64,14 +61,13 @@ def find_servers(
     launch arguments, only that server. Servers `outside` what was named (locate-engines'
     `also_on_box`) are left out: listed there, never asked or judged."""
     scan = remote.call(
-        SCAN,
-        {
-            "log": str(log or ""),
-            "args": str(args or ""),
-            "tail_lines": int(tail_lines or 200),
-            "metrics": metrics if metrics in (True, False) else None,
-            "knowledge": server_scan_knowledge(),
-        },
+        calls.ScanServers(
+            log=str(log or ""),
+            args=str(args or ""),
+            tail_lines=int(tail_lines or 200),
+            metrics=metrics if metrics in (True, False) else None,
+            knowledge=server_scan_knowledge(),
+        )
     )
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
@@ -202,7 +198,7 @@ def _draft_items(remote: Remote, servers: list[dict], drafts_audit: dict | None)
     unique: dict[str, dict] = {}
     for item in items:
         try:
-            listing = remote.call(LIST, {"path": item["path"]})
+            listing = remote.call(calls.ListTensors(path=item["path"]))
             item["config"] = listing.get("config") or {}
             item["tensors"] = listing.get("tensors") or []
             item["real_path"] = listing.get("real_path") or listing.get("path")
@@ -503,7 +499,7 @@ def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, A
     if not targets:
         return {}, []
     try:
-        return remote.call(CONFIGS, {"paths": targets}), []
+        return remote.call(calls.ReadConfigs(paths=targets)), []
     except RemoteCommandError as exc:
         return {}, [f"target configs: {exc}"]
 
@@ -515,7 +511,7 @@ def _read_tokenizers(remote: Remote, items: list[dict]) -> dict[str, Any]:
     if not paths:
         return {}
     try:
-        return remote.call(TOKENIZERS, {"paths": paths})
+        return remote.call(calls.TokenizerFingerprints(paths=paths))
     except RemoteCommandError:
         return {}
 

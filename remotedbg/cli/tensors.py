@@ -13,10 +13,9 @@ from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, LocalFileKept, UsageError
+from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
 from remotedbg.report import render_findings, render_verdict, summary_table
-
-CHECKPOINT = "remotedbg.agent.checkpoint"
 
 app = typer.Typer(help="Tensors of a checkpoint on the host, read in place.", no_args_is_help=True)
 PathArg = Annotated[
@@ -31,7 +30,7 @@ def ls(ctx: CommandContext, path: PathArg) -> int:
     """List tensors: name, dtype, shape, bytes, shard (reads only the headers).
 
     Example: remotedbg tensors ls -H gpu-box '~/drafts/kimi-eagle3'"""
-    listing = checkpoint_call(ctx.remote, f"{CHECKPOINT}:list_tensors", {"path": path})
+    listing = checkpoint_call(ctx.remote, calls.ListTensors(path=path))
     if ctx.json:
         emit_json(listing)
         return ExitCode.OK
@@ -69,9 +68,7 @@ def show(
     """Shape, dtype, min/max/mean, unique count (integers) and first values of one tensor.
 
     Example: remotedbg tensors show -H gpu-box '~/drafts/kimi-eagle3' d2t"""
-    stats = checkpoint_call(
-        ctx.remote, f"{CHECKPOINT}:tensor_stats", {"path": path, "name": name, "head": head}
-    )
+    stats = checkpoint_call(ctx.remote, calls.TensorStats(path=path, name=name, head=head))
     if ctx.json:
         emit_json(stats)
     else:
@@ -103,9 +100,7 @@ def pull(
         raise UsageError(f"--output {output} is a directory")
     if output.exists() and not force:
         raise LocalFileKept(f"--output {output} exists: kept (--force replaces it)")
-    ranges = checkpoint_call(
-        ctx.remote, f"{CHECKPOINT}:tensor_ranges", {"path": path, "names": names}
-    )
+    ranges = checkpoint_call(ctx.remote, calls.TensorRanges(path=path, names=names))
     tensors = {t["name"]: t for t in ranges["tensors"]}
     slots = [TensorSlot(t["name"], t["dtype"], t["shape"], t["length"]) for t in ranges["tensors"]]
     total = sum(slot.length for slot in slots)
@@ -162,9 +157,7 @@ def vocab_check(
     """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding.
 
     Example: remotedbg vocab-check -H gpu-box '~/drafts/kimi-eagle3' --target '~/models/Kimi-K2'"""
-    report = checkpoint_call(
-        ctx.remote, "remotedbg.agent.vocabmap:vocab_check", {"path": draft, "target_path": target}
-    )
+    report = checkpoint_call(ctx.remote, calls.VocabCheck(path=draft, target_path=target))
     if ctx.json:
         emit_json(report)
     else:

@@ -49,7 +49,7 @@ def fetch_range(session: Session, path: str, offset: int, length: int, sink: Sin
     )
     if received == length:
         return "exec"
-    sftp = session.sftp() if received == 0 and hasattr(session, "sftp") else None
+    sftp = session.sftp() if received == 0 else None
     if sftp is None:
         reason = result.stderr.strip() or f"got {received} of {length} bytes"
         raise RemoteCommandError(f"reading {path}: {reason}")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from remotedbg.remote import pyagent
+from remotedbg.remote import calls, pyagent
+from remotedbg.remote.calls import AgentCall
 from remotedbg.session import Session
 from remotedbg.session.container import inside
 
-FS = "remotedbg.agent.fsops"
-
+A = TypeVar("A")
 
 _PATH_ARGS = ("paths", "root", "path")
 _PATH_KEYS = ("path", "paths", "matches", "pattern")
@@ -44,13 +44,19 @@ class Remote:
         self.python = python
         self.routes: dict[str, Remote] = {}  # a container's /proc/PID/root -> inside it
 
-    def call(self, entry: str, args: dict[str, Any], timeout: float | None = None) -> Any:
-        routed = self._routed(entry, args)
+    def call(self, request: AgentCall[Any], timeout: float | None = None) -> Any:
+        """The request's answer as plain data (checked against its entry's shape)."""
+        args = request.args()
+        routed = self._routed(request, args)
         if routed is not None:
             prefix, inner = routed
             inside = {k: _strip(v, prefix) if k in _PATH_ARGS else v for k, v in args.items()}
-            return add_prefix(inner.call(entry, inside, timeout), prefix)
-        return pyagent.call(self.session, entry, args, python=self.python, timeout=timeout)
+            return add_prefix(inner.call(request.with_args(inside), timeout), prefix)
+        return pyagent.call(self.session, request, args, python=self.python, timeout=timeout)
+
+    def ask(self, request: AgentCall[A], timeout: float | None = None) -> A:
+        """The request's answer as its dataclass (remote/calls.py)."""
+        return request.build(self.call(request, timeout))
 
     def inside(self, container: dict) -> Remote:
         """The primitives inside a container, through its runtime's exec. Raises
@@ -68,8 +74,8 @@ class Remote:
         must keep to one route."""
         return next((prefix for prefix in self.routes if _under(path, prefix)), "")
 
-    def _routed(self, entry: str, args: dict[str, Any]) -> tuple[str, Remote] | None:
-        if not self.routes or not entry.startswith(FS + ":"):
+    def _routed(self, request: AgentCall[Any], args: dict[str, Any]) -> tuple[str, Remote] | None:
+        if not self.routes or not request.reads_paths:
             return None
         paths = [p for k in _PATH_ARGS for p in _as_list(args.get(k))]
         for prefix, inner in self.routes.items():
@@ -79,7 +85,7 @@ class Remote:
 
     def glob(self, patterns: list[str], limit: int = 10000) -> list[dict]:
         """Per pattern: matches (sorted), count, and suggestions when it matched nothing."""
-        return self.call(f"{FS}:glob_paths", {"patterns": patterns, "limit": limit})
+        return self.call(calls.GlobPaths(patterns=patterns, limit=limit))
 
     def find(
         self,
@@ -101,7 +107,7 @@ class Remote:
         }
         if prune is not None:
             args["prune"] = prune
-        return self.call(f"{FS}:find", args)
+        return self.call(calls.Find(args))
 
     def grep(
         self,
@@ -117,18 +123,17 @@ class Remote:
     ) -> dict:
         """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs."""
         return self.call(
-            f"{FS}:grep",
-            {
-                "pattern": pattern,
-                "paths": paths,
-                "context": context,
-                "ignore_case": ignore_case,
-                "fixed": fixed,
-                "limit": limit,
-                "word": word,
-                "include": include or [],
-                "exclude": exclude or [],
-            },
+            calls.Grep(
+                pattern=pattern,
+                paths=paths,
+                context=context,
+                ignore_case=ignore_case,
+                fixed=fixed,
+                limit=limit,
+                word=word,
+                include=include or [],
+                exclude=exclude or [],
+            )
         )
 
     def read_text(
@@ -140,17 +145,17 @@ class Remote:
         binary: bool = False,
     ) -> list[dict]:
         args = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
-        return self.call(f"{FS}:read_text", args)
+        return self.call(calls.ReadText(args))
 
     def stat(self, paths: list[str], follow: bool = False) -> list[dict]:
-        return self.call(f"{FS}:stat_paths", {"paths": paths, "follow": follow})
+        return self.call(calls.StatPaths(paths=paths, follow=follow))
 
     def sha256(self, paths: list[str]) -> list[dict]:
-        return self.call(f"{FS}:sha256", {"paths": paths})
+        return self.call(calls.Sha256(paths=paths))
 
     def sha256_range(self, path: str, length: int) -> dict:
         """The sha256 of the first `length` bytes of `path`, with its size and mtime."""
-        return self.call(f"{FS}:sha256_range", {"path": path, "length": length})
+        return self.call(calls.Sha256Range(path=path, length=length))
 
 
 def _as_list(value: Any) -> list:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from remotedbg.errors import RemoteCommandError, RemoteInputMissing, UsageError
+from remotedbg.remote.calls import AgentCall
 from remotedbg.session import Session, agent_bundle, answers
 from remotedbg.session.agent_bundle import (
     ANSWER_MARKER,
@@ -20,24 +21,27 @@ from remotedbg.session.agent_bundle import (
 
 def call(
     session: Session,
-    entry: str,
-    args: dict[str, Any],
+    request: AgentCall[Any],
+    args: dict[str, Any] | None = None,
     *,
     python: str | None = None,
     timeout: float | None = None,
     cwd: str | None = None,
 ) -> Any:
-    """Run `module:function(args)` on the remote Python and return its JSON value.
+    """Run the request's agent function on the remote Python (with `args` instead of the
+    request's own, when given) and return its JSON value, checked against its shape.
 
-    `entry` is like "remotedbg.agent.fsops:glob_paths". Raises RemoteCommandError with the agent's
-    one-line error when the function raised, or when no usable Python was found.
+    Raises RemoteCommandError with the agent's one-line error when the function raised, or when
+    no usable Python was found; AgentAnswerError when the answer has not the entry's shape.
     """
+    entry = request.entry
+    args = request.args() if args is None else args
     interpreter = python or agent_bundle.DEFAULT_PYTHON
     label = f"{interpreter} <agent {entry}> {json.dumps(args, default=str)[:500]}"
     if python is None:
         answer = session.agent_call(entry, args, timeout, label, cwd)
         if answer is not None:
-            return _unwrap(session, entry, answer)
+            return _unwrap(session, request, answer)
     bundle = {"modules": sources(), "entry": entry, "args": args}
     result = session.run(
         boot_command(interpreter),
@@ -47,9 +51,8 @@ def call(
         cwd=cwd,
     )
     if result.truncated:
-        check = entry.rpartition(":")[2].replace("_", " ")
         raise RemoteCommandError(
-            f"{session.name}: the {check} check's answer passed the output cap"
+            f"{session.name}: the {request.what} check's answer passed the output cap"
         )
     if result.exit_status == OLD_PYTHON_STATUS:
         found = (result.stderr.strip().splitlines() or ["python ?"])[-1].rpartition(" ")[2]
@@ -68,9 +71,9 @@ def call(
         said = result.stderr.strip() or result.stdout.strip()  # `nologin` says it on stdout
         last = (said.splitlines() or ["no output"])[-1][:300]
         raise RemoteCommandError(
-            f"{session.name}: the {_check(entry)} check failed: {last}"
+            f"{session.name}: the {request.what} check failed: {last}"
         ) from None
-    return _unwrap(session, entry, answer)
+    return _unwrap(session, request, answer)
 
 
 # Agent exceptions whose message is already a sentence for the user ("PATH: reason"); any other
@@ -78,19 +81,13 @@ def call(
 USER_FACING_ERRORS = {"CheckpointError": RemoteCommandError, "MissingInput": RemoteInputMissing}
 
 
-def _unwrap(session: Session, entry: str, answer: Any) -> Any:
-    what = f"{session.name}: the {_check(entry)} check"
+def _unwrap(session: Session, request: AgentCall[Any], answer: Any) -> Any:
+    what = f"{session.name}: the {request.what} check"
     answer = answers.call_answer(answer, what)
     if answer["ok"]:
-        return answers.value_of(entry, answer["value"], what)
+        return request.check(answer["value"], what)
     error = answer["error"]
     kind, _, message = error.partition(": ")
     if kind in USER_FACING_ERRORS:
         raise USER_FACING_ERRORS[kind](f"{session.name}: {message}")
-    raise RemoteCommandError(f"{session.name}: the {_check(entry)} check failed: {error}")
-
-
-def _check(entry: str) -> str:
-    """What the user calls an agent entry: "remotedbg.agent.checkpoint:list_tensors" -> "list
-    tensors" (module paths are internal)."""
-    return entry.rpartition(":")[2].replace("_", " ")
+    raise RemoteCommandError(f"{what} failed: {error}")

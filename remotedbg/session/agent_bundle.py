@@ -13,7 +13,13 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from remotedbg import agent
+
 AGENT_DIR = Path(__file__).resolve().parent.parent / "agent"
+# module names on the box, from the package's own: the agent's entries are named in
+# remote/calls.py only; the executor's (the bundle's entry, below that layer) here
+AGENT = agent.__name__
+EXECUTOR = f"{AGENT}.executor"
 DEFAULT_PYTHON = "python3"
 MISSING_PYTHON_STATUS = 127
 NOT_EXECUTABLE_STATUS = 126  # the shell found it but may not run it (a pyenv under /root)
@@ -22,10 +28,10 @@ OLD_PYTHON_STATUS = 86  # agent/_boot.py: the remote interpreter is older than t
 
 @functools.lru_cache(maxsize=1)
 def sources() -> dict[str, str]:
-    sources = {"remotedbg.__init__": "", "remotedbg.agent.__init__": ""}
+    sources = {"remotedbg.__init__": "", f"{AGENT}.__init__": ""}
     for path in sorted(AGENT_DIR.glob("*.py")):
         if path.name not in ("__init__.py", "_boot.py"):
-            sources[f"remotedbg.agent.{path.stem}"] = path.read_text(encoding="utf-8")
+            sources[f"{AGENT}.{path.stem}"] = path.read_text(encoding="utf-8")
     return sources
 
 
@@ -43,7 +49,7 @@ def executor_bundle(marker: str = "") -> bytes:
     return bundle_bytes(
         {
             "modules": sources(),
-            "entry": "remotedbg.agent.executor:serve",
+            "entry": f"{EXECUTOR}:serve",
             "args": {"marker": marker},
         }
     )
@@ -52,11 +58,13 @@ def executor_bundle(marker: str = "") -> bytes:
 def command_bundle(marker: str = "") -> bytes:
     """The executor alone, for a session that only runs commands (no checks): a tenth of the
     bytes of executor_bundle."""
-    modules = {name: code for name, code in sources().items() if not name.startswith(
-        "remotedbg.agent.") or name in ("remotedbg.agent.__init__", "remotedbg.agent.executor")}
-    return bundle_bytes(
-        {"modules": modules, "entry": "remotedbg.agent.executor:serve", "args": {"marker": marker}}
-    )
+    modules = {
+        name: code
+        for name, code in sources().items()
+        if not name.startswith(f"{AGENT}.") or name in (f"{AGENT}.__init__", EXECUTOR)
+    }
+    entry = f"{EXECUTOR}:serve"
+    return bundle_bytes({"modules": modules, "entry": entry, "args": {"marker": marker}})
 
 
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:

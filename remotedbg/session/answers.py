@@ -1,5 +1,6 @@
 """The one boundary every answer from the box crosses: the executor's frames and each agent
-call's value are checked against the shape that call returns before any caller reads them.
+call's value are checked against the shape that call returns before any caller reads them (the
+frames' shapes are here; each call's, with its entry, in remote/calls.py).
 The box is someone else's machine and its `python3` may be anything (a wrapper, a patched
 interpreter): a wrong type, a missing key or an integer no C call can take (`exit: 2**70`) is
 `AgentAnswerError`, one line and exit 4, never a TypeError deep in a caller.
@@ -158,91 +159,3 @@ def call_answer(frame: Any, what: str) -> dict:
     if not answer["ok"] and not isinstance(answer.get("error"), str):
         raise AgentAnswerError(f"{what}: malformed answer from the box (error: not a string)")
     return answer
-
-
-# -- each agent call's value (remotedbg/agent/*), by entry ------------------------------------
-_STAT = {
-    "path": str,
-    "exists": bool,
-    "type": Opt(str),
-    "size": Opt(int),
-    "mtime": Opt(float),
-    "error": Opt(Nullable(str)),
-}
-_TENSOR = {
-    "name": str,
-    "dtype": str,
-    "shape": [int],
-    "bytes": int,
-    "file": str,
-    "offset": Nullable(int),
-}
-_LINE = {"line": int, "text": str}
-_FINDING = {"id": str, "severity": str, "title": str, "evidence": dict}
-AGENT = "remotedbg.agent"
-FS = f"{AGENT}.fsops"
-CHECKPOINT = f"{AGENT}.checkpoint"
-VALUES: dict[str, Any] = {
-    f"{FS}:glob_paths": [{"pattern": str, "matches": [str], "count": int}],
-    f"{FS}:stat_paths": [_STAT],
-    f"{FS}:find": {"roots": [object], "results": [{"path": str, "type": str}], "truncated": bool},
-    f"{FS}:grep": {
-        "records": [{"path": str, "line": int, "text": str, "before": [_LINE], "after": [_LINE]}],
-        "unmatched": [{"pattern": str}],
-        "truncated": bool,
-    },
-    f"{FS}:read_text": [
-        {
-            "pattern": str,
-            "path": Opt(str),
-            "error": Opt(Nullable(str)),
-            "size": Opt(int),
-            "truncated": Opt(bool),
-            "text": Opt(str),
-        }
-    ],
-    f"{FS}:sha256": [{"path": str, "sha256": Opt(str), "error": Opt(str)}],
-    f"{FS}:sha256_range": {"sha256": str, "size": int, "mtime": float, "short": bool},
-    f"{CHECKPOINT}:list_tensors": {"path": str, "tensors": [_TENSOR]},
-    f"{CHECKPOINT}:tensor_ranges": {
-        "path": str,
-        "tensors": [
-            {
-                "name": str,
-                "file": str,
-                "offset": int,
-                "length": int,
-                "dtype": str,
-                "shape": [int],
-                "data_offsets": [int],
-            }
-        ],
-        "files": [{"file": str, "file_size": int, "data_start": int, "metadata": object}],
-    },
-    f"{CHECKPOINT}:tensor_stats": {"name": str, "dtype": str, "shape": [int], "bytes": int},
-    f"{AGENT}.vocabmap:vocab_check": {
-        "findings": [_FINDING],
-        "unknown": [{"code": str, "reason": str}],
-        "summary": dict,
-        "checkpoint": dict,
-    },
-    f"{AGENT}.engine_scan:scan": {
-        "installs": [dict],
-        "processes": [dict],
-        "interpreters": object,
-        "searched": object,
-        "elapsed_s": float,
-    },
-    f"{AGENT}.server_scan:scan_servers": {"servers": [dict], "notes": list, "elapsed_s": float},
-    f"{AGENT}.fingerprint:fingerprints": {"files": dict, "tensors": dict},
-    f"{AGENT}.tokenizer_files:fingerprints": dict,
-    f"{AGENT}.draft_search:read_configs": dict,
-    f"{AGENT}.draft_search:find_drafts": {"drafts": [{"path": str}], "searched": list},
-    f"{AGENT}.probe:interpreters": list,
-}
-
-
-def value_of(entry: str, value: Any, what: str) -> Any:
-    """An agent call's value, checked against its entry's shape (any JSON with 64-bit integers
-    for an entry the table does not name)."""
-    return checked(value, VALUES.get(entry, object), what)

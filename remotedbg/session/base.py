@@ -13,10 +13,14 @@ import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from remotedbg.errors import Interrupted, RemoteTimeout
 from remotedbg.session import transcript
 from remotedbg.session.result import RunResult
+
+if TYPE_CHECKING:
+    from remotedbg.session.target import ConnectOptions
 
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
 StreamCallback = Callable[[str, bytes], None]  # ("stdout" | "stderr", chunk)
@@ -117,8 +121,22 @@ class OutputCollector:
             self.feed("stdout", head)
 
 
+class ByteChannels(Protocol):
+    """Opens byte channels to the target: paramiko's Transport, ssh_pipe's ProcessTransport."""
+
+    def open_session(self, timeout: float | None = None) -> Any: ...
+
+
 class Session(ABC):
-    """One live connection to a target, reused for every command of a run."""
+    """One live connection to a target, reused for every command of a run.
+
+    A kind (session/kinds.py) declares what it can do here rather than callers probing for it:
+    `supports_agent_call` (a resident executor runs agent calls, session/resident.py; without
+    one each call boots its own python), `byte_channels()` (raw channels for an executor of
+    another's, e.g. one inside a container; None when the kind has none), `sftp()`."""
+
+    kind: ClassVar[str]
+    supports_agent_call: ClassVar[bool] = False
 
     def __init__(self, name: str, default_timeout: float | None, max_output: int) -> None:
         self.name = name
@@ -206,16 +224,31 @@ class Session(ABC):
             label=label,
         )
 
+    on_host: ClassVar[bool] = False  # entered through a session of another kind (kinds.py)
+
+    @classmethod
+    def open(cls, options: ConnectOptions, max_output: int, via: Any) -> Session:
+        """The session `options` name; `via` as session/kinds.py finds it. A kind's constructor
+        takes the same three unless it says otherwise here."""
+        return cls(options, max_output, via)  # type: ignore[call-arg]
+
+    def byte_channels(self) -> ByteChannels | None:
+        return None
+
+    def sftp(self) -> Any:
+        """An SFTP client (paramiko's) for reads the shell cannot do; None when there is none."""
+        return None
+
     def agent_call(
         self, entry: str, args: dict, timeout: float | None, label: str, cwd: str | None = None
     ) -> dict | None:
         """Run an agent function in the session's resident executor (in `cwd` when given);
         None when there is none."""
-        call = getattr(self, "_agent_call", None)
-        if call is None:
+        if not self.supports_agent_call:
             return None
         start = time.monotonic()
-        answer = call(entry, args, self.default_timeout if timeout is None else timeout, cwd)
+        timeout = self.default_timeout if timeout is None else timeout
+        answer = self._agent_call(entry, args, timeout, cwd)
         if answer is not None:
             self.commands_run += 1
             transcript.record(
@@ -224,6 +257,12 @@ class Session(ABC):
                 RunResult(label, 0 if answer.get("ok") else 1, b"", b"", time.monotonic() - start),
             )
         return answer
+
+    def _agent_call(
+        self, entry: str, args: dict, timeout: float | None, cwd: str | None
+    ) -> dict | None:
+        """The call's answer frame; None when no resident executor runs it (resident.py)."""
+        return None
 
     def run_tty(
         self,

@@ -12,6 +12,7 @@ inside the container either.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import paramiko
 
@@ -20,10 +21,11 @@ from remotedbg.errors import (
     ContainerUnreachable,
     RemoteCommandError,
     RemotedbgError,
-    RemoteTimeout,
 )
 from remotedbg.session.base import OutputCollector, Session
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
+from remotedbg.session.resident import ResidentSession
+from remotedbg.session.target import ConnectOptions
 
 RUNTIMES = ("docker", "podman")
 START_TIMEOUT = 30.0
@@ -33,10 +35,19 @@ def exec_prefix(runtime: str, container: str, tty: bool = False) -> list[str]:
     return [runtime, "exec", "-it" if tty else "-i", container]
 
 
-class ContainerSession(Session):
-    """Commands and agent checks inside a container, through the host session's transport."""
+class ContainerSession(ResidentSession):
+    """Commands and agent checks inside a container, through the host session's byte channels."""
 
+    kind = "container"
     owns_host = False  # closing this session closes the host's too (`--container NAME`)
+
+    on_host = True
+
+    @classmethod
+    def open(cls, options: ConnectOptions, max_output: int, via: Any) -> ContainerSession:
+        """`--container NAME`: the container NAME of the host session `via`."""
+        assert isinstance(via, Session) and options.container
+        return enter(via, options.container)
 
     def __init__(self, host: Session, runtime: str, container: str, label: str) -> None:
         if runtime not in RUNTIMES:
@@ -49,13 +60,14 @@ class ContainerSession(Session):
         self.container = container
         self.label = label
         self._closed = False
+        self._where = f" in {label}"
         self._executor = self._start()
 
     def _start(self) -> ExecutorChannel:
         from remotedbg.session import agent_bundle
 
-        transport = getattr(self.host, "_transport", None)
-        if transport is None:
+        channels = self.host.byte_channels()
+        if channels is None:
             raise ContainerUnreachable(
                 f"{self.host.name}: container {self.label}: the exec route needs an ssh session"
             )
@@ -71,7 +83,7 @@ class ContainerSession(Session):
             if self.host.default_timeout is not None:
                 budget = min(budget, max(self.host.default_timeout, 3.0))
             executor, why = ExecutorChannel.start_or_why(
-                transport(), boot, agent_bundle.executor_bundle, budget
+                channels, boot, agent_bundle.executor_bundle, budget
             )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.host.name}: cannot start a channel: {exc}") from None
@@ -88,17 +100,11 @@ class ContainerSession(Session):
             self._executor = self._start()
         return self._executor
 
-    def _agent_call(
-        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
-    ) -> dict | None:
-        try:
-            return self._ready().call(entry, args, timeout, cwd)
-        except TimeoutError:
-            raise RemoteTimeout(
-                f"{entry} timed out after {timeout or 0:g}s in {self.label}"
-            ) from None
-        except ExecutorGone as gone:
-            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
+    def _resident(self, timeout: float | None) -> ExecutorChannel:
+        return self._ready()
+
+    def _executor_failed(self, error: Exception) -> RemoteCommandError:
+        return RemoteCommandError(f"{self.name}: the executor stopped: {error}")
 
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
@@ -106,7 +112,7 @@ class ContainerSession(Session):
         try:
             return self._ready().execute(text, stdin, collector, timeout)
         except ExecutorGone as gone:
-            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
+            raise self._executor_failed(gone) from None
 
     def _execute_tty(self, text: str) -> int:
         inner = shlex.join([*exec_prefix(self.runtime, self.container, tty=True), "sh", "-c"])

@@ -15,9 +15,11 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from remotedbg.errors import RemoteCommandError, RemoteTimeout
-from remotedbg.session.base import OutputCollector, Session
+from remotedbg.errors import RemoteCommandError
+from remotedbg.session.base import OutputCollector
+from remotedbg.session.resident import ResidentSession
 from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessTransport
+from remotedbg.session.target import ConnectOptions
 
 if TYPE_CHECKING:  # imported where used: it brings paramiko
     from remotedbg.session.executor_client import ExecutorChannel
@@ -36,9 +38,14 @@ def _login_shell() -> str:
     return shell
 
 
-class LocalSession(Session):
-    def __init__(self, default_timeout: float | None, max_output: int) -> None:
-        super().__init__("local", default_timeout, max_output)
+class LocalSession(ResidentSession):
+    """Agent calls go to a resident executor over a local process's pipes (started in the
+    home, as sshd would); commands run by the login shell; no byte channels."""
+
+    kind = "local"
+
+    def __init__(self, options: ConnectOptions, max_output: int, via: None = None) -> None:
+        super().__init__("local", options.timeout, max_output)
         self._shell = _login_shell()
         home = os.path.expanduser("~")
         # a service account's home may not exist (nobody's is /nonexistent): start in / then,
@@ -75,23 +82,16 @@ class LocalSession(Session):
         self._executor = executor
         return executor
 
-    def _agent_call(
-        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
-    ) -> dict | None:
-        from remotedbg.session.executor_client import ExecutorGone
+    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
+        return self.executor()
 
-        executor = self.executor()
-        if executor is None:
-            return None
-        try:
-            return executor.call(entry, args, timeout, cwd)
-        except TimeoutError:
-            if executor.channel.closed:
-                self._executor = None
-            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
-        except ExecutorGone as gone:
+    def _call_timed_out(self, executor: ExecutorChannel) -> None:
+        if executor.channel.closed:
             self._executor = None
-            raise RemoteCommandError(f"{self.name}: the executor stopped: {gone}") from None
+
+    def _executor_failed(self, error: Exception) -> RemoteCommandError:
+        self._executor = None
+        return RemoteCommandError(f"{self.name}: the executor stopped: {error}")
 
     def _execute(
         self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None

@@ -28,7 +28,7 @@ from remotedbg.errors import (
     StdoutClosed,
 )
 from remotedbg.session import hostkeys, terminal, transcript
-from remotedbg.session.base import PID_PREFIX, OutputCollector, Session, kill_group_script
+from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
 from remotedbg.session.executor_client import (
     ExecutorChannel,
     ExecutorGone,
@@ -36,6 +36,7 @@ from remotedbg.session.executor_client import (
     connection_lost,
     signal_session,
 )
+from remotedbg.session.resident import ResidentSession
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_words import connect_failure, missing_identities, unresolved
 from remotedbg.session.target import (
@@ -138,7 +139,9 @@ def _transport_factory(sock: Any, disabled_algorithms: Any = None) -> paramiko.T
     return transport
 
 
-class SSHSession(Session):
+class SSHSession(ResidentSession):
+    kind = "ssh"
+
     def __init__(
         self, options: ConnectOptions, max_output: int, target: ResolvedTarget | None = None
     ) -> None:
@@ -251,6 +254,9 @@ class SSHSession(Session):
         assert transport is not None
         return transport
 
+    def byte_channels(self) -> paramiko.Transport:
+        return self._transport()
+
     def _open_channel(self, **sizes: int) -> paramiko.Channel:
         """`sizes`: paramiko's window_size and max_packet_size for this channel."""
         try:
@@ -321,21 +327,13 @@ class SSHSession(Session):
             return connection_lost(self.name, "")
         return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
 
-    def _agent_call(
-        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
-    ) -> dict | None:
-        executor = self.executor(timeout)
-        if executor is None:
-            return None
-        try:
-            return executor.call(entry, args, timeout, cwd)
-        except TimeoutError:
-            if executor.channel.closed:
-                self._executor = None
-            self._drop_if_wedged(executor)
-            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
-        except ExecutorGone as gone:
-            raise self._executor_failed(gone) from None
+    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
+        return self.executor(timeout)
+
+    def _call_timed_out(self, executor: ExecutorChannel) -> None:
+        if executor.channel.closed:
+            self._executor = None
+        self._drop_if_wedged(executor)
 
     # -- running --------------------------------------------------------------------------
     def _execute(

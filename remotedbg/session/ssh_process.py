@@ -33,7 +33,8 @@ from remotedbg.errors import (
     StdoutClosed,
 )
 from remotedbg.session import transcript
-from remotedbg.session.base import PID_PREFIX, OutputCollector, Session, kill_group_script
+from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
+from remotedbg.session.resident import ResidentSession
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_command import lost_connection, ssh_argv, ssh_failure
 from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessChannel, ProcessTransport
@@ -48,10 +49,12 @@ _BULK_PID = "RDBG-PGID:"
 _BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
 
 
-class SystemSSHSession(Session):
+class SystemSSHSession(ResidentSession):
     """A session whose byte streams go through the system ssh client."""
 
-    def __init__(self, options: ConnectOptions, target: ResolvedTarget, max_output: int) -> None:
+    kind = "ssh-binary"
+
+    def __init__(self, options: ConnectOptions, max_output: int, target: ResolvedTarget) -> None:
         super().__init__(options.host, options.timeout, max_output)
         self.options = options
         self.target = target
@@ -72,7 +75,7 @@ class SystemSSHSession(Session):
     def argv(self, command: str, tty: bool = False) -> list[str]:
         return ssh_argv(self.ssh, self.target, self.options, command, tty)
 
-    def _transport(self) -> ProcessTransport:
+    def byte_channels(self) -> ProcessTransport:
         return self._processes
 
     def _start(self, command: str) -> ProcessChannel:
@@ -126,22 +129,12 @@ class SystemSSHSession(Session):
                 return connection_lost(self.name, "")
         return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
 
-    def _agent_call(
-        self, entry: str, args: dict, timeout: float | None, cwd: str | None = None
-    ) -> dict | None:
-        from remotedbg.session.executor_client import ExecutorGone
+    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
+        return self.executor()
 
-        executor = self.executor()
-        if executor is None:
-            return None
-        try:
-            return executor.call(entry, args, timeout, cwd)
-        except TimeoutError:
-            if executor.channel.closed:
-                self._executor = None
-            raise RemoteTimeout(f"{entry} timed out after {timeout:g}s") from None
-        except ExecutorGone as gone:
-            raise self._executor_failed(gone) from None
+    def _call_timed_out(self, executor: ExecutorChannel) -> None:
+        if executor.channel.closed:
+            self._executor = None
 
     # -- running ------------------------------------------------------------------------
     def _execute(

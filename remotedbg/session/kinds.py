@@ -1,0 +1,78 @@
+"""The kinds of session, by name: what `--host` (with `--transport`, `--container`) opens.
+
+A kind is a Session subclass with a `kind` name and an `open(options, max_output, via)`
+classmethod, listed here as `module:Class` so that choosing one imports only it (paramiko is
+never imported for a `local` or a system-ssh session). `via` is what the choice found on the
+way: an ssh host's resolved target; for a kind `on_host` (a container), the session of the host
+it is entered through, opened first as the options name it without the container. A new kind
+(say `kubectl exec`) adds one line to KINDS and a branch to `kind_of`; what it declares is in
+Session (base.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from remotedbg.errors import UsageError
+from remotedbg.session.target import LOCAL, ConnectOptions, ResolvedTarget
+
+if TYPE_CHECKING:
+    from remotedbg.session.base import Session
+
+KINDS = {
+    "local": "remotedbg.session.local:LocalSession",
+    "ssh": "remotedbg.session.ssh:SSHSession",  # paramiko
+    "ssh-binary": "remotedbg.session.ssh_process:SystemSSHSession",  # the system ssh client
+    "container": "remotedbg.session.container:ContainerSession",  # a runtime's exec on a host
+}
+# --transport's words for the two ssh kinds
+_TRANSPORT_KINDS = {"paramiko": "ssh", "ssh": "ssh-binary"}
+
+
+def kind_class(name: str) -> type[Session]:
+    module, _, cls = KINDS[name].partition(":")
+    return getattr(import_module(module), cls)  # type: ignore[no-any-return]
+
+
+def kind_of(options: ConnectOptions) -> tuple[str, ResolvedTarget | None]:
+    """The kind `options` name, and the target resolved on the way (None for local and for a
+    container, whose host is chosen when it opens). Raises UsageError for what no kind opens."""
+    if not options.host:
+        raise UsageError("--host is required (an ssh_config alias, user@host[:port] or 'local')")
+    if "," in options.host:
+        raise UsageError(f"--host {options.host}: several hosts are for playbooks only")
+    if options.host == LOCAL:
+        if options.container:
+            raise UsageError("--container works through an ssh host; give --host")
+        return "local", None
+    if options.container:
+        return "container", None
+    return _ssh_kind(options)
+
+
+def _ssh_kind(options: ConnectOptions) -> tuple[str, ResolvedTarget]:
+    """paramiko's session, or the system ssh client's when the config needs what paramiko
+    cannot do (certificates, PKCS#11, FIDO keys, RemoteCommand, ...) or --transport ssh."""
+    import shutil
+
+    from remotedbg.session.ssh_command import choose_transport
+    from remotedbg.session.target import resolve
+
+    target = resolve(options)
+    hops = [
+        resolve(ConnectOptions(host=hop, ssh_config=options.ssh_config), hop)
+        for hop in (target.proxy_jump or "").split(",")
+        if hop and options.transport == "auto"
+    ]
+    transport = choose_transport(options.transport, [target, *hops], shutil.which("ssh"))
+    return _TRANSPORT_KINDS[transport], target
+
+
+def open_kind(options: ConnectOptions, max_output: int) -> Session:
+    name, target = kind_of(options)
+    kind = kind_class(name)
+    if not kind.on_host:
+        return kind.open(options, max_output, target)
+    host = open_kind(dataclasses.replace(options, container=None), max_output)
+    return kind.open(options, max_output, host)
