@@ -70,9 +70,10 @@ def test_engine_sources_cross_the_wire_once(box, tmp_path, monkeypatch):
         shutil.copytree(package, roots[-1], ignore=shutil.ignore_patterns("__pycache__"))
 
     class Counting(Remote):
-        def call(self, entry, args, timeout=None):
-            answer = super().call(entry, args, timeout)
-            calls.append((entry.rpartition(":")[2], len(json.dumps(answer)), args))
+        def call(self, request, timeout=None):
+            answer = super().call(request, timeout)
+            name = request.entry.rpartition(":")[2]
+            calls.append((name, len(json.dumps(answer)), request.args()))
             return answer
 
     runs = []
@@ -158,11 +159,11 @@ def test_a_fleet_of_identical_hosts_reads_each_source_once(box, tmp_path, monkey
     scanned = threading.Barrier(4)  # every host has its scan's answer before any reads sources
 
     class Counting(Remote):
-        def call(self, entry, args, timeout=None):
-            if entry.endswith(":read_text"):
-                reads.append(list(args["paths"]))
-            answer = super().call(entry, args, timeout)
-            if entry.endswith(":scan"):
+        def call(self, request, timeout=None):
+            if request.entry.endswith(":read_text"):
+                reads.append(list(request.args()["paths"]))
+            answer = super().call(request, timeout)
+            if request.entry.endswith(":scan"):
                 scanned.wait(30)
             return answer
 

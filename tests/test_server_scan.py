@@ -617,7 +617,7 @@ def test_a_vllm_servers_own_runner_choice_decides_which_runner_code_is_read(remo
     )
     try:
         assert wait_for(lambda: os.path.exists(f"/proc/{proc.pid}/cmdline"))
-        result = remote.call(SCAN, {"knowledge": server_scan_knowledge()})
+        result = remote.call(SCAN(knowledge=server_scan_knowledge()))
         server = _mine(result, proc.pid)
     finally:
         stop_fake(proc)

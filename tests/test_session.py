@@ -163,10 +163,10 @@ def test_local_agent_calls_share_one_executor_that_leaves_with_the_session():
     from remotedbg.remote import pyagent
 
     session = open_session(ConnectOptions(host="local", timeout=30))
-    info = pyagent.call(session, "remotedbg.agent.probe:describe", {})
+    info = pyagent.call(session, calls.Describe())
     executor = session.executor()
     assert info["python"] and executor is not None and os.path.exists(f"/proc/{executor.pid}")
-    assert pyagent.call(session, "remotedbg.agent.probe:describe", {}) == info
+    assert pyagent.call(session, calls.Describe()) == info
     assert session.executor() is executor
     session.close()
     assert wait_for(lambda: not os.path.exists(f"/proc/{executor.pid}"))
