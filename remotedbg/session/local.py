@@ -13,16 +13,12 @@ import shlex
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING
 
 from remotedbg.errors import RemoteCommandError
 from remotedbg.session.base import OutputCollector
-from remotedbg.session.resident import ResidentSession
-from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessTransport
+from remotedbg.session.resident import ProcessResidentSession
+from remotedbg.session.ssh_pipe import ProcessTransport
 from remotedbg.session.target import ConnectOptions
-
-if TYPE_CHECKING:  # imported where used: it brings paramiko
-    from remotedbg.session.executor_client import ExecutorChannel
 
 #: Shells that refuse a login: a service account's (nobody) can still run commands locally.
 NO_LOGIN_SHELLS = ("nologin", "false")
@@ -38,7 +34,7 @@ def _login_shell() -> str:
     return shell
 
 
-class LocalSession(ResidentSession):
+class LocalSession(ProcessResidentSession):
     """Agent calls go to a resident executor over a local process's pipes (started in the
     home, as sshd would); commands run by the login shell; no byte channels."""
 
@@ -51,44 +47,11 @@ class LocalSession(ResidentSession):
         # a service account's home may not exist (nobody's is /nonexistent): start in / then,
         # as sshd does
         self._cwd = home if os.path.isdir(home) else "/"
-        self._executor: ExecutorChannel | None = None
-        self._executor_unavailable = False
         self._processes = ProcessTransport(
             lambda command: [self._shell, "-c", f"cd {shlex.quote(self._cwd)} && {command}"]
         )
 
     # -- the executor -------------------------------------------------------------------
-    def executor(self) -> ExecutorChannel | None:
-        if self._executor is not None and self._executor.settled():
-            return self._executor
-        if self._executor is not None:
-            self._executor.close()
-        self._executor = None
-        if self._executor_unavailable:
-            return None
-        from remotedbg.session import agent_bundle
-        from remotedbg.session.executor_client import ExecutorChannel
-
-        executor, _why = ExecutorChannel.start_or_why(
-            self._processes,
-            agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
-            agent_bundle.executor_bundle,
-            LOGIN_BUDGET,
-        )
-        if executor is None:
-            if self._processes.last is not None:
-                self._processes.last.close()
-            self._executor_unavailable = True  # no python3 here: a process per call
-        self._executor = executor
-        return executor
-
-    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
-        return self.executor()
-
-    def _call_timed_out(self, executor: ExecutorChannel) -> None:
-        if executor.channel.closed:
-            self._executor = None
-
     def _executor_failed(self, error: Exception) -> RemoteCommandError:
         self._executor = None
         return RemoteCommandError(f"{self.name}: the executor stopped: {error}")

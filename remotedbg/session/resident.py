@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 from remotedbg.errors import RemoteCommandError, RemotedbgError, RemoteTimeout
 from remotedbg.session.base import Session
+from remotedbg.session.ssh_pipe import LOGIN_BUDGET
 
 if TYPE_CHECKING:  # executor_client brings paramiko, which a one-shot system-ssh run never needs
     from remotedbg.session.executor_client import ExecutorChannel
+    from remotedbg.session.ssh_pipe import ProcessChannel, ProcessTransport
 
 
 class ResidentSession(Session):
@@ -46,3 +48,54 @@ class ResidentSession(Session):
 
     def _executor_failed(self, error: Exception) -> RemotedbgError:
         return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
+
+
+class ProcessResidentSession(ResidentSession):
+    """A kind whose executor runs behind a local process's pipes (`self._processes`): `local`
+    (a shell here) and the system ssh client. Without python3 there, a process per command."""
+
+    _processes: ProcessTransport
+
+    def __init__(self, name: str, default_timeout: float | None, max_output: int) -> None:
+        super().__init__(name, default_timeout, max_output)
+        self._executor: ExecutorChannel | None = None
+        self._executor_unavailable = False
+
+    def executor(self) -> ExecutorChannel | None:
+        if self._executor is not None and self._executor.settled():
+            return self._executor
+        if self._executor is not None:
+            self._executor.close()
+        self._executor = None
+        if self._executor_unavailable:
+            return None
+        from remotedbg.session import agent_bundle
+        from remotedbg.session.executor_client import ExecutorChannel
+
+        executor, _why = ExecutorChannel.start_or_why(
+            self._processes,
+            agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
+            agent_bundle.executor_bundle,
+            self._start_budget(),
+        )
+        if executor is None:
+            if self._processes.last is not None:
+                self._no_executor(self._processes.last)
+            self._executor_unavailable = True
+        self._executor = executor
+        return executor
+
+    def _start_budget(self) -> float:
+        """Seconds the executor's start may take (a login shell's rc files included)."""
+        return LOGIN_BUDGET
+
+    def _no_executor(self, channel: ProcessChannel) -> None:
+        """The process that did not become an executor: closed (a kind may raise instead)."""
+        channel.close()
+
+    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
+        return self.executor()
+
+    def _call_timed_out(self, executor: ExecutorChannel) -> None:
+        if executor.channel.closed:
+            self._executor = None

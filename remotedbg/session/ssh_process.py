@@ -23,7 +23,6 @@ import subprocess
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from remotedbg.errors import (
     ConnectionFailed,
@@ -34,14 +33,11 @@ from remotedbg.errors import (
 )
 from remotedbg.session import transcript
 from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
-from remotedbg.session.resident import ResidentSession
+from remotedbg.session.resident import ProcessResidentSession
 from remotedbg.session.result import RunResult
 from remotedbg.session.ssh_command import lost_connection, ssh_argv, ssh_failure
 from remotedbg.session.ssh_pipe import LOGIN_BUDGET, ProcessChannel, ProcessTransport
 from remotedbg.session.target import ConnectOptions, ResolvedTarget
-
-if TYPE_CHECKING:  # imported where used: it brings paramiko, which a one-shot run never needs
-    from remotedbg.session.executor_client import ExecutorChannel
 
 BULK_BYTES = 16 << 20  # as in session/ssh.py: larger reads get an ssh process of their own
 SSH_FAILED = 255  # ssh's own exit status for a failure of its own
@@ -49,7 +45,7 @@ _BULK_PID = "RDBG-PGID:"
 _BULK_PID_LINE = re.compile(rb"RDBG-PGID:(\d+)\n")
 
 
-class SystemSSHSession(ResidentSession):
+class SystemSSHSession(ProcessResidentSession):
     """A session whose byte streams go through the system ssh client."""
 
     kind = "ssh-binary"
@@ -59,8 +55,6 @@ class SystemSSHSession(ResidentSession):
         self.options = options
         self.target = target
         self.ssh = shutil.which("ssh") or "ssh"
-        self._executor: ExecutorChannel | None = None
-        self._executor_unavailable = False
         self._processes = ProcessTransport(self.argv)
         if transcript.echo is not None:  # -v: which transport, and why
             why = (
@@ -91,32 +85,13 @@ class SystemSSHSession(ResidentSession):
         return ssh_failure(channel.stderr_tail, self.target)
 
     # -- the executor -------------------------------------------------------------------
-    def executor(self) -> ExecutorChannel | None:
-        if self._executor is not None and self._executor.settled():
-            return self._executor
-        if self._executor is not None:
-            self._executor.close()
-        self._executor = None
-        if self._executor_unavailable:
-            return None
-        from remotedbg.session import agent_bundle
-        from remotedbg.session.executor_client import ExecutorChannel
+    def _start_budget(self) -> float:
+        return max(self.options.connect_timeout, LOGIN_BUDGET)
 
-        executor, _why = ExecutorChannel.start_or_why(
-            self._processes,
-            agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
-            agent_bundle.executor_bundle,
-            max(self.options.connect_timeout, LOGIN_BUDGET),
-        )
-        if executor is None:
-            channel = self._processes.last
-            assert channel is not None
-            channel.close()
-            if channel.process is not None and channel.process.returncode == SSH_FAILED:
-                raise self._failed(channel)
-            self._executor_unavailable = True  # no python3 there: a process per command
-        self._executor = executor
-        return executor
+    def _no_executor(self, channel: ProcessChannel) -> None:
+        channel.close()
+        if channel.process is not None and channel.process.returncode == SSH_FAILED:
+            raise self._failed(channel)
 
     def _executor_failed(self, error: Exception) -> ConnectionFailed | RemoteCommandError:
         from remotedbg.session.executor_client import connection_lost
@@ -128,13 +103,6 @@ class SystemSSHSession(ResidentSession):
             if channel.process is not None and channel.process.returncode == SSH_FAILED:
                 return connection_lost(self.name, "")
         return RemoteCommandError(f"{self.name}: the remote executor stopped: {error}")
-
-    def _resident(self, timeout: float | None) -> ExecutorChannel | None:
-        return self.executor()
-
-    def _call_timed_out(self, executor: ExecutorChannel) -> None:
-        if executor.channel.closed:
-            self._executor = None
 
     # -- running ------------------------------------------------------------------------
     def _execute(
