@@ -242,8 +242,8 @@ def test_named_draft_and_engine_tree_bound_each_hosts_work(box, fleet_world, nam
     with box.session() as session:
         remote = Remote(session)
         original = remote.call
-        remote.call = lambda entry, args, timeout=None: (  # type: ignore[method-assign]
-            calls.append((entry, args)) or original(entry, args, timeout)
+        remote.call = lambda request, timeout=None: (  # type: ignore[method-assign]
+            calls.append((request.entry, request.args())) or original(request, timeout)
         )
         run_playbook(playbook, remote, bind_variables(playbook, given), False)
     entries = [entry.rpartition(".")[2] for entry, _ in calls]

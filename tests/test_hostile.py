@@ -660,8 +660,13 @@ def test_get_starts_over_when_a_part_is_not_a_prefix_of_the_remote_file(liar, tm
 def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path, persist):
     """Without a daemon remotedbg unwinds itself (exit 143); with one, the client dies of the
     signal, and the daemon, seeing its client leave, stops the command as for Ctrl-C."""
+    from tests import realshape
+
     _lie(liar)
-    draft = write_eagle3_checkpoint(tmp_path / "draft", 4000, 8000, hidden=256)
+    # the lm_head of a 32,000-id head for a 7168-wide target, sparse (458 MB): the pull cannot
+    # be over before the signal lands (a 2 MB one was, once reads went through dd)
+    lm_head = ("BF16", [32000, 7168], None)
+    draft = realshape.write_checkpoint(tmp_path / "draft", {}, {"lm_head.weight": lm_head})
     out = tmp_path / "out" / "lm.safetensors"
     out.parent.mkdir()
     env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]), REMOTEDBG_PERSIST=persist,
@@ -684,7 +689,9 @@ def test_sigterm_of_tensors_pull_leaves_no_partial_file(liar, tmp_path, persist)
         _, err = process.communicate(timeout=30)
         expected = 128 + signal.SIGTERM if persist == "0" else -signal.SIGTERM
         assert process.returncode == expected, err
-        assert wait_for(lambda: list(out.parent.iterdir()) == [], timeout=10)
+        assert wait_for(lambda: list(out.parent.iterdir()) == [], timeout=10), sorted(
+            (p.name, p.stat().st_size) for p in out.parent.iterdir()
+        )
     finally:
         if persist != "0":
             subprocess.run([sys.executable, "-m", "remotedbg", "sessions", "--stop"], env=env,
