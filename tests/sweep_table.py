@@ -315,9 +315,10 @@ _put("mla-eagle3-lm-head-missing", "vllm", VLLM_MLA_FIRSTS,
 
 # ------------------------------------------------------------------ the MLA EAGLE-3 head (SGLang)
 # srt/models/kimi_k25_eagle3.py, EntryClass Eagle3DeepseekV2ForCausalLM (0.5.12 :472; 0.5.23
-# :523), from 0.5.12 on (0.5.11: no such file). Releases before it have no rows: the name is in
-# no EntryClass there, and whether SGLang's Transformers fallback then takes the draft
-# (0.5.11 model_loader/utils.py:214-221 resolve_transformers_arch) is not read yet.
+# :523), from 0.5.12 on (0.5.11: no such file). Releases before it have no rows yet: the name
+# is in no EntryClass, and 0.5.11's Transformers fallback raises ValueError for a name neither
+# Transformers nor the config's auto_map has (model_loader/utils.py:214-221 -> :138-155), which
+# remotedbg's draft-arch-unsupported does not model for SGLang (it says inconclusive).
 SGLANG_MLA = since("sglang", "0.5.12")
 _put("mla-eagle3-correct", "sglang", SGLANG_MLA, row(OK, cite=(
     "EntryClass Eagle3DeepseekV2ForCausalLM (0.5.12 kimi_k25_eagle3.py:472); load_weights maps "

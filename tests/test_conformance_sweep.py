@@ -101,8 +101,8 @@ def test_sweep_covers_every_release():
             if scenario == "correct-nextn" and engine == "vllm":
                 continue  # MTP heads are not modelled for vLLM
             if scenario == "mla-eagle3-correct" and engine == "sglang":
-                # the releases that ship kimi_k25_eagle3.py; before 0.5.12 undecided (the
-                # Transformers fallback, tests/sweep_table.py)
+                # the releases that ship kimi_k25_eagle3.py; before 0.5.12 SGLang's registry
+                # miss is not modelled (tests/sweep_table.py)
                 assert {v for e, v in EXPECTED[scenario] if e == engine} == set(SGLANG_MLA)
                 continue
             assert set(versions) <= {v for e, v in EXPECTED[scenario] if e == engine}, scenario

@@ -1022,15 +1022,6 @@ class Interpreter:
             return UNKNOWN
         if name in _REGEX_FUNCTIONS:
             return _regex(name, args, kwargs)
-        if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
-            # an engine helper computing a setting from the config (`is_deepseek_dsa(config)`,
-            # SGLang 0.5.14 deepseek_v2.py:1520): followed; what it cannot decide stays unknown
-            helper = self._helper(name, mod)
-            if helper is not None:
-                try:
-                    return self.run_closure(helper, args, kwargs)
-                except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
-                    return UNKNOWN
         if short in loader_rules.WEIGHTS_MAPPERS:
 
             def table(key: str) -> dict:
@@ -1063,6 +1054,16 @@ class Interpreter:
                 return None
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
+        if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
+            # an engine helper computing a setting from the config (`is_deepseek_dsa(config)`,
+            # SGLang 0.5.14 deepseek_v2.py:1520), unless modelled above (loader_rules):
+            # followed; what it cannot decide stays unknown
+            helper = self._helper(name, mod)
+            if helper is not None:
+                try:
+                    return self.run_closure(helper, args, kwargs)
+                except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
+                    return UNKNOWN
         return UNKNOWN
 
     def _param_dtype(self) -> Any:
