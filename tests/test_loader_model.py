@@ -149,17 +149,33 @@ class Head(nn.Module):
 """
 
 
-def vllm_model(source: str, names: list[str], draft: dict, spec: dict | None = None):
+def vllm_model(
+    source: str, names: list[str], draft: dict, spec: dict | None = None, utils: str = ""
+):
     from remotedbg.engines.loader_rules import vllm_engine_params
 
     index = SourceIndex("eng", "/e/eng")
     index.add("/e/eng/models/head.py", textwrap.dedent(source))
+    if utils:
+        index.add("/e/eng/models/utils.py", textwrap.dedent(utils))
     params = vllm_engine_params(draft, {"vocab_size": 10, "num_hidden_layers": 4}, spec or {})
     return simulate_load(index, "/e/eng/models/head.py", "Head", names, draft, params)
 
 
 def test_the_drafts_quant_config_is_none_without_quantization_in_its_config():
     result = vllm_model(QUANT, ["fc.weight"], CONFIG)
+    assert result.status == "ok" and outcomes(result) == {"fc.weight": "loaded"}
+
+
+def test_a_helper_loader_rules_models_is_not_followed_through_its_code():
+    # the code read (as vLLM's, through objects the interpreter does not model) would leave the
+    # quant_config open; the modelled answer (None without quantization) decides
+    utils = """
+    def get_draft_quant_config(vllm_config):
+        draft = vllm_config.speculative_config.draft_model_config
+        return VllmConfig.get_quantization_config(draft, vllm_config.load_config)
+    """
+    result = vllm_model(QUANT, ["fc.weight"], CONFIG, utils=utils)
     assert result.status == "ok" and outcomes(result) == {"fc.weight": "loaded"}
 
 
