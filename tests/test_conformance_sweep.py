@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from remotedbg.actions.engine_code import EngineCode
-from remotedbg.analysis.engine_facts import vllm_v2_by_default
+from remotedbg.analysis.engine_facts import eagle3_target_types, vllm_v2_by_default
 from remotedbg.engines import code_markers
 from tests.conformance_table import TABLE
 from tests.releases import SWEEP, content_group, sweep_release
@@ -123,3 +123,43 @@ def test_vllm_default_runner_is_read_from_envs(version):
     versions = SWEEP_VERSIONS["vllm"]
     expected = versions.index(version) >= versions.index(V2_BY_DEFAULT_FROM)
     assert vllm_v2_by_default(code) is expected
+
+
+# The model types SpeculativeConfig accepts as EAGLE-3 targets (a substring of the target's
+# hf_text_config.model_type, else ValueError), in the three forms the releases write it:
+# 0.8.5 config.py:2588-2592 `"llama" not in ...model_type` (to 0.10.0 :3027); 0.10.1
+# config/__init__.py:2347-2354 `eagle3_target_supported = ["llama", "qwen"]`, 0.11.0
+# config/speculative.py:540 adds minicpm and gpt_oss (0.13.0 :621-632), 0.16.0 :689 hunyuan_vl,
+# hunyuan_v1_dense, afmoe; 0.17.0 :768-789 `aux_hidden_states_supported` (+nemotron_h), tested
+# for eagle3 and extract_hidden_states; 0.21.0 :974 its last (+laguna); 0.22.0 has no such check.
+EAGLE3_TARGETS = {
+    "0.8.5": (["llama"], "config.py:2588"),
+    "0.10.1": (["llama", "qwen"], "config/__init__.py:2347"),
+    "0.13.0": (["llama", "qwen", "minicpm", "gpt_oss"], "config/speculative.py:621"),
+    "0.16.0": (["llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense",
+                "afmoe"], "config/speculative.py:689"),  # fmt: skip
+    "0.17.1": (["llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense",
+                "afmoe", "nemotron_h"], "config/speculative.py:768"),  # fmt: skip
+}
+EAGLE3_TARGET_CHECK_UNTIL = "0.21.0"
+
+
+@pytest.mark.parametrize("version", SWEEP_VERSIONS["vllm"])
+def test_vllm_eagle3_target_types_are_read_in_each_form(version):
+    rel = sweep_release("vllm", version)
+    code = EngineCode("vllm", str(rel.package))
+    for name in code_markers.VLLM_SPEC_CONFIGS:
+        path = rel.package / name
+        if path.is_file():
+            code.index.add(str(path), path.read_text())
+    got = eagle3_target_types(code)
+    versions = SWEEP_VERSIONS["vllm"]
+    if versions.index(version) > versions.index(EAGLE3_TARGET_CHECK_UNTIL):
+        assert got is None
+        return
+    assert got is not None and "llama" in got["types"]
+    if version in EAGLE3_TARGETS:
+        types, where = EAGLE3_TARGETS[version]
+        assert got == {"types": types, "where": where}
+    if versions.index(version) >= versions.index("0.18.0"):
+        assert "kimi_k2" in got["types"]  # 0.18.0 config/speculative.py:780-792

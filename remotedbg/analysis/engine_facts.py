@@ -133,21 +133,72 @@ def vllm_has_v2(code: Any) -> bool:
 
 def eagle3_target_types(code: Any) -> dict[str, Any] | None:
     """vLLM: the model types the release's SpeculativeConfig accepts as EAGLE-3 targets,
-    {"types": [...], "where": "file:line"}; None when no spec config of the install lists them
-    (SGLang, releases without the list)."""
+    {"types": [...], "where": "file:line"}; None when no spec config of the install tests them
+    (SGLang, releases without the check). The check is an `if` on the method being "eagle3"
+    and the target's model_type that raises, in one of three forms: `"llama" not in
+    ...model_type` (0.8.5 config.py:2588-2592), a list named `eagle3_target_supported` (0.10.2
+    config/__init__.py:2372-2379; 0.13.0 config/speculative.py:621-632) or
+    `aux_hidden_states_supported` (0.17.0 config/speculative.py:768-789, also for
+    extract_hidden_states) tested as substrings with any(...)."""
     for rel in code_markers.VLLM_SPEC_CONFIGS:
         mod = code.index.module_at(code.path(rel))
         if mod is None:
             continue
-        for node in ast.walk(mod.tree):
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Tuple)):
+        for func in ast.walk(mod.tree):
+            if not isinstance(func, ast.FunctionDef):
                 continue
-            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
-            if code_markers.VLLM_EAGLE3_TARGETS in names and all(
-                isinstance(v, str) for v in values
-            ):
-                return {"types": values, "where": _where(code, mod, node)}
+            for node in ast.walk(func):
+                if isinstance(node, ast.If) and _eagle3_target_test(node):
+                    found = _tested_types(node.test, _string_lists(func))
+                    if found is not None:
+                        types, at = found
+                        return {"types": types, "where": _where(code, mod, at or node)}
+    return None
+
+
+def _eagle3_target_test(node: ast.If) -> bool:
+    """An `if` that tests the method against "eagle3" and reads a model_type, and raises."""
+    names = {n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)}
+    consts = {n.value for n in ast.walk(node.test) if isinstance(n, ast.Constant)}
+    return (
+        code_markers.VLLM_EAGLE3_METHOD in consts
+        and code_markers.VLLM_TARGET_TYPE_FIELD in names
+        and any(isinstance(s, ast.Raise) for s in node.body)
+    )
+
+
+def _string_lists(func: ast.FunctionDef) -> dict[str, ast.Assign]:
+    """The assignments `name = [str, ...]` in a function, by name."""
+    out = {}
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.List | ast.Tuple)
+            and node.value.elts
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in node.value.elts)
+        ):  # fmt: skip
+            out.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+    return out
+
+
+def _tested_types(test: ast.expr, lists: dict[str, ast.Assign]) -> tuple[list, Any] | None:
+    """The model types a target test accepts, and the node that lists them (None: the test's
+    own line): `any(s in ...model_type for s in NAME)` with NAME a string list of the function,
+    or `"llama" not in ...model_type`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.comprehension) and isinstance(node.iter, ast.Name):
+            assign = lists.get(node.iter.id)
+            if assign is not None:
+                return [e.value for e in assign.value.elts], assign  # type: ignore[attr-defined]
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and [type(op) for op in node.ops] == [ast.NotIn]
+            and code_markers.VLLM_TARGET_TYPE_FIELD in ast.unparse(node.comparators[0])
+        ):
+            return [node.left.value], None
     return None
 
 

@@ -57,10 +57,14 @@ VLLM_ENVS = "envs.py"
 #: Files the loader model and the facts read besides the draft and target model files.
 VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"
 VLLM_SPEC_CONFIGS = ("config/speculative.py", "config/__init__.py", "config.py")
-#: vLLM: the list of model types SpeculativeConfig accepts as EAGLE-3 targets (a substring of
-#: the target's text model_type; else ValueError "Eagle3 is only supported for ... models"),
-#: 0.13.0 config/speculative.py:621-632; 0.22.0 drops it.
-VLLM_EAGLE3_TARGETS = "eagle3_target_supported"
+#: vLLM: SpeculativeConfig's EAGLE-3 target check, an `if` comparing the method with this
+#: constant and reading the target's text `model_type` (a substring of it must be one of the
+#: listed types, else ValueError "... is only supported for ... models"): 0.8.5-0.10.1 `"llama"
+#: not in`, 0.10.2-0.16.0 a list `eagle3_target_supported` (0.13.0
+#: config/speculative.py:621-632), 0.17.0-0.21.0 `aux_hidden_states_supported` (0.17.0
+#: :768-789); 0.22.0 drops the check (engine_facts.eagle3_target_types reads every form).
+VLLM_EAGLE3_METHOD = "eagle3"
+VLLM_TARGET_TYPE_FIELD = "model_type"
 VLLM_METRICS = "v1/spec_decode/metrics.py"
 VLLM_PROPOSER = "v1/spec_decode/eagle.py"
 
