@@ -10,11 +10,16 @@ from __future__ import annotations
 import pytest
 
 from remotedbg.actions.engine_code import EngineCode
-from remotedbg.analysis.engine_facts import eagle3_target_types, vllm_v2_by_default
+from remotedbg.analysis.engine_facts import (
+    eagle3_target_types,
+    vllm_v2_by_default,
+    vllm_v2_for_target,
+    vllm_v2_serves,
+)
 from remotedbg.engines import code_markers
 from tests.conformance_table import TABLE
 from tests.releases import SWEEP, content_group, sweep_release
-from tests.sweep_table import GROUPS, MLA_PLANTS, PLANTS, SWEEP_VERSIONS, VLLM_MLA_FIRSTS
+from tests.sweep_table import GROUPS, MLA_PLANTS, PLANTS, SWEEP_VERSIONS, VLLM_MLA_FIRSTS, since
 from tests.sweep_table import SWEEP as EXPECTED
 from tests.test_conformance import audit, build_box, check
 
@@ -163,3 +168,54 @@ def test_vllm_eagle3_target_types_are_read_in_each_form(version):
         assert got == {"types": types, "where": where}
     if versions.index(version) >= versions.index("0.18.0"):
         assert "kimi_k2" in got["types"]  # 0.18.0 config/speculative.py:780-792
+
+
+# VllmConfig.use_v2_model_runner with VLLM_USE_V2_MODEL_RUNNER unset, per target: 0.22.0-0.28.0
+# return False when `not self._is_default_v2_model_runner_model()` (0.22.0 config/vllm.py:498-499;
+# 0.25.0 :537-538). 0.22.0 :518-532: the architecture in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES
+# (:69, {"Qwen3ForCausalLM"}) and `not model_config.is_moe and not model_config.is_quantized`;
+# 0.23.0 :69-75 adds Llama and Mistral (:544-558 the same test); 0.24.0 :550-561 the list
+# alone (DeepseekV2ForCausalLM and Qwen2Moe listed); 0.25.0 :557-574 `listed or not
+# model_config.is_moe` (Llama no longer listed, :68-74); 0.27.0 :637-658 the same through
+# default_v2_model_runner_architectures() (:92-101, CUDA: the list). is_moe: get_num_experts()
+# > 0 (0.22.0 config/model.py:1879-1880), the first of num_experts / moe_num_experts /
+# n_routed_experts / num_local_experts (0.25.0 transformers_utils/model_arch_config_convertor.py
+# :148-165). 0.29.0 on has no per-target rule (0.29.0 config/vllm.py:645-670: env, ROCm,
+# Triton, features): V2 for all.
+TARGETS = {
+    "dense-llama": {"config": {"architectures": ["LlamaForCausalLM"]},
+                    "text": {"model_type": "llama"}},
+    "moe-qwen3": {"config": {"architectures": ["Qwen3MoeForCausalLM"]},
+                  "text": {"model_type": "qwen3_moe", "num_experts": 128}},
+    "moe-deepseek-v2": {"config": {"architectures": ["DeepseekV2ForCausalLM"]},
+                        "text": {"model_type": "deepseek_v2", "n_routed_experts": 160}},
+    "fp8-qwen3": {"config": {"architectures": ["Qwen3ForCausalLM"],
+                             "quantization_config": {"quant_method": "fp8"}},
+                  "text": {"model_type": "qwen3"}},
+}  # fmt: skip
+# the first release from which each target gets V2 when unset, and the last with a rule
+V2_FOR_TARGET_FROM = {"dense-llama": "0.23.0", "moe-qwen3": "0.29.0",
+                      "moe-deepseek-v2": "0.24.0", "fp8-qwen3": "0.24.0"}  # fmt: skip
+PER_TARGET_RULE = ("0.22.0", "0.28.0")
+
+
+@pytest.mark.parametrize("version", since("vllm", V2_BY_DEFAULT_FROM))
+def test_vllm_runner_is_chosen_per_target_as_the_release_does(version):
+    rel = sweep_release("vllm", version)
+    code = EngineCode("vllm", str(rel.package))
+    for name in (code_markers.VLLM_V2_MARKER, *code_markers.VLLM_RUNNER_FILES):
+        path = rel.package / name
+        if path.is_file():
+            code.index.add(str(path), path.read_text())
+    versions = SWEEP_VERSIONS["vllm"]
+    at = versions.index(version)
+    ruled = versions.index(PER_TARGET_RULE[0]) <= at <= versions.index(PER_TARGET_RULE[1])
+    for name, target in TARGETS.items():
+        expected = at >= versions.index(V2_FOR_TARGET_FROM[name])
+        assert vllm_v2_serves(code, None, target) is expected, name
+        choice = vllm_v2_for_target(code, target)
+        assert (choice is not None) is ruled, name
+        if choice:
+            assert choice["where"].startswith("config/vllm.py:") and choice["v2"] is expected
+        # the server's own setting still decides over the target (0.22.0 config/vllm.py:493-496)
+        assert vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}, target) is True

@@ -53,6 +53,19 @@ VLLM_V2_MARKER = "v1/worker/gpu/model_runner.py"
 VLLM_V1_ONLY = ("v1/worker/gpu_model_runner.py",)
 VLLM_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 VLLM_ENVS = "envs.py"
+#: vLLM: where VllmConfig.use_v2_model_runner decides when the env var is unset, and its
+#: per-target rule (0.22.0-0.28.0; remotedbg.analysis.vllm_runner evaluates it); the target's
+#: MoE-ness comes from the arch-config convertor's `num_expert_names`, hybrid / attention-free
+#: from the model class's interfaces (0.25.0 model_executor/models/interfaces.py IsHybrid,
+#: IsAttentionFree, whose class attributes the registry's _ModelInfo reads); the platform is
+#: taken as CUDA.
+VLLM_RUNNER_CONFIG = "config/vllm.py"
+VLLM_ARCH_CONVERTOR = "transformers_utils/model_arch_config_convertor.py"
+VLLM_V2_TARGET_RULE = "_is_default_v2_model_runner_model"
+VLLM_HYBRID_BASE = "IsHybrid"
+VLLM_ATTENTION_FREE_BASE = "IsAttentionFree"
+VLLM_PLATFORM_CALLS = {"current_platform.is_rocm": False}
+VLLM_RUNNER_FILES = (VLLM_ENVS, VLLM_RUNNER_CONFIG, VLLM_ARCH_CONVERTOR)
 
 #: Files the loader model and the facts read besides the draft and target model files.
 VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"
