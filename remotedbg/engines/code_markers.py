@@ -47,8 +47,8 @@ AUX_IDS_OTHER_READERS = ("dflash", "extract_hidden_states", "transformers_utils/
 #: ship from 0.12.0, but which runner serves is the engine's choice, not which files exist: the
 #: environment variable below, whose default envs.py defines (`bool(int(os.getenv(NAME, "0")))`
 #: in 0.12.0-0.20.x: V1 unless set; `maybe_convert_bool(os.getenv(NAME, None))` from 0.22.0:
-#: unset leaves it to VllmConfig.use_v2_model_runner, V2 unless the deployment uses a feature V2
-#: lacks, 0.33.0 config/vllm.py:731-767).
+#: unset leaves it to VllmConfig.use_v2_model_runner: 0.22.0-0.28.0 per target (below), then V2
+#: unless the deployment uses a feature V2 lacks, 0.33.0 config/vllm.py:731-767).
 VLLM_V2_MARKER = "v1/worker/gpu/model_runner.py"
 VLLM_V1_ONLY = ("v1/worker/gpu_model_runner.py",)
 VLLM_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
