@@ -12,6 +12,7 @@ import pytest
 from remotedbg.actions.engine_code import EngineCode
 from remotedbg.analysis.engine_facts import (
     eagle3_target_types,
+    vllm_target,
     vllm_v2_by_default,
     vllm_v2_for_target,
     vllm_v2_serves,
@@ -182,16 +183,14 @@ def test_vllm_eagle3_target_types_are_read_in_each_form(version):
 # n_routed_experts / num_local_experts (0.25.0 transformers_utils/model_arch_config_convertor.py
 # :148-165). 0.29.0 on has no per-target rule (0.29.0 config/vllm.py:645-670: env, ROCm,
 # Triton, features): V2 for all.
-TARGETS = {
-    "dense-llama": {"config": {"architectures": ["LlamaForCausalLM"]},
-                    "text": {"model_type": "llama"}},
-    "moe-qwen3": {"config": {"architectures": ["Qwen3MoeForCausalLM"]},
-                  "text": {"model_type": "qwen3_moe", "num_experts": 128}},
-    "moe-deepseek-v2": {"config": {"architectures": ["DeepseekV2ForCausalLM"]},
-                        "text": {"model_type": "deepseek_v2", "n_routed_experts": 160}},
-    "fp8-qwen3": {"config": {"architectures": ["Qwen3ForCausalLM"],
-                             "quantization_config": {"quant_method": "fp8"}},
-                  "text": {"model_type": "qwen3"}},
+TARGETS = {  # config.json, the file of its class in the release
+    "dense-llama": ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "llama"),
+    "moe-qwen3": ({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+                   "num_experts": 128}, "qwen3_moe"),
+    "moe-deepseek-v2": ({"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+                         "n_routed_experts": 160}, "deepseek_v2"),
+    "fp8-qwen3": ({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+                   "quantization_config": {"quant_method": "fp8"}}, "qwen3"),
 }  # fmt: skip
 # the first release from which each target gets V2 when unset, and the last with a rule
 V2_FOR_TARGET_FROM = {"dense-llama": "0.23.0", "moe-qwen3": "0.29.0",
@@ -210,7 +209,11 @@ def test_vllm_runner_is_chosen_per_target_as_the_release_does(version):
     versions = SWEEP_VERSIONS["vllm"]
     at = versions.index(version)
     ruled = versions.index(PER_TARGET_RULE[0]) <= at <= versions.index(PER_TARGET_RULE[1])
-    for name, target in TARGETS.items():
+    for name, (config, module) in TARGETS.items():
+        model = rel.package / f"model_executor/models/{module}.py"
+        code.index.add(str(model), model.read_text())
+        target = vllm_target(code, config, str(model), config["architectures"][0])
+        assert target["bases"] and "IsHybrid" not in target["bases"], name
         expected = at >= versions.index(V2_FOR_TARGET_FROM[name])
         assert vllm_v2_serves(code, None, target) is expected, name
         choice = vllm_v2_for_target(code, target)
@@ -219,3 +222,22 @@ def test_vllm_runner_is_chosen_per_target_as_the_release_does(version):
             assert choice["where"].startswith("config/vllm.py:") and choice["v2"] is expected
         # the server's own setting still decides over the target (0.22.0 config/vllm.py:493-496)
         assert vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}, target) is True
+
+
+def test_vllm_hybrid_target_runs_v1_by_its_class_interfaces():
+    # 0.25.0 config/vllm.py:565-566 `if getattr(model_config, "is_hybrid", False): return False`
+    # before the not-MoE test; is_hybrid comes from the class's IsHybrid interface
+    # (model_executor/models/interfaces.py:790-795), which FalconH1ForCausalLM, a dense hybrid,
+    # has (model_executor/models/falcon_h1.py:496-503)
+    rel = sweep_release("vllm", "0.25.0")
+    code = EngineCode("vllm", str(rel.package))
+    model = "model_executor/models/falcon_h1.py"
+    for name in (code_markers.VLLM_V2_MARKER, *code_markers.VLLM_RUNNER_FILES, model):
+        code.index.add(str(rel.package / name), (rel.package / name).read_text())
+    config = {"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1"}
+    path = str(rel.package / model)
+    hybrid = vllm_target(code, config, path, "FalconH1ForCausalLM")
+    assert "IsHybrid" in hybrid["bases"]
+    assert vllm_v2_for_target(code, hybrid) == {"v2": False, "where": "config/vllm.py:557"}
+    unread = vllm_target(code, config, None, None)  # the class not read: undecided, V2 as before
+    assert vllm_v2_for_target(code, unread) is None

@@ -642,7 +642,7 @@ def test_a_vllm_release_that_chooses_the_runner_per_target_has_v1_read_for_a_moe
     dense one: the V1 runner's v1/worker/gpu_model_runner.py, which reads the draft's aux-layer
     ids (:5420-5432), counts for the Qwen3-MoE deployment only. The files come from the box
     through the agent, as an audit reads them."""
-    from remotedbg.actions.engine_code import gather_serving
+    from remotedbg.actions.engine_code import add_modules, gather_serving
     from remotedbg.analysis import engine_facts
     from tests.releases import sweep_release
 
@@ -651,8 +651,10 @@ def test_a_vllm_release_that_chooses_the_runner_per_target_has_v1_read_for_a_moe
     moe_config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
                   "num_experts": 128}  # fmt: skip
     dense_config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}
-    moe = engine_facts.vllm_target(code, moe_config, None, None)
-    dense = engine_facts.vllm_target(code, dense_config, None, None)
+    models = [str(rel.package / f"model_executor/models/{m}.py") for m in ("qwen3_moe", "qwen3")]
+    add_modules(remote, code, models)  # as the audit reads the target's class
+    moe = engine_facts.vllm_target(code, moe_config, models[0], "Qwen3MoeForCausalLM")
+    dense = engine_facts.vllm_target(code, dense_config, models[1], "Qwen3ForCausalLM")
     choice = engine_facts.vllm_v2_for_target(code, moe)
     assert choice == {"v2": False, "where": "config/vllm.py:557"}
 

@@ -139,8 +139,8 @@ def vllm_v2_for_target(code: Any, target: dict) -> dict | None:
     """vLLM 0.22.0-0.28.0: VllmConfig's per-target runner choice when the env var is unset
     (remotedbg.analysis.vllm_runner), {"v2": bool, "where": "config/vllm.py:line"}; None: the
     release has no such rule, its files were not read, or it reads what is not known.
-    `target`: {"config": the target's config.json, "text": its text config, "bases": the
-    base names of its model class}."""
+    `target`: vllm_target's {"config": the target's config.json, "text": its text config,
+    "bases": the base names of its model class, None when it was not read}."""
     path = code.path(code_markers.VLLM_RUNNER_CONFIG)
     if code_markers.VLLM_V2_TARGET_RULE not in (code.index.text_at(path) or ""):
         return None  # no per-target rule (0.29.0 on): not parsed (0.16 MB in 0.33.0)
@@ -150,7 +150,7 @@ def vllm_v2_for_target(code: Any, target: dict) -> dict | None:
     if mod is None or keys is None:
         return None
     model = vllm_runner.target_facts(target.get("config"), target.get("text") or {},
-                                     target.get("bases") or [], keys)  # fmt: skip
+                                     target.get("bases"), keys)  # fmt: skip
     choice = vllm_runner.per_target_choice(mod, model)
     if choice is None:
         return None
@@ -161,7 +161,7 @@ def vllm_target(code: Any, config: dict | None, path: str | None, name: str | No
     """The target as vllm_v2_for_target reads it: its config, text config and the base names
     of its model class (in `path`, when read)."""
     ref = resolve_class(code, path, name) if path and name else None
-    bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in ref.node.bases] if ref else []
+    bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in ref.node.bases] if ref else None
     return {"config": config or {}, "text": text_config(config), "bases": bases}
 
 

@@ -27,9 +27,12 @@ class _Unknown(Exception):
     """The function reads something the audit does not know."""
 
 
-def target_facts(config: dict | None, text: dict, bases: list[str], expert_keys: list[str]) -> dict:
+def target_facts(
+    config: dict | None, text: dict, bases: list[str] | None, expert_keys: list[str]
+) -> dict:
     """model_config as `_is_default_v2_model_runner_model` reads it. `text`: the target's text
-    config; `bases`: its class's base names; `expert_keys`: the release's num_expert_names
+    config; `bases`: its class's base names (None: the class was not read, and whether it is
+    hybrid or attention-free is not known); `expert_keys`: the release's num_expert_names
     (ModelArchConfigConvertorBase.get_num_experts, 0.25.0
     transformers_utils/model_arch_config_convertor.py:148-165: the first key present, a list's
     first item, else the largest n_routed_experts of a "moe" block in block_configs)."""
@@ -40,14 +43,16 @@ def target_facts(config: dict | None, text: dict, bases: list[str], expert_keys:
         blocks = text.get("block_configs") or []
         experts = max([b.get("n_routed_experts", 0) for b in blocks
                        if isinstance(b, dict) and b.get("block_type") == "moe"] or [0])  # fmt: skip
-    return {
+    model = {
         "runner_type": "generate",
         "architectures": list((config or {}).get("architectures") or []),
         "is_moe": bool(experts) and experts > 0,
         "is_quantized": (config or {}).get("quantization_config") is not None,
-        "is_hybrid": code_markers.VLLM_HYBRID_BASE in bases,
-        "is_attention_free": code_markers.VLLM_ATTENTION_FREE_BASE in bases,
     }
+    if bases is not None:
+        model["is_hybrid"] = code_markers.VLLM_HYBRID_BASE in bases
+        model["is_attention_free"] = code_markers.VLLM_ATTENTION_FREE_BASE in bases
+    return model
 
 
 def expert_keys(mod: Module | None) -> list[str] | None:
