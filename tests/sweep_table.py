@@ -192,6 +192,9 @@ _put("lm-head-missing", "sglang", SGLANG_SWEEP, row(DEFECT, ["required-weights-m
 # (0.10.1 eagle.py:60-61) but comment its registry entry out (registry.py:265); from 0.10.2 it
 # is registered (0.10.2 model_executor/models/registry.py:283). Before 0.10.2 a working
 # deployment names LlamaForCausalLM (-> Eagle3LlamaForCausalLM).
+# vLLM releases whose VllmConfig chooses the model runner per target when the launch environment
+# does not (0.22.0 config/vllm.py:498-499 through 0.28.0 :691; tests/test_conformance_sweep.py)
+VLLM_RUNNER_PER_TARGET = VLLM_SWEEP[VLLM_SWEEP.index("0.22.0") : VLLM_SWEEP.index("0.29.0")]
 VLLM_PLAIN_LLAMA_ARCH = before("vllm", "0.10.2")[before("vllm", "0.10.2").index("0.9.0") :]
 
 _put("correct", "vllm", VLLM_SWEEP, row(OK, cite=(
@@ -215,6 +218,15 @@ _put("kimi-k2-correct", "vllm", since("vllm", "0.18.0"), row(OK, cite=(
     "DeepseekV2ForCausalLM(SupportsEagle3) (0.18.0 deepseek_v2.py:1303, 1385); deepseek_v3 and "
     "kimi_k2 among the targets (0.18.0 config/speculative.py:780-803); default (2, 30, 58) "
     "for 61 layers = outputs 1, 29, 57")))
+_put("kimi-k2-correct", "vllm", VLLM_RUNNER_PER_TARGET, row(DEFECT, ["aux-layers-mismatch"], cite=(
+    "VLLM_USE_V2_MODEL_RUNNER unset: V1 for this MoE DeepseekV3ForCausalLM (n_routed_experts "
+    "384), not in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (0.22.0 config/vllm.py:69, :498-499, "
+    ":518-532; 0.25.0 :68-74, :557-574; 0.28.0 :69-79, :691-711); from 0.22.0 the V1 runner "
+    "reads the draft's eagle_config ids (0.22.0 v1/worker/gpu_model_runner.py:5241-5253) and "
+    "passes (1, 29, 57) (:5215-5223), which DeepseekV2Model captures before layers 1, 29, 57 "
+    "(0.25.0 deepseek_v2.py:1462-1463): outputs 0, 28, 56; 0.18.0-0.21.0's V1 reads only the "
+    "top-level key (0.21.0 gpu_model_runner.py:5041), V2 too (0.25.0 v1/worker/gpu/spec_decode/"
+    "eagle/eagle3_utils.py:35-57): the default there")))
 _put("kimi-k25-correct", "vllm", before("vllm", "0.18.0"),
      row(DEFECT, ["target-unsupported"], cite=(
     "KimiK25ForConditionalGeneration is not registered before 0.16.0 (model_executor/models/"
@@ -226,6 +238,14 @@ _put("kimi-k25-correct", "vllm", since("vllm", "0.18.0"), row(OK, cite=(
     "language model from config.text_config (0.18.0 model_executor/models/kimi_k25.py:369, 396) "
     "and delegates get_eagle3_aux_hidden_state_layers to it (:493-494); 0.22.0 drops the "
     "target list (config/speculative.py: no 'only supported for')")))
+_put("kimi-k25-correct", "vllm", VLLM_RUNNER_PER_TARGET, row(DEFECT, ["aux-layers-mismatch"],
+     cite=(
+    "as kimi-k2-correct there: V1 for KimiK25ForConditionalGeneration, whose text config is MoE "
+    "(n_routed_experts 384; is_moe reads hf_text_config, 0.25.0 transformers_utils/"
+    "model_arch_config_convertor.py:148-165) and which no release lists (0.28.0 config/vllm.py:"
+    "69-79 lists KimiK3ForConditionalGeneration); the V1 runner passes the draft's eagle_config "
+    "ids (1, 29, 57) through the wrapper to its DeepSeek language model (0.25.0 "
+    "kimi_k25.py:467-468 set_aux_hidden_state_layers): outputs 0, 28, 56")))
 
 _put("correct-qwen3-moe", "vllm", before("vllm", "0.11.1"),
      row(DEFECT, ["target-unsupported"], cite=(

@@ -119,7 +119,7 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
         )
     serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
     extra = (
-        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, code_markers.VLLM_ENVS)]
+        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)]
         if engine == "vllm"
         else []
     )
