@@ -192,6 +192,9 @@ _put("lm-head-missing", "sglang", SGLANG_SWEEP, row(DEFECT, ["required-weights-m
 # (0.10.1 eagle.py:60-61) but comment its registry entry out (registry.py:265); from 0.10.2 it
 # is registered (0.10.2 model_executor/models/registry.py:283). Before 0.10.2 a working
 # deployment names LlamaForCausalLM (-> Eagle3LlamaForCausalLM).
+# vLLM releases whose VllmConfig chooses the model runner per target when the launch environment
+# does not (0.22.0 config/vllm.py:498-499 through 0.28.0 :691; tests/test_conformance_sweep.py)
+VLLM_RUNNER_PER_TARGET = VLLM_SWEEP[VLLM_SWEEP.index("0.22.0") : VLLM_SWEEP.index("0.29.0")]
 VLLM_PLAIN_LLAMA_ARCH = before("vllm", "0.10.2")[before("vllm", "0.10.2").index("0.9.0") :]
 
 _put("correct", "vllm", VLLM_SWEEP, row(OK, cite=(
@@ -215,6 +218,15 @@ _put("kimi-k2-correct", "vllm", since("vllm", "0.18.0"), row(OK, cite=(
     "DeepseekV2ForCausalLM(SupportsEagle3) (0.18.0 deepseek_v2.py:1303, 1385); deepseek_v3 and "
     "kimi_k2 among the targets (0.18.0 config/speculative.py:780-803); default (2, 30, 58) "
     "for 61 layers = outputs 1, 29, 57")))
+_put("kimi-k2-correct", "vllm", VLLM_RUNNER_PER_TARGET, row(DEFECT, ["aux-layers-mismatch"], cite=(
+    "VLLM_USE_V2_MODEL_RUNNER unset: V1 for this MoE DeepseekV3ForCausalLM (n_routed_experts "
+    "384), not in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (0.22.0 config/vllm.py:69, :498-499, "
+    ":518-532; 0.25.0 :68-74, :557-574; 0.28.0 :69-79, :691-711); from 0.22.0 the V1 runner "
+    "reads the draft's eagle_config ids (0.22.0 v1/worker/gpu_model_runner.py:5241-5253) and "
+    "passes (1, 29, 57) (:5215-5223), which DeepseekV2Model captures before layers 1, 29, 57 "
+    "(0.25.0 deepseek_v2.py:1462-1463): outputs 0, 28, 56; 0.18.0-0.21.0's V1 reads only the "
+    "top-level key (0.21.0 gpu_model_runner.py:5041), V2 too (0.25.0 v1/worker/gpu/spec_decode/"
+    "eagle/eagle3_utils.py:35-57): the default there")))
 _put("kimi-k25-correct", "vllm", before("vllm", "0.18.0"),
      row(DEFECT, ["target-unsupported"], cite=(
     "KimiK25ForConditionalGeneration is not registered before 0.16.0 (model_executor/models/"
@@ -226,6 +238,14 @@ _put("kimi-k25-correct", "vllm", since("vllm", "0.18.0"), row(OK, cite=(
     "language model from config.text_config (0.18.0 model_executor/models/kimi_k25.py:369, 396) "
     "and delegates get_eagle3_aux_hidden_state_layers to it (:493-494); 0.22.0 drops the "
     "target list (config/speculative.py: no 'only supported for')")))
+_put("kimi-k25-correct", "vllm", VLLM_RUNNER_PER_TARGET, row(DEFECT, ["aux-layers-mismatch"],
+     cite=(
+    "as kimi-k2-correct there: V1 for KimiK25ForConditionalGeneration, whose text config is MoE "
+    "(n_routed_experts 384; is_moe reads hf_text_config, 0.25.0 transformers_utils/"
+    "model_arch_config_convertor.py:148-165) and which no release lists (0.28.0 config/vllm.py:"
+    "69-79 lists KimiK3ForConditionalGeneration); the V1 runner passes the draft's eagle_config "
+    "ids (1, 29, 57) through the wrapper to its DeepSeek language model (0.25.0 "
+    "kimi_k25.py:467-468 set_aux_hidden_state_layers): outputs 0, 28, 56")))
 
 _put("correct-qwen3-moe", "vllm", before("vllm", "0.11.1"),
      row(DEFECT, ["target-unsupported"], cite=(
@@ -263,7 +283,7 @@ _put("lm-head-missing", "vllm", VLLM_SWEEP, row(DEFECT, ["required-weights-missi
 # 1536), architecture Eagle3DeepseekV2ForCausalLM, model_type deepseek_v2. vLLM ships the head
 # (model_executor/models/deepseek_eagle3.py) from 0.18.0 on (0.17.1: no such file, and no
 # Eagle3DeepseekV2ForCausalLM in model_executor/models/registry.py). SGLang ships its MLA head
-# as srt/models/kimi_k25_eagle3.py from 0.5.12 on; its rows are not written yet (README).
+# as srt/models/kimi_k25_eagle3.py from 0.5.12 on (rows below the vLLM ones).
 VLLM_MLA = since("vllm", "0.18.0")
 _put("mla-eagle3-correct", "vllm", before("vllm", "0.9.0"),
      row(DEFECT, ["draft-load-fails", "target-unsupported"], cite=(
@@ -312,3 +332,45 @@ _put("mla-eagle3-lm-head-missing", "vllm", VLLM_MLA_FIRSTS,
     "model_executor/models/utils.py:853-875, called at deepseek_eagle3.py:402) and the target's "
     "129280-row head is shared (v1/spec_decode/eagle.py:1386-1393) while compute_logits "
     "scatters by the 32000-entry d2t (deepseek_eagle3.py:367-376)")))
+
+# ------------------------------------------------------------------ the MLA EAGLE-3 head (SGLang)
+# srt/models/kimi_k25_eagle3.py, EntryClass Eagle3DeepseekV2ForCausalLM (0.5.12 :472; 0.5.23
+# :523), from 0.5.12 on (0.5.11: no such file). Releases before it have no rows yet: the name
+# is in no EntryClass, and 0.5.11's Transformers fallback raises ValueError for a name neither
+# Transformers nor the config's auto_map has (model_loader/utils.py:214-221 -> :138-155), which
+# remotedbg's draft-arch-unsupported does not model for SGLang (it says inconclusive).
+SGLANG_MLA = since("sglang", "0.5.12")
+_put("mla-eagle3-correct", "sglang", SGLANG_MLA, row(OK, cite=(
+    "EntryClass Eagle3DeepseekV2ForCausalLM (0.5.12 kimi_k25_eagle3.py:472); load_weights maps "
+    "midlayer./fc/norm/embed_tokens under model. and keeps lm_head (0.5.12 :397-400; 0.5.23 "
+    ":448-451), concatenates q_a_proj and kv_a_proj_with_mqa into fused_qkv_a_proj_with_mqa "
+    "(0.5.12 :416-441), loads the rest by params_dict (:443-448); post_load_weights accepts a "
+    "bfloat16 kv_b_proj (0.5.12 :461; 0.5.23 :512); the DSA indexer is built only when "
+    "is_deepseek_dsa(config) (0.5.14 deepseek_v2.py:1520, 1581; configs/model_config.py:"
+    "103-115: the architecture must be DeepseekV3ForCausalLM and the like, with index_topk); the "
+    "DeepSeek-V3 target captures from 0.5.4.post2 (kimi-k2-correct above)")))
+
+# The plants on SGLang's MLA head, on the first release of each content group from 0.5.12
+# (kimi_k25_eagle3.py has the same bytes within each of those groups).
+SGLANG_MLA_FIRSTS = [g[0] for g in GROUPS["sglang"] if g[0] in SGLANG_MLA]
+_put("mla-eagle3-eagle3-as-eagle", "sglang", SGLANG_MLA_FIRSTS,
+     row(DEFECT, ["algorithm-mismatch"], cite=(
+    "EAGLE runs the EAGLE-3 head without aux capture for its 3 x hidden fc (as eagle3-as-eagle; "
+    "0.5.12 kimi_k25_eagle3.py:196-204)")))
+_put("mla-eagle3-d2t-absolute", "sglang", SGLANG_MLA_FIRSTS,
+     row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "hot_token_id = d2t + arange (0.5.12 kimi_k25_eagle3.py:389; 0.5.23 :440)")))
+_put("mla-eagle3-fc-other-target", "sglang", SGLANG_MLA_FIRSTS,
+     row(DEFECT, ["fc-shape-mismatch"], cite=(
+    "fc in-features target_hidden_size x 3 aux layers = 21504 (0.5.12 kimi_k25_eagle3.py:"
+    "196-204, _get_eagle_aux_layer_count :37-50; 0.5.23 :208-215): [7168, 15360] does not load")))
+_put("mla-eagle3-prefix-model", "sglang", SGLANG_MLA_FIRSTS,
+     row(DEFECT, ["required-weights-missing"], cite=(
+    "model.+name -> model.model...: not in params_dict, skipped with a warning (0.5.12 "
+    "kimi_k25_eagle3.py:397-400, 443-445; 0.5.23 :494-496); the fused q/kv-a name is not in "
+    "params_dict either (0.5.12 :433): nothing loads")))
+_put("mla-eagle3-lm-head-missing", "sglang", SGLANG_MLA_FIRSTS,
+     row(DEFECT, ["required-weights-missing"], cite=(
+    "draft_vocab_size set -> own ParallelLMHead(32000) and load_lm_head_from_target False "
+    "(0.5.12 kimi_k25_eagle3.py:299-312), so the worker shares only the embedding (0.5.12 "
+    "speculative/eagle_worker.py:182-188): nothing loads lm_head")))

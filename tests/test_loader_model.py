@@ -149,17 +149,33 @@ class Head(nn.Module):
 """
 
 
-def vllm_model(source: str, names: list[str], draft: dict, spec: dict | None = None):
+def vllm_model(
+    source: str, names: list[str], draft: dict, spec: dict | None = None, utils: str = ""
+):
     from remotedbg.engines.loader_rules import vllm_engine_params
 
     index = SourceIndex("eng", "/e/eng")
     index.add("/e/eng/models/head.py", textwrap.dedent(source))
+    if utils:
+        index.add("/e/eng/models/utils.py", textwrap.dedent(utils))
     params = vllm_engine_params(draft, {"vocab_size": 10, "num_hidden_layers": 4}, spec or {})
     return simulate_load(index, "/e/eng/models/head.py", "Head", names, draft, params)
 
 
 def test_the_drafts_quant_config_is_none_without_quantization_in_its_config():
     result = vllm_model(QUANT, ["fc.weight"], CONFIG)
+    assert result.status == "ok" and outcomes(result) == {"fc.weight": "loaded"}
+
+
+def test_a_helper_loader_rules_models_is_not_followed_through_its_code():
+    # the code read (as vLLM's, through objects the interpreter does not model) would leave the
+    # quant_config open; the modelled answer (None without quantization) decides
+    utils = """
+    def get_draft_quant_config(vllm_config):
+        draft = vllm_config.speculative_config.draft_model_config
+        return VllmConfig.get_quantization_config(draft, vllm_config.load_config)
+    """
+    result = vllm_model(QUANT, ["fc.weight"], CONFIG, utils=utils)
     assert result.status == "ok" and outcomes(result) == {"fc.weight": "loaded"}
 
 
@@ -336,3 +352,101 @@ def test_a_value_known_by_name_only_is_not_taken_as_absent_from_a_tuple():
     source = BASE.replace("from torch import nn", "import torch\nfrom torch import nn")
     result = model(body, ["fc.weight"], source=source)
     assert result.status != "raises"
+
+
+# A head shaped as SGLang's MLA EAGLE-3 head (0.5.14 srt/models/kimi_k25_eagle3.py:413-500):
+# q_a/kv_a concatenated into one fused parameter, post_load_weights checking a child layer's
+# weight dtype, an attention that builds an indexer when a config helper says so (0.5.14
+# deepseek_v2.py:1520, 1581; configs/model_config.py:86-115 is_deepseek_dsa).
+SGLANG_MLA = """
+import torch
+from torch import nn
+from eng.configs import is_dsa
+
+
+class Indexer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.wk = ReplicatedLinear(dim, dim)
+
+
+class Attn(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.use_dsa = is_dsa(config)
+        self.kv_b_proj = ColumnParallelLinear(8, 8)
+        self.fused_qkv_a_proj_with_mqa = ReplicatedLinear(8, 8)
+        if self.use_dsa:
+            self.indexer = Indexer(8)
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.self_attn = Attn(config)
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        cached = {}
+        for name, w in weights:
+            if "a_proj" in name:
+                cached[name] = w
+                if len(cached) == 2:
+                    fused = torch.cat([cached["self_attn.q_a_proj.weight"],
+                                       cached["self_attn.kv_a_proj.weight"]], dim=0)
+                    param = params["self_attn.fused_qkv_a_proj_with_mqa.weight"]
+                    param.weight_loader(param, fused)
+                continue
+            if name in params:
+                params[name].weight_loader(params[name], w)
+        w = self.self_attn.kv_b_proj.weight
+        if w.dtype not in (torch.bfloat16, torch.float16, torch.float32):
+            raise NotImplementedError(f"only float dtypes, got {w.dtype}")
+"""
+CONFIGS = """
+def _arch(config):
+    archs = config.get("architectures") if isinstance(config, dict) else getattr(
+        config, "architectures", None)
+    return archs[0] if archs else None
+
+
+def is_dsa(config):
+    return _arch(config) in ("DeepseekV3ForCausalLM",) and getattr(
+        config, "index_topk", None) is not None
+"""
+MLA_NAMES = [
+    "self_attn.q_a_proj.weight", "self_attn.kv_a_proj.weight", "self_attn.kv_b_proj.weight"
+]  # fmt: skip
+
+
+def mla_model(config: dict):
+    index = SourceIndex("eng", "/e/eng")
+    index.add("/e/eng/models/head.py", textwrap.dedent(SGLANG_MLA))
+    index.add("/e/eng/configs.py", textwrap.dedent(CONFIGS))
+    return simulate_load(index, "/e/eng/models/head.py", "Head", MLA_NAMES, config)
+
+
+def test_a_child_layers_weight_is_a_parameter_in_the_dtype_the_config_decides():
+    for dtype in ("bfloat16", "float32"):  # float32 is served as float16 (--dtype auto)
+        result = mla_model({"architectures": ["Eagle3Head"], "torch_dtype": dtype})
+        assert result.status == "ok", result.reason
+    # a quantized draft's weight dtype is the quantization's: not decided here
+    quantized = mla_model({"architectures": ["Eagle3Head"], "torch_dtype": "bfloat16",
+                           "quantization_config": {"quant_method": "fp8"}})  # fmt: skip
+    assert quantized.status == "unknown" and "w.dtype" in quantized.reason
+
+
+def test_every_part_of_a_concatenation_is_loaded_into_the_fused_parameter():
+    result = mla_model({"architectures": ["Eagle3Head"], "torch_dtype": "bfloat16"})
+    assert outcomes(result) == dict.fromkeys(MLA_NAMES, "loaded")
+    fused = "self_attn.fused_qkv_a_proj_with_mqa.weight"
+    assert result.outcomes["self_attn.q_a_proj.weight"]["params"] == [fused]
+    assert result.outcomes["self_attn.kv_a_proj.weight"]["params"] == [fused]
+
+
+def test_a_condition_an_engine_helper_computes_from_the_config_is_followed():
+    head = mla_model({"architectures": ["Eagle3Head"], "torch_dtype": "bfloat16"})
+    assert "self_attn.indexer" not in head.required and head.unfilled() == []
+    dsa = mla_model({"architectures": ["DeepseekV3ForCausalLM"], "index_topk": 2048,
+                     "torch_dtype": "bfloat16"})  # fmt: skip
+    assert dsa.unfilled() == ["self_attn.indexer.wk"]

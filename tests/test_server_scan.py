@@ -631,3 +631,41 @@ def test_a_vllm_servers_own_runner_choice_decides_which_runner_code_is_read(remo
     assert any(w.startswith(v1_runner) for w in this_server)
     assert engine_facts.vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}) is True
     assert engine_facts.vllm_v2_serves(code, {"VLLM_USE_V2_MODEL_RUNNER": "yes"}) is True  # ¬int
+
+
+@pytest.mark.network
+def test_a_vllm_release_that_chooses_the_runner_per_target_has_v1_read_for_a_moe_target(remote):
+    """vLLM 0.25.0 leaves VLLM_USE_V2_MODEL_RUNNER unset (envs.py maybe_convert_bool(...,
+    None)); VllmConfig.use_v2_model_runner then returns False for a target that is MoE and not
+    in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py:537-538, :557-574, :68-74; MoE:
+    num_experts, transformers_utils/model_arch_config_convertor.py:148-165), and True for a
+    dense one: the V1 runner's v1/worker/gpu_model_runner.py, which reads the draft's aux-layer
+    ids (:5420-5432), counts for the Qwen3-MoE deployment only. The files come from the box
+    through the agent, as an audit reads them."""
+    from remotedbg.actions.engine_code import add_modules, gather_serving
+    from remotedbg.analysis import engine_facts
+    from tests.releases import sweep_release
+
+    rel = sweep_release("vllm", "0.25.0")
+    code = gather_serving(remote, "vllm", str(rel.package))
+    moe_config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+                  "num_experts": 128}  # fmt: skip
+    dense_config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}
+    models = [str(rel.package / f"model_executor/models/{m}.py") for m in ("qwen3_moe", "qwen3")]
+    add_modules(remote, code, models)  # as the audit reads the target's class
+    moe = engine_facts.vllm_target(code, moe_config, models[0], "Qwen3MoeForCausalLM")
+    dense = engine_facts.vllm_target(code, dense_config, models[1], "Qwen3ForCausalLM")
+    choice = engine_facts.vllm_v2_for_target(code, moe)
+    assert choice == {"v2": False, "where": "config/vllm.py:557"}
+
+    def where(target):
+        serving = engine_facts.serving_facts(code, None, target)
+        return engine_facts.aux_ids_source(code, serving)["where"]
+
+    v1_runner = "v1/worker/gpu_model_runner.py"
+    assert any(w.startswith(v1_runner) for w in where(moe))
+    assert not any(w.startswith(v1_runner) for w in where(dense))
+    # a server started with VLLM_USE_V2_MODEL_RUNNER=1 runs V2 whatever the target
+    on_v2 = engine_facts.serving_facts(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}, moe)
+    assert not any(w.startswith(v1_runner)
+                   for w in engine_facts.aux_ids_source(code, on_v2)["where"])  # fmt: skip

@@ -4,6 +4,7 @@ grep for the markers in remotedbg.engines.code_markers finds. Three round trips 
 
 from __future__ import annotations
 
+import ast
 import posixpath
 
 from remotedbg.actions.analysis_cache import cached_by_content
@@ -67,16 +68,30 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
             code.index.add(entry["path"], entry["text"], lazy=True)
 
 
+def _config_helpers(mod) -> set[str]:
+    """Names called with the config as an argument (`is_deepseek_dsa(config)`): helpers whose
+    answer the loader model computes from the draft's config."""
+    return {
+        node.func.id
+        for node in ast.walk(mod.tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and any(isinstance(a, ast.Name) and a.id == "config" for a in node.args)
+    }
+
+
 def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
-    """Engine modules that the classes of these files may come from (capitalised names)."""
+    """Engine modules that the classes of these files may come from (capitalised names), and
+    the config helpers they call."""
     wanted: list[str] = []
     for path in paths:
         mod = code.index.module_at(path)
         if mod is None:
             continue
+        helpers = _config_helpers(mod)
         for name, target in mod.imports.items():
             module = target.partition(":")[0]
-            if not name[:1].isupper() or module in code.index.modules:
+            if not (name[:1].isupper() or name in helpers) or module in code.index.modules:
                 continue
             file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
             if module.startswith(code.index.package + ".") and file not in wanted:
@@ -104,7 +119,7 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
         )
     serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
     extra = (
-        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, code_markers.VLLM_ENVS)]
+        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)]
         if engine == "vllm"
         else []
     )

@@ -303,9 +303,10 @@ def _locate_target(
     return target_path
 
 
-def _read_code_facts(dep: Deployment, code: EngineCode) -> None:
-    # which runner serves (vLLM) is the running server's own choice where its env was read
-    serving = engine_facts.serving_facts(code, dep.env)
+def _read_code_facts(dep: Deployment, code: EngineCode, target: dict | None = None) -> None:
+    # which runner serves (vLLM) is the running server's own choice where its env was read,
+    # else the release's, which may depend on the target (engine_facts.vllm_target)
+    serving = engine_facts.serving_facts(code, dep.env, target)
     dep.embedding = engine_facts.embedding_sharing(code, serving)
     dep.ids_source = engine_facts.aux_ids_source(code, serving)
     dep.capture_calls = engine_facts.capture_calls(serving)
@@ -456,7 +457,9 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         if target_path is not None:
             seeds.append(target_path)
     add_modules(remote, code, seeds)
-    _read_code_facts(dep, code)
+    target = (engine_facts.vllm_target(code, dep.target_config, target_path, target_class)
+              if dep.engine == "vllm" else None)  # fmt: skip
+    _read_code_facts(dep, code, target)
     if target_path and target_class:
         _evaluate_capture(dep, remote, code, target_path, target_class)
     if loader is None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from remotedbg.analysis import vllm_runner
 from remotedbg.analysis.loader_model import Interpreter
 from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
 from remotedbg.analysis.pysource import ClassRef, Module, parse
 from remotedbg.engines import code_markers
+from remotedbg.engines.text_config import text_config
 
 
 def file_facts(source: str) -> dict[str, Any] | None:
@@ -56,13 +58,16 @@ def file_facts(source: str) -> dict[str, Any] | None:
     }
 
 
-def serving_facts(code: Any, env: dict | None = None) -> list[tuple[str, dict]]:
+def serving_facts(
+    code: Any, env: dict | None = None, target: dict | None = None
+) -> list[tuple[str, dict]]:
     """(path, file_facts) of the serving files that were read and parse, in grep order; the
     V1-only files are left out when Model Runner V2 serves (`env`: a running server's
-    environment, whose own runner choice decides: vllm_v2_serves). `code.facts_of(path)` gives a
-    file's facts (remotedbg.actions.engine_code keeps them by content)."""
+    environment, whose own runner choice decides; `target`: see vllm_v2_for_target;
+    vllm_v2_serves). `code.facts_of(path)` gives a file's facts (remotedbg.actions.engine_code
+    keeps them by content)."""
     paths = dict.fromkeys(h["path"] for h in code.serving_hits)
-    v2 = code.engine == "vllm" and vllm_v2_serves(code, env)
+    v2 = code.engine == "vllm" and vllm_v2_serves(code, env, target)
     out = []
     for path in paths:
         if v2 and any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY):
@@ -109,20 +114,55 @@ def vllm_v2_by_default(code: Any) -> bool:
     return True
 
 
-def vllm_v2_serves(code: Any, env: dict | None = None) -> bool:
+def vllm_v2_serves(code: Any, env: dict | None = None, target: dict | None = None) -> bool:
     """vLLM: does Model Runner V2 serve this deployment? A running server's own
     VLLM_USE_V2_MODEL_RUNNER (`env`: its environment as the server scan read it) decides over
     the release's default: envs.py parses it with `bool(int(value))` in every release that has
     V2 (0.12.0 envs.py:1550-1552; 0.33.0 :2149-2150 maybe_convert_bool, :360-363), and 0.33.0's
     VllmConfig.use_v2_model_runner returns a set value as is (config/vllm.py:748-750). A value
-    that does not parse (the server would not start) or no V2 files leave it to the default."""
+    that does not parse (the server would not start) or no V2 files leave it to the default.
+    Unset where the release leaves it to VllmConfig: its per-target rule decides for `target`
+    (vllm_v2_for_target), else V2."""
     value = (env or {}).get(code_markers.VLLM_RUNNER_ENV)
     if value is not None and vllm_has_v2(code):
         try:
             return bool(int(value))
         except ValueError:
             pass
-    return vllm_v2_by_default(code)
+    if not vllm_v2_by_default(code):
+        return False
+    choice = vllm_v2_for_target(code, target) if target else None
+    return True if choice is None else choice["v2"]
+
+
+def vllm_v2_for_target(code: Any, target: dict) -> dict | None:
+    """vLLM 0.22.0-0.28.0: VllmConfig's per-target runner choice when the env var is unset
+    (remotedbg.analysis.vllm_runner), {"v2": bool, "where": "config/vllm.py:line"}; None: the
+    release has no such rule, its files were not read, or it reads what is not known.
+    `target`: vllm_target's {"config": the target's config.json, "text": its text config,
+    "bases": the base names of its model class, None when it was not read}."""
+    path = code.path(code_markers.VLLM_RUNNER_CONFIG)
+    if code_markers.VLLM_V2_TARGET_RULE not in (code.index.text_at(path) or ""):
+        return None  # no per-target rule (0.29.0 on): not parsed (0.16 MB in 0.33.0)
+    mod = code.index.module_at(path)
+    convertor = code.index.module_at(code.path(code_markers.VLLM_ARCH_CONVERTOR))
+    keys = vllm_runner.expert_keys(convertor)
+    if mod is None or keys is None:
+        return None
+    model = vllm_runner.target_facts(target.get("config"), target.get("text") or {},
+                                     target.get("bases"), keys)  # fmt: skip
+    choice = vllm_runner.per_target_choice(mod, model)
+    if choice is None:
+        return None
+    return {"v2": choice["v2"], "where": f"{code.rel(mod.path)}:{choice['where']}"}
+
+
+def vllm_target(code: Any, config: dict | None, path: str | None, name: str | None) -> dict:
+    """The target as vllm_v2_for_target reads it: its config, text config and the base names
+    of its model class (in `path`, when read)."""
+    ref = resolve_class(code, path, name) if path and name else None
+    bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in ref.node.bases] if ref else None
+    return {"config": config or {}, "text": text_config(config), "bases": bases}
 
 
 def vllm_has_v2(code: Any) -> bool:
@@ -133,21 +173,72 @@ def vllm_has_v2(code: Any) -> bool:
 
 def eagle3_target_types(code: Any) -> dict[str, Any] | None:
     """vLLM: the model types the release's SpeculativeConfig accepts as EAGLE-3 targets,
-    {"types": [...], "where": "file:line"}; None when no spec config of the install lists them
-    (SGLang, releases without the list)."""
+    {"types": [...], "where": "file:line"}; None when no spec config of the install tests them
+    (SGLang, releases without the check). The check is an `if` on the method being "eagle3"
+    and the target's model_type that raises, in one of three forms: `"llama" not in
+    ...model_type` (0.8.5 config.py:2588-2592), a list named `eagle3_target_supported` (0.10.2
+    config/__init__.py:2372-2379; 0.13.0 config/speculative.py:621-632) or
+    `aux_hidden_states_supported` (0.17.0 config/speculative.py:768-789, also for
+    extract_hidden_states) tested as substrings with any(...)."""
     for rel in code_markers.VLLM_SPEC_CONFIGS:
         mod = code.index.module_at(code.path(rel))
         if mod is None:
             continue
-        for node in ast.walk(mod.tree):
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Tuple)):
+        for func in ast.walk(mod.tree):
+            if not isinstance(func, ast.FunctionDef):
                 continue
-            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
-            if code_markers.VLLM_EAGLE3_TARGETS in names and all(
-                isinstance(v, str) for v in values
-            ):
-                return {"types": values, "where": _where(code, mod, node)}
+            for node in ast.walk(func):
+                if isinstance(node, ast.If) and _eagle3_target_test(node):
+                    found = _tested_types(node.test, _string_lists(func))
+                    if found is not None:
+                        types, at = found
+                        return {"types": types, "where": _where(code, mod, at or node)}
+    return None
+
+
+def _eagle3_target_test(node: ast.If) -> bool:
+    """An `if` that tests the method against "eagle3" and reads a model_type, and raises."""
+    names = {n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)}
+    consts = {n.value for n in ast.walk(node.test) if isinstance(n, ast.Constant)}
+    return (
+        code_markers.VLLM_EAGLE3_METHOD in consts
+        and code_markers.VLLM_TARGET_TYPE_FIELD in names
+        and any(isinstance(s, ast.Raise) for s in node.body)
+    )
+
+
+def _string_lists(func: ast.FunctionDef) -> dict[str, ast.Assign]:
+    """The assignments `name = [str, ...]` in a function, by name."""
+    out = {}
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.List | ast.Tuple)
+            and node.value.elts
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in node.value.elts)
+        ):  # fmt: skip
+            out.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+    return out
+
+
+def _tested_types(test: ast.expr, lists: dict[str, ast.Assign]) -> tuple[list, Any] | None:
+    """The model types a target test accepts, and the node that lists them (None: the test's
+    own line): `any(s in ...model_type for s in NAME)` with NAME a string list of the function,
+    or `"llama" not in ...model_type`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.comprehension) and isinstance(node.iter, ast.Name):
+            assign = lists.get(node.iter.id)
+            if assign is not None:
+                return [e.value for e in assign.value.elts], assign  # type: ignore[attr-defined]
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and [type(op) for op in node.ops] == [ast.NotIn]
+            and code_markers.VLLM_TARGET_TYPE_FIELD in ast.unparse(node.comparators[0])
+        ):
+            return [node.left.value], None
     return None
 
 

@@ -79,6 +79,7 @@ def _regex(name: str, args: list, kwargs: dict) -> Any:
         return UNKNOWN
 
 
+_CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
 
@@ -792,6 +793,9 @@ class Interpreter:
                             value = self.eval(stmt.value, {}, cls.module, None)
                             base.attrs[attr] = value
                             return value
+            if base.ref is None and base.node.wild and not base.node.approximate:
+                # `self_attn.kv_b_proj.weight`: a parameter of a leaf layer the model built
+                return Param(self.path_of(base.node) + attr)
             return Named(attr)
         if isinstance(base, Config):
             if attr == "get" and "get" not in base.data:
@@ -800,6 +804,8 @@ class Interpreter:
         if isinstance(base, Param):
             if attr == "data":
                 return base
+            if attr == "dtype":
+                return self._param_dtype()
             if attr in ("weight_loader", "copy_", "fill_"):
                 return Loader(base)
             return Named(attr)
@@ -1006,6 +1012,14 @@ class Interpreter:
                     if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
         if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
             return self.builtin(name, args)
+        if name in _CONCAT_FUNCTIONS and args and isinstance(args[0], (list, tuple)):
+            # `torch.cat([q_a, kv_a])` loaded into a fused parameter (SGLang 0.5.14
+            # kimi_k25_eagle3.py:461-471): every part is loaded
+            parts = [v for v in args[0] if isinstance(v, Tensor)]
+            if parts and len(parts) == len(args[0]):
+                names = tuple(n for t in parts for n in (t.parts or (t.name,)))
+                return Tensor(parts[0].name, names)
+            return UNKNOWN
         if name in _REGEX_FUNCTIONS:
             return _regex(name, args, kwargs)
         if short in loader_rules.WEIGHTS_MAPPERS:
@@ -1040,7 +1054,36 @@ class Interpreter:
                 return None
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
+        if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
+            # an engine helper computing a setting from the config (`is_deepseek_dsa(config)`,
+            # SGLang 0.5.14 deepseek_v2.py:1520), unless modelled above (loader_rules):
+            # followed; what it cannot decide stays unknown
+            helper = self._helper(name, mod)
+            if helper is not None:
+                try:
+                    return self.run_closure(helper, args, kwargs)
+                except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
+                    return UNKNOWN
         return UNKNOWN
+
+    def _param_dtype(self) -> Any:
+        """A parameter's dtype: the model's, which the draft config decides unless quantized."""
+        if self.config.get("quantization_config", None) is not None:
+            return UNKNOWN
+        dtype = loader_rules.model_dtype(self.config.get("dtype", None),
+                                         self.config.get("torch_dtype", None))  # fmt: skip
+        return Named(f"torch.{dtype}") if dtype else UNKNOWN
+
+    def _helper(self, name: str, mod: Module, depth: int = 0) -> Closure | None:
+        """A module-level function of the engine that `name` means in `mod` (defined there or
+        imported from a module read)."""
+        if depth > 4 or "." in name:
+            return None
+        if name in mod.functions:
+            return Closure(mod.functions[name], {}, mod, {})
+        module, _, attr = mod.imports.get(name, "").partition(":")
+        other = self.index.modules.get(module) if module and attr else None
+        return self._helper(attr, other, depth + 1) if other is not None else None
 
     def _draft_quant_config(self, vllm_config: Any) -> Any:
         """None when the draft's ModelConfig has no quantization; else a QuantizationConfig,
@@ -1055,6 +1098,10 @@ class Interpreter:
     def builtin(self, name: str, args: list) -> Any:
         if any(a is UNKNOWN for a in args):
             return UNKNOWN
+        if name == "isinstance" and len(args) == 2 and args[0] is self.config:
+            # the draft's config is a PretrainedConfig, no dict (its nested dicts are dicts):
+            # `_hf_arch`, SGLang 0.5.14 configs/model_config.py:86-93
+            return False if args[1] == Named("dict") else UNKNOWN
         try:
             if name == "enumerate" and args and isinstance(args[0], (list, tuple)):
                 return list(enumerate(args[0]))
@@ -1077,9 +1124,10 @@ class Interpreter:
 
     def load(self, args: list, param: Param, node: ast.AST, mod: Module) -> None:
         tensors = [a for a in args if isinstance(a, Tensor)]
-        tensor = tensors[0].name if tensors else self.current
-        if tensor is not None:
-            self.loads.append((tensor, param.name, f"{mod.path}:{getattr(node, 'lineno', 0)}"))
+        names = (tensors[0].parts or (tensors[0].name,)) if tensors else (self.current,)
+        for tensor in names:
+            if tensor is not None:
+                self.loads.append((tensor, param.name, f"{mod.path}:{getattr(node, 'lineno', 0)}"))
 
     def auto_load(
         self, loader: AutoLoader, weights: Any, node: ast.Call, mod: Module, mapper: Mapper | None

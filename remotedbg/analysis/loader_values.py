@@ -34,9 +34,11 @@ UNKNOWN = _Unknown()
 
 @dataclass(frozen=True)
 class Tensor:
-    """A checkpoint tensor (or a value computed from one)."""
+    """A checkpoint tensor (or a value computed from one). `parts`: the tensors a
+    concatenation was made of (all of them are loaded where it is)."""
 
     name: str
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -47,20 +47,37 @@ AUX_IDS_OTHER_READERS = ("dflash", "extract_hidden_states", "transformers_utils/
 #: ship from 0.12.0, but which runner serves is the engine's choice, not which files exist: the
 #: environment variable below, whose default envs.py defines (`bool(int(os.getenv(NAME, "0")))`
 #: in 0.12.0-0.20.x: V1 unless set; `maybe_convert_bool(os.getenv(NAME, None))` from 0.22.0:
-#: unset leaves it to VllmConfig.use_v2_model_runner, V2 unless the deployment uses a feature V2
-#: lacks, 0.33.0 config/vllm.py:731-767).
+#: unset leaves it to VllmConfig.use_v2_model_runner: 0.22.0-0.28.0 per target (below), then V2
+#: unless the deployment uses a feature V2 lacks, 0.33.0 config/vllm.py:731-767).
 VLLM_V2_MARKER = "v1/worker/gpu/model_runner.py"
 VLLM_V1_ONLY = ("v1/worker/gpu_model_runner.py",)
 VLLM_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 VLLM_ENVS = "envs.py"
+#: vLLM: where VllmConfig.use_v2_model_runner decides when the env var is unset, and its
+#: per-target rule (0.22.0-0.28.0; remotedbg.analysis.vllm_runner evaluates it); the target's
+#: MoE-ness comes from the arch-config convertor's `num_expert_names`, hybrid / attention-free
+#: from the model class's interfaces (0.25.0 model_executor/models/interfaces.py IsHybrid,
+#: IsAttentionFree, whose class attributes the registry's _ModelInfo reads); the platform is
+#: taken as CUDA.
+VLLM_RUNNER_CONFIG = "config/vllm.py"
+VLLM_ARCH_CONVERTOR = "transformers_utils/model_arch_config_convertor.py"
+VLLM_V2_TARGET_RULE = "_is_default_v2_model_runner_model"
+VLLM_HYBRID_BASE = "IsHybrid"
+VLLM_ATTENTION_FREE_BASE = "IsAttentionFree"
+VLLM_PLATFORM_CALLS = {"current_platform.is_rocm": False}
+VLLM_RUNNER_FILES = (VLLM_ENVS, VLLM_RUNNER_CONFIG, VLLM_ARCH_CONVERTOR)
 
 #: Files the loader model and the facts read besides the draft and target model files.
 VLLM_EAGLE_CONFIG = "transformers_utils/configs/eagle.py"
 VLLM_SPEC_CONFIGS = ("config/speculative.py", "config/__init__.py", "config.py")
-#: vLLM: the list of model types SpeculativeConfig accepts as EAGLE-3 targets (a substring of
-#: the target's text model_type; else ValueError "Eagle3 is only supported for ... models"),
-#: 0.13.0 config/speculative.py:621-632; 0.22.0 drops it.
-VLLM_EAGLE3_TARGETS = "eagle3_target_supported"
+#: vLLM: SpeculativeConfig's EAGLE-3 target check, an `if` comparing the method with this
+#: constant and reading the target's text `model_type` (a substring of it must be one of the
+#: listed types, else ValueError "... is only supported for ... models"): 0.8.5-0.10.1 `"llama"
+#: not in`, 0.10.2-0.16.0 a list `eagle3_target_supported` (0.13.0
+#: config/speculative.py:621-632), 0.17.0-0.21.0 `aux_hidden_states_supported` (0.17.0
+#: :768-789); 0.22.0 drops the check (engine_facts.eagle3_target_types reads every form).
+VLLM_EAGLE3_METHOD = "eagle3"
+VLLM_TARGET_TYPE_FIELD = "model_type"
 VLLM_METRICS = "v1/spec_decode/metrics.py"
 VLLM_PROPOSER = "v1/spec_decode/eagle.py"
 

@@ -134,3 +134,20 @@ def vllm_engine_params(
         for name in ("get_num_layers", "get_total_num_hidden_layers"):
             model_config[name] = KnownResult(target["num_hidden_layers"])
     return {"vllm_config": {"speculative_config": spec, "model_config": model_config}}
+
+
+#: The dtype the model's parameters are built in with `--dtype auto`: the config's `dtype` or
+#: `torch_dtype`, float32 (or none) served as float16 (SGLang 0.5.14 configs/model_config.py:
+#: 1553-1590 _get_and_verify_dtype; vLLM's ModelConfig does the same). Another `--dtype` is a
+#: float type as well.
+_CONFIG_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16",
+                  "float32": "float16", "float": "float16"}  # fmt: skip
+
+
+def model_dtype(*config_values: Any) -> str | None:
+    """torch's name of the parameters' dtype for the config's dtype fields (first set wins),
+    None when they name no float type."""
+    for value in config_values:
+        if value:
+            return _CONFIG_DTYPES.get(value) if isinstance(value, str) else None
+    return "float16"
