@@ -313,7 +313,7 @@ def _read_code_facts(dep: Deployment, code: EngineCode, target: dict | None = No
     if code.engine == "sglang":
         dep.draft_backends = engine_facts.draft_decode_backends(serving)
     else:
-        dep.eagle3_targets = engine_facts.eagle3_target_types(code)
+        dep.eagle3_targets = engine_facts.eagle3_target_types(code, _eagle3_targets_in)
 
 
 def _registry_path(code: EngineCode, module: str) -> str | None:
@@ -371,6 +371,15 @@ def _class_words(code: EngineCode, ref: ClassRef) -> set[str]:
     for cls in code.index.mro(ref):
         words.update(_identifiers(cls.module.source, cls.module.path)["words"])
     return words
+
+
+_eagle3_target_check = cached_by_content(
+    "eagle3-target-check", lambda text, _path: {"found": engine_facts.eagle3_target_test_in(text)}
+)
+
+
+def _eagle3_targets_in(text: str, path: str) -> dict | None:
+    return _eagle3_target_check(text, path)["found"]
 
 
 _spec_config_defaults = cached_by_content(

@@ -171,7 +171,7 @@ def vllm_has_v2(code: Any) -> bool:
     )
 
 
-def eagle3_target_types(code: Any) -> dict[str, Any] | None:
+def eagle3_target_types(code: Any, types_in: Any = None) -> dict[str, Any] | None:
     """vLLM: the model types the release's SpeculativeConfig accepts as EAGLE-3 targets,
     {"types": [...], "where": "file:line"}; None when no spec config of the install tests them
     (SGLang, releases without the check). The check is an `if` on the method being "eagle3"
@@ -179,20 +179,29 @@ def eagle3_target_types(code: Any) -> dict[str, Any] | None:
     ...model_type` (0.8.5 config.py:2588-2592), a list named `eagle3_target_supported` (0.10.2
     config/__init__.py:2372-2379; 0.13.0 config/speculative.py:621-632) or
     `aux_hidden_states_supported` (0.17.0 config/speculative.py:768-789, also for
-    extract_hidden_states) tested as substrings with any(...)."""
-    for rel in code_markers.VLLM_SPEC_CONFIGS:
-        mod = code.index.module_at(code.path(rel))
-        if mod is None:
+    extract_hidden_states) tested as substrings with any(...). `types_in(text, path)`:
+    eagle3_target_test_in of one file (remotedbg.actions.spec keeps it by content)."""
+    order = code_markers.VLLM_SPEC_CONFIGS
+    read = [(p, t) for p, t in code.index.texts_mentioning("eagle3") if code.rel(p) in order]
+    for path, text in sorted(read, key=lambda item: order.index(code.rel(item[0]))):
+        found = (types_in or (lambda t, _p: eagle3_target_test_in(t)))(text, path)
+        if found is not None:
+            return {"types": found["types"], "where": f"{code.rel(path)}:{found['line']}"}
+    return None
+
+
+def eagle3_target_test_in(source: str) -> dict[str, Any] | None:
+    """One spec config file's EAGLE-3 target check: {"types": [...], "line": n}, or None."""
+    tree = parse(source)
+    for func in ast.walk(tree) if tree is not None else ():
+        if not isinstance(func, ast.FunctionDef):
             continue
-        for func in ast.walk(mod.tree):
-            if not isinstance(func, ast.FunctionDef):
-                continue
-            for node in ast.walk(func):
-                if isinstance(node, ast.If) and _eagle3_target_test(node):
-                    found = _tested_types(node.test, _string_lists(func))
-                    if found is not None:
-                        types, at = found
-                        return {"types": types, "where": _where(code, mod, at or node)}
+        for node in ast.walk(func):
+            if isinstance(node, ast.If) and _eagle3_target_test(node):
+                found = _tested_types(node.test, _string_lists(func))
+                if found is not None:
+                    types, at = found
+                    return {"types": types, "line": getattr(at or node, "lineno", 0)}
     return None
 
 
