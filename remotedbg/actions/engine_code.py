@@ -4,12 +4,11 @@ grep for the markers in remotedbg.engines.code_markers finds. Three round trips 
 
 from __future__ import annotations
 
-import ast
 import posixpath
 
 from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.analysis import engine_facts
-from remotedbg.analysis.pysource import SourceIndex
+from remotedbg.analysis.pysource import SourceIndex, module_name
 from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES
 from remotedbg.errors import RemoteCommandError
@@ -19,6 +18,11 @@ SOURCE_CAP = 2 << 20
 
 _file_facts = cached_by_content(
     "serving-file-facts", lambda text, _path: {"facts": engine_facts.file_facts(text)}
+)
+# keyed by "<module name>\n<source>": a relative import's meaning depends on the module's name
+_import_candidates = cached_by_content(
+    "import-candidates",
+    lambda keyed, path: {"modules": engine_facts.import_candidates(*keyed.split("\n", 1), path)},
 )
 
 
@@ -68,30 +72,17 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
             code.index.add(entry["path"], entry["text"], lazy=True)
 
 
-def _config_helpers(mod) -> set[str]:
-    """Names called with the config as an argument (`is_deepseek_dsa(config)`): helpers whose
-    answer the loader model computes from the draft's config."""
-    return {
-        node.func.id
-        for node in ast.walk(mod.tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and any(isinstance(a, ast.Name) and a.id == "config" for a in node.args)
-    }
-
-
 def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
-    """Engine modules that the classes of these files may come from (capitalised names), and
-    the config helpers they call."""
+    """Engine modules that the classes of these files may come from, and the config helpers
+    they call (engine_facts.import_candidates, kept by the file's content and module name)."""
     wanted: list[str] = []
     for path in paths:
-        mod = code.index.module_at(path)
-        if mod is None:
+        name = module_name(path, code.index.package_root, code.index.package)
+        text = code.index.text_at(path)
+        if name is None or text is None:
             continue
-        helpers = _config_helpers(mod)
-        for name, target in mod.imports.items():
-            module = target.partition(":")[0]
-            if not (name[:1].isupper() or name in helpers) or module in code.index.modules:
+        for module in _import_candidates(f"{name}\n{text}", path)["modules"]:
+            if module in code.index.modules:
                 continue
             file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
             if module.startswith(code.index.package + ".") and file not in wanted:

@@ -94,7 +94,7 @@ def follow_bases(
     rows: dict[str, dict[str, dict]] = {}
     for model in models:
         if model["path"] in sources:
-            index.add(f"{_ROOT}/{model['path']}", sources[model["path"]])
+            index.add(f"{_ROOT}/{model['path']}", sources[model["path"]], lazy=True)
             rows[model["path"]] = {c["name"]: c for c in model.get("classes", [])}
     read_paths: list[str] = []
     for round_ in range(MAX_ROUNDS + 1):

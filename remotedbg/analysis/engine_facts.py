@@ -58,6 +58,29 @@ def file_facts(source: str) -> dict[str, Any] | None:
     }
 
 
+def import_candidates(name: str, source: str, path: str = "") -> list[str]:
+    """The modules (dotted, absolute) that module `name`'s classes may come from: those its
+    capitalised names are imported from, and those of the helpers it calls with the config as
+    an argument (`is_deepseek_dsa(config)`: the loader model computes their answer from the
+    draft's config). Empty when the source does not parse."""
+    tree = parse(source)
+    if tree is None:
+        return []
+    helpers = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and any(isinstance(a, ast.Name) and a.id == "config" for a in node.args)
+    }
+    mod = Module.build(name, path, tree, source)
+    out: list[str] = []
+    for local, target in mod.imports.items():
+        if local[:1].isupper() or local in helpers:
+            out.append(target.partition(":")[0])
+    return list(dict.fromkeys(out))
+
+
 def serving_facts(
     code: Any, env: dict | None = None, target: dict | None = None
 ) -> list[tuple[str, dict]]:
