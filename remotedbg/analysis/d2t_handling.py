@@ -819,11 +819,13 @@ def _evidence_roles(handling: str) -> tuple[str, ...]:
 
 def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
     lines = source.splitlines()
-    d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
-    aranges = _arange_aliases(tree)
     units = _units(tree)
-    for unit in units:
-        _run_unit(unit, d2t_names, aranges)
+    # most model files never name d2t or a target-id sink: nothing in them to interpret
+    if any(name in source for name in (*D2T_NAMES, *TARGET_ID_SINKS)):
+        d2t_names = set(D2T_NAMES) | _renamed_d2t(tree)
+        aranges = _arange_aliases(tree)
+        for unit in units:
+            _run_unit(unit, d2t_names, aranges)
     _inherit_handling(units)
     entries = _entry_classes(tree)
     classes = _class_rows(units, entries, lines)
