@@ -250,3 +250,61 @@ def test_spec_audit_code_facts_are_kept_by_each_files_content(tmp_path, monkeypa
     monkeypatch.setattr(analysis_cache, "_analyser", "another version")
     facts(_serving_code(package, rels))
     assert len(computed) == 7
+
+
+@pytest.mark.network  # the vLLM release is downloaded once (tests/releases.py)
+def test_unchanged_serving_code_is_neither_grepped_nor_sent_again(box, tmp_path, monkeypatch):
+    """vLLM 0.33.0 as released, on the box, read three times as spec-audit reads it (the
+    serving-code grep, then the files it found): the second run (a new process: memory
+    emptied, the disk cache kept) gets `same` for the grep and for every file, so no record
+    and no source text crosses the wire, and its index holds the same texts; after one file
+    is edited in place and one file is added, the third run greps again, finds the new file's
+    hit, and is sent the edited file's text only."""
+    import json
+    import shutil
+
+    from remotedbg.actions.engine_code import add_modules, gather_serving
+    from remotedbg.remote.primitives import Remote
+    from tests.releases import release
+
+    root = tmp_path / "site-packages" / "vllm"
+    shutil.copytree(release("vllm", "0.33.0").package, root,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    seeds = [str(root / "model_executor/models/llama_eagle3.py")]
+
+    class Counting(Remote):
+        def call(self, request, timeout=None):
+            answer = super().call(request, timeout)
+            calls.append((request.entry.rpartition(":")[2], answer))
+            return answer
+
+    def read() -> tuple[list, dict[str, str], list]:
+        monkeypatch.setattr(analysis_cache, "_memory", {})
+        code = gather_serving(remote, "vllm", str(root))
+        add_modules(remote, code, seeds)
+        return code.serving_hits, dict(code.index.texts_mentioning("")), list(calls)
+
+    with box.session() as session:
+        remote = Counting(session)
+        calls: list = []
+        hits, texts, first = read()
+        calls = []
+        again_hits, again_texts, second = read()
+        runner = root / "v1/worker/gpu_model_runner.py"
+        runner.write_text(runner.read_text() + "\n# edited\n")
+        (root / "v1/extra_serving.py").write_text("class EAGLEConfig:\n    pass\n")
+        calls = []
+        third_hits, third_texts, third = read()
+
+    greps = [a for n, a in first if n == "grep"]
+    assert greps[0]["records"] and greps[0]["stamp"] and not greps[0].get("same")
+    assert again_hits == hits and again_texts == texts and len(texts) > 10
+    assert [a.get("same") for n, a in second if n == "grep"][0] is True
+    assert [a["records"] for n, a in second if n == "grep"][0] == []
+    sent = [e for n, a in second if n == "read_text" for e in a if "text" in e]
+    sizes = [sum(len(json.dumps(a)) for n, a in run if n == "read_text") for run in (first, second)]
+    assert sent == [] and sizes[1] < sizes[0] / 50  # paths and sha256s, not 1.5 MB of sources
+    assert any(h["path"].endswith("v1/extra_serving.py") for h in third_hits)
+    assert third_texts[str(runner)].endswith("# edited\n")
+    sent = sorted(e["path"] for n, a in third if n == "read_text" for e in a if "text" in e)
+    assert sent == sorted([str(runner), str(root / "v1/extra_serving.py")])

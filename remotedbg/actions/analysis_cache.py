@@ -133,9 +133,10 @@ def _source_path(sha: str) -> Path:
     return cache_dir() / "sources" / sha[:2] / f"{sha}.py"  # bytes as the box has them
 
 
-def kept_source(sha: str) -> str | None:
-    """The text of a file with this sha256, when one was kept."""
-    key = f"source:{sha}"
+def kept_source(sha: str, errors: str = "replace") -> str | None:
+    """The text of a file with this sha256, when one was kept: decoded as the engine scan
+    decodes it, or with `errors="surrogateescape"` as read_text does (kept_read)."""
+    key = f"source:{sha}" if errors == "replace" else f"source:{errors}:{sha}"
     with _lock:
         if key in _memory:
             return _memory[key]
@@ -145,7 +146,7 @@ def kept_source(sha: str) -> str | None:
         return None
     if hashlib.sha256(raw).hexdigest() != sha:
         return None  # damaged: read again from the box
-    text = raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8", errors)
     with _lock:
         _memory[key] = text
     return text
@@ -167,6 +168,63 @@ def keep_source(raw: bytes) -> str:
     except OSError:
         pass
     return text
+
+
+def remembered(kind: str, key: str) -> Any:
+    """What `remember(kind, key, value)` kept (None: nothing), by this analyser version."""
+    stored = _load(_key(kind, key))
+    return None if stored is None else json.loads(stored)
+
+
+def remember(kind: str, key: str, value: Any) -> None:
+    _store(_key(kind, key), json.dumps(value))
+
+
+def _last_read_file(path: str) -> Path:
+    key = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return cache_dir() / "last-read" / key[:2] / key
+
+
+def last_read(path: str) -> str | None:
+    """The sha256 of the bytes last read at `path` (on any host) whose text is still kept:
+    what `read_text(known=...)` offers, so an unchanged file is answered without its text."""
+    with _lock:
+        sha = _memory.get(f"last-read:{path}")
+    if sha is None:
+        try:
+            sha = _last_read_file(path).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+    return sha if len(sha) == 64 and kept_read(sha) is not None else None
+
+
+def kept_read(sha: str) -> str | None:
+    """The text (decoded as read_text decodes it) of bytes kept with this sha256."""
+    return kept_source(sha, "surrogateescape")
+
+
+def keep_read(path: str, text: str) -> None:
+    """Keep a text read whole at `path` (its bytes by sha256, as keep_source) and remember
+    that `path` held it."""
+    raw = text.encode("utf-8", "surrogateescape")
+    sha = hashlib.sha256(raw).hexdigest()
+    with _lock:
+        key = f"source:surrogateescape:{sha}"
+        known = _memory.get(f"last-read:{path}") == sha and key in _memory
+        _memory[key] = text
+        _memory[f"last-read:{path}"] = sha
+    if known:
+        return
+    keep_source(raw)
+    index = _last_read_file(path)
+    try:
+        index.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temp = tempfile.mkstemp(dir=index.parent, suffix=".part")
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(sha)
+        os.replace(temp, index)
+    except OSError:
+        pass
 
 
 def fill_sources(remote: Remote, installs: list[dict]) -> dict[str, int]:

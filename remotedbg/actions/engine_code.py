@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import posixpath
 
-from remotedbg.actions.analysis_cache import cached_by_content
+from remotedbg.actions.analysis_cache import (
+    cached_by_content,
+    keep_read,
+    kept_read,
+    last_read,
+    remember,
+    remembered,
+)
 from remotedbg.analysis import engine_facts
 from remotedbg.analysis.pysource import SourceIndex, module_name
 from remotedbg.engines import code_markers
@@ -62,14 +69,25 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
     code.tried.update(todo)
     if not todo:
         return
+    known = {p: sha for p in todo if (sha := last_read(p)) is not None}
     try:
-        entries = remote.read_text(todo, SOURCE_CAP)
+        entries = remote.read_text(todo, SOURCE_CAP, known=known)
+        lost = [e["path"] for e in entries if e.get("same") and kept_read(e["sha256"]) is None]
+        if lost:  # dropped from the cache since the offer: read them again
+            entries = [e for e in entries if e.get("path") not in lost]
+            entries += remote.read_text(lost, SOURCE_CAP)
     except RemoteCommandError as exc:
         code.errors.append(f"reading engine sources: {exc}")
         return
     for entry in entries:
-        if "text" in entry and not entry.get("truncated"):
-            code.index.add(entry["path"], entry["text"], lazy=True)
+        if entry.get("truncated"):
+            continue
+        if entry.get("same"):
+            text = kept_read(entry["sha256"])
+        elif (text := entry.get("text")) is not None:
+            keep_read(entry["path"], text)
+        if text is not None:
+            code.index.add(entry["path"], text, lazy=True)
 
 
 def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
@@ -95,9 +113,17 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
     plus, for vLLM, the files holding SpeculativeConfig (which exists depends on the release)."""
     code = EngineCode(engine, install)
     models_dir = ENGINES.get(engine, {}).get("models_dir", "")
+    key = f"{code.install}\0{code_markers.SERVING_CODE_PATTERN}"
+    last = remembered("serving-grep", key) or {}
     try:
-        found = remote.grep(code_markers.SERVING_CODE_PATTERN, [code.install], limit=4000)
-        records = found.get("records") or []
+        found = remote.grep(code_markers.SERVING_CODE_PATTERN, [code.install], limit=4000,
+                            stamp=last.get("stamp") or "")  # fmt: skip
+        if found.get("same") and "records" in last:
+            records = last["records"]  # nothing in the install changed since that grep
+        else:
+            records = found.get("records") or []
+            if found.get("stamp") and not found.get("truncated"):
+                remember("serving-grep", key, {"stamp": found["stamp"], "records": records})
     except RemoteCommandError as exc:
         code.errors.append(f"grep in {code.install}: {exc}")
         records = []

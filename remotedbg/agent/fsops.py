@@ -259,6 +259,11 @@ def grep(args):
               "stopped": stopped, "searched": len(paths)}  # fmt: skip
     if not paths:
         return result
+    if "stamp" in args:
+        result["stamp"] = _tree_stamp(paths)
+        if result["stamp"] is not None and result["stamp"] == args["stamp"]:
+            result["same"] = True  # nothing under the paths changed since that answer
+            return result
     context = int(args.get("context", 0))
     argv = ["grep", "-r", "-n", "-H", "-I", "-Z", "--color=never"]
     argv += ["-F"] if args.get("fixed") else ["-E"]
@@ -319,15 +324,51 @@ def grep(args):
     return result
 
 
+STAMP_MAX_FILES = 50000
+
+
+def _tree_stamp(paths):
+    """sha256 of every file's path, inode, size and mtime under `paths`, walked as `grep -r`
+    walks them (symlinks below the top not followed, PRUNED_DIRS left out); None past
+    STAMP_MAX_FILES. An edit, a new file or a reinstall changes it."""
+    digest = hashlib.sha256()
+    count = 0
+
+    def add(path):
+        nonlocal count
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return
+        digest.update(os.fsencode(path) + b"\0")
+        digest.update(("%d %d %d\n" % (info.st_ino, info.st_size, info.st_mtime_ns)).encode())
+        count += 1
+
+    for top in paths:
+        if not os.path.isdir(top):
+            add(top)
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if d not in PRUNED_DIRS)
+            for name in sorted(filenames):
+                add(os.path.join(dirpath, name))
+            if count > STAMP_MAX_FILES:
+                return None
+    return digest.hexdigest()
+
+
 BINARY_PROBE = 8192  # a NUL in the first 8 KiB marks a binary file, as grep and git decide
 
 
 def read_text(args):
     """The first `max_bytes` of each path (globs expanded), or its last `tail` lines (from at
     most the last `max_bytes`), decoded losslessly. Only regular files are opened, so a FIFO or
-    device cannot block the read; a binary file's bytes are left out unless `binary` is set."""
+    device cannot block the read; a binary file's bytes are left out unless `binary` is set.
+    `known` ({path: sha256} of texts the client keeps): each file read whole gets its sha256,
+    and one whose bytes have the sha256 given is answered `same` without its text."""
     max_bytes = int(args.get("max_bytes", 1 << 20))
     tail = args.get("tail")
+    known = args.get("known") or {}
     files = []
     for pattern in args["paths"]:
         budget = {}
@@ -362,6 +403,12 @@ def read_text(args):
             entry.update(size=info.st_size, truncated=cut, capped=capped)
             if b"\0" in data[:BINARY_PROBE] and not args.get("binary"):
                 entry["binary"] = True
+            elif known and tail is None and not cut:
+                entry["sha256"] = hashlib.sha256(data).hexdigest()
+                if known.get(path) == entry["sha256"]:
+                    entry["same"] = True
+                else:
+                    entry["text"] = data.decode("utf-8", "surrogateescape")
             else:
                 entry["text"] = data.decode("utf-8", "surrogateescape")
             files.append(entry)

@@ -140,6 +140,8 @@ class Grep(FsCall[Grepped]):
         "records": [{"path": str, "line": int, "text": str, "before": [_LINE], "after": [_LINE]}],
         "unmatched": [{"pattern": str}],
         "truncated": bool,
+        "stamp": Opt(Nullable(str)),  # asked with a stamp: the tree's (fsops._tree_stamp)
+        "same": Opt(bool),  # the stamp given is the tree's: no records were searched for
     }
     answer = Grepped
 
@@ -154,6 +156,8 @@ class ReadText(FsCall[Items]):
             "size": Opt(int),
             "truncated": Opt(bool),
             "text": Opt(str),
+            "sha256": Opt(str),
+            "same": Opt(bool),
         }
     ]
     answer = Items

@@ -120,8 +120,12 @@ class Remote:
         word: bool = False,
         include: list[str] | None = None,
         exclude: list[str] | None = None,
+        stamp: str | None = None,
     ) -> dict:
-        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs."""
+        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs.
+        `stamp` ("" for none yet): the answer carries the tree's stamp, and when it is the one
+        given, `same` and no records (nothing under `paths` changed since that answer)."""
+        more = {} if stamp is None else {"stamp": stamp}
         return self.call(
             calls.Grep(
                 pattern=pattern,
@@ -133,6 +137,7 @@ class Remote:
                 word=word,
                 include=include or [],
                 exclude=exclude or [],
+                **more,
             )
         )
 
@@ -143,8 +148,11 @@ class Remote:
         *,
         tail: int | None = None,
         binary: bool = False,
+        known: dict[str, str] | None = None,
     ) -> list[dict]:
-        args = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
+        args: dict = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
+        if known:
+            args["known"] = known  # {path: sha256}: those files come back `same`, no text
         return self.call(calls.ReadText(args))
 
     def stat(self, paths: list[str], follow: bool = False) -> list[dict]:
