@@ -268,6 +268,8 @@ def check(got: dict, expected: dict) -> list[str]:
         problems.append(f"warnings missing {sorted(missing)}")
     if extra:
         problems.append(f"unexpected warnings {sorted(extra)}")
+    if got["inconclusive"]:  # a defect named is not enough: what the code decides is said
+        problems.append(f"inconclusive where the release's code decides: {got['inconclusive']}")
     return problems
 
 

@@ -26,6 +26,14 @@ NEXT_STEPS = [
 ]
 
 
+def _algorithms(servers: list[dict], draft: str) -> list[str]:
+    """The speculative algorithms of the launches (running, or --var args) serving `draft`."""
+    path = posixpath.normpath(draft)
+    return sorted({s["algorithm"] for s in servers
+                   if s.get("draft") and posixpath.normpath(s["draft"]) == path
+                   and s.get("algorithm")})  # fmt: skip
+
+
 def find_drafts(
     remote: Remote, draft: str = "", processes: list | None = None, search: list[str] | None = None
 ) -> dict[str, Any]:
@@ -39,16 +47,18 @@ def find_drafts(
                 serving.setdefault(posixpath.normpath(server["draft"]), []).append(server["pid"])
         paths = [p for p in str(draft).split(",") if p]
         named = [
-            {"path": p, "how_found": "--var draft", "pids": serving.get(posixpath.normpath(p), [])}
+            {"path": p, "how_found": "--var draft", "pids": serving.get(posixpath.normpath(p), []),
+             "algorithms": _algorithms(servers, p)}
             for p in paths
-        ]
+        ]  # fmt: skip
         return {"drafts": named, "servers": servers}
     by_path: dict[str, dict] = {}
     for server in servers:
         if not server.get("draft"):
             continue
         flag = DRAFT_FLAGS.get(server.get("engine") or "", DRAFT_FLAGS["sglang"])
-        fresh = {"path": server["draft"], "pids": [], "how_found": f"running server {flag}"}
+        fresh = {"path": server["draft"], "pids": [], "how_found": f"running server {flag}",
+                 "algorithms": _algorithms(servers, server["draft"])}  # fmt: skip
         draft = by_path.setdefault(server["draft"], fresh)
         if server.get("pid") is not None:
             draft["pids"].append(server["pid"])
@@ -144,12 +154,19 @@ def _engine_name(located: dict, install: str) -> str | None:
 
 
 def _vllm_loader(
-    remote: Remote, located: dict, config: dict, tensors: list, only: str | None = None
+    remote: Remote,
+    located: dict,
+    config: dict,
+    tensors: list,
+    only: str | None = None,
+    algorithm: str | None = None,
 ) -> dict | None:
-    """A vLLM install resolves a draft by the method it is served with; without a server, the
-    draft's own family says which (an EAGLE-3 head is served with eagle3). `only`: that install."""
+    """A vLLM install resolves a draft by the method it is served with: the draft's own family
+    says which (an EAGLE-3 head is served with eagle3), else the `algorithm` of the one launch
+    that serves it (a plain LlamaForCausalLM whose fc fits no target). `only`: that install."""
     archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
-    method = {"eagle3": "eagle3", "eagle": "eagle"}.get(draft_family(config, tensors=tensors) or "")
+    family = draft_family(config, "vllm" if algorithm else None, algorithm, tensors)
+    method = {"eagle3": "eagle3", "eagle": "eagle"}.get(family or "")
     if not method:
         return None
     cache = EngineCodeCache(remote)
@@ -170,10 +187,15 @@ def audit_draft(
     located: dict | None,
     install: str | None = None,
     served_by: list[int] | None = None,
+    algorithm: str | None = None,
+    spec_follows: bool = False,
 ) -> dict[str, Any]:
     """One draft's vocab map in place, then the loader that would load it: in `install` (the
     install of the server that serves it) when known; a draft no server serves as loader_for
-    chooses; one served by a server whose install is unknown gets no loader (never borrowed)."""
+    chooses; one served by a server whose install is unknown gets no loader (never borrowed).
+    `algorithm`: the one speculative algorithm its launches name (running or --var args).
+    `spec_follows`: spec-audit's spec step judges the loader next (its draft-arch-unsupported
+    and draft-weights checks say what a missing loader means), so none is noted here."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
     vocab = checkpoint_call(remote, calls.VocabCheck(path=draft, target_path=target))
     report["vocab"] = vocab["summary"]
@@ -208,21 +230,23 @@ def audit_draft(
         # the install that serves the draft loads it: another install's loader is never borrowed
         loader = loader_for(architectures, located, install)
         if loader is None and _engine_name(located, install) == "vllm":
-            loader = _vllm_loader(remote, located, config, listing["tensors"], install)
+            loader = _vllm_loader(remote, located, config, listing["tensors"], install, algorithm)
     else:
-        # served by no server: judged with each install that could load it, best first
-        loaders = _each_install(remote, located, config, architectures, listing["tensors"])
+        # served by no running server: judged with each install that could load it, best first
+        loaders = _each_install(
+            remote, located, config, architectures, listing["tensors"], algorithm
+        )
         loader = loaders[0] if loaders else None
         if len(loaders) > 1:
             report["loaders"] = loaders
             for other in loaders[1:]:
                 report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
-    if loader is None:
+    if loader is None and not spec_follows:
         report["inconclusive"].append(
             f"no draft-model class on the box registers {', '.join(architectures) or '(none)'}"
         )
-    else:
+    elif loader is not None:
         report["findings"] += loader_direct_map(report["vocab"], loader)
         if loader["d2t_handling"] == "unknown":
             report["inconclusive"].append(f"{loader['path']}: d2t handling unknown")
@@ -230,7 +254,12 @@ def audit_draft(
 
 
 def _each_install(
-    remote: Remote, located: dict, config: dict, architectures: list[str], tensors: list
+    remote: Remote,
+    located: dict,
+    config: dict,
+    architectures: list[str],
+    tensors: list,
+    algorithm: str | None = None,
 ) -> list[dict]:
     """The loader of every install that resolves these architectures, in loader_for's order
     of preference (the install named with --var roots, then one a server runs, then the rest)."""
@@ -241,13 +270,19 @@ def _each_install(
             continue
         loader = loader_for(architectures, located, engine["path"])
         if loader is None and engine.get("name") == "vllm":
-            loader = _vllm_loader(remote, located, config, tensors, engine["path"])
+            loader = _vllm_loader(remote, located, config, tensors, engine["path"], algorithm)
         if loader is not None:
             found.append(loader)
     if not found:
-        loader = _vllm_loader(remote, located, config, tensors)
+        loader = _vllm_loader(remote, located, config, tensors, algorithm=algorithm)
         found = [loader] if loader else []
     return found
+
+
+def _served_algorithm(draft: dict) -> str | None:
+    """The speculative algorithm every launch serving this draft names (None: none, or two)."""
+    named = set(draft.get("algorithms") or [])
+    return named.pop() if len(named) == 1 else None
 
 
 def _serving_install(draft: dict, located: dict | None) -> str | None:
@@ -275,6 +310,7 @@ def audit_drafts(
         report = audit_draft(
             remote, d["path"], (targets or {}).get(d["path"], target), located,
             _serving_install(d, located), [p for p in d.get("pids") or [] if isinstance(p, int)],
+            _served_algorithm(d), spec_follows=not next_steps,
         )  # fmt: skip
         if d.get("path_in_container"):
             report["draft_in_container"] = d["path_in_container"]
@@ -288,7 +324,11 @@ def audit_drafts(
                 item["evidence"]["draft_in_container"] = report["draft_in_container"]
             findings.append(item)
     inconclusive = [reason for report in per_draft for reason in report["inconclusive"]]
-    cleared = per_draft and not any(f["severity"] == ERROR for f in findings)
+    cleared = (
+        per_draft
+        and not any(f["severity"] == ERROR for f in findings)
+        and all(r.get("loader") for r in per_draft)  # how the loader uses d2t was checked too
+    )
     if cleared and not inconclusive:
         findings.append(
             finding(

@@ -481,6 +481,13 @@ def fc_shape_mismatch(dep: Deployment) -> dict[str, Any]:
     if dep.family != "eagle3":
         return not_applicable(result, "not an EAGLE-3 draft (its fc is not fed aux states)")
     fc = next((t for t in dep.tensors or [] if _parts(t.get("name", "")) == ["fc", "weight"]), None)
+    load = dep.load
+    if fc is None and load is not None and load.status == "raises":
+        return not_applicable(result, "the engine cannot load this checkpoint (draft-load-fails)")
+    if fc is None and load is not None and load.status != "unknown" and any(
+        p.split(".")[-1] == "fc" or p.split(".")[-2:] == ["fc", "weight"] for p in load.unfilled()
+    ):
+        return not_applicable(result, "no tensor loads the fc (required-weights-missing)")
     if fc is None:
         return unknown(result, "the checkpoint has no fc.weight")
     shape = list(fc.get("shape") or [])
@@ -742,6 +749,9 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
         )
     if dep.served and dep.family not in _compatible(dep):
         return not_applicable(result, "the draft is not served by its own loader (see algorithm)")
+    if draft_arch_unsupported(dep)["findings"]:
+        return not_applicable(result, "the release cannot build the draft's architecture "
+                              "(draft-arch-unsupported): no weight is loaded")  # fmt: skip
     load = dep.load
     if load is None or load.status == "unknown":
         reason = dep.load_error or (load.reason if load else "the loader was not modelled")
