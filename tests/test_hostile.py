@@ -454,7 +454,9 @@ def liar(ssh_world, tmp_path_factory):
     (root / "site" / "sitecustomize.py").write_text(HOSTILE_SITE)
     mode = root / "mode.json"
     mode.write_text("{}")
-    # a `tail` that passes 64 KiB per 50 ms, so a copy can be interrupted halfway
+    # a `tail` and a `dd` that pass 64 KiB per 50 ms, so a copy can be interrupted halfway
+    # (remote/fetch.py reads with dd, tail | head where dd cannot; dd's own probe, which
+    # writes to `of=`, runs as it is)
     (root / "bin").mkdir()
     (root / "throttle.py").write_text(
         "import os, time\n"
@@ -469,6 +471,12 @@ def liar(ssh_world, tmp_path_factory):
         f'#!/bin/sh\n"{shutil.which("tail")}" "$@" | "{sys.executable}" "{root / "throttle.py"}"\n'
     )
     (root / "bin" / "tail").chmod(0o755)
+    dd = shutil.which("dd")
+    (root / "bin" / "dd").write_text(
+        f'#!/bin/sh\ncase "$*" in *of=*) exec "{dd}" "$@";; esac\n'
+        f'"{dd}" "$@" | "{sys.executable}" "{root / "throttle.py"}"\n'
+    )
+    (root / "bin" / "dd").chmod(0o755)
     path = f"{root / 'bin'}:{os.environ['PATH']}"
     sshd = make_sshd(
         root / "sshd",
