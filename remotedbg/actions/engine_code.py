@@ -84,8 +84,10 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
             continue
         if entry.get("same"):
             text = kept_read(entry["sha256"])
-        elif (text := entry.get("text")) is not None:
-            keep_read(entry["path"], text)
+        else:
+            text = entry.get("text")
+            if text is not None:
+                keep_read(entry["path"], text)
         if text is not None:
             code.index.add(entry["path"], text, lazy=True)
 
