@@ -10,7 +10,10 @@ def main() -> None:
 
     code = client.run(sys.argv[1:])
     if code is None:
+        from remotedbg import local_gc
         from remotedbg.local_signals import Terminated, unwind_on_termination
+
+        local_gc.tune()
 
         unwind_on_termination()
         from remotedbg.cli import run_words

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse
+from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse, walk
 from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
 from remotedbg.engines.text_config import text_config, text_config_key
@@ -116,7 +116,7 @@ def _member_calls(owner: _Self, name: str) -> list[tuple[ClassRef, ast.Call]]:
     found = []
     for cls in index.mro(owner.ref):
         init = _method(cls.node, ("__init__",))
-        for node in ast.walk(init) if init is not None else ():
+        for node in walk(init) if init is not None else ():
             if (
                 isinstance(node, (ast.Assign, ast.AnnAssign))
                 and isinstance(node.value, ast.Call)
@@ -174,7 +174,7 @@ def registry_members(index: SourceIndex, target: ClassRef) -> list[str]:
     out = []
     for cls in index.mro(target):
         init = _method(cls.node, ("__init__",))
-        for node in ast.walk(init) if init is not None else ():
+        for node in walk(init) if init is not None else ():
             arch = _registry_arch(node) if isinstance(node, ast.Call) else None
             if arch and arch not in out:
                 out.append(arch)
@@ -765,7 +765,7 @@ def _layer_names(loop: ast.For) -> set[str]:
     """The loop's names for the current layer: its target, and `x = self.layers[i]`."""
     layer_names = names_in(loop.target)
     for stmt in loop.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
                 if (
                     isinstance(node.value.value, ast.Attribute)
@@ -804,7 +804,7 @@ def _loop_capture_point(loop: ast.For) -> dict[str, Any] | None:
     layer_names = _layer_names(loop)
     capture_at = call_at = None
     for index, stmt in enumerate(loop.body):
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if capture_at is None and _is_capture_test(node):
                 capture_at = (index, node.lineno)
             if call_at is None and _is_layer_call(node, layer_names):
@@ -826,7 +826,7 @@ def capture_point(source: str) -> dict[str, Any]:
     if tree is None:
         return {"point": "unknown", "evidence": None}
     found = []
-    for loop in ast.walk(tree):
+    for loop in walk(tree):
         if isinstance(loop, ast.For):
             point = _loop_capture_point(loop)
             if point is not None:

@@ -14,7 +14,7 @@ from typing import Any
 from remotedbg.analysis import vllm_runner
 from remotedbg.analysis.loader_model import Interpreter
 from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
-from remotedbg.analysis.pysource import ClassRef, Module, parse
+from remotedbg.analysis.pysource import ClassRef, Module, parse, walk
 from remotedbg.engines import code_markers
 from remotedbg.engines.text_config import text_config
 
@@ -31,7 +31,7 @@ def file_facts(source: str) -> dict[str, Any] | None:
     embed: list[list] = []
     aux: list[list] = []
     calls: list[str] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in code_markers.EMBED_SHARING_CALLS:
                 embed.append([node.lineno, f"{node.func.attr}(...)"])
@@ -68,7 +68,7 @@ def import_candidates(name: str, source: str, path: str = "") -> list[str]:
         return []
     helpers = {
         node.func.id
-        for node in ast.walk(tree)
+        for node in walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and any(isinstance(a, ast.Name) and a.id == "config" for a in node.args)
@@ -103,7 +103,7 @@ def serving_facts(
 
 def _getenv_default(tree: ast.AST, name: str) -> tuple[bool, object]:
     """(found, default) of `os.getenv(name, default)` in a module (envs.py)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute | ast.Name)
@@ -216,10 +216,10 @@ def eagle3_target_types(code: Any, types_in: Any = None) -> dict[str, Any] | Non
 def eagle3_target_test_in(source: str) -> dict[str, Any] | None:
     """One spec config file's EAGLE-3 target check: {"types": [...], "line": n}, or None."""
     tree = parse(source)
-    for func in ast.walk(tree) if tree is not None else ():
+    for func in walk(tree) if tree is not None else ():
         if not isinstance(func, ast.FunctionDef):
             continue
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.If) and _eagle3_target_test(node):
                 found = _tested_types(node.test, _string_lists(func))
                 if found is not None:
@@ -230,8 +230,8 @@ def eagle3_target_test_in(source: str) -> dict[str, Any] | None:
 
 def _eagle3_target_test(node: ast.If) -> bool:
     """An `if` that tests the method against "eagle3" and reads a model_type, and raises."""
-    names = {n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)}
-    consts = {n.value for n in ast.walk(node.test) if isinstance(n, ast.Constant)}
+    names = {n.attr for n in walk(node.test) if isinstance(n, ast.Attribute)}
+    consts = {n.value for n in walk(node.test) if isinstance(n, ast.Constant)}
     return (
         code_markers.VLLM_EAGLE3_METHOD in consts
         and code_markers.VLLM_TARGET_TYPE_FIELD in names
@@ -242,7 +242,7 @@ def _eagle3_target_test(node: ast.If) -> bool:
 def _string_lists(func: ast.FunctionDef) -> dict[str, ast.Assign]:
     """The assignments `name = [str, ...]` in a function, by name."""
     out = {}
-    for node in ast.walk(func):
+    for node in walk(func):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.List | ast.Tuple)
@@ -258,7 +258,7 @@ def _tested_types(test: ast.expr, lists: dict[str, ast.Assign]) -> tuple[list, A
     """The model types a target test accepts, and the node that lists them (None: the test's
     own line): `any(s in ...model_type for s in NAME)` with NAME a string list of the function,
     or `"llama" not in ...model_type`."""
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.comprehension) and isinstance(node.iter, ast.Name):
             assign = lists.get(node.iter.id)
             if assign is not None:
@@ -319,7 +319,7 @@ def acceptance_includes_bonus(code: Any) -> bool | None:
     mod = code.index.module_at(code.path(code_markers.VLLM_METRICS))
     if mod is None:
         return None
-    for node in ast.walk(mod.tree):
+    for node in walk(mod.tree):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "mean_acceptance_length" for t in node.targets
         ):
@@ -341,7 +341,7 @@ def vllm_class_by_method(code: Any) -> dict[str, str] | None:
     if mod is None:
         return None
     imported: dict[str, str] = {}
-    for node in ast.walk(mod.tree):
+    for node in walk(mod.tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             method = {"llama_eagle3": "eagle3", "llama_eagle": "eagle"}.get(
                 node.module.rsplit(".", 1)[-1]
@@ -350,7 +350,7 @@ def vllm_class_by_method(code: Any) -> dict[str, str] | None:
                 imported[node.names[0].asname or node.names[0].name] = method
     built = {
         node.func.id
-        for node in ast.walk(mod.tree)
+        for node in walk(mod.tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
     found = {method: name for name, method in imported.items() if name in built}
@@ -363,7 +363,7 @@ def vllm_served_architectures(code: Any, architectures: list[str], method: str) 
     mod = code.index.module_at(code.path(code_markers.VLLM_EAGLE_CONFIG))
     if mod is None:
         return list(architectures)
-    for node in ast.walk(mod.tree):
+    for node in walk(mod.tree):
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
             continue
         test = node.test
@@ -448,7 +448,7 @@ def _decode_backends(tree: ast.Module, source: str) -> list[str] | None:
     if code_markers.DRAFT_BACKEND_ERROR not in source:
         return None
     found: list[str] = []
-    for func in ast.walk(tree):
+    for func in walk(tree):
         if not isinstance(func, ast.FunctionDef):
             continue
         if "decode" in func.name:
@@ -461,7 +461,7 @@ def _decode_backends(tree: ast.Module, source: str) -> list[str] | None:
 
 def _backend_map_keys(func: ast.FunctionDef) -> list[str]:
     keys = []
-    for node in ast.walk(func):
+    for node in walk(func):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Dict)
@@ -474,7 +474,7 @@ def _backend_map_keys(func: ast.FunctionDef) -> list[str]:
 
 def _compared_backends(func: ast.FunctionDef) -> list[str]:
     out = []
-    for node in ast.walk(func):
+    for node in walk(func):
         if (
             isinstance(node, ast.Compare)
             and isinstance(node.left, ast.Attribute)

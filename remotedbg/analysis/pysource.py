@@ -38,9 +38,32 @@ def parse(source: str) -> ast.Module | None:
         return tree
 
 
+def walk(node: ast.AST) -> list[ast.AST]:
+    """`node` and every node under it, in `ast.walk`'s order (breadth first), as a list: half
+    the time of `ast.walk`, and a parsed module's list is kept with it, since the analyses walk
+    the same few hundred modules many times over."""
+    kept = getattr(node, "_remotedbg_nodes", None)
+    if kept is not None:
+        return kept
+    nodes = [node]
+    add = nodes.append
+    for each in nodes:  # grows as it goes: each node's children are appended behind it
+        for name in each._fields:
+            value = getattr(each, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        add(item)
+            elif isinstance(value, ast.AST):
+                add(value)
+    if isinstance(node, ast.Module):
+        node._remotedbg_nodes = nodes  # type: ignore[attr-defined]
+    return nodes
+
+
 def names_in(node: ast.AST) -> set[str]:
     """Every bare name read or bound anywhere under `node`."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def module_name(path: str, package_root: str, package: str) -> str | None:

@@ -32,7 +32,7 @@ from remotedbg.analysis.fit_checks import (
     tokenizer_mismatch,
 )
 from remotedbg.analysis.loader_values import LoadModel
-from remotedbg.analysis.pysource import parse
+from remotedbg.analysis.pysource import parse, walk
 from remotedbg.contract import (
     MISSING_INPUT,
     UNSUPPORTED_CODE,
@@ -532,7 +532,7 @@ def source_identifiers(source: str) -> set[str]:
     if tree is None:
         return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
     words: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             words.add(node.id)
         elif isinstance(node, ast.Attribute):

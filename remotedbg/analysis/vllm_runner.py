@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from remotedbg.analysis.pysource import Module
+from remotedbg.analysis.pysource import Module, walk
 from remotedbg.engines import code_markers
 
 
@@ -57,7 +57,7 @@ def target_facts(
 
 def expert_keys(mod: Module | None) -> list[str] | None:
     """The `num_expert_names = [...]` list of the release's arch-config convertor."""
-    for node in ast.walk(mod.tree) if mod is not None else ():
+    for node in walk(mod.tree) if mod is not None else ():
         if (
             isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "num_expert_names" for t in node.targets)
@@ -71,7 +71,7 @@ def per_target_choice(mod: Module, model: dict) -> dict | None:
     """{"v2": bool, "where": "line"} when config/vllm.py's use_v2_model_runner falls back to V1
     on `not self._is_default_v2_model_runner_model()` and that function decides for `model`;
     None: the release has no per-target rule (0.29.0 on), or it reads what is not known."""
-    funcs = {n.name: n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)}
+    funcs = {n.name: n for n in walk(mod.tree) if isinstance(n, ast.FunctionDef)}
     name = code_markers.VLLM_V2_TARGET_RULE
     chooser, rule = funcs.get("use_v2_model_runner"), funcs.get(name)
     if chooser is None or rule is None or name not in ast.unparse(chooser):

@@ -36,6 +36,7 @@ import time
 import traceback
 from typing import Any
 
+from remotedbg import local_gc
 from remotedbg.persist import protocol
 from remotedbg.session import ConnectOptions, Session, open_session
 
@@ -412,6 +413,7 @@ def main(argv: list[str]) -> None:
     path, idle = argv[0], float(argv[1])
     family, host = (argv[2], argv[3]) if len(argv) >= 4 else ("", "")
     os.chdir("/")  # each command runs in its client's directory; none is held open here
+    local_gc.tune()
     try:
         daemon = Daemon(path, idle, family, host)
     except OSError:
