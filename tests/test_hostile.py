@@ -414,10 +414,11 @@ def test_a_malformed_executor_frame_ends_the_executor_not_the_client():
 
 
 # -- hostile answers: a python3 on the box whose answers have the wrong shape -------------------
-# The box's `sitecustomize` (PYTHONPATH set by its sshd) patches `json.dumps`, which the agent's
-# executor (remotedbg/agent/executor.py) and its one-shot boot write every answer with: what it
-# answers is read from a mode file the test rewrites, so one executor (and one daemon) meets
-# several hostile answers in a row.
+# A `json` on the box's PYTHONPATH (set by its sshd; read with `python3 -S` too, which the agent
+# starts with, where a sitecustomize is not) loads the standard library's and patches
+# `json.dumps`, which the agent's executor (remotedbg/agent/executor.py) and its one-shot boot
+# write every answer with: what it answers is read from a mode file the test rewrites, so one
+# executor (and one daemon) meets several hostile answers in a row.
 HOSTILE_SITE = """\
 import json, os
 _dumps, _loads, _entry = json.dumps, json.loads, [None]
@@ -445,13 +446,21 @@ def dumps(value, *args, **kwargs):
 
 json.dumps, json.loads = dumps, loads
 """
+JSON_SHADOW = (
+    "import sys\n"
+    "_site = __path__[0].rpartition('/')[0]\n"
+    "sys.path.remove(_site)\n"
+    "del sys.modules['json']\n"
+    "import json  # the standard library's, which the import of this one then returns\n"
+    "sys.path.insert(0, _site)\n"
+) + HOSTILE_SITE
 
 
 @pytest.fixture(scope="module")
 def liar(ssh_world, tmp_path_factory):
     root = tmp_path_factory.mktemp("liar")
-    (root / "site").mkdir()
-    (root / "site" / "sitecustomize.py").write_text(HOSTILE_SITE)
+    (root / "site" / "json").mkdir(parents=True)
+    (root / "site" / "json" / "__init__.py").write_text(JSON_SHADOW)
     mode = root / "mode.json"
     mode.write_text("{}")
     # a `tail` and a `dd` that pass 64 KiB per 50 ms, so a copy can be interrupted halfway

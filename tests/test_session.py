@@ -242,6 +242,7 @@ def test_aes_gcm_is_negotiated_first_when_the_server_offers_it(box, tmp_path):
 # Python 3.6 as the boot meets it: the real interpreter, its version_info set to 3.6 before the
 # boot code runs (no 3.6 is installed here; the boot's check is all that differs).
 OLD_PYTHON = """#!/bin/sh
+while [ "$1" != -c ]; do shift; done
 exec python3 -c 'import sys; sys.version_info = (3, 6, 15, "final", 0); exec(sys.argv[1])' "$2"
 """
 

@@ -30,6 +30,7 @@ from remotedbg.agent.safetensors_file import (
     numpy_or_none,
     read_bytes,
     read_header,
+    with_site_packages,
 )
 
 __all__ = [
@@ -216,6 +217,7 @@ def _is_torch_tensor(obj):
 
 def _load_torch(path):
     ext = os.path.splitext(path)[1] or os.path.basename(path)
+    with_site_packages()
     try:
         import torch
     except ImportError:

@@ -126,8 +126,18 @@ def did_you_mean(name, names):
     return "; did you mean %s?" % ", ".join(near[:3]) if near else ""
 
 
+def with_site_packages():
+    """Make the interpreter's site-packages importable: the agent starts without `site`
+    (`python3 -S`, remotedbg/session/agent_bundle.py), and numpy or torch live there."""
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()
+
+
 def numpy_or_none():
     """numpy when importable (tests hide it by putting None in sys.modules)."""
+    with_site_packages()
     try:
         import numpy
 
