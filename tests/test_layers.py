@@ -17,6 +17,7 @@ LAYERS = {
     "remotedbg.local_files": 0,
     "remotedbg.local_signals": 0,
     "remotedbg.local_gc": 0,
+    "remotedbg.local_fork": 0,
     "remotedbg.persist.protocol": 0,
     "remotedbg.persist.client": 1,
     "remotedbg.persist": 1,

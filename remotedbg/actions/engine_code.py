@@ -96,12 +96,15 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
     """Engine modules that the classes of these files may come from, and the config helpers
     they call (engine_facts.import_candidates, kept by the file's content and module name)."""
     wanted: list[str] = []
+    keyed = {}
     for path in paths:
         name = module_name(path, code.index.package_root, code.index.package)
         text = code.index.text_at(path)
-        if name is None or text is None:
-            continue
-        for module in _import_candidates(f"{name}\n{text}", path)["modules"]:
+        if name is not None and text is not None:
+            keyed[path] = f"{name}\n{text}"
+    _import_candidates.prefill(list(keyed.values()))
+    for path, key in keyed.items():
+        for module in _import_candidates(key, path)["modules"]:
             if module in code.index.modules:
                 continue
             file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
@@ -143,6 +146,7 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
         else []
     )
     _read(remote, code, serving[: code_markers.MAX_FILES // 2] + extra)
+    _file_facts.prefill([text for p in serving if (text := code.index.text_at(p)) is not None])
     return code
 
 

@@ -46,6 +46,8 @@ def locate_engines(
     scan["processes"] = [p for p in processes if p not in strangers]
     also_on_box = [_stranger(p) for p in strangers if p not in own]
     fill_sources(remote, scan["installs"])
+    drafts = [f for install in scan["installs"] for f in install.get("draft_files") or []]
+    CLASSIFY.prefill([f["source"] for f in drafts if f.get("source")])  # on the client's cores
     engines, draft_models, workers = [], [], []
     for install in scan["installs"]:
         engines.append(

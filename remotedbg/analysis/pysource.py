@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import posixpath
 import threading
 from dataclasses import dataclass, field
@@ -18,6 +19,17 @@ MAX_SOURCE_BYTES = 4 << 20
 _PARSE_LOCK = threading.Lock()
 _CACHE: dict[str, ast.Module | None] = {}
 _CACHE_LIMIT = 4096
+
+
+def _new_lock_in_child() -> None:
+    """A child forked (remotedbg.local_fork) while another thread parsed would wait forever on
+    the lock that thread holds in the parent."""
+    global _PARSE_LOCK
+    _PARSE_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def parse(source: str) -> ast.Module | None:
