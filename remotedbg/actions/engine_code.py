@@ -117,12 +117,14 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
     """Round 1: the install's serving code (workers, runners, configs) that the markers find,
     plus, for vLLM, the files holding SpeculativeConfig (which exists depends on the release)."""
     code = EngineCode(engine, install)
-    models_dir = ENGINES.get(engine, {}).get("models_dir", "")
+    knowledge = ENGINES.get(engine, {})
+    model_dirs = [knowledge.get("models_dir") or "", *knowledge.get("extra_models_dirs", [])]
+    models = [code.path(d) for d in model_dirs if d]  # model files, not serving code
     key = f"{code.install}\0{code_markers.SERVING_CODE_PATTERN}"
     last = remembered("serving-grep", key) or {}
     try:
         found = remote.grep(code_markers.SERVING_CODE_PATTERN, [code.install], limit=4000,
-                            stamp=last.get("stamp") or "")  # fmt: skip
+                            stamp=last.get("stamp") or "", prune_paths=models or None)  # fmt: skip
         if found.get("same") and "records" in last:
             records = last["records"]  # nothing in the install changed since that grep
         else:
@@ -132,20 +134,18 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
     except RemoteCommandError as exc:
         code.errors.append(f"grep in {code.install}: {exc}")
         records = []
-    models = code.path(models_dir) + "/"
-    for record in records:
-        if not record["path"].endswith(".py") or record["path"].startswith(models):
+    for record in sorted(records, key=lambda r: (r["path"], r["line"])):  # not readdir's order
+        path = record["path"]
+        if not path.endswith(".py") or any(path.startswith(d + "/") for d in models):
             continue
-        code.serving_hits.append(
-            {"path": record["path"], "line": record["line"], "text": record["text"]}
-        )
+        code.serving_hits.append({"path": path, "line": record["line"], "text": record["text"]})
     serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
     extra = (
         [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)]
         if engine == "vllm"
         else []
     )
-    _read(remote, code, serving[: code_markers.MAX_FILES // 2] + extra)
+    _read(remote, code, serving[: code_markers.MAX_SERVING_FILES] + extra)
     _file_facts.prefill([text for p in serving if (text := code.index.text_at(p)) is not None])
     return code
 

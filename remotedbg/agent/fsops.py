@@ -255,6 +255,9 @@ def grep(args):
             paths.extend(matches)
         else:
             unmatched.append({"pattern": pattern, "suggestions": suggest(pattern)})
+    if args.get("prune_paths"):
+        pruned = [q.rstrip("/") for q in args["prune_paths"]]
+        paths = [kept for path in paths for kept in _around(path.rstrip("/") or "/", pruned)]
     result = {"records": [], "unmatched": unmatched, "truncated": bool(stopped),
               "stopped": stopped, "searched": len(paths)}  # fmt: skip
     if not paths:
@@ -322,6 +325,26 @@ def grep(args):
     if status == 2 and not records:
         raise RuntimeError("grep: " + (errors.splitlines() or ["failed"])[-1])
     return result
+
+
+def _around(path, pruned):
+    """`path` for `grep -r` with the directories in `pruned` left out: a directory above one of
+    them becomes its entries, as `grep -r` would meet them (symlinks below the top, which it
+    does not follow, and PRUNED_DIRS left out)."""
+    if path in pruned:
+        return []
+    if not any(q.startswith(path + "/") for q in pruned) or not os.path.isdir(path):
+        return [path]
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return [path]
+    out = []
+    for name in names:
+        entry = os.path.join(path, name)
+        if name not in PRUNED_DIRS and not os.path.islink(entry):
+            out.extend(_around(entry, pruned))
+    return out
 
 
 STAMP_MAX_FILES = 50000

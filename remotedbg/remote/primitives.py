@@ -11,7 +11,7 @@ from remotedbg.session.container import inside
 
 A = TypeVar("A")
 
-_PATH_ARGS = ("paths", "root", "path")
+_PATH_ARGS = ("paths", "root", "path", "prune_paths")
 _PATH_KEYS = ("path", "paths", "matches", "pattern")
 
 
@@ -121,11 +121,15 @@ class Remote:
         include: list[str] | None = None,
         exclude: list[str] | None = None,
         stamp: str | None = None,
+        prune_paths: list[str] | None = None,
     ) -> dict:
-        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs.
+        """Matching lines; `include`/`exclude` are grep's --include/--exclude file globs;
+        `prune_paths`: directories under `paths` left out, neither searched nor stamped.
         `stamp` ("" for none yet): the answer carries the tree's stamp, and when it is the one
         given, `same` and no records (nothing under `paths` changed since that answer)."""
-        more = {} if stamp is None else {"stamp": stamp}
+        more: dict = {} if stamp is None else {"stamp": stamp}
+        if prune_paths:
+            more["prune_paths"] = prune_paths
         return self.call(
             calls.Grep(
                 pattern=pattern,
