@@ -196,3 +196,23 @@ def test_the_executor_runs_on_python_38(box, monkeypatch) -> None:
         assert session.executor() is not None
         info = pyagent.call(session, calls.Describe())
         assert info["version"][:2] == [3, 8]
+
+
+def test_grep_prune_paths_leaves_out_those_directories_and_nothing_else(tmp_path):
+    """fsops.grep(prune_paths=...): the hits of `grep -r` on the same tree minus those under
+    the pruned directories; a symlink below the top stays unfollowed, as grep -r leaves it."""
+    from remotedbg.agent import fsops
+
+    root = tmp_path / "pkg"
+    for rel in ("a.py", "sub/b.py", "sub/models/m.py", "sub/models/deep/n.py", "models2/x.py",
+                "other/__pycache__/c.py", "zz/y.py"):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle = 1\n")
+    (root / "sub" / "link").symlink_to(root / "zz")
+    whole = {"pattern": "needle", "paths": [str(root)], "limit": 100}
+    every = {r["path"] for r in fsops.grep(whole)["records"]}
+    assert str(root / "zz" / "y.py") in every and not any("/link/" in p for p in every)
+    pruned = [str(root / "sub" / "models"), str(root / "models2")]
+    kept = {r["path"] for r in fsops.grep(dict(whole, prune_paths=pruned))["records"]}
+    assert kept == {p for p in every if not any(p.startswith(d + "/") for d in pruned)}
+    assert kept == {str(root / "a.py"), str(root / "sub" / "b.py"), str(root / "zz" / "y.py")}
