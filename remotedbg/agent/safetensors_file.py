@@ -126,10 +126,15 @@ def did_you_mean(name, names):
     return "; did you mean %s?" % ", ".join(near[:3]) if near else ""
 
 
+_site_added = []  # once site.main() has run in this process
+
+
 def with_site_packages():
     """Make the interpreter's site-packages importable: the agent starts without `site`
-    (`python3 -S`, remotedbg/session/agent_bundle.py), and numpy or torch live there."""
-    if sys.flags.no_site and "site" not in sys.modules:
+    (`python3 -S`, remotedbg/session/agent_bundle.py), and numpy or torch live there. (Under
+    -S a module may import `site` without its main() running: its being imported says nothing.)"""
+    if sys.flags.no_site and not _site_added:
+        _site_added.append(True)
         import site
 
         site.main()
