@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from remotedbg.actions.engine_code import EngineCode
+from remotedbg.actions.engine_code import EngineCode, gather_serving
 from remotedbg.analysis.engine_facts import (
     eagle3_target_types,
     vllm_target,
@@ -18,6 +18,9 @@ from remotedbg.analysis.engine_facts import (
     vllm_v2_serves,
 )
 from remotedbg.engines import code_markers
+from remotedbg.remote.primitives import Remote
+from remotedbg.session import ConnectOptions, open_session
+from remotedbg.session.target import LOCAL
 from tests.conformance_table import TABLE
 from tests.releases import SWEEP, content_group, sweep_release
 from tests.sweep_table import (
@@ -73,6 +76,27 @@ def _run(tmp_path, engine: str, version: str, scenarios: list[str]) -> list[str]
 def test_sweep_correct_deployments(tmp_path, engine, version):
     failures = _run(tmp_path, engine, version, _scenarios(engine, version, CORRECT))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.sweep
+def test_every_release_s_serving_code_is_read_whole(tmp_path, monkeypatch):
+    """Which serving files decide a verdict never depends on the order a box's filesystem lists
+    a directory in: on every release of the sweep, every file the serving grep finds is read
+    (before 2026-12-02, vLLM 0.27.0-0.33.0 had 39-65 hits of which the first 32 were read)."""
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
+    unread = {}
+    with open_session(ConnectOptions(host=LOCAL)) as session:
+        remote = Remote(session)
+        for engine, version in SWEEP:
+            venv = sweep_release(engine, version).venv
+            (install,) = venv.glob(f"lib/python3*/site-packages/{engine}")
+            code = gather_serving(remote, engine, str(install))
+            found = list(dict.fromkeys(hit["path"] for hit in code.serving_hits))
+            assert found, f"{engine} {version}: the grep found no serving code"
+            missed = [path for path in found if code.index.text_at(path) is None]
+            if missed:
+                unread[f"{engine} {version}"] = f"{len(missed)} of {len(found)}"
+    assert not unread, unread
 
 
 GROUP_FIRSTS = [(e, group[0]) for e, groups in GROUPS.items() for group in groups]
