@@ -101,6 +101,54 @@ def test_engine_sources_cross_the_wire_once(box, tmp_path, monkeypatch):
     assert scan_bytes and scan_bytes[0] < 200_000  # hashes, not the sources (~1.5 MB)
 
 
+def test_unchanged_model_directories_are_not_listed_again(box, tmp_path, monkeypatch):
+    """SGLang 0.5.23 as released, located three times (a new process each: memory emptied, the
+    disk cache kept): the second scan finds the model directories' stamp unchanged, reads none
+    of their files and answers no draft-file entry, and the run finds the same draft models;
+    after one draft file is edited in place, the third scan lists them again and only that
+    file's text crosses the wire."""
+    import json
+    import shutil
+
+    from remotedbg.actions.locate import locate_engines
+    from remotedbg.remote.primitives import Remote
+    from tests.releases import release
+
+    root = tmp_path / "python" / "sglang"
+    shutil.copytree(release("sglang", "0.5.23").package, root,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    edited = root / "srt" / "models" / "llama_eagle3.py"
+
+    class Counting(Remote):
+        def call(self, request, timeout=None):
+            answer = super().call(request, timeout)
+            calls.append((request.entry.rpartition(":")[2], json.loads(json.dumps(answer))))
+            return answer  # a copy is kept: locate fills in the answer it was given
+
+    runs = []
+    with box.session() as session:
+        for run in range(3):
+            if run == 2:
+                edited.write_text(edited.read_text() + "\n# edited\n")
+            monkeypatch.setattr(analysis_cache, "_memory", {})
+            calls: list = []
+            found = locate_engines(Counting(session), [str(root)], search_home=False)
+            (install,) = [a for n, a in calls if n == "scan"][0]["installs"]
+            sent = [e["path"] for n, a in calls if n == "read_text" for e in a if "text" in e]
+            runs.append((install, found["draft_models"], sent))
+    (first, models, _), (second, again, sent_again), (third, last, sent_last) = runs
+    assert first["draft_stamp"] and not first.get("draft_files_same") and first["draft_files"]
+    assert second.get("draft_files_same") is True and second["draft_files"] == []
+    assert second["draft_stamp"] == first["draft_stamp"] and sent_again == []
+    assert [(m["path"], m["d2t_handling"]) for m in again] == [
+        (m["path"], m["d2t_handling"]) for m in models
+    ]
+    assert len(models) > 10
+    assert not third.get("draft_files_same") and third["draft_stamp"] != first["draft_stamp"]
+    assert len(third["draft_files"]) == len(first["draft_files"]) and sent_last == [str(edited)]
+    assert [m["path"] for m in last] == [m["path"] for m in models]
+
+
 def test_threads_that_meet_one_content_classify_it_once(tmp_path, monkeypatch):
     """The hosts of a fleet are threads that start together: the first to meet a content
     classifies it, the others wait for its answer; one that fails leaves it to the next."""

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from remotedbg.actions.analysis_cache import SOURCE_CAP, cached_by_content, fill_sources
+from remotedbg.actions.analysis_cache import (
+    SOURCE_CAP,
+    cached_by_content,
+    fill_sources,
+    remember,
+    remembered,
+)
 from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
+from remotedbg.agent import engine_scan
 from remotedbg.analysis.d2t_handling import (
     classify_source,
     evidence_lines,
@@ -23,6 +34,27 @@ CLASSIFY = cached_by_content("d2t-handling", classify_source)
 EVIDENCE = cached_by_content("evidence-lines", lambda text, _path: {"lines": evidence_lines(text)})
 
 
+@functools.cache
+def _scan_code() -> str:
+    """sha256 of the agent's engine scan: which files it lists is its rule as much as theirs."""
+    return hashlib.sha256((Path(engine_scan.__file__)).read_bytes()).hexdigest()
+
+
+def _keep_draft_lists(installs: list[dict], kept: dict[str, Any], key: str) -> None:
+    """An install whose model directories the scan found unchanged (`draft_files_same`: the
+    stamp given is theirs) gets the draft-file list kept from the scan that read them; a list
+    the scan read now is kept, by the stamp it answered (before fill_sources adds the texts)."""
+    lists = dict(kept)
+    for install in installs:
+        path, stamp = install.get("path"), install.get("draft_stamp")
+        if install.get("draft_files_same") and path in kept:
+            install["draft_files"] = kept[path]["files"]
+        elif path and stamp:
+            lists[path] = {"stamp": stamp, "files": install.get("draft_files") or []}
+    if lists != kept:
+        remember("draft-file-lists", key, lists)
+
+
 def locate_engines(
     remote: Remote,
     roots: list[str] | None = None,
@@ -36,9 +68,13 @@ def locate_engines(
     args = dict(
         scan_args(roots, search_home=search_home, search_processes=servers), hashes_first=True
     )
+    lists_key = json.dumps({"scan": _scan_code(), **args}, sort_keys=True, default=str)
+    kept_lists = remembered("draft-file-lists", lists_key) or {}
+    args["draft_stamps"] = {path: kept["stamp"] for path, kept in kept_lists.items()}
     scan = remote.call(SCAN(args))
     if not roots:
         scan_inside(remote, scan, args)
+    _keep_draft_lists(scan["installs"], kept_lists, lists_key)
     processes = scan.get("processes") or []
     strangers = [p for p in processes if _outside(p, scoped=bool(roots))]
     # a named server's own workers are left out of both: part of it, not another server

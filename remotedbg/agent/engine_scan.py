@@ -64,6 +64,7 @@ class _Scan(object):
         self.max_file_bytes = int(args.get("max_file_bytes") or 512 * 1024)
         self.total_left = int(args.get("max_total_bytes") or 6 * 1024 * 1024)
         self.hashes_first = bool(args.get("hashes_first"))
+        self.draft_stamps = args.get("draft_stamps") or {}  # install -> its models dirs' stamp
         self.budget = _Budget(
             int(args.get("max_entries") or 200000), float(args.get("time_limit") or 3.0)
         )
@@ -428,8 +429,15 @@ class _Scan(object):
             inst["git"] = git
         inst["models_dir"] = eng["models_dir"]
         inst["draft_files"] = []
-        for sub in [eng["models_dir"]] + list(eng.get("extra_models_dirs") or []):
-            inst["draft_files"] += self.draft_files(inst["engine"], pkg, os.path.join(pkg, sub))
+        subs = [eng["models_dir"]] + list(eng.get("extra_models_dirs") or [])
+        dirs = [os.path.join(pkg, sub) for sub in subs]
+        if self.hashes_first:
+            stamp = inst["draft_stamp"] = _files_stamp(dirs)
+            if stamp is not None and self.draft_stamps.get(pkg) == stamp:
+                inst["draft_files_same"] = True  # the client kept this install's list
+                dirs = []
+        for top in dirs:
+            inst["draft_files"] += self.draft_files(inst["engine"], pkg, top)
         inst["worker_files"] = []
         for sub in eng.get("worker_dirs") or []:
             for path in _py_files(os.path.join(pkg, sub)):
@@ -683,6 +691,26 @@ def _py_files(top):
                 if len(out) >= _MAX_LISTED_FILES:
                     return out
     return out
+
+
+def _files_stamp(tops):
+    """sha256 of the path, device, inode, size, mtime and ctime of every file draft_files
+    would look at under `tops`; None past _MAX_LISTED_FILES. An edit, a new file or a
+    reinstall changes it."""
+    digest = hashlib.sha256()
+    for top in tops:
+        files = _py_files(top)
+        if len(files) >= _MAX_LISTED_FILES:
+            return None
+        for path in files:
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            digest.update(os.fsencode(path) + b"\0")
+            digest.update(("%d %d %d %d %d\n" % (info.st_dev, info.st_ino, info.st_size,
+                           info.st_mtime_ns, info.st_ctime_ns)).encode())  # fmt: skip
+    return digest.hexdigest()
 
 
 def _environ(pid):
