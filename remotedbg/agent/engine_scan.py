@@ -430,14 +430,14 @@ class _Scan(object):
         inst["models_dir"] = eng["models_dir"]
         inst["draft_files"] = []
         subs = [eng["models_dir"]] + list(eng.get("extra_models_dirs") or [])
-        dirs = [os.path.join(pkg, sub) for sub in subs]
+        listings = [_py_files(os.path.join(pkg, sub)) for sub in subs]  # walked once, for both
         if self.hashes_first:
-            stamp = inst["draft_stamp"] = _files_stamp(dirs)
+            stamp = inst["draft_stamp"] = _files_stamp(listings)
             if stamp is not None and self.draft_stamps.get(pkg) == stamp:
                 inst["draft_files_same"] = True  # the client kept this install's list
-                dirs = []
-        for top in dirs:
-            inst["draft_files"] += self.draft_files(inst["engine"], pkg, top)
+                listings = []
+        for files in listings:
+            inst["draft_files"] += self.draft_files(inst["engine"], pkg, files)
         inst["worker_files"] = []
         for sub in eng.get("worker_dirs") or []:
             for path in _py_files(os.path.join(pkg, sub)):
@@ -447,10 +447,10 @@ class _Scan(object):
         if reg and os.path.isfile(os.path.join(pkg, reg)):
             inst["registry"] = self.file_entry(pkg, os.path.join(pkg, reg), [])
 
-    def draft_files(self, engine, pkg, models_dir):
+    def draft_files(self, engine, pkg, files):
         out = []
         excludes = set(self.engines[engine].get("name_excludes") or [])
-        for path in _py_files(models_dir):
+        for path in files:
             base = os.path.basename(path)
             if base in excludes or base == "__init__.py":
                 continue
@@ -693,13 +693,12 @@ def _py_files(top):
     return out
 
 
-def _files_stamp(tops):
+def _files_stamp(listings):
     """sha256 of the path, device, inode, size, mtime and ctime of every file draft_files
-    would look at under `tops`; None past _MAX_LISTED_FILES. An edit, a new file or a
-    reinstall changes it."""
+    looks at (`listings`: _py_files of each models dir); None past _MAX_LISTED_FILES. An
+    edit, a new file or a reinstall changes it."""
     digest = hashlib.sha256()
-    for top in tops:
-        files = _py_files(top)
+    for files in listings:
         if len(files) >= _MAX_LISTED_FILES:
             return None
         for path in files:
