@@ -51,6 +51,28 @@ def test_an_unwritable_cache_is_skipped(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
+def test_a_cache_cleared_while_the_process_runs_is_written_again(tmp_path, monkeypatch):
+    """A persistent-session daemon outlives `rm -rf ~/.cache/remotedbg`: the folders it made
+    are gone, and its next results are still kept, whole, with no part file left."""
+    import hashlib
+    import shutil
+
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    monkeypatch.setattr(analysis_cache, "_made", set())
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(tmp_path / "cache"))
+    calls, compute = _counting()
+    classify = analysis_cache.cached_by_content("test", compute)
+    classify("x = 1\n", "/x.py")
+    shutil.rmtree(tmp_path / "cache")
+    classify("y = 2\n", "/y.py")
+    analysis_cache.keep_source(b"z = 3\n")
+    kept = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert len(kept) == 2 and all(not name.endswith(".part") for name in kept)
+    monkeypatch.setattr(analysis_cache, "_memory", {})  # a new process reads them
+    assert classify("y = 2\n", "/y2.py")["path"] == "/y2.py" and len(calls) == 2
+    assert analysis_cache.kept_source(hashlib.sha256(b"z = 3\n").hexdigest()) == "z = 3\n"
+
+
 @pytest.mark.network  # the SGLang release is downloaded once (tests/releases.py)
 def test_engine_sources_cross_the_wire_once(box, tmp_path, monkeypatch):
     """SGLang 0.5.23 as released, twice on the box: the scan answers sha256s; the files not
