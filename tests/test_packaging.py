@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from remotedbg import __version__
 from tests.unprivileged import NOBODY, shared_dir
@@ -130,6 +132,42 @@ def test_installed_demo_runs_as_an_ordinary_user(installed: Path, shared: Path) 
     )  # fmt: skip
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert json.loads(demo.stdout)["as_expected"] is True
+
+
+def _floor(requirement: str) -> str:
+    """The lowest version pyproject.toml allows for a dependency (`name>=X` in its list)."""
+    import tomllib
+
+    listed = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    (spec,) = [d for d in listed if re.match(rf"{requirement}\b", d)]
+    return re.search(r">=([0-9][0-9.]*)", spec).group(1)
+
+
+def test_the_oldest_typer_allowed_runs_the_cli(artifacts: dict[str, Path], shared: Path) -> None:
+    """pip keeps a typer already installed that satisfies the range: the oldest one allowed
+    must run every command's parsing and help (one before 0.29 has no `type_descriptor`, and
+    help pages once crashed on it)."""
+    venv = shared / "venv-oldest-typer"
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(venv)], check=True, timeout=300)
+
+    def run(*words: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            list(words), capture_output=True, text=True, timeout=timeout, cwd=shared,
+            env=_clean_env(HOME=str(shared)), stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    python, cli = str(venv / "bin" / "python"), str(venv / "bin" / "remotedbg")
+    for wanted in (f"typer=={_floor('typer')}", str(artifacts["wheel"])):
+        done = run(python, "-m", "pip", "install", "-q", wanted, timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]
+    kept = run(python, "-c", "import typer; print(typer.__version__)")
+    assert Version(kept.stdout.strip()) == Version(_floor("typer"))
+    for words in (["--help"], ["playbook", "spec-audit", "--help"], ["get", "--help"]):
+        done = run(cli, *words)
+        assert done.returncode == 0 and "Usage" in done.stdout, done.stderr[-2000:]
+    assert re.search(r"--limit +N ", done.stdout)  # value names still come from the types
+    demo = run(cli, "demo", "--json")
+    assert demo.returncode == 0 and json.loads(demo.stdout)["as_expected"] is True, demo.stderr
 
 
 def test_the_cli_imports_without_click_installed() -> None:

@@ -27,6 +27,17 @@ def value_name(name: str, annotation: Any, many: bool) -> str:
     return name.upper()[:-1] if many and name.endswith("s") else name.upper()
 
 
+def _annotation(param: Any) -> Any:
+    """The parameter's Python type: typer 0.29 keeps it (`type_descriptor`); before, only its
+    click type says whether the value is a number."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        return descriptor.annotation
+    number = type(param.type).__name__
+    return {"IntParamType": int, "IntRange": int, "FloatParamType": float,
+            "FloatRange": float}.get(number, str)  # fmt: skip
+
+
 def name_values(command: Any) -> None:
     """Give every parameter of the command tree a value name where it has none; flags get none
     at all. Arguments show their name only: typer's type column beside it says nothing new."""
@@ -35,9 +46,7 @@ def name_values(command: Any) -> None:
             param.metavar = ""
         elif isinstance(param, (TyperOption, TyperArgument)) and param.metavar is None:
             many = param.nargs != 1 or bool(getattr(param, "multiple", False))
-            param.metavar = value_name(
-                param.name or "value", param.type_descriptor.annotation, many
-            )
+            param.metavar = value_name(param.name or "value", _annotation(param), many)
         if isinstance(param, TyperArgument):
             # an instance attribute: typer has no setting for the type column of argument rows
             param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
