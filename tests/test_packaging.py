@@ -136,7 +136,10 @@ def test_installed_demo_runs_as_an_ordinary_user(installed: Path, shared: Path) 
 
 def _floor(requirement: str) -> str:
     """The lowest version pyproject.toml allows for a dependency (`name>=X` in its list)."""
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: pyproject.toml's tomli
+        import tomli as tomllib
 
     listed = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     (spec,) = [d for d in listed if re.match(rf"{requirement}\b", d)]

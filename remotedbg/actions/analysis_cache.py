@@ -83,8 +83,8 @@ _made: set[Path] = set()  # cache folders this process made or found
 
 def _write(path: Path, data: bytes) -> None:
     """Put `data` at `path` whole or not at all (a reader never sees half a file); a cache that
-    cannot be written is skipped. A cold audit writes some 350 files: tempfile.mkstemp and a
-    mkdir per file took 0.2 s of it, a part file named by process and thread 0.04 s."""
+    cannot be written is skipped. A cold audit writes some 350 files: 350 writes through
+    tempfile.mkstemp and a mkdir each take 0.20 s on ext4 here, these 0.04 s."""
     temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
     try:
