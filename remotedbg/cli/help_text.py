@@ -3,6 +3,7 @@ Python type (<str>, <list[str]>, <bool>), which is what typer prints by default.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from typing import Any
@@ -38,6 +39,16 @@ def _annotation(param: Any) -> Any:
             "FloatRange": float}.get(number, str)  # fmt: skip
 
 
+def _no_type_column(argument: TyperArgument) -> None:
+    """Instance attributes: typer has no setting for the type column of argument rows. 0.29
+    asks `display_type_rich`; before, the click type's `get_metavar` (a copy of the type, so
+    the types other parameters share keep theirs; parsing uses it unchanged)."""
+    argument.display_type_rich = lambda ctx: None  # type: ignore[attr-defined]
+    own = copy.copy(argument.type)
+    own.get_metavar = lambda *args, **kwargs: ""  # type: ignore[method-assign]
+    argument.type = own
+
+
 def name_values(command: Any) -> None:
     """Give every parameter of the command tree a value name where it has none; flags get none
     at all. Arguments show their name only: typer's type column beside it says nothing new."""
@@ -48,8 +59,7 @@ def name_values(command: Any) -> None:
             many = param.nargs != 1 or bool(getattr(param, "multiple", False))
             param.metavar = value_name(param.name or "value", _annotation(param), many)
         if isinstance(param, TyperArgument):
-            # an instance attribute: typer has no setting for the type column of argument rows
-            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+            _no_type_column(param)
     help_option = command.get_help_option
 
     def flag_help_option(ctx: Any) -> Any:
