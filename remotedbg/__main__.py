@@ -6,9 +6,21 @@ import sys
 
 
 def main() -> None:
+    try:
+        code = _run(sys.argv[1:])
+    except KeyboardInterrupt:  # before the command's own handling: the daemon's start, imports
+        try:
+            sys.stderr.write("remotedbg: interrupted\n")
+        except (OSError, ValueError):
+            pass
+        code = 130
+    _leave(code)
+
+
+def _run(words: list[str]) -> int:
     from remotedbg.persist import client
 
-    code = client.run(sys.argv[1:])
+    code = client.run(words)
     if code is None:
         from remotedbg import local_gc
         from remotedbg.local_signals import Terminated, unwind_on_termination
@@ -19,7 +31,7 @@ def main() -> None:
         from remotedbg.cli import run_words
 
         try:
-            code = run_words(sys.argv[1:])
+            code = run_words(words)
         except KeyboardInterrupt:
             code = 130
         except Terminated as stop:
@@ -28,7 +40,7 @@ def main() -> None:
                 sys.stderr.write(f"remotedbg: terminated ({stop})\n")
             except (OSError, ValueError):
                 pass  # SIGHUP: the terminal is gone
-    _leave(code)
+    return code
 
 
 def _leave(code: int) -> None:

@@ -220,6 +220,35 @@ def test_ctrl_c_reaches_the_remote_command_through_the_daemon(persistent, tmp_pa
     assert persistent("run", "-H", "testbox", "--", "echo", "ok").stdout == b"ok\n"
 
 
+def test_ctrl_c_while_the_daemon_starts_is_exit_130_and_one_line(persistent, tmp_path):
+    """Ctrl-C before any daemon has taken the command (here one whose start takes a minute:
+    a sitecustomize that sleeps in the daemon's process only): 130 and one line, not Python's
+    death by SIGINT (-2) that an uncaught KeyboardInterrupt ends in."""
+    slow = tmp_path / "slow-start"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(
+        "import sys, time\n"
+        "if any(word.endswith('.sock') for word in sys.argv):  # the daemon's: its socket\n"
+        "    time.sleep(60)\n"
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", "testbox", "--", "true"],
+        env=dict(persistent.env, PYTHONPATH=str(slow)), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: bool(_daemons(persistent.runtime)), timeout=15)
+        time.sleep(0.2)  # the client waits for the socket now
+        client.send_signal(signal.SIGINT)
+        out, err = client.communicate(timeout=15)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert client.returncode == 130, err
+    assert err.decode().strip().splitlines() == ["remotedbg: interrupted"] and out == b""
+
+
 def test_a_busy_daemon_queues_the_next_command_then_sends_it_to_run_itself(persistent):
     """A command waits behind the running one for QUEUE_WAIT_S (the stress tests queue
     hundreds); past that it runs in its own process, never waiting for a long command."""
