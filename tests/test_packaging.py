@@ -146,17 +146,19 @@ def _floor(requirement: str) -> str:
     return re.search(r">=([0-9][0-9.]*)", spec).group(1)
 
 
-def test_the_oldest_typer_allowed_runs_the_cli(artifacts: dict[str, Path], shared: Path) -> None:
+def test_the_oldest_typer_allowed_runs_the_cli(
+    artifacts: dict[str, Path], shared: Path, box
+) -> None:
     """pip keeps a typer already installed that satisfies the range: the oldest one allowed
     must run every command's parsing and help (one before 0.29 has no `type_descriptor`, and
-    help pages once crashed on it)."""
+    help pages once crashed on it), the demo and a command on a box."""
     venv = shared / "venv-oldest-typer"
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(venv)], check=True, timeout=300)
 
-    def run(*words: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    def run(*words: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             list(words), capture_output=True, text=True, timeout=timeout, cwd=shared,
-            env=_clean_env(HOME=str(shared)), stdin=subprocess.DEVNULL,
+            env=_clean_env(HOME=str(shared), **env), stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
     python, cli = str(venv / "bin" / "python"), str(venv / "bin" / "remotedbg")
@@ -172,6 +174,9 @@ def test_the_oldest_typer_allowed_runs_the_cli(artifacts: dict[str, Path], share
     assert "<str>" not in done.stdout  # and arguments have no type column
     demo = run(cli, "demo", "--json")
     assert demo.returncode == 0 and json.loads(demo.stdout)["as_expected"] is True, demo.stderr
+    remote = run(cli, "glob", "-H", box.alias, "--limit", "5", "/etc/host*",
+                 REMOTEDBG_SSH_CONFIG=str(box.ssh_config))  # fmt: skip
+    assert remote.returncode == 0 and "/etc/host" in remote.stdout, remote.stderr[-2000:]
 
 
 def test_the_cli_imports_without_click_installed() -> None:
