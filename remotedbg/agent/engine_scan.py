@@ -26,6 +26,7 @@ from remotedbg.agent.containers import (
     process_uid,
     real_path,
 )
+from remotedbg.agent.file_stamp import add_file
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 
 # Column 0 only: an indented `__version__ = "0.0.0.dev0"` is a fallback inside try/except
@@ -694,21 +695,15 @@ def _py_files(top):
 
 
 def _files_stamp(listings):
-    """sha256 of the path, device, inode, size, mtime and ctime of every file draft_files
-    looks at (`listings`: _py_files of each models dir); None past _MAX_LISTED_FILES. An
-    edit, a new file or a reinstall changes it."""
+    """sha256 of the stamp (agent/file_stamp.py) of every file draft_files looks at
+    (`listings`: _py_files of each models dir, files followed as it reads them); None past
+    _MAX_LISTED_FILES."""
     digest = hashlib.sha256()
     for files in listings:
         if len(files) >= _MAX_LISTED_FILES:
             return None
         for path in files:
-            try:
-                info = os.stat(path)
-            except OSError:
-                continue
-            digest.update(os.fsencode(path) + b"\0")
-            digest.update(("%d %d %d %d %d\n" % (info.st_dev, info.st_ino, info.st_size,
-                           info.st_mtime_ns, info.st_ctime_ns)).encode())  # fmt: skip
+            add_file(digest, path, os.stat)
     return digest.hexdigest()
 
 

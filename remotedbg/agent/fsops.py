@@ -13,6 +13,8 @@ import stat as statmod
 import subprocess
 import time
 
+from remotedbg.agent.file_stamp import add_file
+
 PRUNED_DIRS = (
     "__pycache__",
     ".git",
@@ -351,30 +353,19 @@ STAMP_MAX_FILES = 50000
 
 
 def _tree_stamp(paths):
-    """sha256 of every file's path, inode, size and mtime under `paths`, walked as `grep -r`
-    walks them (symlinks below the top not followed, PRUNED_DIRS left out); None past
-    STAMP_MAX_FILES. An edit, a new file or a reinstall changes it."""
+    """sha256 of the stamp (agent/file_stamp.py) of every file under `paths`, walked as
+    `grep -r` walks them (symlinks below the top not followed, PRUNED_DIRS left out); None past
+    STAMP_MAX_FILES."""
     digest = hashlib.sha256()
     count = 0
-
-    def add(path):
-        nonlocal count
-        try:
-            info = os.lstat(path)
-        except OSError:
-            return
-        digest.update(os.fsencode(path) + b"\0")
-        digest.update(("%d %d %d\n" % (info.st_ino, info.st_size, info.st_mtime_ns)).encode())
-        count += 1
-
     for top in paths:
         if not os.path.isdir(top):
-            add(top)
+            count += add_file(digest, top)
             continue
         for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = sorted(d for d in dirnames if d not in PRUNED_DIRS)
             for name in sorted(filenames):
-                add(os.path.join(dirpath, name))
+                count += add_file(digest, os.path.join(dirpath, name))
             if count > STAMP_MAX_FILES:
                 return None
     return digest.hexdigest()
