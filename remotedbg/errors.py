@@ -29,6 +29,11 @@ class UsageError(RemotedbgError):
     exit_code = ExitCode.USAGE
 
 
+class LocalFileUnwritable(UsageError):
+    """The local output could not be written (full disk, file size limit, no permission):
+    nothing is left of it."""
+
+
 class ConnectionFailed(RemotedbgError):
     """Could not connect, authenticate, or verify the host key; or the transport dropped."""
 

@@ -692,3 +692,18 @@ def test_get_r_copies_a_tree_with_gets_safety_rules(cli, tmp_path):
     assert f"{ckpt / '*'}: the first 1 of 7 matches copied; --limit N lifts it" in (
         few.stderr.decode()
     )
+
+
+def test_a_local_file_that_cannot_grow_is_said_as_the_local_files_fault(cli, tmp_path):
+    """A write that fails here (a file-size limit, as a full disk) names the local file and
+    why; it was `connection lost`, as if the box had gone."""
+    remote = tmp_path / "big.bin"
+    remote.write_bytes(os.urandom(20 << 20))  # above the bulk threshold: a channel of its own
+    into = tmp_path / "into"
+    into.mkdir()
+    result = cli("get", "-H", "testbox", "--json", str(remote), str(into),
+                 prefix=["prlimit", f"--fsize={4 << 20}"])  # fmt: skip
+    [entry] = json.loads(result.stdout)["files"]
+    assert result.returncode == 4 and entry["status"] == "failed"
+    assert entry["detail"] == f"{into / 'big.bin'}: File too large"
+    assert not (into / "big.bin").exists()

@@ -310,3 +310,73 @@ def test_a_config_nested_too_deep_is_unknown_not_ok(cli, tmp_path):
     text = cli("vocab-check", "-H", "testbox", str(draft))
     assert text.returncode == 4 and b"Traceback" not in text.stderr + text.stdout
     assert b"config.json" in text.stdout + text.stderr
+
+
+def _bulk_checkpoint(tmp_path, mib: int = 40):
+    """A tensor above the bulk threshold (session/ssh.py BULK_BYTES): its own channel."""
+    from safetensors.numpy import save_file
+
+    data = np.random.default_rng(7).integers(0, 255, mib << 20, dtype=np.uint8)
+    ckpt = tmp_path / "bulk"
+    ckpt.mkdir()
+    save_file({"big": data}, str(ckpt / "model.safetensors"))
+    return ckpt, data
+
+
+def test_a_bulk_read_that_falls_behind_still_gets_every_byte_in_order(box, tmp_path):
+    """A sink slower than the wire lets the channel's buffer fill towards its 64 MiB window:
+    every byte still arrives once and in order, and the reads do not slow down as it fills
+    (paramiko's own buffer moved the whole rest on each partial read)."""
+    import time
+
+    from remotedbg.remote import calls
+    from remotedbg.remote.fetch import fetch_range
+    from remotedbg.remote.primitives import Remote
+    from remotedbg.session import ConnectOptions, open_session
+
+    ckpt, data = _bulk_checkpoint(tmp_path)
+    got = bytearray()
+
+    def slow_sink(chunk: bytes) -> None:
+        if len(got) < (8 << 20):
+            time.sleep(0.02)  # the first reads lag, so the rest piles up behind them
+        got.extend(chunk)
+
+    with open_session(ConnectOptions(host="testbox", ssh_config=str(box.ssh_config))) as session:
+        found = Remote(session).call(calls.TensorRanges(path=str(ckpt), names=["big"]))
+        tensor = found["tensors"][0]
+        method = fetch_range(
+            session, tensor["file"], tensor["offset"], tensor["length"], slow_sink
+        )
+    assert method == "exec" and len(got) == data.size
+    assert bytes(got) == data.tobytes()
+
+
+def test_a_pull_the_local_disk_cannot_hold_is_one_line_before_any_byte(cli, tmp_path):
+    """The output's blocks are taken before the transfer: a file-size limit (as a full disk)
+    ends the pull at once, exit 2, one line naming the local file (it was `connection lost`,
+    exit 3, after the bytes had moved), and nothing is left."""
+    ckpt, _ = _bulk_checkpoint(tmp_path)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "big.safetensors"
+    result = cli(
+        "tensors", "pull", "-H", "testbox", str(ckpt), "big", "-o", str(out),
+        prefix=["prlimit", f"--fsize={1 << 20}"],
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode() == (
+        f"remotedbg: --output {out}: File too large (nothing written)\n"
+    )
+    assert list(out_dir.iterdir()) == []
+
+
+def test_a_bulk_pull_replacing_a_file_is_whole(cli, tmp_path):
+    ckpt, data = _bulk_checkpoint(tmp_path)
+    out = tmp_path / "big.safetensors"
+    for _ in range(2):  # the second replaces the first (--force), preallocated
+        result = cli("tensors", "pull", "-H", "testbox", str(ckpt), "big", "-o", str(out),
+                     "--force")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        np.testing.assert_array_equal(load_file(str(out))["big"], data)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -89,6 +89,21 @@ def test_the_second_command_is_served_warm_with_the_same_output_and_exit(persist
     assert "echo one" in history.stdout.decode()
 
 
+def test_root_options_before_the_command_are_served_by_the_daemon_too(persistent):
+    """`remotedbg -q COMMAND`, `remotedbg -v COMMAND`: the root's options come before the
+    command word, and the command is still served warm (it ran on its own every time, a new
+    connection each, because the line began with a dash), with the same output."""
+    first = persistent("-q", "run", "-H", "testbox", "--", "echo", "one")
+    assert first.returncode == 0 and first.stdout == b"one\n"
+    [daemon] = _daemons(persistent.runtime)
+    verbose = persistent("-v", "run", "-H", "testbox", "--", "echo", "two")
+    assert verbose.returncode == 0 and verbose.stdout == b"two\n"
+    assert b"(exit 0)" in verbose.stderr  # -v: the round trip, said by the daemon
+    assert _daemons(persistent.runtime) == [daemon]
+    [listed] = json.loads(persistent("sessions", "--json").stdout)["sessions"]
+    assert listed["pid"] == daemon and listed["commands"] == 2
+
+
 def test_the_socket_is_private_and_another_user_is_refused(persistent):
     persistent("run", "-H", "testbox", "--", "true")
     [sock] = list(persistent.runtime.iterdir())

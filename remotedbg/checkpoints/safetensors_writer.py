@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import struct
@@ -40,6 +41,18 @@ def header_bytes(slots: list[TensorSlot], metadata: dict[str, str] | None = None
     return struct.pack("<Q", len(text)) + text
 
 
+def _reserve(handle: BinaryIO, size: int) -> None:
+    """Allocate the file's blocks before any byte is written: a full disk is said before the
+    transfer, not after it, and ext4 has no delayed allocation left to flush when the file is
+    renamed over an existing one (its `auto_da_alloc` otherwise writes the whole file back to
+    disk inside that rename: 1.7 s for 1 GiB here). Filesystems without fallocate skip it."""
+    try:
+        os.posix_fallocate(handle.fileno(), 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
+
+
 def write_safetensors(
     out: Path,
     slots: list[TensorSlot],
@@ -59,9 +72,11 @@ def write_safetensors(
         "wb", dir=out.parent, prefix=f".{out.name}.", suffix=".partial", delete=False
     )
     partial = Path(handle.name)
+    header = header_bytes(slots, metadata)
     try:
         with handle:
-            handle.write(header_bytes(slots, metadata))
+            _reserve(handle, len(header) + sum(slot.length for slot in slots))
+            handle.write(header)
             for slot in slots:
                 start = handle.tell()
                 fill(slot, handle)

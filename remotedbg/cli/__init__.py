@@ -12,7 +12,7 @@ from remotedbg import __version__, settings
 from remotedbg.cli import gnu_spelling, help_text, output
 from remotedbg.cli.output import error_line, printable, stderr_console
 from remotedbg.errors import UsageError
-from remotedbg.persist.protocol import host_named
+from remotedbg.persist.protocol import ROOT_FLAGS, host_named
 from remotedbg.session import transcript
 
 # name -> (module in remotedbg.cli, attribute, registration keywords), in --help's order; a
@@ -38,7 +38,6 @@ COMMANDS: dict[str, tuple[str, str, dict]] = {
     "config": ("local_commands", "config_command", {}),
     "help": ("local_commands", "help_command", {}),
 }
-ROOT_FLAGS = {"-q", "--quiet", "-v", "--verbose"}
 ROOT_HELP = """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).
 
 Examples:

@@ -19,7 +19,7 @@ from rich.progress import Progress
 
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, note, printable, stderr_console, transfer_progress
-from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.errors import ExitCode, LocalFileUnwritable, RemotedbgError, UsageError
 from remotedbg.local_signals import Terminated
 from remotedbg.remote.fetch import fetch_range
 
@@ -124,7 +124,10 @@ def _fetch(
     with os.fdopen(fd, "ab" if start else "wb") as out:
 
         def sink(data: bytes) -> None:
-            out.write(data)
+            try:
+                out.write(data)
+            except OSError as exc:  # the local file's, not the connection's
+                raise LocalFileUnwritable(f"{item.local}: {exc.strerror or exc}") from None
             item.moved += len(data)
             if progress is not None and task is not None:
                 progress.advance(task, len(data))

@@ -12,7 +12,7 @@ from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetenso
 from remotedbg.cli.context import CommandContext, remote_command
 from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
-from remotedbg.errors import ExitCode, LocalFileKept, UsageError
+from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
 from remotedbg.report import render_findings, render_verdict, summary_table
@@ -112,7 +112,10 @@ def pull(
         tensor = tensors[slot.name]
 
         def sink(data: bytes) -> None:
-            handle.write(data)
+            try:
+                handle.write(data)
+            except OSError as exc:  # the local file's: the read would call it a lost connection
+                raise _unwritable(output, exc) from None
             if progress is not None and task is not None:
                 progress.advance(task, len(data))
 
@@ -128,6 +131,8 @@ def pull(
             size = write_safetensors(output, slots, fill, force=force)
     except FileExistsError as exc:  # another process wrote it meanwhile
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # the reads raise their own errors: this is the local file's
+        raise _unwritable(output, exc) from None
     summary = {
         "output": str(output),
         "tensors": [s.name for s in slots],
@@ -144,6 +149,10 @@ def pull(
             markup=False,
         )
     return ExitCode.OK
+
+
+def _unwritable(output: Path, exc: OSError) -> LocalFileUnwritable:
+    return LocalFileUnwritable(f"--output {output}: {exc.strerror or exc} (nothing written)")
 
 
 @remote_command

@@ -25,7 +25,8 @@ START_WAIT_S = 30.0  # a daemon's first connection may wait on a slow login
 
 def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
     """(host, ssh_config, idle seconds) when this command line may be served by a daemon."""
-    if not words or words[0] in protocol.LOCAL_COMMANDS or words[0].startswith("-"):
+    command = protocol.command_words(words)
+    if not command or command[0] in protocol.LOCAL_COMMANDS or command[0].startswith("-"):
         return None
     if protocol.has_flag(words, "--help", "-h", "--tty", "-t", "--no-persist", "--version"):
         return None

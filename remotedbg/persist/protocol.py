@@ -26,6 +26,8 @@ from typing import Any
 FRAME = struct.Struct("!BQI")
 MAX_FRAME = 64 << 20
 SOCKET_SUFFIX = ".sock"
+#: The root options typed before a command (`remotedbg -q COMMAND`): they do not name one.
+ROOT_FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose"})
 #: Commands a daemon never runs: they need the local terminal or run no remote command.
 LOCAL_COMMANDS = {"repl", "demo", "config", "help", "history", "sessions", "--help", "-h",
                   "--version"}  # fmt: skip
@@ -133,6 +135,14 @@ def option_value(words: list[str], *names: str) -> str | None:
             elif len(name) == 2 and word.startswith(name) and len(word) > 2:
                 found = word[2:]
     return found
+
+
+def command_words(words: list[str]) -> list[str]:
+    """The command line from its command on: the root options before it left out."""
+    start = 0
+    while start < len(words) and words[start] in ROOT_FLAGS:
+        start += 1
+    return words[start:]
 
 
 def host_named(words: list[str]) -> str:

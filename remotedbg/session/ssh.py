@@ -29,6 +29,7 @@ from remotedbg.errors import (
 )
 from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
+from remotedbg.session.chunk_pipe import ChunkPipe
 from remotedbg.session.executor_client import (
     ExecutorChannel,
     ExecutorGone,
@@ -502,6 +503,7 @@ class SSHSession(ResidentSession):
             channel = self._open_channel(**sizes)
         except (paramiko.SSHException, OSError, EOFError):
             channel = self._open_channel(**sizes)
+        channel.in_buffer = ChunkPipe()  # before any data: the packets' bytes kept as they come
         received, stderr = 0, b""
         stall = self.default_timeout
         # the shell sshd starts leads its process group: its pid (on stderr, before any data)
@@ -512,7 +514,7 @@ class SSHSession(ResidentSession):
             channel.shutdown_write()
             channel.settimeout(stall)
             while received < limit:
-                data = channel.recv(min(1 << 20, limit - received))
+                data = channel.recv(limit - received)
                 if not data:
                     break
                 received += len(data)
