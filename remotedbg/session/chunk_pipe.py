@@ -43,19 +43,14 @@ class ChunkPipe:
     def read(self, nbytes: int, timeout: float | None = None) -> bytes:
         """The next chunk (at most `nbytes` of it); b"" once closed and drained."""
         with self._cv:
-            if not self._chunks:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._chunks:
                 if self._closed:
                     return b""
-                if timeout == 0.0:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
                     raise PipeTimeout()
-                deadline = None if timeout is None else time.monotonic() + timeout
-                while not self._chunks and not self._closed:
-                    left = None if deadline is None else deadline - time.monotonic()
-                    if left is not None and left <= 0:
-                        raise PipeTimeout()
-                    self._cv.wait(left)
-                if not self._chunks:
-                    return b""
+                self._cv.wait(left)
             chunk = self._chunks.popleft()
             if len(chunk) > nbytes:
                 self._chunks.appendleft(chunk[nbytes:])
