@@ -130,6 +130,7 @@ def _download_sdist(name: str, version: str, dest: Path) -> Path:
     target = dest / f"{name}-{version}.tar.gz"
     if target.is_file():
         return target
+    partial: Path | None = None
     request = urllib.request.Request(
         f"{SIMPLE_INDEX}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
     )
@@ -140,6 +141,7 @@ def _download_sdist(name: str, version: str, dest: Path) -> Path:
         if entry is None:
             raise NoSdist(f"{target.name} is not on {SIMPLE_INDEX}")
         digest = hashlib.sha256()
+        dest.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
         with (
             urllib.request.urlopen(entry["url"], timeout=600) as answer,
@@ -149,6 +151,8 @@ def _download_sdist(name: str, version: str, dest: Path) -> Path:
                 digest.update(chunk)
                 out.write(chunk)
     except (OSError, ValueError, KeyError) as exc:
+        if partial is not None:
+            partial.unlink(missing_ok=True)
         raise ReleaseUnavailable(f"{target.name} from {SIMPLE_INDEX}: {exc}") from exc
     if digest.hexdigest() != entry["hashes"].get("sha256"):
         partial.unlink()
