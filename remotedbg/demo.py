@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import save_file
 
+from remotedbg.engines.sglang import SGLANG
+
 DRAFT_VOCAB = 32_000
 TARGET_VOCAB = 163_840
 HIDDEN = 64
@@ -47,16 +49,18 @@ EntryClass = [LlamaForCausalLMEagle3]
 
 
 def _write_engine(root: Path) -> Path:
-    package = root / "sglang" / "python" / "sglang"
-    (package / "srt" / "models").mkdir(parents=True)
-    (package / "srt" / "speculative").mkdir(parents=True)
+    """An SGLang source checkout, as its profile says one is laid out."""
+    name = SGLANG.scan["package"]
+    package = root / name / "python" / name
+    models = package / SGLANG.scan["models_dir"]
+    workers = package / SGLANG.scan["worker_dirs"][0]
+    models.mkdir(parents=True)
+    workers.mkdir(parents=True)
     (package / "version.py").write_text('__version__ = "0.5.6-demo"\n')
     (package / "__init__.py").write_text("")
-    (package / "srt" / "models" / "llama_eagle3.py").write_text(LOADER)
-    (package / "srt" / "models" / "llama.py").write_text("class LlamaForCausalLM:\n    pass\n")
-    (package / "srt" / "speculative" / "eagle_worker.py").write_text(
-        "class EAGLEWorker:\n    hot_token_id = None\n"
-    )
+    (models / "llama_eagle3.py").write_text(LOADER)
+    (models / "llama.py").write_text("class LlamaForCausalLM:\n    pass\n")
+    (workers / "eagle_worker.py").write_text("class EAGLEWorker:\n    hot_token_id = None\n")
     return package
 
 

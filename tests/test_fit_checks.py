@@ -277,7 +277,10 @@ def test_launch_env_reads_only_the_named_variables(tmp_path):
 
 
 def test_scale_tensor_outcome_per_release():
-    from remotedbg.engines.draft_fit_rules import unexpected_scales_outcome as outcome
+    from remotedbg.engines.profiles import engine_profile
+
+    def outcome(engine: str, version: str) -> str:
+        return engine_profile(engine).unexpected_scales_outcome(version)
 
     # 0.4.6.post5 llama.py:578 KeyError; 0.4.10.post2 llama_eagle3.py:227-229 guarded
     assert outcome("sglang", "0.4.6.post5") == "start-fails"
@@ -286,7 +289,10 @@ def test_scale_tensor_outcome_per_release():
 
 
 def test_overrides_merge_as_each_release_does():
-    from remotedbg.engines.draft_fit_rules import apply_overrides, sglang_context_length
+    from remotedbg.engines.sglang import SGLANG, context_length
+
+    def apply_overrides(version: str, config: dict, overrides: dict) -> dict:
+        return SGLANG.apply_overrides(version, config, overrides)
 
     config = {
         "max_position_embeddings": 32768,
@@ -299,13 +305,13 @@ def test_overrides_merge_as_each_release_does():
     partial = {"rope_scaling": {"factor": 4.0}}
     # up to 0.5.14 config.update replaces the dict: original_max_position_embeddings is gone and
     # get_context_length applies the factor (0.5.14 utils/hf_transformers/config.py:253-254)
-    replaced = apply_overrides("sglang", "0.5.14", config, partial)
+    replaced = apply_overrides("0.5.14", config, partial)
     assert replaced["rope_scaling"] == {"factor": 4.0}
-    assert sglang_context_length(replaced) == 4 * 32768
+    assert context_length(replaced) == 4 * 32768
     # 0.5.23 merges rope_scaling (config.py:405-423): the original length keeps the factor off
-    merged = apply_overrides("sglang", "0.5.23", config, partial)
+    merged = apply_overrides("0.5.23", config, partial)
     assert merged["rope_scaling"]["original_max_position_embeddings"] == 32768
-    assert sglang_context_length(merged) == 32768
+    assert context_length(merged) == 32768
 
 
 def test_chat_template_drift(tmp_path):

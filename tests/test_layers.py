@@ -142,3 +142,26 @@ def test_agent_entries_are_named_in_the_typed_calls_only():
         if '"remotedbg.agent.' in line or "'remotedbg.agent." in line
     ]
     assert not named, "\n".join(named)
+
+
+def test_no_engine_is_named_outside_its_profile():
+    """An engine's conventions live in its profile (engines/sglang.py, engines/vllm.py): no
+    string that is an engine's name (`== "vllm"`, `{"sglang": ...}`, `engine or "sglang"`)
+    elsewhere in the client, so a new engine or release convention is one module to change.
+    The agent runs on the box without engines/ and is left out: what it knows comes as args."""
+    from remotedbg.engines.profiles import PROFILES
+
+    names = {name.lower() for name in PROFILES}
+    named = []
+    for path in PACKAGE.rglob("*.py"):
+        top = path.relative_to(PACKAGE).parts[0]
+        if top in ("engines", "agent"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value.lower() in names
+            ):
+                named.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.value!r}")
+    assert not named, "\n".join(named)

@@ -14,7 +14,7 @@ from remotedbg.analysis import capture as cap
 from remotedbg.analysis import fit_checks as fc
 from remotedbg.analysis import spec_checks as sc
 from remotedbg.analysis.pysource import SourceIndex
-from remotedbg.engines import draft_fit_rules as rules
+from remotedbg.engines import sglang, vllm
 from remotedbg.engines.loader_rules import vllm_engine_params
 from remotedbg.engines.text_config import text_config, text_config_key, text_field
 
@@ -62,8 +62,8 @@ def test_flat_and_odd_configs():
 
 def test_context_and_rope_rules_read_the_language_model():
     # SGLang: yarn with original_max_position_embeddings -> no factor (get_context_length)
-    assert rules.sglang_context_length(WRAPPER) == rules.sglang_context_length(LANGUAGE) == 262144
-    assert rules.vllm_context_length(WRAPPER, "0.33.0") == 262144
+    assert sglang.context_length(WRAPPER) == sglang.context_length(LANGUAGE) == 262144
+    assert vllm.context_length(WRAPPER, "0.33.0") == 262144
     draft = {"rope_theta": 10000.0, "max_position_embeddings": 262144}
     dep = sc.Deployment(draft_config=draft, target_config=WRAPPER, engine="sglang")
     rope = fc.rope_mismatch(dep)

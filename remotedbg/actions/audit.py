@@ -5,17 +5,17 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from remotedbg.actions.engine_code import EngineCodeCache, vllm_lookup
+from remotedbg.actions.engine_code import EngineCodeCache, registry_lookup
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.agent.findings import ERROR, INFO, finding
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.engines.knowledge import draft_family
+from remotedbg.engines.profiles import engine_profile, launch_profile
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
-DRAFT_FLAGS = {"sglang": "--speculative-draft-model-path", "vllm": "--speculative-config model"}
 DEFAULT_SEARCH = ["~", "/models", "/data", "~/.cache/huggingface/hub"]
 NEXT_STEPS = [
     "the server's --speculative-algorithm matches the draft (EAGLE3 for an Eagle3 architecture)",
@@ -56,7 +56,7 @@ def find_drafts(
     for server in servers:
         if not server.get("draft"):
             continue
-        flag = DRAFT_FLAGS.get(server.get("engine") or "", DRAFT_FLAGS["sglang"])
+        flag = launch_profile(server.get("engine")).draft_flag
         fresh = {"path": server["draft"], "pids": [], "how_found": f"running server {flag}",
                  "algorithms": _algorithms(servers, server["draft"])}  # fmt: skip
         draft = by_path.setdefault(server["draft"], fresh)
@@ -153,7 +153,7 @@ def _engine_name(located: dict, install: str) -> str | None:
     return next((e.get("name") for e in located.get("engines") or [] if e["path"] == install), None)
 
 
-def _vllm_loader(
+def _loader_by_method(
     remote: Remote,
     located: dict,
     config: dict,
@@ -161,19 +161,23 @@ def _vllm_loader(
     only: str | None = None,
     algorithm: str | None = None,
 ) -> dict | None:
-    """A vLLM install resolves a draft by the method it is served with: the draft's own family
-    says which (an EAGLE-3 head is served with eagle3), else the `algorithm` of the one launch
-    that serves it (a plain LlamaForCausalLM whose fc fits no target). `only`: that install."""
+    """An install that looks the draft's architecture up in its registry (vLLM) resolves a
+    draft by the method it is served with: the draft's own family says which (an EAGLE-3 head
+    is served with eagle3), else the `algorithm` of the one launch that serves it (a plain
+    LlamaForCausalLM whose fc fits no target). `only`: that install."""
     archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
-    family = draft_family(config, "vllm" if algorithm else None, algorithm, tensors)
-    method = {"eagle3": "eagle3", "eagle": "eagle"}.get(family or "")
-    if not method:
-        return None
     cache = EngineCodeCache(remote)
     for install in located.get("engines") or []:
-        if install.get("name") != "vllm" or only not in (None, install["path"]):
+        profile = engine_profile(install.get("name"))
+        if not profile.registers_draft_architectures or only not in (None, install["path"]):
             continue
-        lookup = vllm_lookup(cache.get(install), archs, method)["lookup"]
+        family = draft_family(config, profile.name if algorithm else None, algorithm, tensors)
+        if family not in ("eagle3", "eagle"):
+            continue
+        method = profile.launch_algorithms.get(family)
+        if not method:
+            continue
+        lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
         loader = loader_for(lookup, located, install["path"])
         if loader is not None:
             return loader
@@ -229,8 +233,12 @@ def audit_draft(
     if install:
         # the install that serves the draft loads it: another install's loader is never borrowed
         loader = loader_for(architectures, located, install)
-        if loader is None and _engine_name(located, install) == "vllm":
-            loader = _vllm_loader(remote, located, config, listing["tensors"], install, algorithm)
+        if loader is None and engine_profile(
+            _engine_name(located, install)
+        ).registers_draft_architectures:
+            loader = _loader_by_method(
+                remote, located, config, listing["tensors"], install, algorithm
+            )
     else:
         # served by no running server: judged with each install that could load it, best first
         loaders = _each_install(
@@ -269,12 +277,14 @@ def _each_install(
         if ordered is not None and engine["path"] == ordered["install"]:
             continue
         loader = loader_for(architectures, located, engine["path"])
-        if loader is None and engine.get("name") == "vllm":
-            loader = _vllm_loader(remote, located, config, tensors, engine["path"], algorithm)
+        if loader is None and engine_profile(engine.get("name")).registers_draft_architectures:
+            loader = _loader_by_method(
+                remote, located, config, tensors, engine["path"], algorithm
+            )
         if loader is not None:
             found.append(loader)
     if not found:
-        loader = _vllm_loader(remote, located, config, tensors, algorithm=algorithm)
+        loader = _loader_by_method(remote, located, config, tensors, algorithm=algorithm)
         found = [loader] if loader else []
     return found
 

@@ -18,6 +18,7 @@ from remotedbg.analysis import engine_facts
 from remotedbg.analysis.pysource import SourceIndex, module_name
 from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES
+from remotedbg.engines.profiles import engine_profile
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.primitives import Remote
 
@@ -115,7 +116,8 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
 
 def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
     """Round 1: the install's serving code (workers, runners, configs) that the markers find,
-    plus, for vLLM, the files holding SpeculativeConfig (which exists depends on the release)."""
+    plus the files the engine's profile names (vLLM: those that may hold SpeculativeConfig, and
+    its runner choice)."""
     code = EngineCode(engine, install)
     knowledge = ENGINES.get(engine, {})
     model_dirs = [knowledge.get("models_dir") or "", *knowledge.get("extra_models_dirs", [])]
@@ -140,11 +142,7 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
             continue
         code.serving_hits.append({"path": path, "line": record["line"], "text": record["text"]})
     serving = list(dict.fromkeys(h["path"] for h in code.serving_hits))
-    extra = (
-        [code.path(p) for p in (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)]
-        if engine == "vllm"
-        else []
-    )
+    extra = [code.path(p) for p in engine_profile(engine).extra_serving_files]
     _read(remote, code, serving[: code_markers.MAX_SERVING_FILES] + extra)
     _file_facts.prefill([text for p in serving if (text := code.index.text_at(p)) is not None])
     return code
@@ -163,7 +161,7 @@ def add_modules(remote: Remote, code: EngineCode, seeds: list[str]) -> None:
         frontier = wanted
 
 
-def vllm_lookup(code: EngineCode, architectures: list[str], method: str) -> dict:
+def registry_lookup(code: EngineCode, architectures: list[str], method: str) -> dict:
     """How a vLLM install finds the draft class for these architectures and method: the class
     its proposer builds per method (0.8.5), else the registry names its EAGLEConfig makes."""
     by_method = engine_facts.vllm_class_by_method(code)

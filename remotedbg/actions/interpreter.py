@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.engines.knowledge import PREFIX_GLOBS_HOME, PREFIX_GLOBS_SYSTEM
+from remotedbg.engines.profiles import ENGINE_PACKAGES
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.calls import AgentCall
@@ -18,11 +19,11 @@ TORCH_NEEDED = "needs torch"
 def interpreters_with(remote: Remote, module: str) -> list[str]:
     found = remote.ask(
         calls.FindInterpreters(
-            prefixes=PREFIX_GLOBS_HOME + PREFIX_GLOBS_SYSTEM, modules=[module, "sglang", "vllm"]
+            prefixes=PREFIX_GLOBS_HOME + PREFIX_GLOBS_SYSTEM, modules=[module, *ENGINE_PACKAGES]
         )
     ).found
     # an engine's own environment first: it is what serves the model
-    found.sort(key=lambda c: not (c.modules.get("sglang") or c.modules.get("vllm")))
+    found.sort(key=lambda c: not any(c.modules.get(p) for p in ENGINE_PACKAGES))
     return [c.python for c in found if c.modules.get(module)]
 
 

@@ -14,9 +14,9 @@ from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
-from remotedbg.engines.draft_fit_rules import draft_context_length
 from remotedbg.engines.knowledge import not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
+from remotedbg.engines.profiles import launch_profile
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -122,7 +122,7 @@ def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False)
     if draft_context and draft:
         config = remote.call(calls.ReadConfigs(paths=[draft])).get(draft) or {}
         if "error" not in config:
-            target.draft_context = draft_context_length(chosen.get("engine"), config)
+            target.draft_context = launch_profile(chosen.get("engine")).draft_context_length(config)
     return target
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from remotedbg.actions import runtime_logs
 from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.actions.audit import loader_for
-from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, vllm_lookup
+from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, registry_lookup
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
@@ -35,6 +35,7 @@ from remotedbg.analysis.spec_checks import (
 from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES, server_scan_knowledge
 from remotedbg.engines.loader_rules import vllm_engine_params
+from remotedbg.engines.profiles import engine_profile
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -240,12 +241,14 @@ def _architectures(config: dict | None) -> list[str]:
     return [a for a in (config or {}).get("architectures") or [] if isinstance(a, str)]
 
 
-def _vllm_lookup(dep: Deployment, code: EngineCode, install: dict, archs: list[str]) -> list[str]:
+def _registry_lookup(
+    dep: Deployment, code: EngineCode, install: dict, archs: list[str]
+) -> list[str]:
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
     dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
-    found = vllm_lookup(code, archs, dep.algorithm or "")
+    found = registry_lookup(code, archs, dep.algorithm or "")
     dep.class_by_method = found["class_by_method"]
     dep.served_architectures = found["served_architectures"]
     return found["lookup"]
@@ -310,7 +313,7 @@ def _read_code_facts(dep: Deployment, code: EngineCode, target: dict | None = No
     dep.embedding = engine_facts.embedding_sharing(code, serving)
     dep.ids_source = engine_facts.aux_ids_source(code, serving)
     dep.capture_calls = engine_facts.capture_calls(serving)
-    if code.engine == "sglang":
+    if engine_profile(code.engine).checks_draft_decode_backend:
         dep.draft_backends = engine_facts.draft_decode_backends(serving)
     else:
         dep.eagle3_targets = engine_facts.eagle3_target_types(code, _eagle3_targets_in)
@@ -388,7 +391,9 @@ _spec_config_defaults = cached_by_content(
 )
 
 
-def _vllm_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
+def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
+    """What the draft loader's constructor takes from the launch (vLLM's speculative config,
+    its defaults from the release, and --quantization)."""
     defaults = engine_facts.field_defaults(
         code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
     )
@@ -412,7 +417,7 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
         dep.load_error = f"{loader['path']} was not read or does not parse"
         return
     dep.draft_words = _class_words(code, ref)
-    params = _vllm_params(dep, code, server) if dep.engine == "vllm" else None
+    params = _launch_params(dep, code, server) if dep.engine_profile.loader_reads_launch else None
     if dep.family not in LOADER_MODELLED_FAMILIES:
         return
     if dep.draft_config is not None and dep.tensors is not None:
@@ -456,7 +461,8 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     code = installs.get(install)
     item["install"] = install["path"]
     archs = _architectures(dep.draft_config)
-    lookup = _vllm_lookup(dep, code, install, archs) if dep.engine == "vllm" else archs
+    lookup = (_registry_lookup(dep, code, install, archs)
+              if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip
     loader = _draft_loader(dep, item, code, located, install, lookup)
     seeds = [loader["path"]] if loader else []
     target_class = ((dep.target_config or {}).get("architectures") or [None])[0]
@@ -467,7 +473,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
             seeds.append(target_path)
     add_modules(remote, code, seeds)
     target = (engine_facts.vllm_target(code, dep.target_config, target_path, target_class)
-              if dep.engine == "vllm" else None)  # fmt: skip
+              if dep.engine_profile.chooses_model_runner else None)  # fmt: skip
     _read_code_facts(dep, code, target)
     if target_path and target_class:
         _evaluate_capture(dep, remote, code, target_path, target_class)

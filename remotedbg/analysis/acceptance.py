@@ -20,6 +20,7 @@ from remotedbg.agent.findings import ERROR, WARNING, finding
 from remotedbg.analysis.spec_checks import LOW_ACCEPT_RATIO
 from remotedbg.contract import add_finding, check_result, not_applicable, unknown
 from remotedbg.engines.knowledge import drafts_without_a_model
+from remotedbg.engines.profiles import launch_profile
 
 #: Position-0 acceptance below this: the head proposes nothing the target agrees with.
 POSITION0_COLLAPSE = 0.1
@@ -77,13 +78,8 @@ class Group:
         }
 
 
-def accept_length(engine: str, counts: dict[str, Any]) -> float | None:
-    steps = int(counts.get("verify_steps") or 0)
-    if steps <= 0:
-        return None
-    if engine == "vllm":
-        return round(1 + int(counts.get("accepted") or 0) / steps, 3)
-    return round(int(counts.get("completion_tokens") or 0) / steps, 3)
+def accept_length(engine: str | None, counts: dict[str, Any]) -> float | None:
+    return launch_profile(engine).accept_length(counts)
 
 
 def per_position(measurements: list[dict[str, Any]], positions: int = 0) -> list[float] | None:
@@ -189,7 +185,7 @@ def measured_steps(summary: ProbeSummary) -> str:
     requests, steps = overall["requests"], overall["verify_steps"]
     tokens = overall["completion_tokens"]
     text = f"Over {requests} probe requests the server produced {tokens} tokens"
-    if summary.engine == "vllm":
+    if launch_profile(summary.engine).counts_accepted_drafts:
         text += (f"; in the {steps} verify steps that had drafts it accepted "
                  f"{overall['accepted']} of {overall['drafted']} draft tokens")  # fmt: skip
     else:

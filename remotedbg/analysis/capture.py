@@ -28,6 +28,7 @@ from typing import Any
 from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse, walk
 from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
+from remotedbg.engines.sglang import entry_class_names
 from remotedbg.engines.text_config import text_config, text_config_key
 
 CAPTURE_ATTRS = ("layers_to_capture", "aux_hidden_state_layers")
@@ -709,15 +710,9 @@ def _entry_or_capturing_class(index: SourceIndex, target_class: str | None) -> C
         return None
     if target_class and index.resolve(module, target_class):
         return index.resolve(module, target_class)
-    for node in module.tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
-        ):
-            value = node.value
-            elts = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-            for e in elts:
-                if isinstance(e, ast.Name) and index.resolve(module, e.id):
-                    return index.resolve(module, e.id)
+    for name in entry_class_names(module.tree):
+        if index.resolve(module, name):
+            return index.resolve(module, name)
     for cls in module.classes.values():
         if _method(cls, CAPTURE_METHODS):
             return ClassRef(module, cls)

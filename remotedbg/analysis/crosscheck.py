@@ -7,6 +7,7 @@ from typing import Any
 from remotedbg.agent.containers import host_path
 from remotedbg.agent.findings import ERROR, finding
 from remotedbg.agent.server_scan import parse_args, spec_summary, split_args
+from remotedbg.engines.profiles import launch_profile
 
 
 def loader_direct_map(vocab_summary: dict, loader: dict | None) -> list[dict]:
@@ -50,7 +51,8 @@ def launch_spec(process: dict) -> dict[str, Any]:
         # one string (a playbook's own processes): split as typed, a JSON word kept whole
         line = process.get("cmdline_in_container") or process.get("cmdline") or ""
         argv = split_args(line) if isinstance(line, str) else list(line)
-    spec = spec_summary(process.get("engine") or "sglang", parse_args([str(a) for a in argv]))
+    engine = launch_profile(process.get("engine")).name
+    spec = spec_summary(engine, parse_args([str(a) for a in argv]))
     spec["paths_in_container"] = {}
     container = process.get("container")
     if container:

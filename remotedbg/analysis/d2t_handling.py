@@ -28,6 +28,8 @@ from remotedbg.engines.knowledge import (
     EVIDENCE_SYMBOLS,
     TARGET_ID_SINKS,
 )
+from remotedbg.engines.sglang import entry_class_names
+from remotedbg.engines.vllm import registry_entries
 
 OFFSETS = "offsets"
 DIRECT = "direct"
@@ -658,26 +660,6 @@ def _run_unit(unit: _Unit, d2t_names: set[str], aranges: set[str]) -> None:
     unit.handling = _handling(offsets, direct, reads)
 
 
-def _entry_classes(tree: ast.Module) -> list[str]:
-    names: list[str] = []
-    for node in tree.body:
-        targets: list[ast.AST] = []
-        value = None
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets, value = [node.target], node.value
-        if not any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in targets):
-            continue
-        elts = value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else [value]
-        for elt in elts:
-            if isinstance(elt, ast.Name):
-                names.append(elt.id)
-            elif isinstance(elt, ast.Attribute):
-                names.append(elt.attr)
-    return names
-
-
 def _line_text(lines: list[str], n: int) -> str:
     return lines[n - 1].strip() if 0 < n <= len(lines) else ""
 
@@ -829,7 +811,7 @@ def _classify_tree(tree: ast.Module, source: str, path: str) -> dict[str, Any]:
         for unit in units:
             _run_unit(unit, d2t_names, aranges)
     _inherit_handling(units)
-    entries = _entry_classes(tree)
+    entries = entry_class_names(tree)
     classes = _class_rows(units, entries, lines)
     architectures = list(entries) or [c["name"] for c in classes if c["draft_like"]]
 
@@ -941,37 +923,12 @@ def _lines_naming(source: str, lines: list[str], symbols: list[str]) -> list[int
 
 
 def registry_architectures(source: str, only: Iterable[str] | None = None) -> dict[str, tuple]:
-    """Architecture -> (module, class) from vLLM-style registry dicts in `source`.
-
-    Reads every module-level dict literal whose values are ("module", "Class") string pairs (e.g.
-    `_SPECULATIVE_DECODING_MODELS`), in file order, later dicts winning; `only` restricts to the
-    named dicts.
-    """
-    wanted = set(only) if only is not None else None
+    """Architecture -> (module, class) from a registry file's source (the engine's rule:
+    remotedbg.engines.vllm.registry_architectures)."""
     tree = parse(source)
     if tree is None:
         raise SyntaxError("the registry file does not parse")
-    result: dict[str, tuple] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
-        names = {t.id for t in targets if isinstance(t, ast.Name)}
-        if wanted is not None and not names & wanted:
-            continue
-        if not isinstance(value, ast.Dict):
-            continue
-        for k, v in zip(value.keys, value.values, strict=False):
-            arch = _str_const(k) if k is not None else None
-            if arch is None or not isinstance(v, ast.Tuple) or len(v.elts) < 2:
-                continue
-            module, cls = _str_const(v.elts[0]), _str_const(v.elts[1])
-            if module and cls:
-                result[arch] = (module, cls)
-    return result
+    return registry_entries(tree, only)
 
 
 def _registry_candidates(module: str, cls: str, models: list[dict[str, Any]]) -> list[dict]:

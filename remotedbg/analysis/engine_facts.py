@@ -16,6 +16,7 @@ from remotedbg.analysis.loader_model import Interpreter
 from remotedbg.analysis.loader_values import Config, EngineRaises, Undecidable
 from remotedbg.analysis.pysource import ClassRef, Module, parse, walk
 from remotedbg.engines import code_markers
+from remotedbg.engines.profiles import engine_profile
 from remotedbg.engines.text_config import text_config
 
 
@@ -90,7 +91,7 @@ def serving_facts(
     vllm_v2_serves). `code.facts_of(path)` gives a file's facts (remotedbg.actions.engine_code
     keeps them by content)."""
     paths = dict.fromkeys(h["path"] for h in code.serving_hits)
-    v2 = code.engine == "vllm" and vllm_v2_serves(code, env, target)
+    v2 = engine_profile(code.engine).chooses_model_runner and vllm_v2_serves(code, env, target)
     out = []
     for path in paths:
         if v2 and any(code.rel(path) == rel for rel in code_markers.VLLM_V1_ONLY):

@@ -1,7 +1,8 @@
 """Does the draft fit what it is served with: its quantized weights' scales, its tokenizer, its
 context and RoPE, its quantization, its head. Pure checks, one function per finding, each
-returning a check result (remotedbg.contract); what each release does is in
-remotedbg.engines.draft_fit_rules.
+returning a check result (remotedbg.contract); what each release does is its engine's
+profile's (remotedbg.engines.sglang, remotedbg.engines.vllm), asked through the deployment's
+`engine_profile` (release rules) and `launch_profile` (how its launch flags read).
 
 - draft-scales-missing: quantized weights (FP8, INT8, packed 4-bit) without the scale tensors
   that give them their values. This is a property of the checkpoint: no loader can dequantize
@@ -130,32 +131,24 @@ def _launch_args(dep: Any) -> dict:
 
 def _overrides(dep: Any) -> dict:
     args = _launch_args(dep)
-    value = (
-        args.get("json-model-override-args") if dep.engine != "vllm" else args.get("hf-overrides")
-    )
+    value = args.get(dep.launch_profile.overrides_arg)
     return value if isinstance(value, dict) else {}
 
 
 def _overridden(dep: Any, config: dict) -> dict:
-    return rules.apply_overrides(dep.engine, dep.engine_version, config, _overrides(dep))
+    return dep.engine_profile.apply_overrides(dep.engine_version, config, _overrides(dep))
 
 
 def served_context(dep: Any) -> int | None:
     """The context the server serves: --context-length / --max-model-len, else the target's
     derived length (SGLang's rule, overrides applied)."""
-    args = _launch_args(dep)
-    flag = args.get("max-model-len") if dep.engine == "vllm" else args.get("context-length")
-    given = _length_flag(flag)
+    given = _length_flag(_launch_args(dep).get(dep.launch_profile.context_arg))
     if given is not None and given > 0:
         return given
     if not dep.target_config:
         return None
-    config = rules.apply_overrides(
-        dep.engine, dep.engine_version, dep.target_config, _overrides(dep)
-    )
-    if dep.engine == "vllm":
-        return rules.vllm_context_length(config, dep.engine_version)
-    return rules.sglang_context_length(config)
+    config = _overridden(dep, dep.target_config)
+    return dep.launch_profile.served_context_length(config, dep.engine_version)
 
 
 def _length_flag(value: Any) -> int | None:
@@ -174,34 +167,32 @@ def _length_flag(value: Any) -> int | None:
 def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result = check_result("context-exceeds-draft")
     draft_config = dep.draft_config or {}
-    if rules.overrides_reach_draft(dep.engine):
-        draft_config = rules.apply_overrides(
-            dep.engine, dep.engine_version, draft_config, _overrides(dep)
-        )
-    draft = rules.draft_context_length(dep.engine, draft_config)
+    if dep.engine_profile.overrides_reach_draft():
+        draft_config = _overridden(dep, draft_config)
+    draft = dep.launch_profile.draft_context_length(draft_config)
     served = served_context(dep)
     if draft is None or served is None:
         return unknown(result, "the served context or the draft's limit is unknown")
     result["facts"] = {"served_context": served, "draft_context": draft}
     if served <= draft:
         return result
-    outcome = rules.longer_context_outcome(dep.engine, dep.engine_version, draft_config,
-                                           dep.env, dep.server_running)  # fmt: skip
+    outcome = dep.engine_profile.longer_context_outcome(dep.engine_version, draft_config,
+                                                        dep.env, dep.server_running)  # fmt: skip
     if outcome is None:
         return unknown(result, f"serves {served} positions, the draft {draft}; what "
                        f"{dep.engine} {dep.engine_version} does then was not read")  # fmt: skip
+    raises = dep.engine_profile.raises_draft_limit_when_allowed(dep.engine_version)
     said = {
         rules.START_FAILS: (ERROR, "the server refuses to start (ValueError): "
                             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is not set in its "
                             "environment"),
         rules.START_FAILS_UNLESS_ENV: (
-            ERROR if rules.release(dep.engine_version) < (0, 5, 6) else WARNING,
+            WARNING if raises else ERROR,
             "the server refuses to start (ValueError) unless "
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set (the launch environment "
             "was not read); with it, "
-            + ("positions past the draft's limit overrun its rotary cache"
-               if rules.release(dep.engine_version) < (0, 5, 6)
-               else "the engine raises the draft's limit, which was never trained there")),
+            + ("the engine raises the draft's limit, which was never trained there" if raises
+               else "positions past the draft's limit overrun its rotary cache")),
         rules.OVERRUN: (ERROR, "positions past the draft's limit overrun its rotary cache: "
                         "a crash or garbage drafts on long prompts"),
         rules.RAISED: (WARNING, "the engine raises the draft's limit to cover them, but the "
@@ -226,7 +217,7 @@ def rope_mismatch(dep: Any) -> dict[str, Any]:
     draft, target = dep.draft_config or {}, text_config(dep.target_config)
     overrides = {k: v for k, v in _overrides(dep).items() if k in rules.ROPE_KEYS}
     notes = []
-    if overrides and rules.overrides_reach_draft(dep.engine):
+    if overrides and dep.engine_profile.overrides_reach_draft():
         changed = {k: v for k, v in overrides.items() if draft.get(k) != v}
         if changed:
             notes.append(f"--json-model-override-args {changed} is applied to the draft too: "
@@ -270,7 +261,7 @@ def _scales_outcome(dep: Any, scaled: list[str]) -> str | None:
         return "dropped"
     # "loaded" is the loader model assuming a parameter it could not see: with no quantization
     # declared or inherited the layers have no scale parameters, so the release's rule decides
-    return rules.unexpected_scales_outcome(dep.engine, dep.engine_version)
+    return dep.engine_profile.unexpected_scales_outcome(dep.engine_version)
 
 
 def quantization_mismatch(dep: Any) -> dict[str, Any]:
@@ -280,9 +271,10 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     names = {t["name"] for t in tensors}
     scaled = sorted(n for n in names if n.rsplit(".", 1)[-1] in SCALE_SUFFIXES)
     from_log = (dep.server or {}).get("source") == "--var log"
-    inherited = rules.draft_inherits_quantization(dep.engine, dep.engine_version,
-                                                  _launch_args(dep), resolved=from_log)  # fmt: skip
-    ignored = rules.draft_quantization_ignored(dep.engine, dep.engine_version)
+    inherited = dep.engine_profile.draft_inherits_quantization(
+        dep.engine_version, _launch_args(dep), resolved=from_log
+    )
+    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version)
     outcome = None
     if scaled and ignored:
         outcome = "start-fails"  # the layers have no scale parameters, whatever is declared
@@ -328,7 +320,7 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
 def tied_head(dep: Any) -> dict[str, Any]:
     result = check_result("draft-head-tied")
     draft = dep.draft_config or {}
-    outcome = rules.tied_head_outcome(dep.engine, dep.engine_version)
+    outcome = dep.engine_profile.tied_head_outcome(dep.engine_version)
     if outcome is None:
         return not_applicable(result, f"{dep.engine} ignores the draft's tie_word_embeddings")
     vocab, small = draft.get("vocab_size"), draft.get("draft_vocab_size")
@@ -352,19 +344,6 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _draft_backend(dep: Any, args: dict) -> str | None:
-    """The attention backend SGLang gives the draft's decode: its own flag (0.5.23), else the
-    decode backend (0.5.6+), else the attention backend (draft_utils.py:47-64; before 0.5.6
-    server_args.attention_backend, eagle_worker.py)."""
-    names = ["attention-backend"]
-    if rules.release(dep.engine_version) >= (0, 5, 6):
-        names = ["speculative-draft-attention-backend", "decode-attention-backend"] + names
-    for name in names:
-        if args.get(name):
-            return str(args[name])
-    return None
-
-
 def draft_settings(dep: Any) -> dict[str, Any]:
     """The draft settings as the engine will take them: SGLang's start-up assertion and
     auto-choice, its topk-1 correction; vLLM's required num_speculative_tokens."""
@@ -372,7 +351,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
     args = _launch_args(dep)
     if not dep.server:
         return not_applicable(result, "no launch arguments")
-    if dep.engine == "vllm":
+    if dep.launch_profile.settings_in_one_json_flag:
         spec = args.get("speculative-config")
         if (
             isinstance(spec, dict)
@@ -386,7 +365,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 "vllm/config/__init__.py:2327-2331).", {"speculative_config": spec},
             ))  # fmt: skip
         return result
-    backend = _draft_backend(dep, args)
+    backend = dep.launch_profile.draft_backend(dep.engine_version, args)
     if backend and dep.draft_backends is not None and backend not in dep.draft_backends:
         return add_finding(result, finding(
             "draft-settings", ERROR, f"the EAGLE draft has no {backend} attention backend",
@@ -407,7 +386,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         arch = ((dep.target_config or {}).get("architectures") or [None])[0]
-        auto = rules.sglang_auto_settings(dep.engine_version, arch, dep.algorithm)
+        auto = dep.launch_profile.auto_draft_settings(dep.engine_version, arch, dep.algorithm)
         result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
         return add_finding(result, finding(
             "draft-settings", INFO,

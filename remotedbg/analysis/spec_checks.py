@@ -44,6 +44,8 @@ from remotedbg.contract import (
 )
 from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
+from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profiles import engine_profile, launch_profile
 from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
@@ -115,6 +117,16 @@ class Deployment:
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
 
     @property
+    def engine_profile(self) -> EngineProfile:
+        """The serving engine's profile: its release rules and mechanisms."""
+        return engine_profile(self.engine)
+
+    @property
+    def launch_profile(self) -> EngineProfile:
+        """The profile its launch flags are read with (SGLang's when no engine is named)."""
+        return launch_profile(self.engine)
+
+    @property
     def family(self) -> str | None:
         return draft_family(self.draft_config or {}, self.engine, self.algorithm, self.tensors)
 
@@ -152,20 +164,14 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
                        "served_as": served}  # fmt: skip
     if served is None:
         return unknown(result, f"{dep.engine} has no algorithm {dep.algorithm!r} we know")
+    launch = dep.launch_profile
     if drafted is None:
-        if dep.engine == "vllm" and archs:
-            return result  # vLLM names the head after the method (EAGLEConfig)
+        if launch.names_head_after_method and archs:
+            return result  # the head is named after the method (vLLM's EAGLEConfig)
         return unknown(result, f"architectures {archs} name no draft family we know")
-    flag = "--speculative-config method" if dep.engine == "vllm" else "--speculative-algorithm"
-    right = {
-        "eagle3": ("eagle3", "EAGLE3"),
-        "eagle": ("eagle", "EAGLE"),
-        "mtp": ("deepseek_mtp", "NEXTN"),
-    }[drafted][0 if dep.engine == "vllm" else 1]
-    compatible = {"eagle3": {"eagle3"}, "eagle": {"eagle"}, "mtp": {"mtp", "eagle"}}[drafted]
-    if dep.engine == "vllm":
-        compatible = {"eagle3": {"eagle3"}, "eagle": {"eagle"}, "mtp": {"mtp"}}[drafted]
-    if served in compatible:
+    flag = launch.algorithm_flag
+    right = launch.launch_algorithms[drafted]
+    if served in launch.families_served_by[drafted]:
         return result
     what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head"}
     consequence = {
@@ -266,8 +272,9 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
     """vLLM looks the draft's (rewritten) architecture up in its registry; a name it does not
     register stops the server at start."""
     result = check_result("draft-arch-unsupported")
-    if dep.engine != "vllm":
-        return not_applicable(result, "SGLang resolves drafts by EntryClass (see the loader)")
+    if not dep.engine_profile.registers_draft_architectures:
+        return not_applicable(result, f"{dep.launch_profile.label} resolves drafts by EntryClass "
+                              "(see the loader)")  # fmt: skip
     if dep.class_by_method:
         return not_applicable(result, "this vLLM release picks the draft class by method")
     if dep.family == "mtp" or dep.served not in ("eagle3", "eagle"):
@@ -765,7 +772,9 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     embed, others = _unfilled_parameters(load)
     if embed:
         _embedding_missing(result, dep, embed)
-    if dep.engine == "sglang" and (dep.draft_config or {}).get("tie_word_embeddings"):
+    if dep.engine_profile.tied_head_is_the_embedding and (dep.draft_config or {}).get(
+        "tie_word_embeddings"
+    ):
         # a tied head is the embedding module itself (0.4.6.post5 llama_eagle3.py:170-171,
         # 0.5.23 :303-304), which the target's embedding fills: draft-head-tied says what it is
         others = [p for p in others if p != "lm_head"]
@@ -868,7 +877,7 @@ def accept_length_low(dep: Deployment, ratio: float = LOW_ACCEPT_RATIO) -> dict[
         includes_bonus = ((server.get("log") or {}).get("figures") or {}).get(
             "length_includes_bonus"
         )
-    if dep.engine == "vllm" and includes_bonus is False:
+    if dep.engine_profile.mean_length_may_omit_bonus and includes_bonus is False:
         ceiling = steps
     result["facts"] = {"observed": observed, "from": how, "seen": seen, "ceiling": ceiling,
                        "ratio": round(observed / ceiling, 3) if ceiling else None}  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 
 from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
+from remotedbg.engines.profiles import PROFILES, engine_profile, launch_profile
 
 #: Symbols a person wants to see quoted from a draft model's source.
 EVIDENCE_SYMBOLS = [
@@ -29,15 +30,9 @@ D2T_NAMES = ["d2t", "draft_id_to_target_id"]
 #: Attributes whose value the engine uses as absolute TARGET token ids.
 TARGET_ID_SINKS = ["hot_token_id", "hot_token_ids", "target_token_ids", "token_map"]
 
-#: Draft families: what an architecture name says the head is, and what an algorithm serves.
-#: SGLang maps NEXTN to EAGLE (server_args.py in every release read); vLLM names its EAGLE head
-#: classes after the method (transformers_utils/configs/eagle.py), so a plain architecture
-#: (LlamaForCausalLM) in an EAGLE draft config is whatever the method makes of it.
+#: Draft families: what an architecture name says the head is (an engine profile says what an
+#: algorithm serves, and whether it names the head class after the method).
 FAMILY_WORDS = (("eagle3", ("eagle3", "eagle-3")), ("mtp", ("mtp", "nextn")), ("eagle", ("eagle",)))
-SERVED_FAMILY = {
-    "sglang": {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle"},
-    "vllm": {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"},
-}
 #: Families whose draft loader remotedbg.analysis.loader_model follows.
 LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
 
@@ -48,16 +43,13 @@ LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
 #: and 0.5.23).
 MODEL_FREE_METHODS = ("ngram", "ngram_gpu", "suffix")
 
-#: The launch flag that turns speculation on, named when a server was started without it.
-SPECULATION_FLAGS = {"sglang": "--speculative-algorithm", "vllm": "--speculative-config"}
-
 
 def not_speculating(engine: str | None, launch: dict) -> str:
     """What says a server does not speculate, from its parsed launch (crosscheck.launch_spec):
     '' when its launch names an algorithm."""
     if launch.get("algorithm"):
         return ""
-    return f"started without {SPECULATION_FLAGS.get(engine or '', '--speculative-*')}"
+    return f"started without {engine_profile(engine).speculation_flag}"
 
 
 def drafts_without_a_model(algorithm: str | None) -> bool:
@@ -69,15 +61,7 @@ def drafts_without_a_model(algorithm: str | None) -> bool:
 
 def served_family(engine: str | None, algorithm: str | None) -> str | None:
     """'eagle3' | 'eagle' | 'mtp' for a --speculative-algorithm / vLLM method, else None."""
-    if not algorithm:
-        return None
-    algo = str(algorithm).strip().lower().replace("-", "_")
-    table = SERVED_FAMILY.get(engine or "sglang", SERVED_FAMILY["sglang"])
-    if algo in table:
-        return table[algo]
-    if (engine or "") == "vllm" and algo.endswith("_mtp"):
-        return "mtp"
-    return None
+    return launch_profile(engine).served_family(algorithm)
 
 
 def draft_family(
@@ -88,8 +72,8 @@ def draft_family(
 ) -> str | None:
     """'eagle3' | 'eagle' | 'mtp' from a draft config's architectures (and model_type), else
     from its fc width (EAGLE-3 fuses three target layers, EAGLE-1/2 one plus the embedding);
-    for vLLM a plain architecture takes the family of the method serving it. None when nothing
-    says."""
+    where the engine names the head after the method (vLLM), a plain architecture takes the
+    family of the method serving it. None when nothing says."""
     names = [a for a in config.get("architectures") or [] if isinstance(a, str)]
     names.append(str(config.get("model_type") or ""))
     low = [n.lower() for n in names]
@@ -99,7 +83,7 @@ def draft_family(
     by_shape = _family_from_fc(config, tensors or [])
     if by_shape:
         return by_shape
-    if engine == "vllm":
+    if engine_profile(engine).names_head_after_method:
         served = served_family(engine, algorithm)
         return served if served in ("eagle3", "eagle") else None
     return None
@@ -145,63 +129,21 @@ COMMON_NAME_PATTERNS = [
     r"dflash.*\.py$",
 ]
 
+
+def _engine_scan(scan: dict[str, Any]) -> dict[str, Any]:
+    """A profile's scan with the draft-file rules every engine shares, after name_excludes."""
+    out: dict[str, Any] = {}
+    for key, value in copy.deepcopy(scan).items():
+        out[key] = value
+        if key == "name_excludes":
+            out["name_patterns"] = COMMON_NAME_PATTERNS
+            out["content_markers"] = COMMON_CONTENT_MARKERS
+    return out
+
+
+#: Where each engine's code lives (its profile's scan).
 ENGINES: dict[str, dict[str, Any]] = {
-    "sglang": {
-        "package": "sglang",
-        # a directory named `package` holding one of these is an engine package
-        "package_markers": ["srt"],
-        "models_dir": "srt/models",
-        # the class an architecture the registry lacks may still be served by (0.4.10.post2+
-        # model_loader/utils.py resolve_transformers_arch; 0.4.6.post5 has no fallback)
-        "fallback_models": ["srt/models/transformers.py"],
-        "worker_dirs": ["srt/speculative"],
-        "registry_file": None,
-        # _version.py is generated at build time (0.5.14+); version.py holds the literal in
-        # older releases and only a fallback in newer ones
-        "version_files": ["_version.py", "version.py"],
-        # files in the models dir that are NOT draft models even though they match a pattern
-        "name_excludes": [],
-        "name_patterns": COMMON_NAME_PATTERNS,
-        "content_markers": COMMON_CONTENT_MARKERS,
-        "dist_names": ["sglang"],
-        # a process whose cmdline matches is an SGLang server (or one of its workers)
-        "process_patterns": [
-            r"\bsglang\.launch_server\b",
-            r"-m\s+sglang\b",
-            r"\bsglang::",
-            r"\bsglang\s+serve\b",
-            r"/bin/sglang\b",
-            r"\bsglang\.srt\b",
-        ],
-    },
-    "vllm": {
-        "package": "vllm",
-        "package_markers": ["model_executor"],
-        "models_dir": "model_executor/models",
-        # vLLM 0.33+ keeps newer heads under the top-level models/ package (the registry names
-        # them by full module path, model_executor/models/registry.py:655-745 in 0.33.0)
-        "extra_models_dirs": ["models"],
-        # the Transformers backend (0.33.0 model_executor/models/transformers/ package; 0.8.5
-        # and 0.10.1.1 a single transformers.py)
-        "fallback_models": [
-            "model_executor/models/transformers.py",
-            "model_executor/models/transformers",
-        ],
-        "worker_dirs": ["v1/spec_decode", "spec_decode"],
-        "registry_file": "model_executor/models/registry.py",
-        "version_files": ["_version.py", "version.py"],
-        "name_excludes": [],
-        "name_patterns": COMMON_NAME_PATTERNS,
-        "content_markers": COMMON_CONTENT_MARKERS,
-        "dist_names": ["vllm"],
-        "process_patterns": [
-            r"\bvllm\s+serve\b",
-            r"/bin/vllm\b",
-            r"\bvllm\.entrypoints\b",
-            r"-m\s+vllm\b",
-            r"\bVLLM::",
-        ],
-    },
+    name: _engine_scan(dict(p.scan)) for name, p in PROFILES.items()
 }
 
 #: Directories walked (bounded) for source checkouts. "~" is the (possibly overridden) home.

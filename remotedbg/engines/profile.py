@@ -1,0 +1,173 @@
+"""The interface every engine profile fills (engines/sglang.py, engines/vllm.py): how the engine
+is launched, what its launch flags and algorithm names mean, which of its mechanisms a check
+must follow, and its release rules, each with the lines of the release it was read from.
+
+Code outside `engines/` asks a profile (`profiles.engine_profile(name)`) instead of comparing
+engine names, so a new engine or a new release's convention is one module to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+
+class EngineProfile:
+    """One serving engine. Attributes are data; methods are pure rules over a release's version
+    (`None` or '' when unknown: a rule gated on the release then says nothing)."""
+
+    #: the package and distribution name, and the name a scan gives an install or a server
+    name: ClassVar[str]
+    #: how a person names it in a message
+    label: ClassVar[str]
+    #: where its code lives in an install (remotedbg.agent.engine_scan's knowledge); the draft
+    #: name patterns and content markers all engines share are added by engines.knowledge
+    scan: ClassVar[Mapping[str, Any]]
+
+    # ---- launch flags (without the leading dashes where they key parsed args)
+    #: the flag whose absence means the server does not speculate
+    speculation_flag: ClassVar[str]
+    #: where the launch names its algorithm, and the draft's path, as said to a person
+    algorithm_flag: ClassVar[str]
+    draft_flag: ClassVar[str]
+    #: the parsed-args keys of the served context and of the config overrides
+    context_arg: ClassVar[str]
+    overrides_arg: ClassVar[str]
+    #: the draft settings sit in one JSON flag (--speculative-config) rather than flags of
+    #: their own
+    settings_in_one_json_flag: ClassVar[bool] = False
+
+    # ---- algorithms and draft families ('eagle3' | 'eagle' | 'mtp')
+    #: algorithm (lower case, '-' as '_') -> the family it serves
+    served_families: ClassVar[Mapping[str, str]]
+    #: a method spelled '<model>_mtp' serves the MTP family
+    mtp_method_suffix: ClassVar[bool] = False
+    #: family -> the algorithm name that serves it, as the launch spells it
+    launch_algorithms: ClassVar[Mapping[str, str]]
+    #: draft family -> the served families whose path loads it
+    families_served_by: ClassVar[Mapping[str, frozenset[str]]]
+    #: the head class is named after the method, so a plain architecture (LlamaForCausalLM) in
+    #: the draft config is whatever family the method serves
+    names_head_after_method: ClassVar[bool] = False
+
+    # ---- mechanisms a check follows
+    #: the draft's architecture is looked up in the engine's model registry, so one it does
+    #: not register stops the server (else the draft class is the file's EntryClass)
+    registers_draft_architectures: ClassVar[bool] = False
+    #: the draft loader's constructor takes settings from the launch and the draft's config
+    #: (quantization, speculative config): remotedbg.engines.loader_rules
+    loader_reads_launch: ClassVar[bool] = False
+    #: which model runner serves is the engine's own choice, per environment and target
+    chooses_model_runner: ClassVar[bool] = False
+    #: the draft decodes with an attention backend the launch chooses, which must have a
+    #: speculative variant (else the target types an EAGLE-3 draft may serve are checked)
+    checks_draft_decode_backend: ClassVar[bool] = False
+    #: a tied draft head is the embedding module, which the target's embedding fills
+    tied_head_is_the_embedding: ClassVar[bool] = False
+    #: the mean acceptance length the engine reports may leave the bonus token out
+    mean_length_may_omit_bonus: ClassVar[bool] = False
+    #: accept length is counted from accepted draft tokens (else tokens per verify step)
+    counts_accepted_drafts: ClassVar[bool] = False
+    #: files read besides the serving code the grep finds (relative to the package)
+    extra_serving_files: ClassVar[tuple[str, ...]] = ()
+
+    def served_family(self, algorithm: str | None) -> str | None:
+        """'eagle3' | 'eagle' | 'mtp' for a launch's algorithm, else None."""
+        if not algorithm:
+            return None
+        algo = str(algorithm).strip().lower().replace("-", "_")
+        if algo in self.served_families:
+            return self.served_families[algo]
+        if self.mtp_method_suffix and algo.endswith("_mtp"):
+            return "mtp"
+        return None
+
+    def accept_length(self, counts: Mapping[str, Any]) -> float | None:
+        steps = int(counts.get("verify_steps") or 0)
+        if steps <= 0:
+            return None
+        if self.counts_accepted_drafts:
+            return round(1 + int(counts.get("accepted") or 0) / steps, 3)
+        return round(int(counts.get("completion_tokens") or 0) / steps, 3)
+
+    # ---- release rules: what a release does with a draft that does not fit its target
+    def served_context_length(self, config: dict, version: str | None) -> int | None:
+        """The context length the engine derives from a (target) config."""
+        raise NotImplementedError
+
+    def draft_context_length(self, config: dict) -> int | None:
+        """The context the draft's own config gives its rotary cache."""
+        raise NotImplementedError
+
+    def longer_context_outcome(self, version: str | None, draft_config: dict,
+                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+        """What the release does with a served context longer than the draft's
+        (draft_fit_rules outcomes); None when the release was not read for this."""
+        return None
+
+    def apply_overrides(self, version: str | None, config: dict, overrides: dict) -> dict:
+        """A config as the engine sees it after its overrides flag: a dict value replaces the
+        config's wholesale (`config.update`)."""
+        return {**config, **overrides}
+
+    def overrides_reach_draft(self) -> bool:
+        """The overrides flag applies to the draft's config too."""
+        return False
+
+    def draft_inherits_quantization(
+        self, version: str | None, args: dict, resolved: bool = False
+    ) -> str | None:
+        """The quantization method the engine applies to a bf16 draft, from the launch flags."""
+        return None
+
+    def draft_quantization_ignored(self, version: str | None) -> bool:
+        """The release builds the draft without its quantization config, whatever it declares."""
+        return False
+
+    def unexpected_scales_outcome(self, version: str | None) -> str:
+        """Scale tensors in a draft whose config declares no quantization: 'dropped' (silently)
+        or 'start-fails'."""
+        return "start-fails"
+
+    def raises_draft_limit_when_allowed(self, version: str | None) -> bool:
+        """Once its start check is passed (or silenced), the release raises the draft's
+        position limit to the served context (else positions past it overrun)."""
+        return False
+
+    def tied_head_outcome(self, version: str | None) -> str | None:
+        """What the release does with a draft config's tie_word_embeddings: 'wrong-head',
+        'runtime-error', or None (the flag is ignored)."""
+        return None
+
+    # ---- draft settings given as flags of their own (settings_in_one_json_flag False)
+    def draft_backend(self, version: str | None, args: dict) -> str | None:
+        """The attention backend the launch gives the draft's decode."""
+        return None
+
+    def auto_draft_settings(
+        self, version: str | None, target_arch: str | None, algorithm: str | None = None
+    ) -> tuple[int, int, int] | None:
+        """(steps, topk, draft tokens) the engine picks when the launch gives none."""
+        return None
+
+
+class UnknownEngine(EngineProfile):
+    """An engine no scan named: its launch flags are not read, and no release rule applies."""
+
+    name = ""
+    label = "the engine"
+    scan: ClassVar[Mapping[str, Any]] = {}
+    speculation_flag = "--speculative-*"
+    algorithm_flag = "--speculative-*"
+    draft_flag = "--speculative-*"
+    context_arg = ""
+    overrides_arg = ""
+    served_families: ClassVar[Mapping[str, str]] = {}
+    launch_algorithms: ClassVar[Mapping[str, str]] = {}
+    families_served_by: ClassVar[Mapping[str, frozenset[str]]] = {}
+
+    def served_context_length(self, config: dict, version: str | None) -> int | None:
+        return None
+
+    def draft_context_length(self, config: dict) -> int | None:
+        return None

@@ -1,0 +1,259 @@
+"""SGLang: where its code lives, how it is launched, and what its releases do with a draft that
+does not fit its target (paths relative to site-packages; the releases of tests/releases.py).
+
+Launch: `--speculative-algorithm` (EAGLE3, EAGLE, NEXTN, which server_args.py maps to EAGLE in
+every release read; STANDALONE), `--speculative-draft-model-path`, `--context-length`,
+`--json-model-override-args`; the draft class is the model file's `EntryClass`.
+
+Context length (`get_context_length`: 0.5.23 sglang/srt/utils/hf_transformers/common.py:
+668-694, 0.5.6 sglang/srt/utils/hf_transformers_utils.py:336-353, 0.4.6.post5
+sglang/srt/hf_transformers_utils.py:168-185): the first key present of CONTEXT_KEYS, times
+rope_scaling.factor unless rope_scaling has original_max_position_embeddings or rope_type llama3;
+2048 when none. A target context above the draft's:
+- 0.5.x: ValueError at start (0.5.23 sglang/srt/configs/model_config.py:1313-1316) unless
+  SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN or SGLANG_IS_IN_CI is set; then from 0.5.6 the
+  draft's max_position_embeddings is raised and its RoPE cache grown (model_config.py:1308-1312,
+  sglang/srt/utils/common.py:4999-5036); 0.5.1 only silences the error (no raise, no cache).
+- 0.4.x: a warning, then positions past the draft's length read beyond its rotary cache
+  (0.4.6.post5 sglang/srt/configs/model_config.py:133-137; rotary_embedding.py:156-164).
+
+RoPE: --json-model-override-args applies to the draft as well (0.5.23 model_config.py:962,
+sglang/srt/utils/hf_transformers/config.py:405-423; 0.5.6 model_config.py:237; 0.4.6.post5 :238).
+
+Quantization: the draft inherits --quantization (0.5.23 sglang/srt/arg_groups/
+serving_hook.py:685-690; `--speculative-draft-model-quantization unquant` opts out from 0.5.14,
+:704-709), not the target checkpoint's quantization_config. Scale tensors in a draft whose config
+declares no quantization: from 0.4.10.post2 dropped silently (0.4.10.post2 and 0.5.1
+sglang/srt/models/llama_eagle3.py:227-229; 0.5.23 :358-373), 0.4.6.post5 raises KeyError at start
+for q/k/v/gate/up (sglang/srt/models/llama.py:578).
+
+Tied head: the draft's tie_word_embeddings is honoured: its head becomes the target's input
+embedding, cut to draft_vocab_size rows from 0.5.6 (0.5.6 llama_eagle3.py:220-224; 0.5.23
+:303-304, 316-320; eagle_worker_v2.py:362-363); before 0.5.6 the full vocabulary indexes the
+d2t table and fails (0.4.6.post5 llama_eagle3.py:170-171,180; 0.4.10.post2, 0.5.1 :198).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from remotedbg.engines.draft_fit_rules import (
+    ENV_FACTS,
+    OVERRUN,
+    RAISED,
+    START_FAILS,
+    START_FAILS_UNLESS_ENV,
+    release,
+)
+from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.text_config import text_config
+
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                "max_position_embeddings")  # fmt: skip
+DEFAULT_CONTEXT = 2048
+
+#: Targets SGLang drafts 3 steps, topk 1, 4 tokens for, before 0.5.14 (others 5/4/8), by the
+#: first release whose auto_choose_speculative_params lists them.
+SHALLOW_TARGETS = (
+    ((0, 4, 10), ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")),  # 0.4.10.post2 :2202-2225
+    ((0, 5, 1), ("GptOssForCausalLM",)),  # 0.5.1 server_args.py:2468-2500
+    ((0, 5, 6), ("DeepseekV32ForCausalLM", "BailingMoeForCausalLM",
+                 "BailingMoeV2ForCausalLM")),  # 0.5.6 server_args.py:4525-4553
+)  # 0.4.6.post5 server_args.py:1588-1604: 5/4/8 for every target  # fmt: skip
+
+
+#: The module attribute that registers a model file's classes (srt/models/registry.py)
+ENTRY_CLASS = "EntryClass"
+
+
+def entry_class_names(tree: ast.Module) -> list[str]:
+    """The architectures a model file registers: its `EntryClass`, one class or a list of
+    them, each by its class name (`model_arch_name_to_cls[entry.__name__]`: 0.4.6.post5
+    srt/models/registry.py:80-93, 0.5.23 :134-145). A list extended with `+=` adds to it."""
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == ENTRY_CLASS for t in targets):
+            continue
+        if not isinstance(node, ast.AugAssign):
+            names = []  # a later assignment replaces the earlier one
+        for elt in value.elts if isinstance(value, ast.List) else [value]:
+            if isinstance(elt, ast.Name):
+                names.append(elt.id)
+            elif isinstance(elt, ast.Attribute):
+                names.append(elt.attr)
+    return names
+
+
+def _truthy(value: Any) -> bool:
+    # 0.5.1 get_bool_env_var: true/1 (sglang/srt/utils.py:178-183); 0.5.6+ EnvBool adds yes/y
+    return str(value or "").strip().lower() in ("1", "true", "yes", "y")
+
+
+def context_length(config: dict) -> int:
+    """The context length SGLang derives from a config (get_context_length)."""
+    config = text_config(config)
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else {}
+    factor = 1.0
+    if (
+        scaling
+        and "original_max_position_embeddings" not in scaling
+        and scaling.get("rope_type") != "llama3"
+    ):
+        factor = float(scaling.get("factor") or 1.0)
+    for key in CONTEXT_KEYS:
+        if isinstance(config.get(key), (int, float)):
+            return int(factor * config[key])
+    return DEFAULT_CONTEXT
+
+
+class SGLangProfile(EngineProfile):
+    name = "sglang"
+    label = "SGLang"
+    scan = {
+        "package": "sglang",
+        # a directory named `package` holding one of these is an engine package
+        "package_markers": ["srt"],
+        "models_dir": "srt/models",
+        # the class an architecture the registry lacks may still be served by (0.4.10.post2+
+        # model_loader/utils.py resolve_transformers_arch; 0.4.6.post5 has no fallback)
+        "fallback_models": ["srt/models/transformers.py"],
+        "worker_dirs": ["srt/speculative"],
+        "registry_file": None,
+        # _version.py is generated at build time (0.5.14+); version.py holds the literal in
+        # older releases and only a fallback in newer ones
+        "version_files": ["_version.py", "version.py"],
+        # files in the models dir that are NOT draft models even though they match a pattern
+        "name_excludes": [],
+        "dist_names": ["sglang"],
+        # a process whose cmdline matches is an SGLang server (or one of its workers)
+        "process_patterns": [
+            r"\bsglang\.launch_server\b",
+            r"-m\s+sglang\b",
+            r"\bsglang::",
+            r"\bsglang\s+serve\b",
+            r"/bin/sglang\b",
+            r"\bsglang\.srt\b",
+        ],
+    }
+
+    speculation_flag = "--speculative-algorithm"
+    algorithm_flag = "--speculative-algorithm"
+    draft_flag = "--speculative-draft-model-path"
+    context_arg = "context-length"
+    overrides_arg = "json-model-override-args"
+
+    # server_args.py maps NEXTN to EAGLE in every release read
+    served_families = {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle"}
+    launch_algorithms = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN"}
+    # an MTP/NextN head runs on the EAGLE path (NEXTN is EAGLE)
+    families_served_by = {"eagle3": frozenset({"eagle3"}), "eagle": frozenset({"eagle"}),
+                          "mtp": frozenset({"mtp", "eagle"})}  # fmt: skip
+
+    checks_draft_decode_backend = True
+    # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
+    tied_head_is_the_embedding = True
+
+    def served_context_length(self, config: dict, version: str | None) -> int | None:
+        return context_length(config)
+
+    def draft_context_length(self, config: dict) -> int | None:
+        return context_length(config)
+
+    def longer_context_outcome(self, version: str | None, draft_config: dict,
+                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+        v = release(version)
+        if not v:
+            return None
+        if v < (0, 5, 0):
+            return OVERRUN
+        if not running and env is None:
+            return START_FAILS_UNLESS_ENV  # launch arguments only: the variable is unknown
+        if not running and not any(_truthy(env.get(n)) for n in ENV_FACTS[:2]):
+            return START_FAILS
+        # running (it passed the start check) or the variable set: 0.5.6+ raises the limit
+        return RAISED if self.raises_draft_limit_when_allowed(version) else OVERRUN
+
+    def raises_draft_limit_when_allowed(self, version: str | None) -> bool:
+        return release(version) >= (0, 5, 6)
+
+    def apply_overrides(self, version: str | None, config: dict, overrides: dict) -> dict:
+        """`config.update` up to 0.5.14 (0.4.6.post5 hf_transformers_utils.py:142-143, 0.5.14
+        utils/hf_transformers/config.py:253-254); 0.5.23 merges rope_scaling / rope_parameters
+        into the existing dict (sglang/srt/utils/hf_transformers/config.py:405-423)."""
+        if release(version) < (0, 5, 23):
+            return super().apply_overrides(version, config, overrides)
+        merged = dict(config)
+        for key, value in overrides.items():
+            if (
+                key in ("rope_scaling", "rope_parameters")
+                and isinstance(value, dict)
+                and isinstance(merged.get(key), dict)
+            ):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        return merged
+
+    def overrides_reach_draft(self) -> bool:
+        return True
+
+    def draft_inherits_quantization(
+        self, version: str | None, args: dict, resolved: bool = False
+    ) -> str | None:
+        """`resolved`: the flags are the log's ServerArgs, where 0.5.14+ already settled the
+        draft's (unquant -> None, left out of the line; 0.5.14 server_args.py:2800-2803)."""
+        if release(version) >= (0, 5, 14):
+            if "speculative-draft-model-quantization" in args:
+                own = args["speculative-draft-model-quantization"]
+                return None if own in (None, "unquant") else str(own)
+            if resolved:
+                return None
+        method = args.get("quantization")
+        return str(method) if method else None
+
+    def unexpected_scales_outcome(self, version: str | None) -> str:
+        if release(version) >= (0, 4, 10):
+            return "dropped"  # silently (`if param_name in params_dict`): codes used as values
+        return "start-fails"
+
+    def tied_head_outcome(self, version: str | None) -> str | None:
+        # logits cut to draft_vocab_size from 0.5.6 (llama_eagle3.py:220-224); before, the full
+        # vocabulary indexes the draft_vocab_size-long d2t (0.4.10.post2 / 0.5.1 :198)
+        return "wrong-head" if release(version) >= (0, 5, 6) else "runtime-error"
+
+    def draft_backend(self, version: str | None, args: dict) -> str | None:
+        """Its own flag (0.5.23), else the decode backend (0.5.6+), else the attention backend
+        (draft_utils.py:47-64; before 0.5.6 server_args.attention_backend, eagle_worker.py)."""
+        names = ["attention-backend"]
+        if release(version) >= (0, 5, 6):
+            names = ["speculative-draft-attention-backend", "decode-attention-backend"] + names
+        for name in names:
+            if args.get(name):
+                return str(args[name])
+        return None
+
+    def auto_draft_settings(
+        self, version: str | None, target_arch: str | None, algorithm: str | None = None
+    ) -> tuple[int, int, int]:
+        """By the target's architecture when --speculative-num-steps is not given. From 0.5.14
+        only Llama and Grok get 5/4/8, every other target 3/1/4 (0.5.14
+        sglang/srt/arg_groups/speculative_hook.py:512-542; 0.5.23 :1430-1461); before, 5/4/8
+        unless SHALLOW_TARGETS."""
+        v = release(version)
+        if str(algorithm or "").upper() == "STANDALONE" and v >= (0, 5, 6):
+            return (3, 1, 4)  # 0.5.6 server_args.py:4533-4535; 0.5.14 speculative_hook.py:518-519
+        deep = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
+        if v >= (0, 5, 14):
+            return (5, 4, 8) if target_arch in deep else (3, 1, 4)
+        shallow = [a for since, archs in SHALLOW_TARGETS if v >= since for a in archs]
+        return (3, 1, 4) if target_arch in shallow else (5, 4, 8)
+
+
+SGLANG = SGLangProfile()

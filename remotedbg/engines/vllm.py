@@ -1,0 +1,184 @@
+"""vLLM: where its code lives, how it is launched, and what its releases do with a draft that
+does not fit its target (paths relative to site-packages; the releases of tests/releases.py).
+
+Launch: `vllm serve TARGET --speculative-config '{"method": ..., "model": ...}'` (methods
+eagle3, eagle, deepseek_mtp and other `*_mtp`: config/speculative.py SpeculativeMethod),
+`--max-model-len`, `--hf-overrides`; the draft's architecture, renamed after the method by its
+EAGLEConfig (transformers_utils/configs/eagle.py), is looked up in the model registry
+(model_executor/models/registry.py), and /metrics is served by default.
+
+Context length: a target context above the draft's:
+- 0.33: the draft's max_position_embeddings is raised when every rope type of the draft is
+  cache-only (vllm/config/speculative.py:104-113, 1839-1846); otherwise the V2 runner lowers the
+  target's max_model_len to the draft's, with a warning (vllm/config/vllm.py:3025-3051).
+- 0.8.5 and 0.10.1.1: no check; the proposer bounds positions by the TARGET's max_model_len
+  (0.10.1.1 vllm/v1/spec_decode/eagle.py:52, 266-280; 0.8.5 eagle.py:32,127-141) while the
+  draft's rotary cache has its own max_position_embeddings (0.10.1.1
+  vllm/model_executor/models/llama.py:236-237; 0.8.5 llama.py:167): positions past it overrun.
+
+RoPE: a CLI --hf-overrides dict is not applied to the draft (0.33 vllm/config/speculative.py:
+1183-1213; 0.10.1.1 vllm/config/__init__.py:2131).
+
+Quantization: the EAGLE-3 draft never inherits the target's (0.33 vllm/config/speculative.py:
+435-438). Scale tensors in a draft whose config declares no quantization raise (0.33
+vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186; 0.8.5
+llama_eagle3.py:155,160).
+
+Tied head: the draft's tie_word_embeddings is ignored (0.33 vllm/model_executor/models/
+utils.py:1178-1198).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from remotedbg.engines import code_markers
+from remotedbg.engines.draft_fit_rules import LOWERED, OVERRUN, RAISED, SKIPPED, release, rope_types
+from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.text_config import text_config
+
+#: 0.33: rope types whose cache alone sets the positions (the draft's limit can be raised)
+CACHE_ONLY_ROPE = ("default", "linear", "llama3", "ntk", "proportional")
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                "model_max_length", "max_target_positions", "max_sequence_length",
+                "max_seq_length", "seq_len")  # fmt: skip
+
+
+def context_length(config: dict, version: str | None) -> int | None:
+    """vLLM's derived max_model_len (_get_and_verify_max_len: 0.10.1.1 config/__init__.py:
+    2824-2925, 0.8.5 config.py:2977-3075, 0.33 config/model.py:2545-2640): the smallest length
+    key (model_max_length wins when set), times rope_scaling.factor unless su/longrope/llama3;
+    a YaRN factor applies to original_max_position_embeddings before 0.33 and not at all from
+    0.33 (max_position_embeddings is already scaled)."""
+    config = text_config(config)
+    lengths = [config[k] for k in CONTEXT_KEYS if isinstance(config.get(k), (int, float))]
+    if not lengths:
+        return None
+    derived = config["model_max_length"] if config.get("model_max_length") else min(lengths)
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else None
+    if scaling:
+        kind = scaling.get("rope_type") or scaling.get("type") or "default"
+        exempt: tuple[str, ...] = ("su", "longrope", "llama3")
+        if release(version) >= (0, 33, 0):
+            exempt += ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+        if kind not in exempt:
+            factor = float(scaling.get("factor") or 1.0)
+            if kind == "yarn" and scaling.get("original_max_position_embeddings"):
+                derived = scaling["original_max_position_embeddings"]
+            derived = derived * factor
+    return int(derived)
+
+
+def _text(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def registry_entries(tree: ast.Module, only: Iterable[str] | None = None) -> dict[str, tuple]:
+    """Architecture -> (module, class) from model_executor/models/registry.py: every
+    module-level dict literal whose values are ("module", "Class") string pairs (0.33.0
+    `_TEXT_GENERATION_MODELS` :73-218 ... `_SPECULATIVE_DECODING_MODELS` :655-745), in file
+    order, later dicts winning; `only` restricts to the named dicts."""
+    wanted = set(only) if only is not None else None
+    result: dict[str, tuple] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if wanted is not None and not names & wanted:
+            continue
+        if not isinstance(value, ast.Dict):
+            continue
+        for k, v in zip(value.keys, value.values, strict=False):
+            arch = _text(k)
+            if arch is None or not isinstance(v, ast.Tuple) or len(v.elts) < 2:
+                continue
+            module, cls = _text(v.elts[0]), _text(v.elts[1])
+            if module and cls:
+                result[arch] = (module, cls)
+    return result
+
+
+class VLLMProfile(EngineProfile):
+    name = "vllm"
+    label = "vLLM"
+    scan = {
+        "package": "vllm",
+        "package_markers": ["model_executor"],
+        "models_dir": "model_executor/models",
+        # 0.33+ keeps newer heads under the top-level models/ package (the registry names
+        # them by full module path, model_executor/models/registry.py:655-745 in 0.33.0)
+        "extra_models_dirs": ["models"],
+        # the Transformers backend (0.33.0 model_executor/models/transformers/ package; 0.8.5
+        # and 0.10.1.1 a single transformers.py)
+        "fallback_models": [
+            "model_executor/models/transformers.py",
+            "model_executor/models/transformers",
+        ],
+        "worker_dirs": ["v1/spec_decode", "spec_decode"],
+        "registry_file": "model_executor/models/registry.py",
+        "version_files": ["_version.py", "version.py"],
+        "name_excludes": [],
+        "dist_names": ["vllm"],
+        "process_patterns": [
+            r"\bvllm\s+serve\b",
+            r"/bin/vllm\b",
+            r"\bvllm\.entrypoints\b",
+            r"-m\s+vllm\b",
+            r"\bVLLM::",
+        ],
+    }
+
+    speculation_flag = "--speculative-config"
+    algorithm_flag = "--speculative-config method"
+    draft_flag = "--speculative-config model"
+    context_arg = "max-model-len"
+    overrides_arg = "hf-overrides"
+    settings_in_one_json_flag = True
+
+    served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"}
+    mtp_method_suffix = True
+    launch_algorithms = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "deepseek_mtp"}
+    families_served_by = {"eagle3": frozenset({"eagle3"}), "eagle": frozenset({"eagle"}),
+                          "mtp": frozenset({"mtp"})}  # fmt: skip
+    names_head_after_method = True
+
+    registers_draft_architectures = True
+    loader_reads_launch = True
+    chooses_model_runner = True
+    mean_length_may_omit_bonus = True
+    counts_accepted_drafts = True
+    extra_serving_files = (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)
+
+    def served_context_length(self, config: dict, version: str | None) -> int | None:
+        return context_length(config, version)
+
+    def draft_context_length(self, config: dict) -> int | None:
+        value = config.get("max_position_embeddings")
+        return int(value) if isinstance(value, (int, float)) else None
+
+    def longer_context_outcome(self, version: str | None, draft_config: dict,
+                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+        v = release(version)
+        if v >= (0, 33, 0):
+            if all(t in CACHE_ONLY_ROPE for t in rope_types(draft_config)):
+                return RAISED
+            # lowered by the V2 runner only (config/vllm.py:3034); V1 (VLLM_USE_V2_MODEL_RUNNER=0)
+            # keeps the context and drafts nothing past the draft's limit
+            return SKIPPED if str((env or {}).get("VLLM_USE_V2_MODEL_RUNNER")) == "0" else LOWERED
+        if (0, 8, 5) <= v < (0, 33, 0):
+            return OVERRUN
+        return None
+
+    def draft_quantization_ignored(self, version: str | None) -> bool:
+        """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
+        model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises
+        KeyError (0.10.1.1 :181, 186; 0.8.5 :155, 160), whatever the draft's config declares."""
+        return (0, 0, 0) < release(version) < (0, 33, 0)
+
+
+VLLM = VLLMProfile()
