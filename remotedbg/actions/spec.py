@@ -398,7 +398,7 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
         code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
     )
     args = (server.get("args") or {}) if server else {}
-    launch = args.get("speculative-config")
+    launch = args.get(dep.engine_profile.settings_arg or "")
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
     return vllm_engine_params(

@@ -351,8 +351,8 @@ def draft_settings(dep: Any) -> dict[str, Any]:
     args = _launch_args(dep)
     if not dep.server:
         return not_applicable(result, "no launch arguments")
-    if dep.launch_profile.settings_in_one_json_flag:
-        spec = args.get("speculative-config")
+    if dep.launch_profile.settings_arg:
+        spec = args.get(dep.launch_profile.settings_arg)
         if (
             isinstance(spec, dict)
             and spec.get("num_speculative_tokens") is None

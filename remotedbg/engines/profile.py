@@ -33,9 +33,9 @@ class EngineProfile:
     #: the parsed-args keys of the served context and of the config overrides
     context_arg: ClassVar[str]
     overrides_arg: ClassVar[str]
-    #: the draft settings sit in one JSON flag (--speculative-config) rather than flags of
-    #: their own
-    settings_in_one_json_flag: ClassVar[bool] = False
+    #: the parsed-args key of the one JSON flag that holds the draft settings (method, model,
+    #: num_speculative_tokens), where they are not flags of their own
+    settings_arg: ClassVar[str | None] = None
 
     # ---- algorithms and draft families ('eagle3' | 'eagle' | 'mtp')
     #: algorithm (lower case, '-' as '_') -> the family it serves
@@ -139,7 +139,7 @@ class EngineProfile:
         'runtime-error', or None (the flag is ignored)."""
         return None
 
-    # ---- draft settings given as flags of their own (settings_in_one_json_flag False)
+    # ---- draft settings given as flags of their own (no settings_arg)
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""
         return None

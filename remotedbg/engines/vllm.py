@@ -138,7 +138,7 @@ class VLLMProfile(EngineProfile):
     draft_flag = "--speculative-config model"
     context_arg = "max-model-len"
     overrides_arg = "hf-overrides"
-    settings_in_one_json_flag = True
+    settings_arg = "speculative-config"
 
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"}
     mtp_method_suffix = True
