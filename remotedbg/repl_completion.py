@@ -67,6 +67,11 @@ class RemoteLister:
             hit = self._fresh(directory)
         return hit[1] if hit else None
 
+    def idle(self) -> bool:
+        """No listing is being fetched."""
+        with self._lock:
+            return not self._pending
+
     def list(self, directory: str, wait: float | None = None) -> list[str] | None:
         """The entries of `directory`, or None when not known within the deadline."""
         with self._lock:
