@@ -107,8 +107,11 @@ def test_vocab_audit_audits_what_each_container_serves(cli, boxed):
     for path, name in ((good, "sgl-a"), (bad, "sgl-b")):
         loader = drafts[path]["loader"]["path"]
         assert loader.startswith(f"/proc/{boxed[name]['pid']}/root/sgl-workspace/"), loader
-    absolute = [f for f in doc["findings"] if f["id"] == "d2t-absolute-ids"]
-    assert absolute and all(bad in json.dumps(f) for f in absolute)
+    # another container on the box (a stranger's, another run's) may serve a bad draft of its
+    # own: what is said of the two drafts made here is judged
+    ours = [f for f in doc["findings"] if f["evidence"].get("draft") in (good, bad)]
+    absolute = [f for f in ours if f["id"] == "d2t-absolute-ids"]
+    assert absolute and all(f["evidence"]["draft"] == bad for f in absolute)
     # a finding names the draft where the host sees it and where its server does
     assert all(f["evidence"]["draft_in_container"] == "/models/draft" for f in absolute)
     assert not any(good in json.dumps(f) for f in doc["findings"] if f["severity"] == "error")
@@ -164,8 +167,11 @@ def test_spec_audit_reads_each_container(cli, boxed):
         assert server["spec"]["draft_model"] == str(boxed[name]["models"] / "draft")
     # the container's log says accept len 1.02 of a possible 4: read from podman's log
     # (the session's foreign server, not in a container, has its own 1.00)
-    low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
-    assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
+    # only the two servers made here: another run's container may log the same figure
+    ours = {str(boxed[name]["pid"]) for name in ("sgl-a", "sgl-b")}
+    low = [f for f in doc["findings"]
+           if f["id"] == "accept-length-low" and f["evidence"].get("server") in ours]  # fmt: skip
+    assert [f["evidence"]["observed"] for f in low] == [1.02, 1.02]
 
 
 # -- the exec route -------------------------------------------------------------------------
@@ -257,8 +263,9 @@ def test_a_user_allowed_neither_route_gets_exit_4_and_the_runtimes_answer(cli, b
     assert result.returncode == 4, (result.stdout, result.stderr)
     err = result.stderr.decode()
     for name in ("sgl-a", "sgl-b"):
-        [line] = [x for x in err.splitlines() if f"container {name}" in x]
-        assert f"pid {boxed[name]['pid']}" in line and "uid 0" in line
+        pid = boxed[name]["pid"]  # another run's container may have the same name
+        [line] = [x for x in err.splitlines() if f"container {name}" in x and f"pid {pid}" in x]
+        assert "uid 0" in line
         assert "`podman exec` into " + name + " failed" in line and "permission denied" in line
     # the audit still proves sgl-b's absolute d2t from the checkpoint alone (exit 1: a proven
     # defect outranks what could not be checked), and says which loader went unread and why
@@ -423,8 +430,11 @@ def test_spec_audit_takes_the_exec_route_and_the_runtimes_log(cli, boxed, exec_w
         assert server["spec"]["draft_model"] == str(boxed[name]["models"] / "draft")
         assert server["log"]["how_found"] == f"podman logs {name}"
         assert server["log"]["figures"]["accept_length"]["values"] == [1.02, 1.02, 1.02]
-    low = [f for f in doc["findings"] if f["id"] == "accept-length-low"]
-    assert [f["evidence"]["observed"] for f in low].count(1.02) == 2
+    # only the two servers made here: another run's container may log the same figure
+    ours = {str(boxed[name]["pid"]) for name in ("sgl-a", "sgl-b")}
+    low = [f for f in doc["findings"]
+           if f["id"] == "accept-length-low" and f["evidence"].get("server") in ours]  # fmt: skip
+    assert [f["evidence"]["observed"] for f in low] == [1.02, 1.02]
     assert _nothing_left(exec_world, boxed) == []
 
 
