@@ -282,9 +282,12 @@ def test_scale_tensor_outcome_per_release():
     def outcome(engine: str, version: str) -> str:
         return engine_profile(engine).unexpected_scales_outcome(version)
 
-    # 0.4.6.post5 llama.py:578 KeyError; 0.4.10.post2 llama_eagle3.py:227-229 guarded
-    assert outcome("sglang", "0.4.6.post5") == "start-fails"
-    assert outcome("sglang", "0.4.10.post2") == outcome("sglang", "0.5.23") == "dropped"
+    # 0.4.6.post5 llama.py:578 KeyError, reached from 0.4.8.post1 llama_eagle3.py:189-193
+    # (every name to LlamaForCausalLM.load_weights); 0.4.9 llama_eagle3.py:228, :238 guard both
+    # branches with `if param_name in params_dict`, as 0.4.10.post2 :227-229 does
+    assert outcome("sglang", "0.4.6.post5") == outcome("sglang", "0.4.8.post1") == "start-fails"
+    assert outcome("sglang", "0.4.9") == outcome("sglang", "0.4.10.post2") == "dropped"
+    assert outcome("sglang", "0.5.23") == "dropped"
     assert outcome("vllm", "0.8.5") == outcome("vllm", "0.33.0") == "start-fails"
 
 
@@ -344,3 +347,28 @@ def test_chat_template_drift(tmp_path):
     bare = judged(none)
     assert bare["status"] == "not-applicable" and "probe --compare chat" in bare["reason"]
     assert judged(other, {"chat-template": "/x.jinja"})["status"] == "unknown"
+
+
+def test_sglang_longer_context_and_draft_quantization_by_release():
+    from remotedbg.engines.draft_fit_rules import OVERRUN, RAISED
+    from remotedbg.engines.sglang import SGLANG
+
+    def outcome(version: str) -> str | None:
+        return SGLANG.longer_context_outcome(version, {}, None, running=True)
+
+    # 0.5.2 model_config.py warns and keeps going (no override of the draft's limit); 0.5.3
+    # model_config.py:270-273 sets the draft's max_position_embeddings to the served context
+    # before the draft (and its rotary cache, llama.py:173) is built
+    assert outcome("0.5.1") == outcome("0.5.2") == OVERRUN
+    assert outcome("0.5.3") == outcome("0.5.6") == outcome("0.5.23") == RAISED
+    # --speculative-draft-model-quantization from 0.5.7 (server_args.py:774-777: None -> the
+    # target's --quantization, "unquant" -> None); before, the draft always takes --quantization
+    own = {"quantization": "fp8", "speculative-draft-model-quantization": "unquant"}
+    assert SGLANG.draft_inherits_quantization("0.5.6", own) == "fp8"
+    assert SGLANG.draft_inherits_quantization("0.5.7", own) is None
+    # the log's resolved ServerArgs leave a None draft quantization out of the line (0.5.7+)
+    logged = {"quantization": "fp8"}
+    assert SGLANG.draft_inherits_quantization("0.5.7", logged, resolved=True) is None
+    # --quantization unquant is no quantization (0.5.11 server_args.py:814-815, before the
+    # draft's default at :1088)
+    assert SGLANG.draft_inherits_quantization("0.5.11", {"quantization": "unquant"}) is None

@@ -298,7 +298,7 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
             "quantization-mismatch", WARNING,
             f"the bf16 draft is quantized online to {inherited} with the target",
             f"SGLang gives the draft the target's --quantization {inherited} (its fc and "
-            "embedding stay bf16); the draft was trained in bf16. From 0.5.14, "
+            "embedding stay bf16); the draft was trained in bf16. From 0.5.7, "
             "--speculative-draft-model-quantization unquant keeps it in bf16.",
             {"quantization": inherited},
         ))  # fmt: skip

@@ -11,9 +11,11 @@ sglang/srt/hf_transformers_utils.py:168-185): the first key present of CONTEXT_K
 rope_scaling.factor unless rope_scaling has original_max_position_embeddings or rope_type llama3;
 2048 when none. A target context above the draft's:
 - 0.5.x: ValueError at start (0.5.23 sglang/srt/configs/model_config.py:1313-1316) unless
-  SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN or SGLANG_IS_IN_CI is set; then from 0.5.6 the
-  draft's max_position_embeddings is raised and its RoPE cache grown (model_config.py:1308-1312,
-  sglang/srt/utils/common.py:4999-5036); 0.5.1 only silences the error (no raise, no cache).
+  SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN or SGLANG_IS_IN_CI is set; then from 0.5.3 the
+  draft's max_position_embeddings is raised to the served context before the model (and its
+  rotary cache) is built (0.5.3 model_config.py:270-273; 0.5.23 :1308-1312), from 0.5.6 with a
+  margin reserved in the RoPE cache (sglang/srt/utils/common.py:4999-5036); 0.5.1 and 0.5.2
+  only silence the error (no raise).
 - 0.4.x: a warning, then positions past the draft's length read beyond its rotary cache
   (0.4.6.post5 sglang/srt/configs/model_config.py:133-137; rotary_embedding.py:156-164).
 
@@ -21,11 +23,15 @@ RoPE: --json-model-override-args applies to the draft as well (0.5.23 model_conf
 sglang/srt/utils/hf_transformers/config.py:405-423; 0.5.6 model_config.py:237; 0.4.6.post5 :238).
 
 Quantization: the draft inherits --quantization (0.5.23 sglang/srt/arg_groups/
-serving_hook.py:685-690; `--speculative-draft-model-quantization unquant` opts out from 0.5.14,
-:704-709), not the target checkpoint's quantization_config. Scale tensors in a draft whose config
-declares no quantization: from 0.4.10.post2 dropped silently (0.4.10.post2 and 0.5.1
-sglang/srt/models/llama_eagle3.py:227-229; 0.5.23 :358-373), 0.4.6.post5 raises KeyError at start
-for q/k/v/gate/up (sglang/srt/models/llama.py:578).
+serving_hook.py:685-690), not the target checkpoint's quantization_config;
+`--speculative-draft-model-quantization` names its own from 0.5.7, `unquant` for none (0.5.7
+sglang/srt/server_args.py:774-777, configs/model_config.py:237; 0.5.23 serving_hook.py:704-709),
+and `--quantization unquant` is no quantization from 0.5.11 (0.5.11 server_args.py:814-815,
+before the draft's default at :1088). Scale tensors in a draft whose config declares no
+quantization: from 0.4.9 dropped silently (0.4.9 sglang/srt/models/llama_eagle3.py:228, :238;
+0.4.10.post2 and 0.5.1 :227-229; 0.5.23 :358-373); up to 0.4.8.post1 the draft's load_weights
+hands every name to LlamaForCausalLM's (0.4.8.post1 llama_eagle3.py:189-193), which raises
+KeyError at start for q/k/v/gate/up (0.4.6.post5 sglang/srt/models/llama.py:578).
 
 Tied head: the draft's tie_word_embeddings is honoured: its head becomes the target's input
 embedding, cut to draft_vocab_size rows from 0.5.6 (0.5.6 llama_eagle3.py:220-224; 0.5.23
@@ -177,11 +183,11 @@ class SGLangProfile(EngineProfile):
             return START_FAILS_UNLESS_ENV  # launch arguments only: the variable is unknown
         if not running and not any(_truthy(env.get(n)) for n in ENV_FACTS[:2]):
             return START_FAILS
-        # running (it passed the start check) or the variable set: 0.5.6+ raises the limit
+        # running (it passed the start check) or the variable set: 0.5.3+ raises the limit
         return RAISED if self.raises_draft_limit_when_allowed(version) else OVERRUN
 
     def raises_draft_limit_when_allowed(self, version: str | None) -> bool:
-        return release(version) >= (0, 5, 6)
+        return release(version) >= (0, 5, 3)
 
     def apply_overrides(self, version: str | None, config: dict, overrides: dict) -> dict:
         """`config.update` up to 0.5.14 (0.4.6.post5 hf_transformers_utils.py:142-143, 0.5.14
@@ -207,19 +213,20 @@ class SGLangProfile(EngineProfile):
     def draft_inherits_quantization(
         self, version: str | None, args: dict, resolved: bool = False
     ) -> str | None:
-        """`resolved`: the flags are the log's ServerArgs, where 0.5.14+ already settled the
-        draft's (unquant -> None, left out of the line; 0.5.14 server_args.py:2800-2803)."""
-        if release(version) >= (0, 5, 14):
+        """`resolved`: the flags are the log's ServerArgs, where 0.5.7+ already settled the
+        draft's (unquant -> None, left out of the line; 0.5.7 server_args.py:774-777, 0.5.14
+        :2800-2803)."""
+        if release(version) >= (0, 5, 7):
             if "speculative-draft-model-quantization" in args:
                 own = args["speculative-draft-model-quantization"]
                 return None if own in (None, "unquant") else str(own)
             if resolved:
                 return None
         method = args.get("quantization")
-        return str(method) if method else None
+        return str(method) if method and method != "unquant" else None
 
     def unexpected_scales_outcome(self, version: str | None) -> str:
-        if release(version) >= (0, 4, 10):
+        if release(version) >= (0, 4, 9):
             return "dropped"  # silently (`if param_name in params_dict`): codes used as values
         return "start-fails"
 
