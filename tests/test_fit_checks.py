@@ -372,3 +372,17 @@ def test_sglang_longer_context_and_draft_quantization_by_release():
     # --quantization unquant is no quantization (0.5.11 server_args.py:814-815, before the
     # draft's default at :1088)
     assert SGLANG.draft_inherits_quantization("0.5.11", {"quantization": "unquant"}) is None
+
+
+def test_sglang_draft_backend_flags_by_release():
+    from remotedbg.engines.sglang import SGLANG
+
+    args = {"attention-backend": "fa3", "decode-attention-backend": "triton",
+            "speculative-draft-attention-backend": "flashinfer"}  # fmt: skip
+    # 0.5.1.post3: the draft decodes with server_args.attention_backend
+    assert SGLANG.draft_backend("0.5.1.post3", args) == "fa3"
+    # 0.5.2 speculative/eagle_worker.py:199-209: decode_attention_backend, else attention_backend
+    assert SGLANG.draft_backend("0.5.2", args) == SGLANG.draft_backend("0.5.6", args) == "triton"
+    # 0.5.7 speculative/draft_utils.py:21, :26-30: its own flag first
+    assert SGLANG.draft_backend("0.5.7", args) == "flashinfer"
+    assert SGLANG.draft_backend("0.5.7", {"attention-backend": "fa3"}) == "fa3"

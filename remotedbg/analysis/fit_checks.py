@@ -373,7 +373,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             f"{backend} makes it raise ValueError('EAGLE is not supported in ...') at start "
             "(read from the install: srt/speculative/draft_utils.py, eagle_worker.py before "
             "0.5.6). Choose one of those, e.g. with --speculative-draft-attention-backend "
-            "(0.5.23).", {"backend": backend, "supported": dep.draft_backends},
+            "(0.5.7 and later).", {"backend": backend, "supported": dep.draft_backends},
         ))  # fmt: skip
     spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
     steps, topk, tokens = (_int(spec.get(k)) for k in ("num_steps", "topk", "num_draft_tokens"))

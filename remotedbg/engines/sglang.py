@@ -236,11 +236,15 @@ class SGLangProfile(EngineProfile):
         return "wrong-head" if release(version) >= (0, 5, 6) else "runtime-error"
 
     def draft_backend(self, version: str | None, args: dict) -> str | None:
-        """Its own flag (0.5.23), else the decode backend (0.5.6+), else the attention backend
-        (draft_utils.py:47-64; before 0.5.6 server_args.attention_backend, eagle_worker.py)."""
+        """Its own flag (from 0.5.7: draft_utils.py:21, :26-30), else the decode backend (from
+        0.5.2: eagle_worker.py:199-209; 0.5.23 draft_utils.py:47-64), else the attention backend
+        (before 0.5.2 server_args.attention_backend, eagle_worker.py)."""
+        v = release(version)
         names = ["attention-backend"]
-        if release(version) >= (0, 5, 6):
-            names = ["speculative-draft-attention-backend", "decode-attention-backend"] + names
+        if v >= (0, 5, 2):
+            names.insert(0, "decode-attention-backend")
+        if v >= (0, 5, 7):
+            names.insert(0, "speculative-draft-attention-backend")
         for name in names:
             if args.get(name):
                 return str(args[name])
