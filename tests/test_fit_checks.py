@@ -386,3 +386,19 @@ def test_sglang_draft_backend_flags_by_release():
     # 0.5.7 speculative/draft_utils.py:21, :26-30: its own flag first
     assert SGLANG.draft_backend("0.5.7", args) == "flashinfer"
     assert SGLANG.draft_backend("0.5.7", {"attention-backend": "fa3"}) == "fa3"
+
+
+def test_vllm_raises_an_eagle_drafts_limit_from_0_27():
+    from remotedbg.engines.draft_fit_rules import OVERRUN, RAISED
+    from remotedbg.engines.vllm import VLLM
+
+    def outcome(version: str, method: str | None) -> str | None:
+        return VLLM.longer_context_outcome(version, {}, None, running=True, algorithm=method)
+
+    # 0.26.0 config/speculative.py has no override; 0.27.0 :924-931 raises the draft's
+    # max_position_embeddings to the target's max_model_len for eagle and eagle3 only
+    # (_maybe_override_draft_max_position_embeddings, :1165-1196), as 0.32.0 does (:1397)
+    assert outcome("0.26.0", "eagle3") == OVERRUN
+    assert outcome("0.27.0", "eagle3") == outcome("0.32.0", "eagle") == RAISED
+    assert outcome("0.27.0", "deepseek_mtp") == OVERRUN
+    assert outcome("0.27.0", None) is None  # the method decides and is not known

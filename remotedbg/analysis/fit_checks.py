@@ -176,8 +176,9 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result["facts"] = {"served_context": served, "draft_context": draft}
     if served <= draft:
         return result
-    outcome = dep.engine_profile.longer_context_outcome(dep.engine_version, draft_config,
-                                                        dep.env, dep.server_running)  # fmt: skip
+    outcome = dep.engine_profile.longer_context_outcome(
+        dep.engine_version, draft_config, dep.env, dep.server_running, dep.algorithm
+    )
     if outcome is None:
         return unknown(result, f"serves {served} positions, the draft {draft}; what "
                        f"{dep.engine} {dep.engine_version} does then was not read")  # fmt: skip

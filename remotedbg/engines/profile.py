@@ -99,10 +99,17 @@ class EngineProfile:
         """The context the draft's own config gives its rotary cache."""
         raise NotImplementedError
 
-    def longer_context_outcome(self, version: str | None, draft_config: dict,
-                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+    def longer_context_outcome(
+        self,
+        version: str | None,
+        draft_config: dict,
+        env: dict | None,
+        running: bool,
+        algorithm: str | None = None,
+    ) -> str | None:
         """What the release does with a served context longer than the draft's
-        (draft_fit_rules outcomes); None when the release was not read for this."""
+        (draft_fit_rules outcomes) when it serves `algorithm`; None when the release was not read
+        for this."""
         return None
 
     def apply_overrides(self, version: str | None, config: dict, overrides: dict) -> dict:

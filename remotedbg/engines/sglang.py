@@ -172,8 +172,14 @@ class SGLangProfile(EngineProfile):
     def draft_context_length(self, config: dict) -> int | None:
         return context_length(config)
 
-    def longer_context_outcome(self, version: str | None, draft_config: dict,
-                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+    def longer_context_outcome(
+        self,
+        version: str | None,
+        draft_config: dict,
+        env: dict | None,
+        running: bool,
+        algorithm: str | None = None,
+    ) -> str | None:
         v = release(version)
         if not v:
             return None

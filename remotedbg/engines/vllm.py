@@ -11,7 +11,10 @@ Context length: a target context above the draft's:
 - 0.33: the draft's max_position_embeddings is raised when every rope type of the draft is
   cache-only (vllm/config/speculative.py:104-113, 1839-1846); otherwise the V2 runner lowers the
   target's max_model_len to the draft's, with a warning (vllm/config/vllm.py:3025-3051).
-- 0.8.5 and 0.10.1.1: no check; the proposer bounds positions by the TARGET's max_model_len
+- 0.27.0-0.32.0: for eagle and eagle3 the draft's max_position_embeddings is raised to the
+  target's max_model_len (0.27.0 vllm/config/speculative.py:924-931, :1165-1196; 0.32.0 :1397);
+  other methods as before.
+- 0.8.5 to 0.26.0: no check; the proposer bounds positions by the TARGET's max_model_len
   (0.10.1.1 vllm/v1/spec_decode/eagle.py:52, 266-280; 0.8.5 eagle.py:32,127-141) while the
   draft's rotary cache has its own max_position_embeddings (0.10.1.1
   vllm/model_executor/models/llama.py:236-237; 0.8.5 llama.py:167): positions past it overrun.
@@ -161,8 +164,14 @@ class VLLMProfile(EngineProfile):
         value = config.get("max_position_embeddings")
         return int(value) if isinstance(value, (int, float)) else None
 
-    def longer_context_outcome(self, version: str | None, draft_config: dict,
-                               env: dict | None, running: bool) -> str | None:  # fmt: skip
+    def longer_context_outcome(
+        self,
+        version: str | None,
+        draft_config: dict,
+        env: dict | None,
+        running: bool,
+        algorithm: str | None = None,
+    ) -> str | None:
         v = release(version)
         if v >= (0, 33, 0):
             if all(t in CACHE_ONLY_ROPE for t in rope_types(draft_config)):
@@ -170,7 +179,12 @@ class VLLMProfile(EngineProfile):
             # lowered by the V2 runner only (config/vllm.py:3034); V1 (VLLM_USE_V2_MODEL_RUNNER=0)
             # keeps the context and drafts nothing past the draft's limit
             return SKIPPED if str((env or {}).get("VLLM_USE_V2_MODEL_RUNNER")) == "0" else LOWERED
-        if (0, 8, 5) <= v < (0, 33, 0):
+        if (0, 27, 0) <= v < (0, 33, 0):
+            family = self.served_family(algorithm)
+            if family is None:
+                return None  # which method serves decides, and it is not known
+            return RAISED if family in ("eagle3", "eagle") else OVERRUN
+        if (0, 8, 5) <= v < (0, 27, 0):
             return OVERRUN
         return None
 
