@@ -17,7 +17,8 @@ rope_scaling.factor unless rope_scaling has original_max_position_embeddings or 
   margin reserved in the RoPE cache (sglang/srt/utils/common.py:4999-5036); 0.5.1 and 0.5.2
   only silence the error (no raise).
 - 0.4.x: a warning, then positions past the draft's length read beyond its rotary cache
-  (0.4.6.post5 sglang/srt/configs/model_config.py:133-137; rotary_embedding.py:156-164).
+  (0.4.6.post5 sglang/srt/configs/model_config.py:133-137; sglang/srt/layers/rotary_embedding.py:
+  156-164).
 
 RoPE: --json-model-override-args applies to the draft as well (0.5.23 model_config.py:962,
 sglang/srt/utils/hf_transformers/config.py:405-423; 0.5.6 model_config.py:237; 0.4.6.post5 :238).
@@ -76,7 +77,7 @@ ENTRY_CLASS = "EntryClass"
 def entry_class_names(tree: ast.Module) -> list[str]:
     """The architectures a model file registers: its `EntryClass`, one class or a list of
     them, each by its class name (`model_arch_name_to_cls[entry.__name__]`: 0.4.6.post5
-    srt/models/registry.py:80-93, 0.5.23 :134-145). A list extended with `+=` adds to it."""
+    srt/models/registry.py:80-94, 0.5.23 :134-148). A list extended with `+=` adds to it."""
     names: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign):

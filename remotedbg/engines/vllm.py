@@ -24,7 +24,7 @@ RoPE: a CLI --hf-overrides dict is not applied to the draft (0.33 vllm/config/sp
 
 Quantization: the EAGLE-3 draft never inherits the target's (0.33 vllm/config/speculative.py:
 435-438). Scale tensors in a draft whose config declares no quantization raise (0.33
-vllm/model_executor/models/utils.py:436-448; 0.10.1.1 llama_eagle3.py:181,186; 0.8.5
+vllm/model_executor/models/utils.py:438-448; 0.10.1.1 llama_eagle3.py:181,186; 0.8.5
 llama_eagle3.py:155,160).
 
 Tied head: the draft's tie_word_embeddings is ignored (0.33 vllm/model_executor/models/
