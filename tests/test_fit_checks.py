@@ -402,3 +402,16 @@ def test_vllm_raises_an_eagle_drafts_limit_from_0_27():
     assert outcome("0.27.0", "eagle3") == outcome("0.32.0", "eagle") == RAISED
     assert outcome("0.27.0", "deepseek_mtp") == OVERRUN
     assert outcome("0.27.0", None) is None  # the method decides and is not known
+
+
+def test_vllm_leaves_a_yarn_length_unscaled_from_0_30():
+    from remotedbg.engines.vllm import context_length
+
+    # Qwen3's model card: yarn factor 4 over 32768, max_position_embeddings 40960
+    qwen3 = {"max_position_embeddings": 40960,
+             "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                              "original_max_position_embeddings": 32768}}  # fmt: skip
+    # 0.29.0 config/model.py:2452-2458: yarn is scaled, from original_max_position_embeddings;
+    # 0.30.0 :2468-2478: the YaRN variants are exempt (max_position_embeddings already scaled)
+    assert context_length(qwen3, "0.29.0") == 4 * 32768
+    assert context_length(qwen3, "0.30.0") == context_length(qwen3, "0.33.0") == 40960

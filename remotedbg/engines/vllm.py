@@ -52,8 +52,8 @@ def context_length(config: dict, version: str | None) -> int | None:
     """vLLM's derived max_model_len (_get_and_verify_max_len: 0.10.1.1 config/__init__.py:
     2824-2925, 0.8.5 config.py:2977-3075, 0.33 config/model.py:2545-2640): the smallest length
     key (model_max_length wins when set), times rope_scaling.factor unless su/longrope/llama3;
-    a YaRN factor applies to original_max_position_embeddings before 0.33 and not at all from
-    0.33 (max_position_embeddings is already scaled)."""
+    a YaRN factor applies to original_max_position_embeddings before 0.30 and not at all from
+    0.30 (max_position_embeddings is already scaled: 0.30.0 config/model.py:2468-2478)."""
     config = text_config(config)
     lengths = [config[k] for k in CONTEXT_KEYS if isinstance(config.get(k), (int, float))]
     if not lengths:
@@ -63,7 +63,7 @@ def context_length(config: dict, version: str | None) -> int | None:
     if scaling:
         kind = scaling.get("rope_type") or scaling.get("type") or "default"
         exempt: tuple[str, ...] = ("su", "longrope", "llama3")
-        if release(version) >= (0, 33, 0):
+        if release(version) >= (0, 30, 0):
             exempt += ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
         if kind not in exempt:
             factor = float(scaling.get("factor") or 1.0)
