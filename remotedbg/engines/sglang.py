@@ -156,7 +156,8 @@ class SGLangProfile(EngineProfile):
     context_arg = "context-length"
     overrides_arg = "json-model-override-args"
 
-    # server_args.py maps NEXTN to EAGLE in every release read
+    # NEXTN is EAGLE in every release read (0.5.6 server_args.py:1668; 0.5.14
+    # arg_groups/speculative_hook.py:42)
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle"}
     launch_algorithms = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN"}
     # an MTP/NextN head runs on the EAGLE path (NEXTN is EAGLE)
