@@ -924,7 +924,7 @@ def _lines_naming(source: str, lines: list[str], symbols: list[str]) -> list[int
 
 def registry_architectures(source: str, only: Iterable[str] | None = None) -> dict[str, tuple]:
     """Architecture -> (module, class) from a registry file's source (the engine's rule:
-    remotedbg.engines.vllm.registry_architectures)."""
+    remotedbg.engines.vllm.registry_entries)."""
     tree = parse(source)
     if tree is None:
         raise SyntaxError("the registry file does not parse")
