@@ -378,3 +378,22 @@ def test_unchanged_serving_code_is_neither_grepped_nor_sent_again(box, tmp_path,
     assert third_texts[str(runner)].endswith("# edited\n")
     sent = sorted(e["path"] for n, a in third if n == "read_text" for e in a if "text" in e)
     assert sent == sorted([str(runner), str(root / "v1/extra_serving.py")])
+
+
+def test_the_analyser_version_covers_subpackages(tmp_path):
+    """A rule moved into a subpackage of analysis/ (or engines/) still makes a new analyser:
+    results kept by the old code are never read as the new code's."""
+    package = tmp_path / "remotedbg"
+    (package / "analysis" / "interp").mkdir(parents=True)
+    (package / "engines").mkdir()
+    (package / "analysis" / "d2t.py").write_text("RULE = 1\n")
+    core = package / "analysis" / "interp" / "core.py"
+    core.write_text("STEP_LIMIT = 10\n")
+    folders = ("analysis", "engines")
+    before = analysis_cache.code_digest(package, folders)
+    core.write_text("STEP_LIMIT = 20\n")
+    assert analysis_cache.code_digest(package, folders) != before
+    # the same bytes in another module are another analyser too
+    changed = analysis_cache.code_digest(package, folders)
+    core.rename(package / "analysis" / "interp" / "values.py")
+    assert analysis_cache.code_digest(package, folders) != changed

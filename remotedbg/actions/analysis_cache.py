@@ -44,13 +44,19 @@ def analyser_version() -> str:
     """sha256 of the code that decides a classification (analysis/ and engines/)."""
     global _analyser
     if _analyser is None:
-        digest = hashlib.sha256()
-        package = Path(remotedbg.__file__).parent
-        for folder in ("analysis", "engines"):
-            for source in sorted((package / folder).glob("*.py")):
-                digest.update(source.name.encode() + b"\0" + source.read_bytes())
-        _analyser = digest.hexdigest()
+        _analyser = code_digest(Path(remotedbg.__file__).parent, ("analysis", "engines"))
     return _analyser
+
+
+def code_digest(package: Path, folders: tuple[str, ...]) -> str:
+    """sha256 of every Python file below these folders of `package`, subpackages included,
+    each with its path relative to the package."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for source in sorted((package / folder).rglob("*.py")):
+            name = source.relative_to(package).as_posix()
+            digest.update(name.encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()
 
 
 def _key(kind: str, text: str) -> str:
