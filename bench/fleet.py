@@ -14,7 +14,10 @@ and the remote CPU (every process under that host's sshd, from the sshd's own an
 children's times in /proc), broken down from the executor's answers (`cpu_s`): each check's
 child, the executor itself (interpreter start, its imports), and the rest (sshd: handshake,
 channel; the login shell and its rc files). `floor` is the fleet's CPU over this machine's
-cores: no scheduling gets the fleet's wall below it here. `--real-engine` audits against SGLang
+cores: no scheduling gets the fleet's wall below it here, so the target is also stated against
+`bound`, the larger of the single host's wall and the fleet's floor: on a real fleet, where each
+host's remote work runs on its own CPUs, the floor is the client's CPU alone and `bound` is the
+single host's wall, the issue's target. `--real-engine` audits against SGLang
 0.5.23 as released (every host has the same files: the analysis cache makes the hosts after
 the first cost little).
 """
@@ -193,8 +196,14 @@ def main() -> None:
             print("            checks (fleet, per host: calls, client wall s, child CPU s): "
                   + ", ".join(f"{name} {c / n:.0f}/{w / n:.3f}/{cpu / n:.3f}"
                               for name, (c, w, cpu) in sorted(entries.items())))  # fmt: skip
-            ratio = median(many, "wall") / median(one, "wall")
-            print(f"  ratio     {ratio:7.2f}x (target <= 1.5x)")
+            one_wall, many_wall = median(one, "wall"), median(many, "wall")
+            floor = (median(many, "client") + median(many, "remote")) / (os.cpu_count() or 1)
+            print(f"  ratio     {many_wall / one_wall:7.2f}x the single host's wall "
+                  "(the issue's target <= 1.5x, for hosts with CPUs of their own)")  # fmt: skip
+            bound = max(one_wall, floor)
+            print(f"  bound     {many_wall / bound:7.2f}x max(1 host's wall, {n} hosts' floor) = "
+                  f"{bound * 1000:.0f} ms (target <= 1.5x: the same target where every host's "
+                  "remote side runs on this machine's cores)")  # fmt: skip
         print(f"verdicts: {', '.join(sorted(verdicts))}")
         assert len(verdicts) == 1, verdicts  # every host and every run came to the same answer
     finally:
