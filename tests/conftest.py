@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from remotedbg.session import ConnectOptions, Session, open_session
-from tests.procs import wait_for
+from tests.procs import persist_daemons, wait_for
 from tests.sshd import Sshd, keygen, make_sshd, write_client_config
 from tests.strangers import Strangers, busy_box
 
@@ -132,6 +132,27 @@ def cli(box: Box, isolated_state: Path):
         )
 
     return run
+
+
+@pytest.fixture
+def persistent(box, isolated_state, tmp_path):
+    """A CLI runner with persistence on, the default a user has (isolated_state turns it off for
+    the `cli` runner); every daemon it started is stopped and checked gone at the test's end."""
+    runtime = tmp_path / "run"
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config), COLUMNS="200",
+               REMOTEDBG_PERSIST="600", REMOTEDBG_RUNTIME_DIR=str(runtime))  # fmt: skip
+
+    def run(*args: str, timeout: float = 60, **overrides: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "remotedbg", *args], capture_output=True,
+                              timeout=timeout, env=dict(env, **overrides),
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+
+    run.env = env  # type: ignore[attr-defined]
+    run.runtime = runtime  # type: ignore[attr-defined]
+    yield run
+    for pid in persist_daemons(runtime):
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not persist_daemons(runtime), timeout=5)
 
 
 # -- stand-in engine servers (tests/engine_standins.py) ----------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 
 def pids_with_argv(*argv: str) -> list[int]:
@@ -33,3 +34,18 @@ def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02) -> bool:
 def parent_of(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as handle:
         return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+def persist_daemons(runtime: Path) -> list[int]:
+    """PIDs of the daemons serving sockets in this test's runtime dir."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"remotedbg.persist.daemon" in argv and any(str(runtime).encode() in a for a in argv):
+            found.append(int(entry))
+    return found

@@ -136,14 +136,17 @@ def test_pull_moves_only_the_named_tensors(cli, drafts, tmp_path, alias, method)
     assert summary["tensor_bytes"] == 32000 * 8 + 163840
 
 
-def test_malformed_checkpoints_give_one_line_errors(cli, tmp_path):
+def test_malformed_checkpoints_give_one_line_errors(cli, persistent, tmp_path):
+    """As a user meets them: through the persistent session a user's second command has, and
+    (the first case) as a process of its own."""
     corpus = write_malformed_corpus(tmp_path / "bad")
-    for name, path in corpus.items():
-        result = cli("tensors", "ls", "-H", "testbox", str(path))
+    for i, (name, path) in enumerate(corpus.items()):
+        run = cli if i == 0 else persistent
+        result = run("tensors", "ls", "-H", "testbox", str(path))
         assert result.returncode == 4, name
         lines = result.stderr.decode().strip().splitlines()
         assert len(lines) == 1 and b"Traceback" not in result.stderr, (name, lines)
-        check = cli("vocab-check", "-H", "testbox", "--json", str(path))
+        check = run("vocab-check", "-H", "testbox", "--json", str(path))
         report = json.loads(check.stdout)
         assert not report["findings"] and report["unknown"][0]["code"] == "unreadable", name
         assert check.returncode == 4, name

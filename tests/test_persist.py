@@ -16,25 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
+from tests.procs import persist_daemons as _daemons
 from tests.procs import pids_with_argv, wait_for
 from tests.unprivileged import call_unprivileged
-
-
-def _daemons(runtime: Path) -> list[int]:
-    """PIDs of the daemons serving sockets in this test's runtime dir."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"remotedbg.persist.daemon" in argv and any(str(runtime).encode() in a for a in argv):
-            found.append(int(entry))
-    return found
 
 
 def _alive(pid: int) -> bool:
@@ -43,26 +27,6 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-@pytest.fixture
-def persistent(box, isolated_state, tmp_path):
-    """A CLI runner with persistence on (conftest turns it off for every other test)."""
-    runtime = tmp_path / "run"
-    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config), COLUMNS="200",
-               REMOTEDBG_PERSIST="600", REMOTEDBG_RUNTIME_DIR=str(runtime))  # fmt: skip
-
-    def run(*args: str, timeout: float = 60, **overrides: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "remotedbg", *args], capture_output=True,
-                              timeout=timeout, env=dict(env, **overrides),
-                              stdin=subprocess.DEVNULL)  # fmt: skip
-
-    run.env = env  # type: ignore[attr-defined]
-    run.runtime = runtime  # type: ignore[attr-defined]
-    yield run
-    for pid in _daemons(runtime):
-        os.kill(pid, signal.SIGKILL)
-    assert wait_for(lambda: not _daemons(runtime), timeout=5)
 
 
 def test_the_second_command_is_served_warm_with_the_same_output_and_exit(persistent, tmp_path):
