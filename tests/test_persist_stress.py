@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.procs import persist_daemons as _daemons
 from tests.procs import pids_with_argv, wait_for
-from tests.test_persist import _daemons, persistent  # noqa: F401 - the fixture
 
 COMMANDS = 200
 CLIENTS = 16
