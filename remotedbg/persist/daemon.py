@@ -335,8 +335,9 @@ class Daemon:
             return False
 
     def _serve_one(self, ticket: Ticket, conn: socket.socket, request: dict) -> None:
-        from remotedbg.cli import output, run_words
-        from remotedbg.cli.context import SESSION_KEEPER
+        from remotedbg.front import output
+        from remotedbg.front.cli import run_words
+        from remotedbg.front.cli.context import SESSION_KEEPER
 
         rid = ticket.rid
         lock = threading.Lock()

@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__, settings
-from remotedbg.cli import gnu_spelling, help_text, output
-from remotedbg.cli.output import error_line, printable, stderr_console
 from remotedbg.errors import UsageError
+from remotedbg.front import output
+from remotedbg.front.cli import gnu_spelling, help_text
+from remotedbg.front.output import error_line, printable, stderr_console
 from remotedbg.persist.protocol import ROOT_FLAGS, host_named
 from remotedbg.session import transcript
 
-# name -> (module in remotedbg.cli, attribute, registration keywords), in --help's order; a
+# name -> (module in remotedbg.front.cli, attribute, registration keywords), in --help's order; a
 # typer sub-app ("group") is added whole. Only the module of the command being run is imported.
 COMMANDS: dict[str, tuple[str, str, dict]] = {
     "diagnose": ("diagnose", "diagnose", {}),
@@ -109,7 +110,7 @@ def build_app(only: str | None = None) -> typer.Typer:
     for name, (module, attribute, keywords) in COMMANDS.items():
         if only not in (None, name):
             continue
-        found = getattr(importlib.import_module(f"remotedbg.cli.{module}"), attribute)
+        found = getattr(importlib.import_module(f"remotedbg.front.cli.{module}"), attribute)
         if keywords.get("group"):
             app.add_typer(found, name=name)
         else:

@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from remotedbg import settings
-from remotedbg.cli.output import emit_json, printable, stdout_console
+from remotedbg.front.output import emit_json, printable, stdout_console
 
 
 def sessions_command(
@@ -86,14 +86,14 @@ def help_command(
     and variable; a command's name shows its --help; nothing shows the command list.
 
     Example: remotedbg help connection"""
-    from remotedbg.cli import run_words
     from remotedbg.errors import UsageError
+    from remotedbg.front.cli import run_words
 
     words = list(topic or [])
     if words == ["connection"]:
         connection_help()
         return
-    from remotedbg.cli import COMMANDS
+    from remotedbg.front.cli import COMMANDS
 
     if words and words[0] not in COMMANDS:
         error = UsageError(f"help {words[0]!r}: no such topic; try 'connection' or a command")
@@ -102,7 +102,7 @@ def help_command(
 
 
 def _fail(error: Exception) -> int:
-    from remotedbg.cli.output import error_line
+    from remotedbg.front.output import error_line
 
     error_line(str(error))
     return 2
@@ -112,8 +112,8 @@ def connection_help() -> None:
     """Every connection option: flags, value, meaning, default and variable."""
     from rich.table import Table
 
-    from remotedbg.cli.context import CONNECTION_PARAMETERS
-    from remotedbg.cli.help_text import value_name
+    from remotedbg.front.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.front.cli.help_text import value_name
 
     table = Table("option", "meaning", "default", "variable", box=None, show_lines=False)
     for parameter in CONNECTION_PARAMETERS:

@@ -15,11 +15,11 @@ from remotedbg.actions.logs import find_log, not_speculating_why, read_new, read
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.agent.server_scan import parse_decode_line
 from remotedbg.analysis.engine_log import died_of
-from remotedbg.cli.context import CommandContext, ServerOption, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stdout_console
-from remotedbg.cli.probe_report import sparkline
 from remotedbg.errors import ExitCode, Interrupted, UsageError
 from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
+from remotedbg.front.cli.probe_report import sparkline
+from remotedbg.front.output import emit_json, note, printable, stdout_console
 from remotedbg.inventory import is_host_list
 
 POLL_S = 0.3

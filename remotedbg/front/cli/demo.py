@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from remotedbg.cli.context import CommandContext, run_guarded
-from remotedbg.cli.output import emit_json, note, stdout_console
-from remotedbg.cli.playbook_report import outcome_document, render_outcome
-from remotedbg.cli.playbooks import execute
 from remotedbg.errors import ExitCode
+from remotedbg.front.cli.context import CommandContext, run_guarded
+from remotedbg.front.cli.playbook_report import outcome_document, render_outcome
+from remotedbg.front.cli.playbooks import execute
+from remotedbg.front.output import emit_json, note, stdout_console
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook
 
 DEMO_SUMMARY = """\
@@ -36,7 +36,7 @@ def demo(
     Example: remotedbg demo"""
     import shutil
 
-    from remotedbg.demo import build_demo_box, demo_directory
+    from remotedbg.front.demo import build_demo_box, demo_directory
     from remotedbg.session import ConnectOptions
 
     def body() -> int:

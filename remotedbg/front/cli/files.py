@@ -7,15 +7,6 @@ from typing import Annotated
 
 import typer
 
-from remotedbg.cli.context import CommandContext, fail_with, remote_command, run_guarded
-from remotedbg.cli.output import (
-    emit_json,
-    printable,
-    stderr_console,
-    stdout_console,
-    typed_option,
-    write_raw,
-)
 from remotedbg.errors import (
     ConnectionFailed,
     ExitCode,
@@ -23,6 +14,15 @@ from remotedbg.errors import (
     RemoteCommandError,
     StdoutClosed,
     UsageError,
+)
+from remotedbg.front.cli.context import CommandContext, fail_with, remote_command, run_guarded
+from remotedbg.front.output import (
+    emit_json,
+    printable,
+    stderr_console,
+    stdout_console,
+    typed_option,
+    write_raw,
 )
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import read_piped_input

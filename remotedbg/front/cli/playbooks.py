@@ -11,10 +11,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
-from remotedbg.cli import output
-from remotedbg.cli.context import CommandContext, parse_vars, remote_command, run_guarded
-from remotedbg.cli.output import emit_json, note, stderr_console, stdout_console, typed_option
-from remotedbg.cli.playbook_report import (
+from remotedbg.contract import VERDICT_EXIT
+from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
+from remotedbg.front import output
+from remotedbg.front.cli.context import CommandContext, parse_vars, remote_command, run_guarded
+from remotedbg.front.cli.playbook_report import (
     fleet_markdown,
     host_document,
     outcome_document,
@@ -22,9 +24,7 @@ from remotedbg.cli.playbook_report import (
     render_fleet,
     render_outcome,
 )
-from remotedbg.contract import VERDICT_EXIT
-from remotedbg.errors import ExitCode, UsageError
-from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
+from remotedbg.front.output import emit_json, note, stderr_console, stdout_console, typed_option
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.playbook import (

@@ -9,13 +9,13 @@ from rich.table import Table
 
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, UsageError
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.output import emit_json, printable, stdout_console, transfer_progress
+from remotedbg.front.report import render_findings, render_verdict, summary_table
 from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
-from remotedbg.report import render_findings, render_verdict, summary_table
 
 app = typer.Typer(help="Tensors of a checkpoint on the host, read in place.", no_args_is_help=True)
 PathArg = Annotated[

@@ -7,12 +7,12 @@ import sys
 
 from rich.table import Table
 
-from remotedbg.cli import output
-from remotedbg.cli.locate import also_on_box_lines, render_locate
-from remotedbg.cli.output import printable, stdout_console
 from remotedbg.fleet import HostResult
+from remotedbg.front import output
+from remotedbg.front.cli.locate import also_on_box_lines, render_locate
+from remotedbg.front.output import printable, stdout_console
+from remotedbg.front.report import findings_markdown, render_findings, render_verdict
 from remotedbg.playbook import RunOutcome
-from remotedbg.report import findings_markdown, render_findings, render_verdict
 
 
 def host_document(result: HostResult) -> dict:

@@ -17,9 +17,9 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stderr_console, transfer_progress
 from remotedbg.errors import ExitCode, LocalFileUnwritable, RemotedbgError, UsageError
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.output import emit_json, note, printable, stderr_console, transfer_progress
 from remotedbg.local_signals import Terminated
 from remotedbg.remote.fetch import fetch_range
 

@@ -18,13 +18,13 @@ from remotedbg.actions.probe import (
     probe_server,
 )
 from remotedbg.actions.server_arg import parse_server
-from remotedbg.cli.context import CommandContext, ServerOption, remote_command
-from remotedbg.cli.output import emit_json, note, stderr_console
-from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
 from remotedbg.contract import exit_code, verdict
 from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
+from remotedbg.front.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
+from remotedbg.front.output import emit_json, note, stderr_console
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote

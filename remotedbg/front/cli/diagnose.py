@@ -11,17 +11,17 @@ from rich.table import Table
 
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.analysis.diagnosis import Diagnosis
-from remotedbg.cli.context import CommandContext, ServerOption, parse_vars, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stdout_console
-from remotedbg.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.contract import exit_code
 from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.errors import UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars, remote_command
+from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
+from remotedbg.front.output import emit_json, note, printable, stdout_console
+from remotedbg.front.report import render_verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
-from remotedbg.report import render_verdict
 
 
 @remote_command

@@ -9,9 +9,9 @@ from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.errors import ExitCode
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.output import emit_json, printable, stderr_console, stdout_console
 
 HANDLING_STYLE = {"offsets": "green", "direct": "bold red", "none": "dim", "unknown": "yellow"}
 

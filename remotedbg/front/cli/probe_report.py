@@ -10,9 +10,9 @@ from typing import Any
 from rich.table import Table
 
 from remotedbg import __version__
-from remotedbg.cli.output import printable, stdout_console
+from remotedbg.front.output import printable, stdout_console
+from remotedbg.front.report import findings_markdown, render_findings, render_verdict
 from remotedbg.local_files import write_text
-from remotedbg.report import findings_markdown, render_findings, render_verdict
 
 _BAR_WIDTH = 30
 _SPARKS = "▁▂▃▄▅▆▇█"

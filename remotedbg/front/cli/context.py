@@ -15,15 +15,15 @@ from typing import Annotated, Any
 
 import typer
 
-from remotedbg.cli import help_text
-from remotedbg.cli.output import emit_json, error_line
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.front.cli import help_text
+from remotedbg.front.output import emit_json, error_line
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
 
 # Who lends warm sessions to the commands run in this process: the REPL its one session
-# (remotedbg.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
+# (remotedbg.front.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
 # Given a command's options: a session to borrow (close() leaves it open), or None to open
 # one for this command only.
 SESSION_KEEPER: ContextVar[Callable[[ConnectOptions], Session | None] | None] = ContextVar(
