@@ -38,6 +38,7 @@ LAYERS = {
     # any upward import, fails here
     "remotedbg.front.output": 7,
     "remotedbg.front.demo": 7,
+    "remotedbg.front.environment": 8,
     "remotedbg.front.report": 8,
     "remotedbg.front.cli": 9,
     "remotedbg.front.repl_completion": 10,

@@ -31,7 +31,7 @@ from remotedbg.errors import (
     UsageError,
 )
 from remotedbg.front.cli import context as cli_context
-from remotedbg.front.output import error_line, stdout_console
+from remotedbg.front.environment import error_line, stdout_console
 from remotedbg.front.repl_completion import (
     LIST_TIMEOUT,
     CommandSpec,
@@ -526,7 +526,7 @@ class Repl:
         if args:
             name = args[0].lstrip(":")
             if name in REPL_ONLY:
-                stdout_console.print(f":{name}  {REPL_ONLY[name]}", markup=False)
+                stdout_console().print(f":{name}  {REPL_ONLY[name]}", markup=False)
                 return ExitCode.OK
             command = self.group.get_command(_context(self.group), name)
             if command is None or name == "repl":
@@ -545,7 +545,7 @@ class Repl:
         lines += [f"  :{name:<20} {text}" for name, text in REPL_ONLY.items() if name != "exit"]
         lines.append("Tab completes paths on the host and commands; Ctrl-R searches history;")
         lines.append("Ctrl-C stops the running remote command.")
-        stdout_console.print("\n".join(lines), markup=False)
+        stdout_console().print("\n".join(lines), markup=False)
         return ExitCode.OK
 
     # -- completion ------------------------------------------------------------------------
@@ -613,7 +613,7 @@ class Repl:
         )
         if output is None:
             note = "" if self.login_env_ok else " (login environment not available)"
-            stdout_console.print(
+            stdout_console().print(
                 f"connected to {self.host}{note}; :help for commands, Ctrl-D to leave",
                 markup=False,
             )

@@ -17,7 +17,8 @@ import typer
 
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
 from remotedbg.front.cli import help_text
-from remotedbg.front.output import emit_json, error_line
+from remotedbg.front.environment import environment, error_line
+from remotedbg.front.output import emit_json
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
@@ -314,7 +315,9 @@ def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
 
 
 def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
-    """Run a command body; map errors and Ctrl-C to a one-line message and exit code."""
+    """Run a command body; map errors and Ctrl-C to a one-line message and exit code. The
+    command line's environment learns of --json here (every remote command, demo, playbook)."""
+    environment().json = as_json
     try:
         code = body()
     except RemotedbgError as error:

@@ -17,7 +17,8 @@ from remotedbg.errors import UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars, remote_command
 from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
-from remotedbg.front.output import emit_json, note, printable, stdout_console
+from remotedbg.front.environment import note, stdout_console
+from remotedbg.front.output import emit_json, printable
 from remotedbg.front.report import render_verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
@@ -111,7 +112,7 @@ def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
     for doc in documents:
         why = doc.get("error") or doc.get("headline") or ""
         table.add_row(printable(doc["host"]), doc["verdict"], str(doc["exit_code"]), printable(why))
-    stdout_console.print(table, soft_wrap=False)
+    stdout_console().print(table, soft_wrap=False)
     return code
 
 
@@ -120,7 +121,7 @@ def _evidence_lines(evidence: dict[str, Any], limit: int = 5) -> list[str]:
 
 
 def render(doc: dict[str, Any]) -> None:
-    console = stdout_console
+    console = stdout_console()
     render_verdict(console, doc["verdict"], doc["headline"])
     server = doc.get("server")
     if server:

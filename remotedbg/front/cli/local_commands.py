@@ -5,7 +5,8 @@ from typing import Annotated
 import typer
 
 from remotedbg import settings
-from remotedbg.front.output import emit_json, printable, stdout_console
+from remotedbg.front.environment import stdout_console
+from remotedbg.front.output import emit_json, printable
 
 
 def sessions_command(
@@ -25,9 +26,9 @@ def sessions_command(
         emit_json({"sessions": found, "stopped": stop})
         return
     if not found:
-        stdout_console.print("no persistent sessions", markup=False)
+        stdout_console().print("no persistent sessions", markup=False)
     for entry in found:
-        stdout_console.print(printable(session_line(entry, stop)), markup=False)
+        stdout_console().print(printable(session_line(entry, stop)), markup=False)
 
 
 def session_line(entry: dict, stopping: bool) -> str:
@@ -72,8 +73,8 @@ def config_command(
     table = Table("setting", "value", "from", box=None)
     for key, value, source in rows:
         table.add_row(key, str(value), source)
-    stdout_console.print(table)
-    stdout_console.print(f"config file: {settings.config_file()}", markup=False)
+    stdout_console().print(table)
+    stdout_console().print(f"config file: {settings.config_file()}", markup=False)
 
 
 def help_command(
@@ -102,7 +103,7 @@ def help_command(
 
 
 def _fail(error: Exception) -> int:
-    from remotedbg.front.output import error_line
+    from remotedbg.front.environment import error_line
 
     error_line(str(error))
     return 2
@@ -131,9 +132,9 @@ def connection_help() -> None:
         elif isinstance(default, (int, float)) and not isinstance(default, bool):
             default = f"{default:g}"
         table.add_row(flags, info.help or "", str(default), info.envvar or "")
-    stdout_console.print(
+    stdout_console().print(
         "Connection options, on every command that takes -H (a flag beats its variable, "
         "which beats ~/.config/remotedbg/config.toml; see remotedbg config):",
         markup=False, highlight=False,
     )  # fmt: skip
-    stdout_console.print(table)
+    stdout_console().print(table)

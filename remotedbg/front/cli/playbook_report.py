@@ -8,9 +8,9 @@ import sys
 from rich.table import Table
 
 from remotedbg.fleet import HostResult
-from remotedbg.front import output
 from remotedbg.front.cli.locate import also_on_box_lines, render_locate
-from remotedbg.front.output import printable, stdout_console
+from remotedbg.front.environment import environment, stdout_console
+from remotedbg.front.output import printable
 from remotedbg.front.report import findings_markdown, render_findings, render_verdict
 from remotedbg.playbook import RunOutcome
 
@@ -67,14 +67,14 @@ def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
     table.add_column("reason", overflow="fold")  # the headline of each host that is not ok
     for row in rows:
         table.add_row(*[printable(cell) for cell in row])
-    stdout_console.print(table, soft_wrap=False)  # columns fold: a reason is never cut
+    stdout_console().print(table, soft_wrap=False)  # columns fold: a reason is never cut
     if diff:
-        stdout_console.print("\n[bold]differences between hosts[/]")
+        stdout_console().print("\n[bold]differences between hosts[/]")
         for fact, values in diff.items():
             spread = ", ".join(f"{host}={value}" for host, value in values.items())
-            stdout_console.print(f"  {fact}: {spread}", markup=False)
+            stdout_console().print(f"  {fact}: {spread}", markup=False)
     else:
-        stdout_console.print("no differences between the reachable hosts", markup=False)
+        stdout_console().print("no differences between the reachable hosts", markup=False)
 
 
 def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
@@ -118,7 +118,7 @@ def outcome_document(outcome: RunOutcome) -> dict:
 
 
 def render_outcome(outcome: RunOutcome) -> None:
-    console = stdout_console
+    console = stdout_console()
     render_verdict(console, outcome.verdict, outcome.headline)
     for draft in outcome.section("drafts").get("drafts", []):
         vocab = draft.get("vocab") or {}
@@ -201,7 +201,8 @@ def provenance_markdown(outcome: RunOutcome) -> list[str]:
     from remotedbg.agent.redact import redact_text
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    typed = output.command_words if output.command_words is not None else sys.argv[1:]
+    words = environment().words
+    typed = words if words is not None else sys.argv[1:]
     command = redact_text(shlex.join(["remotedbg", *typed]))
     lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
     for engine in outcome.section("engines").get("engines") or []:

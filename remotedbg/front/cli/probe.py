@@ -24,7 +24,8 @@ from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
 from remotedbg.front.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
-from remotedbg.front.output import emit_json, note, stderr_console
+from remotedbg.front.environment import note, stderr_console
+from remotedbg.front.output import emit_json
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
@@ -139,10 +140,10 @@ def _show_plan(ctx: CommandContext, plan: ProbePlan) -> None:
     if ctx.json:
         emit_json({"load": plan.describe(), "requests": plan.requests})
         return
-    stderr_console.print(f"would send {plan.describe()}", markup=False)
+    stderr_console().print(f"would send {plan.describe()}", markup=False)
     for r in plan.requests:
         text = r["prompt"][:60].replace("\n", " ")
-        stderr_console.print(
+        stderr_console().print(
             f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
         )
 

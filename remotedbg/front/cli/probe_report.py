@@ -10,7 +10,8 @@ from typing import Any
 from rich.table import Table
 
 from remotedbg import __version__
-from remotedbg.front.output import printable, stdout_console
+from remotedbg.front.environment import stdout_console
+from remotedbg.front.output import printable
 from remotedbg.front.report import findings_markdown, render_findings, render_verdict
 from remotedbg.local_files import write_text
 
@@ -79,7 +80,7 @@ def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> 
 
 
 def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
-    console = stdout_console
+    console = stdout_console()
     if result.get("spec_off"):  # nothing to measure: one line
         console.print(printable(not_speculating_line(result)), markup=False)
         return
@@ -163,7 +164,7 @@ def render_fleet(rows: list[Any]) -> None:
             f"{low} {kinds[low]:.2f}" if low else "-",
             ", ".join(dict.fromkeys(f["id"] for f in result["findings"])) or "-",
         )
-    stdout_console.print(table)
+    stdout_console().print(table)
 
 
 def figure_svg(result: dict[str, Any], path: Path) -> str | None:
