@@ -19,7 +19,7 @@ from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars
 from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.front.environment import note, stdout_console
 from remotedbg.front.output import emit_json, printable
-from remotedbg.front.report import render_verdict
+from remotedbg.front.report import Verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
@@ -122,7 +122,7 @@ def _evidence_lines(evidence: dict[str, Any], limit: int = 5) -> list[str]:
 
 def render(doc: dict[str, Any]) -> None:
     console = stdout_console()
-    render_verdict(console, doc["verdict"], doc["headline"])
+    console.print(Verdict(doc["verdict"], doc["headline"]))
     server = doc.get("server")
     if server:
         console.print(
@@ -206,7 +206,7 @@ def markdown(doc: dict[str, Any], probed: dict | None = None, figure: str | None
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     lines = [f"# remotedbg diagnose on `{doc['host']}`", "",
-             f"**Verdict: {doc['verdict'].upper()}**: {doc['headline']}", "",
+             Verdict(doc["verdict"], doc["headline"]).to_markdown(), "",
              f"- remotedbg {__version__}, {now}"]  # fmt: skip
     server = doc.get("server")
     if server:

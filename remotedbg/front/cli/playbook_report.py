@@ -11,7 +11,7 @@ from remotedbg.fleet import HostResult
 from remotedbg.front.cli.locate import also_on_box_lines, render_locate
 from remotedbg.front.environment import environment, stdout_console
 from remotedbg.front.output import printable
-from remotedbg.front.report import findings_markdown, render_findings, render_verdict
+from remotedbg.front.report import Findings, Verdict
 from remotedbg.playbook import RunOutcome
 
 
@@ -105,9 +105,8 @@ def outcome_document(outcome: RunOutcome) -> dict:
     return {
         "playbook": outcome.playbook,
         "host": outcome.host,
-        "verdict": outcome.verdict,
-        "headline": outcome.headline,
-        "findings": outcome.findings,
+        **Verdict(outcome.verdict, outcome.headline).to_json(),
+        "findings": Findings(outcome.findings).to_json(),
         "drafts": audit.get("drafts", []),
         "inconclusive": outcome.inconclusive,
         "also_on_box": also_on_box(outcome),
@@ -119,7 +118,7 @@ def outcome_document(outcome: RunOutcome) -> dict:
 
 def render_outcome(outcome: RunOutcome) -> None:
     console = stdout_console()
-    render_verdict(console, outcome.verdict, outcome.headline)
+    console.print(Verdict(outcome.verdict, outcome.headline))
     for draft in outcome.section("drafts").get("drafts", []):
         vocab = draft.get("vocab") or {}
         loader = draft.get("loader") or {}
@@ -140,7 +139,7 @@ def render_outcome(outcome: RunOutcome) -> None:
             )
     for line in server_lines(outcome):
         console.print(line, markup=False, highlight=False)
-    render_findings(console, outcome.findings)
+    console.print(Findings(outcome.findings))
     for line in also_on_box_lines(also_on_box(outcome)):
         console.print(printable(line), markup=False, highlight=False, style="dim")
     located = outcome.section("locate")
@@ -220,7 +219,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
     lines = [
         f"{title} remotedbg {outcome.playbook} on `{outcome.host}`",
         "",
-        f"**Verdict: {outcome.verdict.upper()}**: {outcome.headline}",
+        Verdict(outcome.verdict, outcome.headline).to_markdown(),
         "",
         *provenance_markdown(outcome),
     ]
@@ -239,7 +238,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
         "",
         f"{section} Findings",
         "",
-        findings_markdown(outcome.findings, level + 2),
+        Findings(outcome.findings).to_markdown(level + 2),
         f"{section} Steps",
         "",
         "| step | action | status | ms |",

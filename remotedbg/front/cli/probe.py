@@ -26,6 +26,7 @@ from remotedbg.front.cli.context import CommandContext, ServerOption, remote_com
 from remotedbg.front.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
 from remotedbg.front.environment import note, stderr_console
 from remotedbg.front.output import emit_json
+from remotedbg.front.report import Verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
@@ -121,7 +122,7 @@ def probe(
     result["host"] = ctx.session.name
     decided, headline = verdict(result["findings"], result["inconclusive"])
     if ctx.json:
-        emit_json({"verdict": decided, "headline": headline, **result})
+        emit_json({**Verdict(decided, headline).to_json(), **result})
     else:
         render_probe(result, decided, headline)
     if report is not None:

@@ -12,7 +12,7 @@ from rich.table import Table
 from remotedbg import __version__
 from remotedbg.front.environment import stdout_console
 from remotedbg.front.output import printable
-from remotedbg.front.report import findings_markdown, render_findings, render_verdict
+from remotedbg.front.report import Findings, Verdict
 from remotedbg.local_files import write_text
 
 _BAR_WIDTH = 30
@@ -84,7 +84,7 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
     if result.get("spec_off"):  # nothing to measure: one line
         console.print(printable(not_speculating_line(result)), markup=False)
         return
-    render_verdict(console, verdict, headline)
+    console.print(Verdict(verdict, headline))
     console.print(printable(server_line(result)), markup=False)
     summary = result["summary"]
     ceiling = summary.get("ceiling") or 0
@@ -135,7 +135,7 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
             "its drafts are in the /metrics deltas",
             markup=False,
         )
-    render_findings(console, result["findings"])
+    console.print(Findings(result["findings"]))
 
 
 def render_fleet(rows: list[Any]) -> None:
@@ -208,7 +208,7 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
     lines = [
         f"# remotedbg probe on `{result.get('host', '?')}`",
         "",
-        f"**Verdict: {verdict.upper()}**: {headline}",
+        Verdict(verdict, headline).to_markdown(),
         "",
         f"- remotedbg {__version__}",
         f"- server: {server_line(result)}",
@@ -223,7 +223,7 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
         "",
     ]
     lines += acceptance_markdown(summary, figure)
-    lines += ["", "## Findings", "", findings_markdown(result["findings"], 3)]
+    lines += ["", "## Findings", "", Findings(result["findings"]).to_markdown(3)]
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, Usage
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import environment, stdout_console
 from remotedbg.front.output import emit_json, printable
-from remotedbg.front.report import render_findings, render_verdict, summary_table
+from remotedbg.front.report import Findings, Verdict, summary_table
 from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
 
@@ -178,7 +178,7 @@ def vocab_check(
 
 def render_vocab_report(report: dict) -> None:
     reasons = [u["reason"] for u in report.get("unknown") or []]
-    render_verdict(stdout_console(), *verdict(report["findings"], reasons))
+    stdout_console().print(Verdict(*verdict(report["findings"], reasons)))
     summary = report.get("summary", {})
     collapse = summary.get("direct_loader_collapse") or {}
     rows = [
@@ -225,4 +225,4 @@ def render_vocab_report(report: dict) -> None:
                 printable(repr(row.get("intended_token", row.get("token")))),
             )
         stdout_console().print(table)
-    render_findings(stdout_console(), report["findings"])
+    stdout_console().print(Findings(report["findings"]))
