@@ -114,7 +114,7 @@ CONNECTION_PARAMETERS = [
             str | None,
             typer.Option(
                 "--ssh-config",
-                envvar="REMOTEDBG_SSH_CONFIG",
+                envvar=ENVVARS["ssh_config"],
                 help="ssh_config file (default ~/.ssh/config).",
                 rich_help_panel=HELP,
             ),
