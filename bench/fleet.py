@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from remotedbg import fleet  # noqa: E402
-from remotedbg.demo import build_demo_box  # noqa: E402
+from remotedbg.front.demo import build_demo_box  # noqa: E402
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook  # noqa: E402
 from remotedbg.session import ConnectOptions  # noqa: E402
 from remotedbg.session.base import Session  # noqa: E402

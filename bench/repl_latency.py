@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.timing import median_ms, timed  # noqa: E402
-from remotedbg.repl import Repl  # noqa: E402
+from remotedbg.front.repl import Repl  # noqa: E402
 from remotedbg.session import ConnectOptions, open_session  # noqa: E402
 from tests.sshd import start_box  # noqa: E402
 

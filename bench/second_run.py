@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from remotedbg.demo import build_demo_box  # noqa: E402
+from remotedbg.front.demo import build_demo_box  # noqa: E402
 from tests.releases import release  # noqa: E402
 from tests.sshd import start_box  # noqa: E402
 

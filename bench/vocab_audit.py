@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from remotedbg.cli.context import CommandContext  # noqa: E402
-from remotedbg.demo import build_demo_box  # noqa: E402
+from remotedbg.front.cli.context import CommandContext  # noqa: E402
+from remotedbg.front.demo import build_demo_box  # noqa: E402
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook, run_playbook  # noqa: E402
 from remotedbg.session import ConnectOptions  # noqa: E402
 from tests.sshd import start_box  # noqa: E402

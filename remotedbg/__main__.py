@@ -28,7 +28,7 @@ def _run(words: list[str]) -> int:
         local_gc.tune()
 
         unwind_on_termination()
-        from remotedbg.cli import run_words
+        from remotedbg.front.cli import run_words
 
         try:
             code = run_words(words)

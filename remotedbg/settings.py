@@ -38,6 +38,20 @@ SETTINGS = [
     Setting("transport", "REMOTEDBG_TRANSPORT", "auto", str),
 ]
 ENVVARS = {s.key: s.envvar for s in SETTINGS}
+_SETTING = {s.key: s for s in SETTINGS}
+_BUILT_IN = object()
+
+
+def chosen(key: str, flag: Any, config: dict[str, Any], default: Any = _BUILT_IN) -> Any:
+    """A setting's value in the order a command's options get it from click (the flag, its
+    variable, the config file, the default), for what reads a command line before click does
+    (the persistent-session client). `default` replaces the built-in one (None: nothing set).
+    An empty flag or variable counts as not given."""
+    setting = _SETTING[key]
+    found = flag or os.environ.get(setting.envvar) or config.get(key)
+    if found is not None:
+        return found
+    return setting.default if default is _BUILT_IN else default
 
 
 def config_file() -> Path:

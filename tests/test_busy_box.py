@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from remotedbg.actions.locate import locate_engines
-from remotedbg.demo import build_demo_box
+from remotedbg.front.demo import build_demo_box
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, open_session
 from tests.strangers import Strangers

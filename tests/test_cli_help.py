@@ -13,7 +13,7 @@ import sys
 import pytest
 import typer
 
-from remotedbg.cli import app
+from remotedbg.front.cli import app
 
 
 def _command_paths(command, prefix=()):
@@ -74,7 +74,7 @@ def _page(*words: str, columns: int = 200) -> str:
 def test_connection_help_keeps_its_defaults_and_variables() -> None:
     """Every connection option, its value name, default and variable, on one page of its own;
     a command's page names the common four in one line that points there."""
-    from remotedbg.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.front.cli.context import CONNECTION_PARAMETERS
 
     page = _page("help", "connection")
     assert "(default python3)" in page and "(default ~/.ssh/config)" in page

@@ -21,7 +21,6 @@ LAYERS = {
     "remotedbg.persist.protocol": 0,
     "remotedbg.persist.client": 1,
     "remotedbg.persist": 1,
-    "remotedbg.persist.daemon": 8,
     "remotedbg.contract": 0,
     "remotedbg.agent": 0,
     "remotedbg.session": 1,
@@ -34,11 +33,19 @@ LAYERS = {
     "remotedbg.diagnose": 6,
     "remotedbg.fleet": 6,
     "remotedbg.inventory": 6,
-    "remotedbg.report": 7,
-    "remotedbg.demo": 7,
-    "remotedbg.cli": 7,
-    "remotedbg.repl": 7,
-    "remotedbg.repl_completion": 7,
+    # the front ends (remotedbg/front/), each part on its own floor: the REPL runs the command
+    # tree's commands and the tree's `repl` command starts the REPL, so a loop between them, or
+    # any upward import, fails here
+    "remotedbg.front.output": 7,
+    "remotedbg.front.demo": 7,
+    "remotedbg.front.environment": 8,
+    "remotedbg.front.report": 8,
+    "remotedbg.front.cli": 9,
+    "remotedbg.front.repl_completion": 10,
+    "remotedbg.front.repl": 11,
+    "remotedbg.front.cli.repl": 12,
+    # runs the command tree for its clients
+    "remotedbg.persist.daemon": 13,
 }
 
 

@@ -182,7 +182,8 @@ def test_the_oldest_typer_allowed_runs_the_cli(
 def test_the_cli_imports_without_click_installed() -> None:
     """typer ships its own click: the CLI must not need the click package."""
     code = (
-        "import sys; sys.modules['click'] = None; import remotedbg.cli, remotedbg.repl; print('ok')"
+        "import sys; sys.modules['click'] = None; "
+        "import remotedbg.front.cli, remotedbg.front.repl; print('ok')"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout == "ok\n", result.stderr

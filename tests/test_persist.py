@@ -295,3 +295,19 @@ def test_a_report_records_the_command_line_the_user_typed(persistent, tmp_path):
     assert _daemons(persistent.runtime)
     typed = shlex.join(["remotedbg", *words])
     assert f"- command: `{typed}`" in report.read_text()
+
+
+def test_each_client_is_served_in_an_environment_of_its_own(persistent, tmp_path):
+    """The daemon runs each client's line in an environment of its own (its consoles, -q, the
+    words typed): one client's -q leaves the next client's notes alone."""
+    source = tmp_path / "notes.txt"
+    source.write_text("hello\n")
+    quiet = persistent("-q", "get", "-H", "testbox", str(source), str(tmp_path / "quiet.txt"))
+    assert quiet.returncode == 0 and quiet.stderr == b""
+    [daemon] = _daemons(persistent.runtime)
+    loud = persistent("get", "-H", "testbox", str(source), str(tmp_path / "loud.txt"))
+    assert loud.returncode == 0 and b"loud.txt" in loud.stderr  # its note: not quieted
+    assert (tmp_path / "loud.txt").read_text() == "hello\n"
+    assert _daemons(persistent.runtime) == [daemon]
+    [listed] = json.loads(persistent("sessions", "--json").stdout)["sessions"]
+    assert listed["commands"] == 2  # both lines were served by the one daemon

@@ -17,8 +17,8 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from remotedbg.repl import Repl, env_difference, history_path, parse_startup
-from remotedbg.repl_completion import quote_path, split_words
+from remotedbg.front.repl import Repl, env_difference, history_path, parse_startup
+from remotedbg.front.repl_completion import quote_path, split_words
 from tests.procs import parent_of, pids_with_argv, wait_for
 
 
@@ -430,7 +430,7 @@ def _no_new_sessions(options):
 
 
 def test_colon_commands_borrow_the_repl_session(repl, tree, capfd, monkeypatch):
-    from remotedbg.cli import context
+    from remotedbg.front.cli import context
 
     monkeypatch.setattr(context, "open_session", _no_new_sessions)
     before = repl.session.commands_run

@@ -176,7 +176,7 @@ def test_repl_lines_get_the_users_term_as_ssh_gives_it(box, isolated_state):
 
 
 def test_which_lines_want_a_terminal():
-    from remotedbg.repl import wants_terminal
+    from remotedbg.front.repl import wants_terminal
 
     wanted = [["top"], ["/usr/bin/htop"], ["python3"], ["nvidia-smi", "-l", "1"], ["less", "x"]]
     plain = [["python3", "x.py"], ["nvidia-smi"], ["ls", "-la"], ["bash", "-c", "true"], []]

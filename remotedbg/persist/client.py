@@ -36,20 +36,16 @@ def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
         config = settings.load_config()
     except Exception:  # noqa: BLE001 - the command itself reports a broken config file
         return None
-    host = protocol.host_named(words) or os.environ.get("REMOTEDBG_HOST") or config.get("host")
+    host = settings.chosen("host", protocol.host_named(words), config)
     if not host or host == "local" or _is_fleet(words, host):
         return None
-    given = protocol.option_value(words, "--persist")
-    persist = given or os.environ.get("REMOTEDBG_PERSIST") or config.get("persist", 600.0)
+    persist = settings.chosen("persist", protocol.option_value(words, "--persist"), config)
     try:
         idle = float(persist)
     except ValueError:
         return None  # the command reports the bad value
-    ssh_config = (
-        protocol.option_value(words, "--ssh-config")
-        or os.environ.get("REMOTEDBG_SSH_CONFIG")
-        or config.get("ssh_config")
-    )
+    given = protocol.option_value(words, "--ssh-config")
+    ssh_config = settings.chosen("ssh_config", given, config, default=None)
     if ssh_config:
         ssh_config = os.path.expanduser(ssh_config)
     return (host, ssh_config, idle) if idle > 0 else None

@@ -335,8 +335,8 @@ class Daemon:
             return False
 
     def _serve_one(self, ticket: Ticket, conn: socket.socket, request: dict) -> None:
-        from remotedbg.cli import output, run_words
-        from remotedbg.cli.context import SESSION_KEEPER
+        from remotedbg.front.cli import run_words
+        from remotedbg.front.cli.context import SESSION_KEEPER
 
         rid = ticket.rid
         lock = threading.Lock()
@@ -356,7 +356,6 @@ class Daemon:
                 os.environ["COLUMNS"] = str(request["columns"])
             sys.stdout, sys.stderr = _stream(out), _stream(err)
             sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
-            output.refresh_consoles()
             token = SESSION_KEEPER.set(self.keeper)
             try:
                 self.running = rid

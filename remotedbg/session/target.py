@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from remotedbg import settings
 from remotedbg.errors import UsageError
 
 DEFAULT_SSH_CONFIG = "~/.ssh/config"
@@ -191,7 +192,7 @@ def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
     """(user, host, port) of an alias, user@host[:port], or ssh's URI form ssh://[user@]host[:port]."""
     spec = spec.strip()
     if spec.startswith("ssh://"):
-        spec = spec[len("ssh://"):].rstrip("/")
+        spec = spec[len("ssh://") :].rstrip("/")
     match = _HOST_SPEC.match(spec)
     if not match or spec.strip().startswith("-"):
         raise UsageError(
@@ -207,7 +208,7 @@ def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
 def config_path(explicit: str | None) -> tuple[str | None, bool]:
     """The ssh_config file to read (--ssh-config, $REMOTEDBG_SSH_CONFIG, ~/.ssh/config) and
     whether it was named explicitly (then it replaces the system-wide file, as `ssh -F` does)."""
-    named = explicit or os.environ.get("REMOTEDBG_SSH_CONFIG")
+    named = settings.chosen("ssh_config", explicit, {}, default=None)
     if named:
         expanded = os.path.expanduser(named)
         if not os.path.isfile(expanded):

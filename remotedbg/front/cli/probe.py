@@ -18,13 +18,15 @@ from remotedbg.actions.probe import (
     probe_server,
 )
 from remotedbg.actions.server_arg import parse_server
-from remotedbg.cli.context import CommandContext, ServerOption, remote_command
-from remotedbg.cli.output import emit_json, note, stderr_console
-from remotedbg.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
 from remotedbg.contract import exit_code, verdict
 from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
+from remotedbg.front.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
+from remotedbg.front.environment import note, stderr_console
+from remotedbg.front.output import emit_json
+from remotedbg.front.report import Verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
@@ -120,7 +122,7 @@ def probe(
     result["host"] = ctx.session.name
     decided, headline = verdict(result["findings"], result["inconclusive"])
     if ctx.json:
-        emit_json({"verdict": decided, "headline": headline, **result})
+        emit_json({**Verdict(decided, headline).to_json(), **result})
     else:
         render_probe(result, decided, headline)
     if report is not None:
@@ -139,10 +141,10 @@ def _show_plan(ctx: CommandContext, plan: ProbePlan) -> None:
     if ctx.json:
         emit_json({"load": plan.describe(), "requests": plan.requests})
         return
-    stderr_console.print(f"would send {plan.describe()}", markup=False)
+    stderr_console().print(f"would send {plan.describe()}", markup=False)
     for r in plan.requests:
         text = r["prompt"][:60].replace("\n", " ")
-        stderr_console.print(
+        stderr_console().print(
             f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
         )
 

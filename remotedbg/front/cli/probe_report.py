@@ -10,9 +10,10 @@ from typing import Any
 from rich.table import Table
 
 from remotedbg import __version__
-from remotedbg.cli.output import printable, stdout_console
+from remotedbg.front.environment import stdout_console
+from remotedbg.front.output import printable
+from remotedbg.front.report import Findings, Verdict
 from remotedbg.local_files import write_text
-from remotedbg.report import findings_markdown, render_findings, render_verdict
 
 _BAR_WIDTH = 30
 _SPARKS = "▁▂▃▄▅▆▇█"
@@ -79,11 +80,11 @@ def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> 
 
 
 def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
-    console = stdout_console
+    console = stdout_console()
     if result.get("spec_off"):  # nothing to measure: one line
         console.print(printable(not_speculating_line(result)), markup=False)
         return
-    render_verdict(console, verdict, headline)
+    console.print(Verdict(verdict, headline))
     console.print(printable(server_line(result)), markup=False)
     summary = result["summary"]
     ceiling = summary.get("ceiling") or 0
@@ -134,7 +135,7 @@ def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
             "its drafts are in the /metrics deltas",
             markup=False,
         )
-    render_findings(console, result["findings"])
+    console.print(Findings(result["findings"]))
 
 
 def render_fleet(rows: list[Any]) -> None:
@@ -163,7 +164,7 @@ def render_fleet(rows: list[Any]) -> None:
             f"{low} {kinds[low]:.2f}" if low else "-",
             ", ".join(dict.fromkeys(f["id"] for f in result["findings"])) or "-",
         )
-    stdout_console.print(table)
+    stdout_console().print(table)
 
 
 def figure_svg(result: dict[str, Any], path: Path) -> str | None:
@@ -207,7 +208,7 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
     lines = [
         f"# remotedbg probe on `{result.get('host', '?')}`",
         "",
-        f"**Verdict: {verdict.upper()}**: {headline}",
+        Verdict(verdict, headline).to_markdown(),
         "",
         f"- remotedbg {__version__}",
         f"- server: {server_line(result)}",
@@ -222,7 +223,7 @@ def probe_markdown(result: dict[str, Any], verdict: str, headline: str, figure: 
         "",
     ]
     lines += acceptance_markdown(summary, figure)
-    lines += ["", "## Findings", "", findings_markdown(result["findings"], 3)]
+    lines += ["", "## Findings", "", Findings(result["findings"]).to_markdown(3)]
     return "\n".join(lines) + "\n"
 
 

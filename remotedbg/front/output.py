@@ -1,4 +1,5 @@
-"""Output helpers shared by the front ends: JSON on stdout, people-facing text via rich."""
+"""Output helpers shared by the front ends: JSON on stdout, people-facing text via rich (a
+command line's consoles are its environment's: front/environment.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 # C0 and C1 control characters and DEL: what a terminal acts on instead of showing
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -80,21 +80,6 @@ _FOLD_ROOM = 12  # columns a folding column is given, at least, beside the other
 _UNBOUNDED = 1 << 20  # columns: wider than any table a command prints
 
 
-_CONSOLE_ARGS = ({"highlight": False, "soft_wrap": True},
-                 {"stderr": True, "highlight": False, "soft_wrap": True})  # fmt: skip
-stdout_console = SafeConsole(**_CONSOLE_ARGS[0])
-stderr_console = SafeConsole(**_CONSOLE_ARGS[1])
-
-
-def refresh_consoles() -> None:
-    """Decide colour, width and terminal again, from the current sys.stdout/sys.stderr and
-    environment (rich decides them once, when a console is made): a persistent-session daemon
-    serves each command for a different terminal. The objects stay the ones every module
-    imported."""
-    for console, args in zip((stdout_console, stderr_console), _CONSOLE_ARGS, strict=True):
-        Console.__init__(console, **args)
-
-
 def write_raw(text: str) -> None:
     """Write text to stdout: byte-exact into a pipe or file (undecodable names come out as the
     original bytes); on a terminal with its control characters escaped."""
@@ -112,64 +97,3 @@ def emit_json(value: Any) -> None:
         value = {**value, "remotedbg_version": __version__}
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
     sys.stdout.flush()
-
-
-#: The words of the command line being run, as the user typed them (a persistent-session
-#: daemon runs its clients' lines: its own argv is not what was typed). Set by run_words.
-command_words: list[str] | None = None
-
-
-def typed_option(*names: str) -> bool:
-    """Whether the user typed one of these options on the command line (not a default from
-    the config file or a variable): a default host must not join a --hosts-file fleet. Words
-    after `--` are the remote command's, not ours."""
-    words = command_words or []
-    ours = words[: words.index("--")] if "--" in words else words
-    for word in ours:
-        for name in names:
-            attached = len(name) == 2 and word.startswith(name) and word != name
-            if word == name or word.startswith(name + "=") or attached:
-                return True
-    return False
-
-
-#: `remotedbg -q`: notes (what was written, where output stopped, progress) are left out;
-#: errors, and the reasons for a nonzero exit status, still show.
-quiet = False
-
-
-TRANSFER_PROGRESS_THRESHOLD = 8 << 20  # smaller transfers finish before a bar would help
-
-
-def transfer_progress(total: int, wanted: bool = True) -> Any:
-    """A byte-transfer bar on stderr (rich Progress), or None: for small transfers, under -q,
-    with --json (`wanted` False) or when stderr is not a terminal."""
-    if not wanted or quiet or total < TRANSFER_PROGRESS_THRESHOLD:
-        return None
-    if not stderr_console.is_terminal:
-        return None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-    return Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=stderr_console,
-        transient=True,
-    )
-
-
-def note(message: str) -> None:
-    """An informational line on stderr, unless -q."""
-    if not quiet:
-        stderr_console.print(message, markup=False, highlight=False)
-
-
-def error_line(message: str) -> None:
-    stderr_console.print(
-        f"[bold red]remotedbg:[/] {escape(printable(message))}",
-        markup=True,
-        highlight=False,
-        emoji=False,
-    )

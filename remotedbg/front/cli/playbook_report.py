@@ -7,12 +7,12 @@ import sys
 
 from rich.table import Table
 
-from remotedbg.cli import output
-from remotedbg.cli.locate import also_on_box_lines, render_locate
-from remotedbg.cli.output import printable, stdout_console
 from remotedbg.fleet import HostResult
+from remotedbg.front.cli.locate import also_on_box_lines, render_locate
+from remotedbg.front.environment import environment, stdout_console
+from remotedbg.front.output import printable
+from remotedbg.front.report import Findings, Verdict
 from remotedbg.playbook import RunOutcome
-from remotedbg.report import findings_markdown, render_findings, render_verdict
 
 
 def host_document(result: HostResult) -> dict:
@@ -67,14 +67,14 @@ def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
     table.add_column("reason", overflow="fold")  # the headline of each host that is not ok
     for row in rows:
         table.add_row(*[printable(cell) for cell in row])
-    stdout_console.print(table, soft_wrap=False)  # columns fold: a reason is never cut
+    stdout_console().print(table, soft_wrap=False)  # columns fold: a reason is never cut
     if diff:
-        stdout_console.print("\n[bold]differences between hosts[/]")
+        stdout_console().print("\n[bold]differences between hosts[/]")
         for fact, values in diff.items():
             spread = ", ".join(f"{host}={value}" for host, value in values.items())
-            stdout_console.print(f"  {fact}: {spread}", markup=False)
+            stdout_console().print(f"  {fact}: {spread}", markup=False)
     else:
-        stdout_console.print("no differences between the reachable hosts", markup=False)
+        stdout_console().print("no differences between the reachable hosts", markup=False)
 
 
 def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
@@ -105,9 +105,8 @@ def outcome_document(outcome: RunOutcome) -> dict:
     return {
         "playbook": outcome.playbook,
         "host": outcome.host,
-        "verdict": outcome.verdict,
-        "headline": outcome.headline,
-        "findings": outcome.findings,
+        **Verdict(outcome.verdict, outcome.headline).to_json(),
+        "findings": Findings(outcome.findings).to_json(),
         "drafts": audit.get("drafts", []),
         "inconclusive": outcome.inconclusive,
         "also_on_box": also_on_box(outcome),
@@ -118,8 +117,8 @@ def outcome_document(outcome: RunOutcome) -> dict:
 
 
 def render_outcome(outcome: RunOutcome) -> None:
-    console = stdout_console
-    render_verdict(console, outcome.verdict, outcome.headline)
+    console = stdout_console()
+    console.print(Verdict(outcome.verdict, outcome.headline))
     for draft in outcome.section("drafts").get("drafts", []):
         vocab = draft.get("vocab") or {}
         loader = draft.get("loader") or {}
@@ -140,7 +139,7 @@ def render_outcome(outcome: RunOutcome) -> None:
             )
     for line in server_lines(outcome):
         console.print(line, markup=False, highlight=False)
-    render_findings(console, outcome.findings)
+    console.print(Findings(outcome.findings))
     for line in also_on_box_lines(also_on_box(outcome)):
         console.print(printable(line), markup=False, highlight=False, style="dim")
     located = outcome.section("locate")
@@ -201,7 +200,8 @@ def provenance_markdown(outcome: RunOutcome) -> list[str]:
     from remotedbg.agent.redact import redact_text
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    typed = output.command_words if output.command_words is not None else sys.argv[1:]
+    words = environment().words
+    typed = words if words is not None else sys.argv[1:]
     command = redact_text(shlex.join(["remotedbg", *typed]))
     lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
     for engine in outcome.section("engines").get("engines") or []:
@@ -219,7 +219,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
     lines = [
         f"{title} remotedbg {outcome.playbook} on `{outcome.host}`",
         "",
-        f"**Verdict: {outcome.verdict.upper()}**: {outcome.headline}",
+        Verdict(outcome.verdict, outcome.headline).to_markdown(),
         "",
         *provenance_markdown(outcome),
     ]
@@ -238,7 +238,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
         "",
         f"{section} Findings",
         "",
-        findings_markdown(outcome.findings, level + 2),
+        Findings(outcome.findings).to_markdown(level + 2),
         f"{section} Steps",
         "",
         "| step | action | status | ms |",

@@ -9,13 +9,20 @@ from typing import Annotated
 import typer
 
 from remotedbg import __version__, settings
-from remotedbg.cli import gnu_spelling, help_text, output
-from remotedbg.cli.output import error_line, printable, stderr_console
 from remotedbg.errors import UsageError
+from remotedbg.front.cli import gnu_spelling, help_text
+from remotedbg.front.environment import (
+    Environment,
+    entered,
+    environment,
+    error_line,
+    stderr_console,
+)
+from remotedbg.front.output import printable
 from remotedbg.persist.protocol import ROOT_FLAGS, host_named
 from remotedbg.session import transcript
 
-# name -> (module in remotedbg.cli, attribute, registration keywords), in --help's order; a
+# name -> (module in remotedbg.front.cli, attribute, registration keywords), in --help's order; a
 # typer sub-app ("group") is added whole. Only the module of the command being run is imported.
 COMMANDS: dict[str, tuple[str, str, dict]] = {
     "diagnose": ("diagnose", "diagnose", {}),
@@ -62,7 +69,7 @@ def _print_round_trip(entry: dict) -> None:
     line = (
         f"[{entry['duration_ms']:8.1f} ms] {entry['target']}: {entry['command'][:200]} ({status})"
     )
-    stderr_console.print(printable(line), markup=False, highlight=False, style="dim")
+    stderr_console().print(printable(line), markup=False, highlight=False, style="dim")
 
 
 def _root(
@@ -91,7 +98,7 @@ def _root(
 ) -> None:
     """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM)."""
     transcript.echo = _print_round_trip if verbose else None
-    output.quiet = quiet
+    environment().quiet = quiet
 
 
 def build_app(only: str | None = None) -> typer.Typer:
@@ -109,7 +116,7 @@ def build_app(only: str | None = None) -> typer.Typer:
     for name, (module, attribute, keywords) in COMMANDS.items():
         if only not in (None, name):
             continue
-        found = getattr(importlib.import_module(f"remotedbg.cli.{module}"), attribute)
+        found = getattr(importlib.import_module(f"remotedbg.front.cli.{module}"), attribute)
         if keywords.get("group"):
             app.add_typer(found, name=name)
         else:
@@ -140,9 +147,14 @@ def worth_recording(words: list[str]) -> bool:
 
 
 def run_words(words: list[str]) -> int:
-    """Run one command line in this process; its exit code (a persistent-session daemon runs
-    its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
-    output.command_words = list(words)
+    """Run one command line in this process, in an environment of its own (consoles for the
+    terminal of this moment, the words as typed); its exit code (a persistent-session daemon
+    runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
+    with entered(Environment(words=list(words))):
+        return _run_words(words)
+
+
+def _run_words(words: list[str]) -> int:
     command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
     help_text.tidy(command)

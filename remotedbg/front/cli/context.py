@@ -15,15 +15,16 @@ from typing import Annotated, Any
 
 import typer
 
-from remotedbg.cli import help_text
-from remotedbg.cli.output import emit_json, error_line
 from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.front.cli import help_text
+from remotedbg.front.environment import environment, error_line
+from remotedbg.front.output import emit_json
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
 
 # Who lends warm sessions to the commands run in this process: the REPL its one session
-# (remotedbg.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
+# (remotedbg.front.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
 # Given a command's options: a session to borrow (close() leaves it open), or None to open
 # one for this command only.
 SESSION_KEEPER: ContextVar[Callable[[ConnectOptions], Session | None] | None] = ContextVar(
@@ -113,7 +114,7 @@ CONNECTION_PARAMETERS = [
             str | None,
             typer.Option(
                 "--ssh-config",
-                envvar="REMOTEDBG_SSH_CONFIG",
+                envvar=ENVVARS["ssh_config"],
                 help="ssh_config file (default ~/.ssh/config).",
                 rich_help_panel=HELP,
             ),
@@ -314,7 +315,9 @@ def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
 
 
 def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
-    """Run a command body; map errors and Ctrl-C to a one-line message and exit code."""
+    """Run a command body; map errors and Ctrl-C to a one-line message and exit code. The
+    command line's environment learns of --json here (every remote command, demo, playbook)."""
+    environment().json = as_json
     try:
         code = body()
     except RemotedbgError as error:

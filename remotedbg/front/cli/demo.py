@@ -6,11 +6,12 @@ from typing import Annotated
 
 import typer
 
-from remotedbg.cli.context import CommandContext, run_guarded
-from remotedbg.cli.output import emit_json, note, stdout_console
-from remotedbg.cli.playbook_report import outcome_document, render_outcome
-from remotedbg.cli.playbooks import execute
 from remotedbg.errors import ExitCode
+from remotedbg.front.cli.context import CommandContext, run_guarded
+from remotedbg.front.cli.playbook_report import outcome_document, render_outcome
+from remotedbg.front.cli.playbooks import execute
+from remotedbg.front.environment import note, stdout_console
+from remotedbg.front.output import emit_json
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook
 
 DEMO_SUMMARY = """\
@@ -36,7 +37,7 @@ def demo(
     Example: remotedbg demo"""
     import shutil
 
-    from remotedbg.demo import build_demo_box, demo_directory
+    from remotedbg.front.demo import build_demo_box, demo_directory
     from remotedbg.session import ConnectOptions
 
     def body() -> int:
@@ -62,8 +63,8 @@ def demo(
                 ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=as_json)
                 try:
                     if not as_json:
-                        stdout_console.rule(titles[label], align="left")
-                        stdout_console.print(
+                        stdout_console().rule(titles[label], align="left")
+                        stdout_console().print(
                             "$ "
                             + shlex.join(
                                 ["remotedbg", "playbook", "vocab-audit", "-H", "local"]
@@ -91,8 +92,8 @@ def demo(
                     }
                 )
             if not as_json:
-                stdout_console.rule("what you just saw", align="left")
-                stdout_console.print(DEMO_SUMMARY, markup=False, highlight=False)
+                stdout_console().rule("what you just saw", align="left")
+                stdout_console().print(DEMO_SUMMARY, markup=False, highlight=False)
             return ExitCode.OK if expected else ExitCode.FINDINGS
         finally:
             if not keep:

@@ -9,9 +9,10 @@ from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stderr_console, stdout_console
 from remotedbg.errors import ExitCode
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.environment import stderr_console, stdout_console
+from remotedbg.front.output import emit_json, printable
 
 HANDLING_STYLE = {"offsets": "green", "direct": "bold red", "none": "dim", "unknown": "yellow"}
 
@@ -61,10 +62,10 @@ def locate_eagle(
     else:
         render_locate(found, evidence)
     for server in found["unreadable"]:
-        stderr_console.print(printable(unreadable_line(server)), markup=False)
+        stderr_console().print(printable(unreadable_line(server)), markup=False)
     if not ctx.json:
         for line in also_on_box_lines(found.get("also_on_box") or []):
-            stderr_console.print(printable(line), markup=False, highlight=False)
+            stderr_console().print(printable(line), markup=False, highlight=False)
     if found["unreadable"]:
         return ExitCode.REMOTE  # a running server's engine code went unread: inconclusive
     return ExitCode.OK if found["engines"] else ExitCode.FINDINGS
@@ -95,12 +96,12 @@ def container_line(place: dict) -> str:
 
 
 def render_locate(found: dict, show_evidence: bool = True) -> None:
-    console = stdout_console
+    console = stdout_console()
     if not found["engines"]:
-        stderr_console.print("no SGLang or vLLM install found. Searched:", markup=False)
+        stderr_console().print("no SGLang or vLLM install found. Searched:", markup=False)
         for place in found["searched"][:30]:
-            stderr_console.print(f"  {printable(place)}", markup=False)
-        stderr_console.print(
+            stderr_console().print(f"  {printable(place)}", markup=False)
+        stderr_console().print(
             "Point at one with --root DIR (a checkout's python/sglang, or a "
             "site-packages/vllm), or pass --python for the engine's venv.",
             markup=False,

@@ -15,11 +15,12 @@ from remotedbg.actions.logs import find_log, not_speculating_why, read_new, read
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.agent.server_scan import parse_decode_line
 from remotedbg.analysis.engine_log import died_of
-from remotedbg.cli.context import CommandContext, ServerOption, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stdout_console
-from remotedbg.cli.probe_report import sparkline
 from remotedbg.errors import ExitCode, Interrupted, UsageError
 from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
+from remotedbg.front.cli.probe_report import sparkline
+from remotedbg.front.environment import note, stdout_console
+from remotedbg.front.output import emit_json, printable
 from remotedbg.inventory import is_host_list
 
 POLL_S = 0.3
@@ -86,7 +87,7 @@ def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
     parsed = trend.add(line)
     if spec_only and not parsed:
         return
-    stdout_console.print(printable(line), markup=False, style="bold cyan" if parsed else None)
+    stdout_console().print(printable(line), markup=False, style="bold cyan" if parsed else None)
 
 
 @remote_command
@@ -145,15 +146,15 @@ def logs(
     for line in tail["lines"]:
         _show(line, trend, spec_only)
     if died and not follow:
-        stdout_console.print(f"the engine died: {died['exception']}", markup=False, style="bold")
+        stdout_console().print(f"the engine died: {died['exception']}", markup=False, style="bold")
         return ExitCode.REMOTE
     why = "" if trend.values else not_speculating_why(chosen)
     if why:  # no figure will ever come: say why, once
-        stdout_console.print(f"pid {chosen['pid']} does not speculate ({why}): its log has no "
+        stdout_console().print(f"pid {chosen['pid']} does not speculate ({why}): its log has no "
                              "accept-length lines", markup=False, style="bold")  # fmt: skip
         return ExitCode.OK
     if not follow:
-        stdout_console.print(trend.line(), style="dim", markup=False)
+        stdout_console().print(trend.line(), style="dim", markup=False)
         return ExitCode.OK
     last = tail
     shown = 0
@@ -167,10 +168,10 @@ def logs(
             for line in new["lines"]:
                 _show(line, trend, spec_only)
             if trend.values and len(trend.values) != shown and sys.stdout.isatty():
-                stdout_console.print(trend.line(), style="dim", markup=False)
+                stdout_console().print(trend.line(), style="dim", markup=False)
             shown = len(trend.values)
     except KeyboardInterrupt:  # as `tail -f`: the figures so far, then the exit of Ctrl-C
-        stdout_console.print(trend.line(), style="dim", markup=False)
+        stdout_console().print(trend.line(), style="dim", markup=False)
         return Interrupted.exit_code
 
 
@@ -195,12 +196,12 @@ def _on_hosts(
         emit_json({"hosts": out})
     else:
         for row in rows:
-            stdout_console.print(f"== {printable(row.host)}", style="bold", markup=False)
+            stdout_console().print(f"== {printable(row.host)}", style="bold", markup=False)
             if row.value is None:
-                stdout_console.print(printable(row.error or ""), markup=False)
+                stdout_console().print(printable(row.error or ""), markup=False)
                 continue
             trend = AcceptTrend()
             for line in row.value["lines"]:
                 _show(line, trend, spec_only)
-            stdout_console.print(trend.line(), style="dim", markup=False)
+            stdout_console().print(trend.line(), style="dim", markup=False)
     return worst_exit([r.exit_code for r in rows])

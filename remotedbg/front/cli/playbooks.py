@@ -11,10 +11,11 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
-from remotedbg.cli import output
-from remotedbg.cli.context import CommandContext, parse_vars, remote_command, run_guarded
-from remotedbg.cli.output import emit_json, note, stderr_console, stdout_console, typed_option
-from remotedbg.cli.playbook_report import (
+from remotedbg.contract import VERDICT_EXIT
+from remotedbg.errors import ExitCode, UsageError
+from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
+from remotedbg.front.cli.context import CommandContext, parse_vars, remote_command, run_guarded
+from remotedbg.front.cli.playbook_report import (
     fleet_markdown,
     host_document,
     outcome_document,
@@ -22,9 +23,8 @@ from remotedbg.cli.playbook_report import (
     render_fleet,
     render_outcome,
 )
-from remotedbg.contract import VERDICT_EXIT
-from remotedbg.errors import ExitCode, UsageError
-from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
+from remotedbg.front.environment import environment, note, stdout_console
+from remotedbg.front.output import emit_json
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.playbook import (
@@ -99,7 +99,7 @@ def list_command(
                     first_sentence(row["description"]),
                     "shipped" if origin == shipped else row["path"],
                 )
-            stdout_console.print(table)
+            stdout_console().print(table)
         return ExitCode.OK
 
     run_guarded(body, as_json)
@@ -129,23 +129,23 @@ def show_command(
                 }
             )
             return ExitCode.OK
-        stdout_console.print(f"[bold]{playbook.name}[/]  ({playbook.path})")
-        stdout_console.print(playbook.description, markup=False)
+        stdout_console().print(f"[bold]{playbook.name}[/]  ({playbook.path})")
+        stdout_console().print(playbook.description, markup=False)
         variables = Table(
             "variable", "default", "description", box=None, title="variables", title_justify="left"
         )
         for var, spec in playbook.variables.items():
             variables.add_row(var, repr(spec.get("default")), str(spec.get("description", "")))
-        stdout_console.print(variables)
+        stdout_console().print(variables)
         steps = Table(
             "step", "action", "writes", "description", box=None, title="steps", title_justify="left"
         )
         for step in playbook.steps:
             steps.add_row(step.id, step.action, "yes" if step.writes else "no", step.description)
-        stdout_console.print(steps)
+        stdout_console().print(steps)
         if playbook.report:
             shown = ", ".join(f"{section} from {step}" for section, step in playbook.report.items())
-            stdout_console.print(f"report: {shown}", markup=False)
+            stdout_console().print(f"report: {shown}", markup=False)
         return ExitCode.OK
 
     run_guarded(body, as_json)
@@ -195,7 +195,8 @@ def run_command(
     variables = bind_variables(playbook, parse_vars(var or []))
     if hosts_file is not None or group or is_host_list(ctx.options.host):
         # a default host (config file, REMOTEDBG_HOST) is for when no host is given at all
-        typed = ctx.options.host if typed_option("--host", "-H") or not hosts_file else ""
+        typed_host = environment().typed_option("--host", "-H")
+        typed = ctx.options.host if typed_host or not hosts_file else ""
         hosts = parse_hosts(typed, hosts_file, group)
         return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
@@ -252,13 +253,14 @@ def run_fleet_command(
 
 def _progress() -> Progress:
     """Step or host progress on stderr; it disappears when done."""
+    env = environment()
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
-        console=stderr_console,
+        console=env.stderr,
         transient=True,
-        disable=output.quiet or not stderr_console.is_terminal,  # no redraws in a log or pipe
+        disable=env.quiet or not env.stderr.is_terminal,  # no redraws in a log or pipe
     )
 
 

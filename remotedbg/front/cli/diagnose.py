@@ -11,17 +11,18 @@ from rich.table import Table
 
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.analysis.diagnosis import Diagnosis
-from remotedbg.cli.context import CommandContext, ServerOption, parse_vars, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stdout_console
-from remotedbg.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.contract import exit_code
 from remotedbg.diagnose import DEFAULT_BUDGET_S, diagnose_host
 from remotedbg.errors import UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
+from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars, remote_command
+from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
+from remotedbg.front.environment import note, stdout_console
+from remotedbg.front.output import emit_json, printable
+from remotedbg.front.report import Verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
-from remotedbg.report import render_verdict
 
 
 @remote_command
@@ -111,7 +112,7 @@ def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
     for doc in documents:
         why = doc.get("error") or doc.get("headline") or ""
         table.add_row(printable(doc["host"]), doc["verdict"], str(doc["exit_code"]), printable(why))
-    stdout_console.print(table, soft_wrap=False)
+    stdout_console().print(table, soft_wrap=False)
     return code
 
 
@@ -120,8 +121,8 @@ def _evidence_lines(evidence: dict[str, Any], limit: int = 5) -> list[str]:
 
 
 def render(doc: dict[str, Any]) -> None:
-    console = stdout_console
-    render_verdict(console, doc["verdict"], doc["headline"])
+    console = stdout_console()
+    console.print(Verdict(doc["verdict"], doc["headline"]))
     server = doc.get("server")
     if server:
         console.print(
@@ -205,7 +206,7 @@ def markdown(doc: dict[str, Any], probed: dict | None = None, figure: str | None
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     lines = [f"# remotedbg diagnose on `{doc['host']}`", "",
-             f"**Verdict: {doc['verdict'].upper()}**: {doc['headline']}", "",
+             Verdict(doc["verdict"], doc["headline"]).to_markdown(), "",
              f"- remotedbg {__version__}, {now}"]  # fmt: skip
     server = doc.get("server")
     if server:

@@ -5,7 +5,8 @@ from typing import Annotated
 import typer
 
 from remotedbg import settings
-from remotedbg.cli.output import emit_json, printable, stdout_console
+from remotedbg.front.environment import stdout_console
+from remotedbg.front.output import emit_json, printable
 
 
 def sessions_command(
@@ -25,9 +26,9 @@ def sessions_command(
         emit_json({"sessions": found, "stopped": stop})
         return
     if not found:
-        stdout_console.print("no persistent sessions", markup=False)
+        stdout_console().print("no persistent sessions", markup=False)
     for entry in found:
-        stdout_console.print(printable(session_line(entry, stop)), markup=False)
+        stdout_console().print(printable(session_line(entry, stop)), markup=False)
 
 
 def session_line(entry: dict, stopping: bool) -> str:
@@ -72,8 +73,8 @@ def config_command(
     table = Table("setting", "value", "from", box=None)
     for key, value, source in rows:
         table.add_row(key, str(value), source)
-    stdout_console.print(table)
-    stdout_console.print(f"config file: {settings.config_file()}", markup=False)
+    stdout_console().print(table)
+    stdout_console().print(f"config file: {settings.config_file()}", markup=False)
 
 
 def help_command(
@@ -86,14 +87,14 @@ def help_command(
     and variable; a command's name shows its --help; nothing shows the command list.
 
     Example: remotedbg help connection"""
-    from remotedbg.cli import run_words
     from remotedbg.errors import UsageError
+    from remotedbg.front.cli import run_words
 
     words = list(topic or [])
     if words == ["connection"]:
         connection_help()
         return
-    from remotedbg.cli import COMMANDS
+    from remotedbg.front.cli import COMMANDS
 
     if words and words[0] not in COMMANDS:
         error = UsageError(f"help {words[0]!r}: no such topic; try 'connection' or a command")
@@ -102,7 +103,7 @@ def help_command(
 
 
 def _fail(error: Exception) -> int:
-    from remotedbg.cli.output import error_line
+    from remotedbg.front.environment import error_line
 
     error_line(str(error))
     return 2
@@ -112,8 +113,8 @@ def connection_help() -> None:
     """Every connection option: flags, value, meaning, default and variable."""
     from rich.table import Table
 
-    from remotedbg.cli.context import CONNECTION_PARAMETERS
-    from remotedbg.cli.help_text import value_name
+    from remotedbg.front.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.front.cli.help_text import value_name
 
     table = Table("option", "meaning", "default", "variable", box=None, show_lines=False)
     for parameter in CONNECTION_PARAMETERS:
@@ -131,9 +132,9 @@ def connection_help() -> None:
         elif isinstance(default, (int, float)) and not isinstance(default, bool):
             default = f"{default:g}"
         table.add_row(flags, info.help or "", str(default), info.envvar or "")
-    stdout_console.print(
+    stdout_console().print(
         "Connection options, on every command that takes -H (a flag beats its variable, "
         "which beats ~/.config/remotedbg/config.toml; see remotedbg config):",
         markup=False, highlight=False,
     )  # fmt: skip
-    stdout_console.print(table)
+    stdout_console().print(table)

@@ -7,15 +7,6 @@ from typing import Annotated
 
 import typer
 
-from remotedbg.cli.context import CommandContext, fail_with, remote_command, run_guarded
-from remotedbg.cli.output import (
-    emit_json,
-    printable,
-    stderr_console,
-    stdout_console,
-    typed_option,
-    write_raw,
-)
 from remotedbg.errors import (
     ConnectionFailed,
     ExitCode,
@@ -24,6 +15,9 @@ from remotedbg.errors import (
     StdoutClosed,
     UsageError,
 )
+from remotedbg.front.cli.context import CommandContext, fail_with, remote_command, run_guarded
+from remotedbg.front.environment import environment, stderr_console, stdout_console
+from remotedbg.front.output import emit_json, printable, write_raw
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import read_piped_input
 from remotedbg.session import transcript
@@ -142,7 +136,7 @@ def _run_on_hosts(ctx: CommandContext, hosts: list[str], line: str, cwd: str | N
     else:
         for run in runs:
             outcome = run.error or f"exit {run.exit_code}"
-            stdout_console.print(f"── {printable(run.host)}: {outcome}", markup=False)
+            stdout_console().print(f"── {printable(run.host)}: {outcome}", markup=False)
             sys.stdout.flush()
             sys.stdout.buffer.write(run.stdout)
             sys.stdout.buffer.flush()
@@ -161,7 +155,7 @@ def _remote_word(word: str) -> str:
 
 
 def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
-    stderr_console.print(f"no match for {printable(pattern)}", markup=False)
+    stderr_console().print(f"no match for {printable(pattern)}", markup=False)
     if not suggestions:
         return
     where = printable(suggestions.get("searched_from", ""))
@@ -174,15 +168,15 @@ def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
     ]
     for heading, names in groups:
         if names:
-            stderr_console.print(f"  {heading}", markup=False)
+            stderr_console().print(f"  {heading}", markup=False)
             for name in names[:10]:
-                stderr_console.print(f"    {printable(name)}", markup=False)
+                stderr_console().print(f"    {printable(name)}", markup=False)
 
 
 def _incomplete(message: str) -> None:
     """A bound was reached: the results are incomplete (exit 1). Said even under -q, as every
     reason for a nonzero exit is."""
-    stderr_console.print(f"remotedbg: {printable(message)}", markup=False, highlight=False)
+    stderr_console().print(f"remotedbg: {printable(message)}", markup=False, highlight=False)
 
 
 def _walk_bound(reason: str) -> str:
@@ -250,7 +244,7 @@ def find(
         emit_json(found)
     else:
         if not found["roots"]:
-            stderr_console.print(f"no such directory: {printable(root)}", markup=False)
+            stderr_console().print(f"no such directory: {printable(root)}", markup=False)
         for entry in found["results"]:
             write_raw(entry["path"] + "\n")
     for why in found.get("stopped", []):
@@ -377,7 +371,7 @@ def cat(
                 if entry.get("suggestions"):
                     _print_suggestions(entry["pattern"], entry["suggestions"])
                 else:
-                    stderr_console.print(
+                    stderr_console().print(
                         f"{printable(entry.get('path', entry['pattern']))}: {entry['error']}",
                         markup=False,
                     )
@@ -385,7 +379,7 @@ def cat(
         if ctx.json:
             continue
         if entry.get("binary"):
-            stderr_console.print(
+            stderr_console().print(
                 f"{printable(entry['path'])}: binary file ({entry['size']} bytes), not printed;"
                 " --binary prints it",
                 markup=False,
@@ -458,7 +452,8 @@ def history(
 
     def body() -> int:
         cutoff = parse_since(since, time.time()) if since else None
-        only = host if typed_option("--host", "-H") else None  # not a default host's filter
+        typed = environment().typed_option("--host", "-H")
+        only = host if typed else None  # not a default host's filter
         entries = list(transcript.recent(limit, calls=verbose, host=only, since=cutoff))
         if as_json:
             emit_json({"transcript": str(transcript.transcript_path()), "entries": entries})
@@ -469,7 +464,7 @@ def history(
             status = "timeout" if entry.get("timed_out") else str(entry.get("exit_status"))
             command = printable(entry.get("command", ""))
             typed = entry.get("kind") == "typed"
-            stdout_console.print(
+            stdout_console().print(
                 f"{stamp}  {printable(entry.get('target', '')):<16} {status:>7} "
                 f"{entry.get('duration_ms', 0):>9.1f} ms  "
                 + (command if typed else f"  ↳ {command}"),

@@ -9,13 +9,14 @@ from rich.table import Table
 
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, printable, stdout_console, transfer_progress
 from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, UsageError
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.environment import environment, stdout_console
+from remotedbg.front.output import emit_json, printable
+from remotedbg.front.report import Findings, Verdict, summary_table
 from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
-from remotedbg.report import render_findings, render_verdict, summary_table
 
 app = typer.Typer(help="Tensors of a checkpoint on the host, read in place.", no_args_is_help=True)
 PathArg = Annotated[
@@ -48,8 +49,8 @@ def ls(ctx: CommandContext, path: PathArg) -> int:
             f"{tensor['bytes']:,}",
             Path(tensor["file"]).name,
         )
-    stdout_console.print(table)
-    stdout_console.print(
+    stdout_console().print(table)
+    stdout_console().print(
         f"{len(listing['tensors'])} tensors in {len(listing['files'])} file(s)"
         f" at {printable(listing['path'])}",
         markup=False,
@@ -72,7 +73,7 @@ def show(
     if ctx.json:
         emit_json(stats)
     else:
-        stdout_console.print(
+        stdout_console().print(
             summary_table(
                 printable(stats["name"]),
                 [(key, value) for key, value in stats.items() if key != "name"],
@@ -104,7 +105,7 @@ def pull(
     tensors = {t["name"]: t for t in ranges["tensors"]}
     slots = [TensorSlot(t["name"], t["dtype"], t["shape"], t["length"]) for t in ranges["tensors"]]
     total = sum(slot.length for slot in slots)
-    progress = transfer_progress(total, wanted=not ctx.json)
+    progress = environment().transfer_progress(total)
     task = progress.add_task("pull", total=total) if progress else None
     methods = set()
 
@@ -143,7 +144,7 @@ def pull(
     if ctx.json:
         emit_json(summary)
     else:
-        stdout_console.print(
+        stdout_console().print(
             f"wrote {len(slots)} tensor(s), {total:,} bytes of tensor data, to "
             f"{output} (via {', '.join(sorted(methods))})",
             markup=False,
@@ -177,7 +178,7 @@ def vocab_check(
 
 def render_vocab_report(report: dict) -> None:
     reasons = [u["reason"] for u in report.get("unknown") or []]
-    render_verdict(stdout_console, *verdict(report["findings"], reasons))
+    stdout_console().print(Verdict(*verdict(report["findings"], reasons)))
     summary = report.get("summary", {})
     collapse = summary.get("direct_loader_collapse") or {}
     rows = [
@@ -204,7 +205,7 @@ def render_vocab_report(report: dict) -> None:
                 f"{collapse.get('max_collapse')} on one)",
             )
         )
-    stdout_console.print(summary_table("vocab map", rows))
+    stdout_console().print(summary_table("vocab map", rows))
     sample = (summary.get("tokenizer_sample") or {}).get("mapped") or []
     if sample:
         table = Table(
@@ -223,5 +224,5 @@ def render_vocab_report(report: dict) -> None:
                 printable(repr(row.get("token"))),
                 printable(repr(row.get("intended_token", row.get("token")))),
             )
-        stdout_console.print(table)
-    render_findings(stdout_console, report["findings"])
+        stdout_console().print(table)
+    stdout_console().print(Findings(report["findings"]))

@@ -1,11 +1,11 @@
-"""repl: the interactive shell as a command (the REPL itself lives in remotedbg/repl.py)."""
+"""repl: the interactive shell as a command (the REPL itself lives in front/repl.py)."""
 
 import sys
 from typing import Annotated
 
 import typer
 
-from remotedbg.cli.context import CommandContext, remote_command
+from remotedbg.front.cli.context import CommandContext, remote_command
 
 
 @remote_command(json_output=False)
@@ -26,7 +26,7 @@ def repl_command(
     when it is not a terminal and exits with the status of the last one.
 
     Example: remotedbg repl -H gpu-box   (a script: remotedbg repl -H gpu-box -e < lines.txt)"""
-    from remotedbg.repl import Repl, stdin_lines  # imported late: the REPL imports the CLI app
+    from remotedbg.front.repl import Repl, stdin_lines  # late: the REPL imports the CLI app
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     repl = Repl(

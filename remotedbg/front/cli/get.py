@@ -17,9 +17,10 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from remotedbg.cli.context import CommandContext, remote_command
-from remotedbg.cli.output import emit_json, note, printable, stderr_console, transfer_progress
 from remotedbg.errors import ExitCode, LocalFileUnwritable, RemotedbgError, UsageError
+from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.environment import environment, note, stderr_console
+from remotedbg.front.output import emit_json, printable
 from remotedbg.local_signals import Terminated
 from remotedbg.remote.fetch import fetch_range
 
@@ -263,7 +264,7 @@ def get(
     missing = [entry for entry in found if not entry["matches"]]
     cut_globs = [entry for entry in found if entry.get("truncated")]
     for entry in missing:
-        stderr_console.print(f"no match for {printable(entry['pattern'])}", markup=False)
+        stderr_console().print(f"no match for {printable(entry['pattern'])}", markup=False)
     paths = list(dict.fromkeys(p for entry in found for p in entry["matches"]))
     infos = ctx.remote.stat(paths, follow=True) if paths else []
     copied = [
@@ -291,7 +292,7 @@ def get(
             except OSError as error:
                 skipped.append(Download(remote, 0, dest / rel, "failed", str(error)))
     total = sum(d.size for d in downloads if d.status == "pending")
-    progress = transfer_progress(total, wanted=not ctx.json)
+    progress = environment().transfer_progress(total)
     with progress or contextlib.nullcontext():
         for item in downloads:
             if item.status != "pending":
@@ -303,7 +304,7 @@ def get(
             except (KeyboardInterrupt, Terminated):
                 if item.partial is not None and item.partial.exists():
                     held = item.partial.stat().st_size
-                    stderr_console.print(
+                    stderr_console().print(
                         f"interrupted: {printable(str(item.partial))} kept ({held:,} bytes); "
                         "the same get resumes from it",
                         markup=False,
@@ -334,15 +335,15 @@ def get(
             if d.status in ("done", "resumed"):
                 note(line)
             else:  # why the exit status is not 0
-                stderr_console.print(line, markup=False)
+                stderr_console().print(line, markup=False)
     for entry in cut_globs:
         line = entry.get("stopped") or (
             f"{entry['pattern']}: the first {len(entry['matches']):,} of {entry['count']:,}"
             " matches copied"
         )
-        stderr_console.print(f"remotedbg: {printable(line)}; --limit N lifts it", markup=False)
+        stderr_console().print(f"remotedbg: {printable(line)}; --limit N lifts it", markup=False)
     for root in cut:
-        stderr_console.print(
+        stderr_console().print(
             f"remotedbg: get -r stopped at {limit:,} entries below {printable(root)};"
             " --limit N lifts it",
             markup=False,

@@ -23,8 +23,6 @@ from typing import Any, TextIO
 import typer
 from platformdirs import user_state_path
 
-from remotedbg.cli import context as cli_context
-from remotedbg.cli.output import error_line, stdout_console
 from remotedbg.errors import (
     ConnectionFailed,
     ExitCode,
@@ -32,7 +30,9 @@ from remotedbg.errors import (
     RemotedbgError,
     UsageError,
 )
-from remotedbg.repl_completion import (
+from remotedbg.front.cli import context as cli_context
+from remotedbg.front.environment import error_line, stdout_console
+from remotedbg.front.repl_completion import (
     LIST_TIMEOUT,
     CommandSpec,
     RemoteLister,
@@ -198,7 +198,7 @@ def _context(command: Any) -> Any:
 
 
 def _cli_group() -> Any:
-    from remotedbg.cli import app  # late: remotedbg.cli imports this module to register repl
+    from remotedbg.front.cli import app  # late: the tree's `repl` command imports this module
 
     command = typer.main.get_command(app)
     assert _is_group(command)
@@ -472,7 +472,7 @@ class Repl:
 
     def invoke(self, args: list[str], command: Any) -> int:
         """Run a CLI command in-process, as `remotedbg ARGS --host H` would, on this session."""
-        from remotedbg.cli import gnu_spelling
+        from remotedbg.front.cli import gnu_spelling
 
         args = [args[0], *gnu_spelling.ours(args[0], args[1:], gnu_spelling.value_options(command))]
         takes_host = any(param.name == "host" for param in command.params)
@@ -526,7 +526,7 @@ class Repl:
         if args:
             name = args[0].lstrip(":")
             if name in REPL_ONLY:
-                stdout_console.print(f":{name}  {REPL_ONLY[name]}", markup=False)
+                stdout_console().print(f":{name}  {REPL_ONLY[name]}", markup=False)
                 return ExitCode.OK
             command = self.group.get_command(_context(self.group), name)
             if command is None or name == "repl":
@@ -545,7 +545,7 @@ class Repl:
         lines += [f"  :{name:<20} {text}" for name, text in REPL_ONLY.items() if name != "exit"]
         lines.append("Tab completes paths on the host and commands; Ctrl-R searches history;")
         lines.append("Ctrl-C stops the running remote command.")
-        stdout_console.print("\n".join(lines), markup=False)
+        stdout_console().print("\n".join(lines), markup=False)
         return ExitCode.OK
 
     # -- completion ------------------------------------------------------------------------
@@ -613,7 +613,7 @@ class Repl:
         )
         if output is None:
             note = "" if self.login_env_ok else " (login environment not available)"
-            stdout_console.print(
+            stdout_console().print(
                 f"connected to {self.host}{note}; :help for commands, Ctrl-D to leave",
                 markup=False,
             )
