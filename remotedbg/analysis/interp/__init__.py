@@ -5,12 +5,13 @@ step and depth budgets (`visitor.Budget`), Python's operators (`ops`) and builti
 Each analysis is a domain over it: its own values and what its hooks do with them."""
 
 from remotedbg.analysis.interp.fork import Decisions, NeedsFork, TooManyPaths, explore
-from remotedbg.analysis.interp.values import UNKNOWN, Unknown, is_unknown, known
+from remotedbg.analysis.interp.values import UNKNOWN, Config, Unknown, is_unknown, known
 from remotedbg.analysis.interp.visitor import Budget, NotInterpreted, Visitor
 
 __all__ = [
     "UNKNOWN",
     "Budget",
+    "Config",
     "Decisions",
     "NeedsFork",
     "NotInterpreted",

@@ -18,6 +18,14 @@ class Unknown:
     def __repr__(self) -> str:
         return "<unknown>"
 
+    # every unknown is the same value to the code being interpreted (paths that each reach an
+    # unknown agree); why and where are what tells them apart
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unknown)
+
+    def __hash__(self) -> int:
+        return hash(Unknown)
+
     def describe(self) -> str:
         if not self.reason:
             return "unknown"
@@ -25,6 +33,18 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+
+
+class Config:
+    """A model config (a dict): attributes are its keys, nested dicts are Configs too, a
+    missing key is UNKNOWN unless a default is given."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+    def get(self, key: str, default: Any = UNKNOWN) -> Any:
+        value = self.data.get(key, default)
+        return Config(value) if isinstance(value, dict) else value
 
 
 def is_unknown(value: Any) -> bool:
