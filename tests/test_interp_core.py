@@ -107,3 +107,20 @@ def test_builtins_on_known_values_only():
     assert builtins.str_method("a", "encode", []) is UNKNOWN
     assert builtins.regex("re.sub", [r"^a\.", "b.", "a.x"], {}) == "b.x"
     assert builtins.regex("re.match", [r"(a+)+$", "aaa"], {}) is UNKNOWN  # could backtrack
+
+
+def test_a_name_resolves_to_where_it_is_defined_through_imports_and_re_exports():
+    from remotedbg.analysis.interp.names import qualified_name
+    from remotedbg.analysis.pysource import SourceIndex
+
+    index = SourceIndex("eng", "/e/eng")
+    mod = index.add(
+        "/e/eng/models/head.py",
+        "from .utils import Loader as L\nimport torch\ndef local():\n    pass\n",
+    )
+    index.add("/e/eng/models/utils.py", "from eng.loading import Loader\n")
+    assert mod is not None
+    assert qualified_name(index, mod, "L") == "eng.loading.Loader"  # re-exported by utils
+    assert qualified_name(index, mod, "torch.cat") == "torch.cat"
+    assert qualified_name(index, mod, "local") == "eng.models.head.local"
+    assert qualified_name(index, mod, "param") is None  # neither imported nor defined

@@ -30,6 +30,7 @@ from remotedbg.analysis.interp import (
     is_unknown,
     ops,
 )
+from remotedbg.analysis.interp.names import qualified_name
 from remotedbg.analysis.loader_values import (
     UNKNOWN,
     AutoLoader,
@@ -80,6 +81,7 @@ _BUILTINS = {
     "any": _decided(any),
     "all": _decided(all),
 }
+_NOT_HANDLED = object()  # a helper's rule does not apply to these arguments
 _CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
@@ -1015,36 +1017,11 @@ class Interpreter(Visitor):
             return UNKNOWN
         if name in builtins.REGEX_FUNCTIONS:
             return builtins.regex(name, args, kwargs)
-        if short in loader_rules.WEIGHTS_MAPPERS:
-
-            def table(key: str) -> dict:
-                value = kwargs.get(key)
-                return value if isinstance(value, dict) else {}
-
-            return Mapper(
-                table("orig_to_new_substr"),
-                table("orig_to_new_stacked"),
-                table("orig_to_new_prefix"),
-                table("orig_to_new_suffix"),
-            )
-        if short in loader_rules.KV_SCALE_REMAPPERS and args and isinstance(args[0], str):
-            return UNKNOWN if args[0].endswith(loader_rules.KV_SCALE_SUFFIXES) else args[0]
-        if short in loader_rules.DRAFT_QUANT_CONFIG_FUNCTIONS:
-            return self._draft_quant_config(args[0] if args else kwargs.get("vllm_config"))
-        if short in loader_rules.AUTO_WEIGHTS_LOADERS:
-            target = args[0] if args else None
-            if not isinstance(target, Obj):
-                return UNKNOWN
-            return AutoLoader(
-                target,
-                [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
-                [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
-            )
-        if short.endswith("weight_loader") or short in loader_rules.WEIGHT_LOADER_FUNCTIONS:
-            params = [a for a in args if isinstance(a, Param)]
-            if params:
-                self.load(args, params[0], node, mod)
-                return None
+        role = self._helper_role(name, mod)
+        if role is not None:
+            found = self._HELPERS[role](self, args, kwargs, node, mod)
+            if found is not _NOT_HANDLED:
+                return found
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
         if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
@@ -1058,6 +1035,68 @@ class Interpreter(Visitor):
                 except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
                     return UNKNOWN
         return UNKNOWN
+
+    # ------------------------------------------------------------------ engine helpers
+    def _helper_role(self, name: str, mod: Module) -> str | None:
+        """The loader_rules role of the engine helper `name` means in `mod`: by the qualified
+        name its import (or definition) resolves to, through the files read."""
+        short = name.rsplit(".", 1)[-1]
+        qualified = qualified_name(self.index, mod, name)
+        if qualified is None or qualified.split(".", 1)[0] not in loader_rules.HELPER_PACKAGES:
+            # the index cannot say what it is: a name the file neither imports nor defines
+            # (`param.weight_loader` of a class not read, a helper handed over from another
+            # file) or one of a package the registry does not cover: matched on its last part
+            return loader_rules.helper_by_short_name(short)
+        role = loader_rules.HELPERS.get(qualified)
+        if role is None and loader_rules.is_weight_loader_name(short):
+            return loader_rules.WEIGHT_LOADER
+        return role
+
+    def _weights_mapper(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        def table(key: str) -> dict:
+            value = kwargs.get(key)
+            return value if isinstance(value, dict) else {}
+
+        return Mapper(
+            table("orig_to_new_substr"),
+            table("orig_to_new_stacked"),
+            table("orig_to_new_prefix"),
+            table("orig_to_new_suffix"),
+        )
+
+    def _kv_scale_remapper(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        if args and isinstance(args[0], str):
+            return UNKNOWN if args[0].endswith(loader_rules.KV_SCALE_SUFFIXES) else args[0]
+        return _NOT_HANDLED
+
+    def _draft_quant_config_call(self, args: list, kwargs: dict, node: ast.Call,
+                                 mod: Module) -> Any:  # fmt: skip
+        return self._draft_quant_config(args[0] if args else kwargs.get("vllm_config"))
+
+    def _auto_weights_loader(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        target = args[0] if args else None
+        if not isinstance(target, Obj):
+            return UNKNOWN
+        return AutoLoader(
+            target,
+            [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
+            [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
+        )
+
+    def _weight_loader(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        params = [a for a in args if isinstance(a, Param)]
+        if not params:
+            return _NOT_HANDLED
+        self.load(args, params[0], node, mod)
+        return None
+
+    _HELPERS: dict[str, Callable[..., Any]] = {
+        loader_rules.WEIGHTS_MAPPER: _weights_mapper,
+        loader_rules.KV_SCALE_REMAPPER: _kv_scale_remapper,
+        loader_rules.DRAFT_QUANT_CONFIG: _draft_quant_config_call,
+        loader_rules.AUTO_WEIGHTS_LOADER: _auto_weights_loader,
+        loader_rules.WEIGHT_LOADER: _weight_loader,
+    }
 
     def _param_dtype(self) -> Any:
         """A parameter's dtype: the model's, which the draft config decides unless quantized."""
