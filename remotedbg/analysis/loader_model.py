@@ -949,64 +949,11 @@ class Interpreter(Visitor):
             if self.current:
                 self.logged.add(self.current)
             return None
-        if name == "print":
-            return None
-        if name in ("copy.copy", "copy.deepcopy", "deepcopy") and args:
-            # `config = copy.copy(config)` before setting a field: the same config's values
-            return Config(dict(args[0].data)) if isinstance(args[0], Config) else UNKNOWN
-        if name == "dict":
-            if args and isinstance(args[0], list) and not args[0]:
-                return {}
-            if args and isinstance(args[0], ParamDict):
-                return args[0]
-            if args and isinstance(args[0], list):
-                try:
-                    return dict(args[0])
-                except (TypeError, ValueError):
-                    return UNKNOWN
-            return {} if not args else UNKNOWN
-        if name in ("list", "tuple", "set", "sorted"):
-            if not args:
-                return {"list": [], "tuple": (), "set": set(), "sorted": []}[name]
-            value = args[0]
-            if isinstance(value, (list, tuple, set, dict)):
-                return {"list": list, "tuple": tuple, "set": set, "sorted": list}[name](value)
-            return UNKNOWN
-        if name == "len":
-            return builtins.call("len", args[:1])
-        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[1], str):
-            obj, attr = args[0], args[1]
-            if isinstance(obj, Param):
-                if name == "hasattr":
-                    return True if attr == "weight_loader" else UNKNOWN
-                return Loader(obj) if attr == "weight_loader" else UNKNOWN
-            if isinstance(obj, Config):
-                if name == "hasattr":
-                    return attr in obj.data
-                return obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
-            if isinstance(obj, Obj):
-                if attr in obj.attrs or attr in obj.node.children:
-                    return True if name == "hasattr" else self.attribute(obj, attr)
-                if obj.ref is not None and self.index.find_method(obj.ref, attr):
-                    return True if name == "hasattr" else self.attribute(obj, attr)
-                if name == "hasattr":
-                    return False if obj.ref is not None and not obj.node.approximate else UNKNOWN
-                return args[2] if len(args) > 2 else UNKNOWN
-            return UNKNOWN
-        if name == "bool" and args:
-            value = args[0]
-            if is_unknown(value) or isinstance(value, (Tensor, Named)):
-                return UNKNOWN
-            return True if isinstance(value, (Obj, Config)) else bool(value)
-        if name in ("map", "filter") and len(args) == 2 and isinstance(args[1], (list, tuple)):
-            # a generator is consumed once by whatever iterates it: a list behaves the same
-            func, items = args[0], list(args[1])
-            if name == "map":
-                return [self.apply(func, [item], {}, node, mod) for item in items]
-            return [item for item in items
-                    if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
-        if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
-            return self.builtin(name, args)
+        by_name = self._BY_NAME.get(name)
+        if by_name is not None:
+            found = by_name(self, name, args, kwargs, node, mod)
+            if found is not _NOT_HANDLED:
+                return found
         if name in _CONCAT_FUNCTIONS and args and isinstance(args[0], (list, tuple)):
             # `torch.cat([q_a, kv_a])` loaded into a fused parameter (SGLang 0.5.14
             # kimi_k25_eagle3.py:461-471): every part is loaded
@@ -1035,6 +982,101 @@ class Interpreter(Visitor):
                 except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
                     return UNKNOWN
         return UNKNOWN
+
+    # ------------------------------------------------------------------ builtins by name
+    # each takes (name, args, kwargs, node, mod); _NOT_HANDLED: the arguments are not ones it
+    # models, the call goes on to the engine helpers
+    def _print(self, name: str, args: list, *_: Any) -> Any:
+        return None
+
+    def _copy(self, name: str, args: list, *_: Any) -> Any:
+        if not args:
+            return _NOT_HANDLED
+        # `config = copy.copy(config)` before setting a field: the same config's values
+        return Config(dict(args[0].data)) if isinstance(args[0], Config) else UNKNOWN
+
+    def _dict(self, name: str, args: list, *_: Any) -> Any:
+        if args and isinstance(args[0], list) and not args[0]:
+            return {}
+        if args and isinstance(args[0], ParamDict):
+            return args[0]
+        if args and isinstance(args[0], list):
+            try:
+                return dict(args[0])
+            except (TypeError, ValueError):
+                return UNKNOWN
+        return {} if not args else UNKNOWN
+
+    def _sequence(self, name: str, args: list, *_: Any) -> Any:
+        # sorted() keeps the order it is given: the order of a sorted call is not modelled
+        if not args:
+            return {"list": [], "tuple": (), "set": set(), "sorted": []}[name]
+        value = args[0]
+        if isinstance(value, (list, tuple, set, dict)):
+            return {"list": list, "tuple": tuple, "set": set, "sorted": list}[name](value)
+        return UNKNOWN
+
+    def _len(self, name: str, args: list, *_: Any) -> Any:
+        return builtins.call("len", args[:1])
+
+    def _getattr(self, name: str, args: list, *_: Any) -> Any:
+        if len(args) < 2 or not isinstance(args[1], str):
+            return _NOT_HANDLED
+        obj, attr = args[0], args[1]
+        has = name == "hasattr"
+        if isinstance(obj, Param):
+            if has:
+                return True if attr == "weight_loader" else UNKNOWN
+            return Loader(obj) if attr == "weight_loader" else UNKNOWN
+        if isinstance(obj, Config):
+            return attr in obj.data if has else obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
+        if isinstance(obj, Obj):
+            if (
+                attr in obj.attrs
+                or attr in obj.node.children
+                or (obj.ref is not None and self.index.find_method(obj.ref, attr))
+            ):
+                return True if has else self.attribute(obj, attr)
+            if has:
+                return False if obj.ref is not None and not obj.node.approximate else UNKNOWN
+            return args[2] if len(args) > 2 else UNKNOWN
+        return UNKNOWN
+
+    def _bool(self, name: str, args: list, *_: Any) -> Any:
+        if not args:
+            return _NOT_HANDLED
+        value = args[0]
+        if _opaque(value):
+            return UNKNOWN
+        return True if isinstance(value, (Obj, Config)) else bool(value)
+
+    def _map(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        if len(args) != 2 or not isinstance(args[1], (list, tuple)):
+            return _NOT_HANDLED
+        # a generator is consumed once by whatever iterates it: a list behaves the same
+        func, items = args[0], list(args[1])
+        if name == "map":
+            return [self.apply(func, [item], {}, node, mod) for item in items]
+        return [item for item in items
+                if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
+
+    def _builtin_by_name(self, name: str, args: list, *_: Any) -> Any:
+        return self.builtin(name, args)
+
+    _BY_NAME: dict[str, Callable[..., Any]] = {
+        "print": _print,
+        **dict.fromkeys(("copy.copy", "copy.deepcopy", "deepcopy"), _copy),
+        "dict": _dict,
+        **dict.fromkeys(("list", "tuple", "set", "sorted"), _sequence),
+        "len": _len,
+        **dict.fromkeys(("getattr", "hasattr"), _getattr),
+        "bool": _bool,
+        **dict.fromkeys(("map", "filter"), _map),
+        **dict.fromkeys(
+            ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"),
+            _builtin_by_name,
+        ),
+    }
 
     # ------------------------------------------------------------------ engine helpers
     def _helper_role(self, name: str, mod: Module) -> str | None:
