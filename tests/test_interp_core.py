@@ -124,3 +124,13 @@ def test_a_name_resolves_to_where_it_is_defined_through_imports_and_re_exports()
     assert qualified_name(index, mod, "torch.cat") == "torch.cat"
     assert qualified_name(index, mod, "local") == "eng.models.head.local"
     assert qualified_name(index, mod, "param") is None  # neither imported nor defined
+
+
+def test_container_methods_run_on_the_container():
+    held: dict = {"a": 1}
+    assert builtins.container_method(held, "get", ["b", 2]) == 2
+    assert builtins.container_method(held, "update", [{"b": 3}]) is None and held["b"] == 3
+    items: list = []
+    builtins.container_method(items, "append", ["x"])
+    assert items == ["x"]
+    assert builtins.container_method(items, "sort", []) is UNKNOWN

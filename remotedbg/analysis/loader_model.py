@@ -884,12 +884,7 @@ class Interpreter(Visitor):
         if isinstance(base, Obj) and name in ("named_parameters", "state_dict"):
             return ParamDict(base, self.path_of(base.node))
         if isinstance(base, Super):
-            nxt = self._next_in_mro(base.obj, base.after)
-            if nxt is None:
-                raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
-            if name in ("named_parameters", "state_dict"):
-                return ParamDict(base.obj, self.path_of(base.obj.node))
-            return self.call_method(base.obj, nxt, name, args)
+            return self._super_method(base, name, args, node)
         if isinstance(base, Config) and name == "get" and args and isinstance(args[0], str):
             return base.get(args[0], args[1] if len(args) > 1 else None)
         if isinstance(base, AutoLoader) and name == "load_weights":
@@ -902,45 +897,35 @@ class Interpreter(Visitor):
                 mapper if isinstance(mapper, Mapper) else None,
             )
         if isinstance(base, ParamDict):
-            if name == "keys":
-                return base
-            if name == "get":
-                key = args[0] if args else UNKNOWN
-                if not isinstance(key, str):
-                    return UNKNOWN
-                if base.obj.node.has(key):
-                    return Param(base.prefix + key)
-                return args[1] if len(args) > 1 else None
-            if name == "items":
-                raise Undecidable(f"line {node.lineno}: iterating over every parameter")
+            return self._params_method(base, name, args, node)
         if isinstance(base, str) and name in builtins.STR_METHODS:
             if any(_opaque(a) for a in args):
                 return UNKNOWN
             return builtins.str_method(base, name, args)
-        if isinstance(base, dict):
-            if name == "items":
-                return list(base.items())
-            if name == "keys":
-                return list(base)
-            if name == "values":
-                return list(base.values())
-            if name == "get":
-                return base.get(args[0], args[1] if len(args) > 1 else None) if args else UNKNOWN
-            if name == "update" and args and isinstance(args[0], dict):
-                base.update(args[0])
-                return None
-            if name == "pop" and args:
-                return base.pop(args[0], args[1] if len(args) > 1 else None)
-        if isinstance(base, list):
-            if name == "append" and args:
-                base.append(args[0])
-                return None
-            if name == "extend" and args and isinstance(args[0], (list, tuple)):
-                base.extend(args[0])
-                return None
-        if isinstance(base, set) and name == "add" and args:
-            base.add(args[0])
-            return None
+        if isinstance(base, (dict, list, set)):
+            return builtins.container_method(base, name, args)
+        return UNKNOWN
+
+    def _super_method(self, base: Super, name: str, args: list, node: ast.Call) -> Any:
+        nxt = self._next_in_mro(base.obj, base.after)
+        if nxt is None:
+            raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
+        if name in ("named_parameters", "state_dict"):
+            return ParamDict(base.obj, self.path_of(base.obj.node))
+        return self.call_method(base.obj, nxt, name, args)
+
+    def _params_method(self, base: ParamDict, name: str, args: list, node: ast.Call) -> Any:
+        if name == "keys":
+            return base
+        if name == "get":
+            key = args[0] if args else UNKNOWN
+            if not isinstance(key, str):
+                return UNKNOWN
+            if base.obj.node.has(key):
+                return Param(base.prefix + key)
+            return args[1] if len(args) > 1 else None
+        if name == "items":
+            raise Undecidable(f"line {node.lineno}: iterating over every parameter")
         return UNKNOWN
 
     def named_call(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:

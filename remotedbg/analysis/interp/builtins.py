@@ -115,6 +115,36 @@ def str_method(text: str, name: str, args: list) -> Any:
         return UNKNOWN
 
 
+def container_method(base: dict | list | set, name: str, args: list) -> Any:
+    """The dict, list and set methods engine code calls, run on the container (they mutate it,
+    as Python does); UNKNOWN for any other."""
+    if isinstance(base, dict):
+        if name == "items":
+            return list(base.items())
+        if name == "keys":
+            return list(base)
+        if name == "values":
+            return list(base.values())
+        if name == "get":
+            return base.get(args[0], args[1] if len(args) > 1 else None) if args else UNKNOWN
+        if name == "update" and args and isinstance(args[0], dict):
+            base.update(args[0])
+            return None
+        if name == "pop" and args:
+            return base.pop(args[0], args[1] if len(args) > 1 else None)
+    if isinstance(base, list):
+        if name == "append" and args:
+            base.append(args[0])
+            return None
+        if name == "extend" and args and isinstance(args[0], (list, tuple)):
+            base.extend(args[0])
+            return None
+    if isinstance(base, set) and name == "add" and args:
+        base.add(args[0])
+        return None
+    return UNKNOWN
+
+
 # `re.sub(r"^layers\.0\.", "midlayer.", name)` (SGLang 0.5.12+ kimi_k25_eagle3.py:432) on a
 # known name: run, with patterns that cannot backtrack without bound (no quantified group, no
 # backreference) on short strings only
