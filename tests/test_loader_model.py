@@ -450,3 +450,41 @@ def test_a_condition_an_engine_helper_computes_from_the_config_is_followed():
     dsa = mla_model({"architectures": ["DeepseekV3ForCausalLM"], "index_topk": 2048,
                      "torch_dtype": "bfloat16"})  # fmt: skip
     assert dsa.unfilled() == ["self_attn.indexer.wk"]
+
+
+# vLLM's AutoWeightsLoader recognised by where the draft's file imports it from
+AUTO = """
+from torch import nn
+from .utils import AutoWeightsLoader
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(3 * config.hidden_size, config.hidden_size)
+
+    def load_weights(self, weights):
+        loader = AutoWeightsLoader(self, skip_prefixes=["lm_head."])
+        return loader.load_weights(weights)
+"""
+
+
+def vllm_layout(source: str, utils: str = "") -> SourceIndex:
+    index = SourceIndex("vllm", "/e/vllm")
+    index.add("/e/vllm/model_executor/models/head.py", textwrap.dedent(source))
+    if utils:
+        index.add("/e/vllm/model_executor/models/utils.py", textwrap.dedent(utils))
+    return index
+
+
+def test_an_engine_helper_is_known_by_the_qualified_name_its_import_resolves_to():
+    names = ["fc.weight", "lm_head.weight"]
+    index = vllm_layout(AUTO)
+    result = simulate_load(index, "/e/vllm/model_executor/models/head.py", "Head", names, CONFIG)
+    assert outcomes(result) == {"fc.weight": "loaded", "lm_head.weight": "dropped"}
+    assert result.outcomes["lm_head.weight"]["by"].endswith("skip_prefixes/substrs")
+    # the same name imported from a module of the engine that defines no such helper: not it
+    other = vllm_layout(AUTO.replace("from .utils import", "from .mine import"))
+    result = simulate_load(other, "/e/vllm/model_executor/models/head.py", "Head", names, CONFIG)
+    assert outcomes(result) == {"fc.weight": "dropped", "lm_head.weight": "dropped"}
+    assert not any("by" in entry for entry in result.outcomes.values())

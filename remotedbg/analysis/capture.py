@@ -25,8 +25,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from remotedbg.analysis.interp import (
+    UNKNOWN,
+    Config,
+    Decisions,
+    TooManyPaths,
+    Unknown,
+    Visitor,
+    builtins,
+    explore,
+    is_unknown,
+    known,
+    ops,
+)
 from remotedbg.analysis.pysource import ClassRef, SourceIndex, names_in, parse, walk
-from remotedbg.analysis.pysource import bounded_product as _bounded_product
 from remotedbg.engines.code_markers import CAPTURE_GETTERS, CAPTURE_METHODS
 from remotedbg.engines.sglang import entry_class_names
 from remotedbg.engines.text_config import text_config, text_config_key
@@ -37,23 +49,6 @@ MAX_PATHS = 64
 MAX_DEPTH = 4  # capture methods running inside one another
 CONFIG_ARGS = ("hf_config", "config")  # the keyword a member's constructor takes its config by
 LAYER_LISTS = ("layers", "h", "blocks")  # self.<list> a model keeps its decoder layers in
-
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "<unknown>"
-
-
-UNKNOWN = _Unknown()
-
-
-class _Config:
-    def __init__(self, data: dict) -> None:
-        self.data = data
-
-    def get(self, name: str, default: Any = UNKNOWN) -> Any:
-        value = self.data.get(name, default)
-        return _Config(value) if isinstance(value, dict) else value
 
 
 @dataclass
@@ -73,7 +68,7 @@ class _Self:
     class is known) the members its `__init__` builds."""
 
     def __init__(self, config: dict, ref: ClassRef | None = None, ctx: _Context | None = None):
-        self.config = _Config(config)
+        self.config = Config(config)
         self.ref = ref
         self.ctx = ctx or _Context()
         layers = config.get("num_hidden_layers")
@@ -150,7 +145,7 @@ def _build_member(owner: _Self, name: str) -> Any:
     for cls, call in _member_calls(owner, name):
         ref = _called_class(owner, cls, call)
         config = _member_config(owner, call)
-        if ref is None or not isinstance(config, _Config):
+        if ref is None or not isinstance(config, Config):
             return UNKNOWN
         built.append((ref, config))
     if len({(r.module.name, r.node.name, id(c.data)) for r, c in built}) != 1:
@@ -207,80 +202,86 @@ class _Unsupported(Exception):
     pass
 
 
-def _known(*values: Any) -> bool:
-    return not any(v is UNKNOWN for v in values)
+def _one(convert: Callable[[Any], Any]) -> Callable[[list], Any]:
+    return lambda args: convert(args[0]) if len(args) == 1 else UNKNOWN
 
 
-def _index_node(node: ast.Subscript) -> ast.AST:
-    return node.slice  # Python 3.9+: the index expression itself
+# the builtins capture code calls, on whatever Python takes (a tuple is a list here: capture
+# values are compared as lists)
+_BUILTINS = {
+    "len": _one(len),
+    "list": _one(list),
+    "sorted": _one(sorted),
+    "int": _one(int),
+    "tuple": _one(list),
+}
 
 
-def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
+class _Expressions(Visitor):
     """A small evaluator for the expressions of set_eagle3_layers_to_capture."""
-    if isinstance(node, ast.Constant):
+
+    def visit_Constant(self, node: ast.Constant, env: dict[str, Any]) -> Any:
         return node.value
-    if isinstance(node, ast.Name):
+
+    def visit_Name(self, node: ast.Name, env: dict[str, Any]) -> Any:
         return env.get(node.id, UNKNOWN)
-    if isinstance(node, ast.Attribute):
-        base = _eval(node.value, env)
+
+    def visit_Attribute(self, node: ast.Attribute, env: dict[str, Any]) -> Any:
+        base = self.visit(node.value, env)
         if isinstance(base, _Self):
             return base.attribute(node.attr)
-        if isinstance(base, _Config):
+        if isinstance(base, Config):
             return base.get(node.attr)
-        return UNKNOWN
-    if isinstance(node, (ast.List, ast.Tuple)):
-        items = [_eval(e, env) for e in node.elts]
-        return list(items) if _known(*items) else UNKNOWN
-    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        return Unknown(f"`{ast.unparse(node)[:60]}` is not modelled", node.lineno)
+
+    def visit_List(self, node: ast.List | ast.Tuple, env: dict[str, Any]) -> Any:
+        items = [self.visit(e, env) for e in node.elts]
+        return list(items) if known(*items) else UNKNOWN
+
+    visit_Tuple = visit_List
+
+    def visit_ListComp(self, node: ast.ListComp, env: dict[str, Any]) -> Any:
+        if len(node.generators) != 1:
+            return self.generic_expr(node, env)
         gen = node.generators[0]
-        seq = _eval(gen.iter, env)
+        seq = self.visit(gen.iter, env)
         if not isinstance(seq, (list, tuple)) or not isinstance(gen.target, ast.Name):
             return UNKNOWN
         out = []
         for item in seq:
             local = dict(env, **{gen.target.id: item})
-            conds = [_eval(c, local) for c in gen.ifs]
-            if not _known(*conds):
+            conds = [self.visit(c, local) for c in gen.ifs]
+            if not known(*conds):
                 return UNKNOWN
             if all(conds):
-                value = _eval(node.elt, local)
-                if value is UNKNOWN:
+                value = self.visit(node.elt, local)
+                if is_unknown(value):
                     return UNKNOWN
                 out.append(value)
         return out
-    if isinstance(node, ast.BinOp):
-        left, right = _eval(node.left, env), _eval(node.right, env)
-        if not _known(left, right):
+
+    def visit_BinOp(self, node: ast.BinOp, env: dict[str, Any]) -> Any:
+        left, right = self.visit(node.left, env), self.visit(node.right, env)
+        if not known(left, right):
             return UNKNOWN
-        try:
-            if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return _bounded_product(left, right)
-            if isinstance(node.op, ast.FloorDiv):
-                return left // right
-            if isinstance(node.op, ast.Mod):
-                return left % right
-        except (TypeError, ZeroDivisionError, ValueError):
-            return UNKNOWN
-        return UNKNOWN
-    if isinstance(node, ast.UnaryOp):
-        operand = _eval(node.operand, env)
-        if operand is UNKNOWN:
+        return ops.arithmetic(node.op, left, right)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp, env: dict[str, Any]) -> Any:
+        operand = self.visit(node.operand, env)
+        if is_unknown(operand):
             return UNKNOWN
         if isinstance(node.op, ast.Not):
             return not operand
         if isinstance(node.op, ast.USub) and isinstance(operand, (int, float)):
             return -operand
         return UNKNOWN
-    if isinstance(node, ast.BoolOp):
+
+    def visit_BoolOp(self, node: ast.BoolOp, env: dict[str, Any]) -> Any:
         is_and = isinstance(node.op, ast.And)
         saw_unknown = False
         for value_node in node.values:
-            value = _eval(value_node, env)
-            if value is UNKNOWN:
+            value = self.visit(value_node, env)
+            if is_unknown(value):
                 saw_unknown = True
                 continue
             if is_and and not value:
@@ -288,65 +289,75 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             if not is_and and value:
                 return value
         return UNKNOWN if saw_unknown else (True if is_and else False)
-    if isinstance(node, ast.Compare):
-        left = _eval(node.left, env)
+
+    def visit_Compare(self, node: ast.Compare, env: dict[str, Any]) -> Any:
+        left = self.visit(node.left, env)
         for op, comp in zip(node.ops, node.comparators, strict=True):
-            right = _eval(comp, env)
-            if not _known(left, right):
+            right = self.visit(comp, env)
+            if not known(left, right):
                 return UNKNOWN
             try:
-                ok = _compare(op, left, right)
+                ok = ops.compare(op, left, right)
             except TypeError:
                 return UNKNOWN
-            if ok is UNKNOWN:
+            if is_unknown(ok):
                 return UNKNOWN
             if not ok:
                 return False
             left = right
         return True
-    if isinstance(node, ast.IfExp):
-        test = _eval(node.test, env)
-        if test is UNKNOWN:
+
+    def visit_IfExp(self, node: ast.IfExp, env: dict[str, Any]) -> Any:
+        test = self.visit(node.test, env)
+        if is_unknown(test):
             return UNKNOWN
-        return _eval(node.body if test else node.orelse, env)
-    if isinstance(node, ast.Subscript):
-        base = _eval(node.value, env)
-        index = _index_node(node)
+        return self.visit(node.body if test else node.orelse, env)
+
+    def visit_Subscript(self, node: ast.Subscript, env: dict[str, Any]) -> Any:
+        base = self.visit(node.value, env)
+        index = node.slice
         if isinstance(index, ast.Slice):
-            lo = _eval(index.lower, env) if index.lower else None
-            hi = _eval(index.upper, env) if index.upper else None
-            if isinstance(base, list) and _known(lo, hi):
+            lo = self.visit(index.lower, env) if index.lower else None
+            hi = self.visit(index.upper, env) if index.upper else None
+            if isinstance(base, list) and known(lo, hi):
                 return base[lo:hi]
             return UNKNOWN
-        key = _eval(index, env)
+        key = self.visit(index, env)
         if isinstance(base, (list, tuple)) and isinstance(key, int):
             return base[key] if -len(base) <= key < len(base) else UNKNOWN
         return UNKNOWN
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        args = [_eval(a, env) for a in node.args]
-        name = node.func.id
-        if name in ("len", "list", "sorted", "int", "tuple") and len(args) == 1 and _known(*args):
-            try:
-                return {"len": len, "list": list, "sorted": sorted, "int": int, "tuple": list}[
-                    name
-                ](args[0])
-            except (TypeError, ValueError):
-                return UNKNOWN
-        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[0], _Self):
+
+    def visit_Call(self, node: ast.Call, env: dict[str, Any]) -> Any:
+        if isinstance(node.func, ast.Name):
+            args = [self.visit(a, env) for a in node.args]
+            return self.named_call(node.func.id, args)
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.visit(node.func.value, env)
+            if isinstance(receiver, _Self):
+                return _call_on(receiver, node.func.attr, [self.visit(a, env) for a in node.args])
+        return UNKNOWN
+
+    @staticmethod
+    def named_call(name: str, args: list[Any]) -> Any:
+        if name in _BUILTINS and len(args) == 1:
+            return builtins.call(name, args, _BUILTINS)
+        if name not in ("getattr", "hasattr") or len(args) < 2:
+            return UNKNOWN
+        obj, attr = args[0], args[1]
+        if isinstance(obj, _Self):
             if name == "hasattr":
-                return args[0].has(args[1])
-            value = args[0].attribute(args[1])
-            return value if value is not UNKNOWN else (args[2] if len(args) > 2 else UNKNOWN)
-        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[0], _Config):
+                return obj.has(attr)
+            value = obj.attribute(attr)
+            return value if not is_unknown(value) else (args[2] if len(args) > 2 else UNKNOWN)
+        if isinstance(obj, Config):
             if name == "hasattr":
-                return args[1] in args[0].data
-            default = args[2] if len(args) > 2 else UNKNOWN
-            return args[0].get(args[1], default)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        receiver = _eval(node.func.value, env)
-        if isinstance(receiver, _Self):
-            return _call_on(receiver, node.func.attr, [_eval(a, env) for a in node.args])
-    return UNKNOWN
+                return attr in obj.data
+            return obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
+        return UNKNOWN
+
+
+_EXPRESSIONS = _Expressions()
+_eval = _EXPRESSIONS.visit
 
 
 def _call_on(receiver: _Self, name: str, args: list[Any]) -> Any:
@@ -390,30 +401,6 @@ def _values_of(receiver: _Self, method: ast.FunctionDef, layer_ids: Any) -> list
     return values if len(distinct) == 1 else None
 
 
-def _compare(op: ast.cmpop, left: Any, right: Any) -> Any:
-    if isinstance(op, ast.Eq):
-        return left == right
-    if isinstance(op, ast.NotEq):
-        return left != right
-    if isinstance(op, ast.Is):
-        return left is right
-    if isinstance(op, ast.IsNot):
-        return left is not right
-    if isinstance(op, ast.Lt):
-        return left < right
-    if isinstance(op, ast.LtE):
-        return left <= right
-    if isinstance(op, ast.Gt):
-        return left > right
-    if isinstance(op, ast.GtE):
-        return left >= right
-    if isinstance(op, ast.In):
-        return left in right
-    if isinstance(op, ast.NotIn):
-        return left not in right
-    return UNKNOWN
-
-
 def _capture_call(node: ast.AST) -> ast.Call | None:
     """`<something>.set_eagle3_layers_to_capture(x)` (a delegation to the inner model)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -422,67 +409,76 @@ def _capture_call(node: ast.AST) -> ast.Call | None:
     return None
 
 
-def _exec(stmts: list[ast.stmt], paths: list[dict]) -> list[dict]:
-    """Run statements on every live path; an undecidable `if` forks the path."""
-    for stmt in stmts:
-        nxt: list[dict] = []
-        for path in paths:
-            if path["done"]:
-                nxt.append(path)
-                continue
-            nxt.extend(_step(stmt, path))
-        if len(nxt) > MAX_PATHS:
-            raise _Unsupported("too many branches")
-        paths = nxt
-    return paths
+class _PathEnds(Exception):
+    """A `return` or `raise`: the path's remaining statements do not run."""
 
 
-def _step(stmt: ast.stmt, path: dict) -> list[dict]:
-    env = path["env"]
-    if isinstance(stmt, ast.If):
-        test = _eval(stmt.test, env)
-        if test is UNKNOWN:
-            left = _exec(stmt.body, [_fork(path)])
-            right = _exec(stmt.orelse, [_fork(path)])
-            return left + right
-        return _exec(stmt.body if test else stmt.orelse, [path])
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        value_node = stmt.value
-        if value_node is None:
-            return [path]
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        value = _eval(value_node, env)
+class _Run(_Expressions):
+    """One path through a capture method: the decisions forced on its open `if`s, what it
+    captures (kind, target, value, line[, value, where]) and whether it raised."""
+
+    def __init__(self, decisions: Decisions, getter: bool) -> None:
+        self.decisions = decisions
+        self.getter = getter
+        self.captures: list[tuple] = []
+        self.raised = False
+
+    def block(self, stmts: list[ast.stmt], env: dict[str, Any]) -> None:
+        for stmt in stmts:
+            self.visit(stmt, env)
+
+    def generic_stmt(self, node: ast.stmt, *context: Any) -> Any:
+        raise _Unsupported(f"line {node.lineno}: {type(node).__name__} not evaluated")
+
+    def visit_If(self, node: ast.If, env: dict[str, Any]) -> None:
+        test = self.visit(node.test, env)
+        if is_unknown(test):  # both ways: explore() runs the method again with each decision
+            key = (node.lineno, node.col_offset)
+            test = self.decisions.decide(key, f"line {node.lineno}")
+        self.block(node.body if test else node.orelse, env)
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign, env: dict[str, Any]) -> None:
+        if node.value is None:
+            return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = self.visit(node.value, env)
         for target in targets:
             if isinstance(target, ast.Name):
                 env[target.id] = value
             elif isinstance(target, ast.Attribute) and target.attr in CAPTURE_ATTRS:
-                path["captures"].append(("assign", ast.unparse(target), value, stmt.lineno))
-        return [path]
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-        fake = ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op)
-        fake.right = stmt.value
-        env[stmt.target.id] = _eval(fake, env)
-        return [path]
-    if isinstance(stmt, (ast.Expr, ast.Return)):
-        call = _capture_call(stmt.value) if stmt.value is not None else None
+                self.captures.append(("assign", ast.unparse(target), value, node.lineno))
+
+    visit_AnnAssign = visit_Assign
+
+    def visit_AugAssign(self, node: ast.AugAssign, env: dict[str, Any]) -> None:
+        if not isinstance(node.target, ast.Name):
+            self.generic_stmt(node)
+        current = ast.Name(id=node.target.id, ctx=ast.Load())  # type: ignore[attr-defined]
+        env[node.target.id] = self.visit(  # type: ignore[attr-defined]
+            ast.BinOp(left=current, op=node.op, right=node.value), env
+        )
+
+    def visit_Expr(self, node: ast.Expr | ast.Return, env: dict[str, Any]) -> None:
+        call = _capture_call(node.value) if node.value is not None else None
         if call is not None:
-            value = _eval(call.args[0], env) if call.args else None
-            capture = ("delegate", ast.unparse(call.func), value, stmt.lineno)
-            path["captures"].append(capture + _into_member(call, value, env))
-        elif isinstance(stmt, ast.Return) and stmt.value is not None and path.get("getter"):
-            path["captures"].append(("return", "return", _eval(stmt.value, env), stmt.lineno))
-        if isinstance(stmt, ast.Return):
-            path["done"] = True
-        return [path]
-    if isinstance(stmt, ast.Raise):
-        path["done"] = True
-        path["raised"] = True
-        return [path]
-    if isinstance(stmt, (ast.Pass, ast.Assert, ast.Global, ast.Nonlocal, ast.Import)):
-        return [path]
-    if isinstance(stmt, ast.ImportFrom):
-        return [path]
-    raise _Unsupported(f"line {stmt.lineno}: {type(stmt).__name__} not evaluated")
+            value = self.visit(call.args[0], env) if call.args else None
+            capture = ("delegate", ast.unparse(call.func), value, node.lineno)
+            self.captures.append(capture + _into_member(call, value, env))
+        elif isinstance(node, ast.Return) and node.value is not None and self.getter:
+            self.captures.append(("return", "return", self.visit(node.value, env), node.lineno))
+        if isinstance(node, ast.Return):
+            raise _PathEnds
+
+    visit_Return = visit_Expr
+
+    def visit_Raise(self, node: ast.Raise, env: dict[str, Any]) -> None:
+        self.raised = True
+        raise _PathEnds
+
+    def visit_Pass(self, node: ast.stmt, env: dict[str, Any]) -> None:
+        return None
+
+    visit_Assert = visit_Global = visit_Nonlocal = visit_Import = visit_ImportFrom = visit_Pass
 
 
 def _into_member(call: ast.Call, value: Any, env: dict[str, Any]) -> tuple:
@@ -508,37 +504,39 @@ def _into_member(call: ast.Call, value: Any, env: dict[str, Any]) -> tuple:
     return (inner["value"], where)
 
 
-def _fork(path: dict) -> dict:
-    return {
-        "env": dict(path["env"]),
-        "captures": list(path["captures"]),
-        "done": path["done"],
-        "raised": path.get("raised", False),
-        "getter": path.get("getter", False),
-    }
-
-
 def _run_method(
     method: ast.FunctionDef, layer_ids: Any, model: _Self
 ) -> tuple[list[Any], list[str]]:
-    """Distinct captured values over the method's paths, plus notes."""
+    """Distinct captured values over the method's paths (depth first: the taken side of an open
+    `if` before the other), plus notes."""
     params = [a.arg for a in method.args.args]
-    env: dict[str, Any] = {}
+    start: dict[str, Any] = {}
     if params:
-        env[params[0]] = model
+        start[params[0]] = model
     if len(params) > 1 and method.name not in CAPTURE_GETTERS:
-        env[params[1]] = layer_ids
+        start[params[1]] = layer_ids
     getter = method.name in CAPTURE_GETTERS
-    path = {"env": env, "captures": [], "done": False, "raised": False, "getter": getter}
-    paths = _exec(method.body, [path])
+
+    def run(decisions: Decisions) -> _Run:
+        path = _Run(decisions, getter)
+        try:
+            path.block(method.body, dict(start))
+        except _PathEnds:
+            pass
+        return path
+
+    try:
+        paths = explore(run, max_paths=MAX_PATHS)
+    except TooManyPaths:
+        raise _Unsupported("too many branches") from None
     values: list[Any] = []
     notes: list[str] = []
-    for p in paths:
-        if not p["captures"]:
-            if p.get("raised"):
+    for p in sorted(paths, key=lambda p: p.order()):
+        if not p.result.captures:
+            if p.result.raised:
                 notes.append("a path raises (the engine refuses this input)")
             continue
-        kind, target, value, line, *member = p["captures"][-1]
+        kind, target, value, line, *member = p.result.captures[-1]
         item = {"kind": kind, "target": target, "value": value, "line": line}
         if member:
             item["value"], item["delegated"] = member
@@ -673,7 +671,7 @@ def evaluate_capture(
                 out["delegated"] = {"class": other_name, "line": inner_values[0]["line"]}
                 out["layers_to_capture"] = inner_values[0]["value"]
                 break
-    if out["layers_to_capture"] is UNKNOWN or _as_int_list(out["layers_to_capture"]) is None:
+    if is_unknown(out["layers_to_capture"]) or _as_int_list(out["layers_to_capture"]) is None:
         return {"error": f"{found['class']}.{method.name}: capture layers not computable"
                 f"{_why_not_computable(config)}"}  # fmt: skip
     out["layers_to_capture"] = _as_int_list(out["layers_to_capture"])

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from remotedbg.analysis.interp import Visitor
 from remotedbg.analysis.pysource import names_in, parse, walk
 from remotedbg.engines.knowledge import (
     D2T_NAMES,
@@ -223,7 +224,7 @@ def _is_add_call(node: ast.Call, name: str) -> bool:
     return len(node.args) == 2 or (len(node.args) == 1 and isinstance(node.func, ast.Attribute))
 
 
-class _Interp:
+class _Interp(Visitor):
     """Abstract interpretation of one unit's functions."""
 
     def __init__(self, unit: _Unit, d2t_names: set[str], aranges: set[str]):
@@ -249,54 +250,74 @@ class _Interp:
 
     def block(self, stmts: list[ast.stmt], env: dict[str, str | None]) -> None:
         for stmt in stmts:
-            self.stmt(stmt, env)
+            self.visit(stmt, env)
 
-    def stmt(self, node: ast.stmt, env: dict[str, str | None]) -> None:
-        if isinstance(node, ast.Assign):
-            kind = self.eval(node.value, env)
-            for target in node.targets:
-                self.assign(target, kind, env, node)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self.assign(node.target, self.eval(node.value, env), env, node)
-        elif isinstance(node, ast.AugAssign):
-            kind = self.binop(node.target, node.op, node.value, env, node)
-            self.assign(node.target, kind, env, node)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.eval(node.iter, env)
-            names = [n.id for n in walk(node.target) if isinstance(n, ast.Name)]
-            for name in names:
-                env[name] = None
-            self.loops.append(names)
-            self.block(node.body, env)
-            self.loops.pop()
-            self.block(node.orelse, env)
-        elif isinstance(node, ast.If):
-            self.if_stmt(node, env)
-        elif isinstance(node, ast.While):
-            self.eval(node.test, env)
-            self.block(node.body, env)
-            self.block(node.orelse, env)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                self.eval(item.context_expr, env)
-            self.block(node.body, env)
-        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            self.block(node.body, env)  # type: ignore[attr-defined]
-            for handler in node.handlers:  # type: ignore[attr-defined]
-                self.block(handler.body, env)
-            self.block(node.orelse, env)  # type: ignore[attr-defined]
-            self.block(node.finalbody, env)  # type: ignore[attr-defined]
-        elif isinstance(node, (ast.Expr, ast.Return)):
-            if node.value is not None:
-                self.eval(node.value, env)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved = (self.loops, self.func_args)
-            self.loops = []
-            self.run_function(node)
-            self.loops, self.func_args = saved
+    def generic_stmt(self, node: ast.stmt, *context: Any) -> None:
+        return None  # a statement that moves no d2t (pass, import, del...)
 
-    def if_stmt(self, node: ast.If, env: dict[str, str | None]) -> None:
+    def visit_Assign(self, node: ast.Assign, env: dict[str, str | None]) -> None:
+        kind = self.eval(node.value, env)
+        for target in node.targets:
+            self.assign(target, kind, env, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign, env: dict[str, str | None]) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.eval(node.value, env), env, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign, env: dict[str, str | None]) -> None:
+        kind = self.binop(node.target, node.op, node.value, env, node)
+        self.assign(node.target, kind, env, node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor, env: dict[str, str | None]) -> None:
+        self.eval(node.iter, env)
+        names = [n.id for n in walk(node.target) if isinstance(n, ast.Name)]
+        for name in names:
+            env[name] = None
+        self.loops.append(names)
+        self.block(node.body, env)
+        self.loops.pop()
+        self.block(node.orelse, env)
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While, env: dict[str, str | None]) -> None:
+        self.eval(node.test, env)
+        self.block(node.body, env)
+        self.block(node.orelse, env)
+
+    def visit_With(self, node: ast.With | ast.AsyncWith, env: dict[str, str | None]) -> None:
+        for item in node.items:
+            self.eval(item.context_expr, env)
+        self.block(node.body, env)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Try(self, node: ast.Try, env: dict[str, str | None]) -> None:
+        self.block(node.body, env)
+        for handler in node.handlers:
+            self.block(handler.body, env)
+        self.block(node.orelse, env)
+        self.block(node.finalbody, env)
+
+    visit_TryStar = visit_Try  # Python 3.11+: `try: ... except* ...`, the same fields
+
+    def visit_Expr(self, node: ast.Expr | ast.Return, env: dict[str, str | None]) -> None:
+        if node.value is not None:
+            self.eval(node.value, env)
+
+    visit_Return = visit_Expr
+
+    def visit_FunctionDef(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, str | None]
+    ) -> None:
+        saved = (self.loops, self.func_args)
+        self.loops = []
+        self.run_function(node)
+        self.loops, self.func_args = saved
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_If(self, node: ast.If, env: dict[str, str | None]) -> None:
         tested = self.d2t_test(node.test)
         self.eval(node.test, env)
         if tested is None:
@@ -389,39 +410,43 @@ class _Interp:
 
     # ----------------------------------------------------------------- expressions
     def eval(self, node: ast.AST | None, env: dict[str, str | None]) -> str | None:
-        if node is None:
-            return None
-        if isinstance(node, ast.Name):
-            if node.id in env:
-                return env[node.id]
-            if node.id in self.d2t_names:
-                self.event(node, "read", node.id, "reads d2t", [node.id])
-                return RAW
-            return None
-        if isinstance(node, ast.Attribute):
-            base = self.eval(node.value, env)
-            if node.attr in self.d2t_names:
-                self.event(node, "read", node.attr, "reads d2t", [node.attr])
-                return RAW
-            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-                return self.unit.attrs.get(node.attr)
-            if node.attr in ("data", "T", "mT") and base is not None:
-                return base
-            return None
-        if isinstance(node, ast.Call):
-            return self.call(node, env)
-        if isinstance(node, ast.BinOp):
-            return self.binop(node.left, node.op, node.right, env, node)
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node, env)
-        if isinstance(node, ast.IfExp):
-            self.eval(node.test, env)
-            a, b = self.eval(node.body, env), self.eval(node.orelse, env)
-            return a if a is not None else b
-        if isinstance(node, ast.NamedExpr):
-            kind = self.eval(node.value, env)
-            env[node.target.id] = kind
-            return kind
+        return None if node is None else self.visit(node, env)
+
+    def visit_Name(self, node: ast.Name, env: dict[str, str | None]) -> str | None:
+        if node.id in env:
+            return env[node.id]
+        if node.id in self.d2t_names:
+            self.event(node, "read", node.id, "reads d2t", [node.id])
+            return RAW
+        return None
+
+    def visit_Attribute(self, node: ast.Attribute, env: dict[str, str | None]) -> str | None:
+        base = self.eval(node.value, env)
+        if node.attr in self.d2t_names:
+            self.event(node, "read", node.attr, "reads d2t", [node.attr])
+            return RAW
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            return self.unit.attrs.get(node.attr)
+        if node.attr in ("data", "T", "mT") and base is not None:
+            return base
+        return None
+
+    def visit_BinOp(self, node: ast.BinOp, env: dict[str, str | None]) -> str | None:
+        return self.binop(node.left, node.op, node.right, env, node)
+
+    def visit_IfExp(self, node: ast.IfExp, env: dict[str, str | None]) -> str | None:
+        self.eval(node.test, env)
+        a, b = self.eval(node.body, env), self.eval(node.orelse, env)
+        return a if a is not None else b
+
+    def visit_NamedExpr(self, node: ast.NamedExpr, env: dict[str, str | None]) -> str | None:
+        kind = self.eval(node.value, env)
+        env[node.target.id] = kind
+        return kind
+
+    def generic_expr(self, node: ast.AST, *context: Any) -> str | None:
+        """Any other expression: no kind of its own; what its parts do with d2t is recorded."""
+        env = context[0]
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child, env)
@@ -433,7 +458,7 @@ class _Interp:
             return func.id in self.aranges
         return isinstance(func, ast.Attribute) and func.attr == "arange"
 
-    def call(self, node: ast.Call, env: dict[str, str | None]) -> str | None:
+    def visit_Call(self, node: ast.Call, env: dict[str, str | None]) -> str | None:
         if self.is_arange_call(node):
             return self.arange_call(node, env)
         func = node.func
@@ -582,7 +607,7 @@ class _Interp:
         finally:
             self.record = saved
 
-    def subscript(self, node: ast.Subscript, env: dict[str, str | None]) -> str | None:
+    def visit_Subscript(self, node: ast.Subscript, env: dict[str, str | None]) -> str | None:
         value = self.eval(node.value, env)
         index = node.slice
         if _is_d2t_string(_str_const(index), self.d2t_names) and isinstance(node.ctx, ast.Load):

@@ -16,8 +16,21 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any
 
+from remotedbg.analysis.interp import (
+    Budget,
+    Decisions,
+    NotInterpreted,
+    TooManyPaths,
+    Visitor,
+    builtins,
+    explore,
+    is_unknown,
+    ops,
+)
+from remotedbg.analysis.interp.names import qualified_name
 from remotedbg.analysis.loader_values import (
     UNKNOWN,
     AutoLoader,
@@ -42,48 +55,38 @@ from remotedbg.analysis.loader_values import (
     Tensor,
     Undecidable,
 )
-from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex, bounded_product
+from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
 from remotedbg.engines import loader_rules
 
 STEP_LIMIT = 400_000
 DEPTH_LIMIT = 16
 
 
-_STR_METHODS = {
-    "replace", "startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip",
-    "removeprefix", "removesuffix", "format", "join", "lower", "upper", "count", "find",
-    "partition", "rpartition", "isdigit",
-}  # fmt: skip
-# `re.sub(r"^layers\.0\.", "midlayer.", name)` (SGLang 0.5.12+ kimi_k25_eagle3.py:432) on a
-# known name: run, with patterns that cannot backtrack without bound (no quantified group, no
-# backreference) on short strings only
-_REGEX_FUNCTIONS = {"re.sub", "re.match", "re.search", "re.fullmatch"}
-_REGEX_UNSAFE = re.compile(r"\)[*+?{]|\\[1-9]|\(\?P=")
-_REGEX_MAX = 512
+def _opaque(value: Any) -> bool:
+    """Unknown, or known only by name or as a tensor: its truth and contents are not known."""
+    return is_unknown(value) or isinstance(value, (Tensor, Named))
 
 
-def _regex(name: str, args: list, kwargs: dict) -> Any:
-    """re.sub/match/search/fullmatch on constant patterns and known strings, else UNKNOWN."""
-    want = 3 if name == "re.sub" else 2
-    if len(args) != want or kwargs or not all(isinstance(a, str) for a in args):
-        return UNKNOWN
-    pattern, text = args[0], args[-1]
-    if len(pattern) > _REGEX_MAX or len(text) > _REGEX_MAX or _REGEX_UNSAFE.search(pattern):
-        return UNKNOWN
-    try:
-        compiled = re.compile(pattern)
-        if name == "re.sub":  # a replacement with group references is not modelled
-            return UNKNOWN if "\\" in args[1] else compiled.sub(args[1], text)
-        return getattr(compiled, name[3:])(text) is not None  # the match's truth only
-    except re.error:
+def _decided(combine: Callable[[list], bool]) -> Callable[[list], Any]:
+    def reduce(args: list) -> Any:
+        if args and isinstance(args[0], list) and not any(_opaque(v) for v in args[0]):
+            return combine(args[0])
         return UNKNOWN
 
+    return reduce
 
+
+_BUILTINS = {
+    **{n: builtins.BUILTINS[n] for n in ("enumerate", "zip", "range", "str", "int")},
+    "any": _decided(any),
+    "all": _decided(all),
+}
+_NOT_HANDLED = object()  # a helper's rule does not apply to these arguments
 _CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
 
-class Interpreter:
+class Interpreter(Visitor):
     def __init__(
         self,
         index: SourceIndex,
@@ -93,10 +96,9 @@ class Interpreter:
     ) -> None:
         self.index = index
         self.config = Config(config)
-        self.forced = forced or {}
+        self.decisions = Decisions(forced or {})
         self.engine_params = engine_params or {}
-        self.steps = 0
-        self.depth = 0
+        self.budget = Budget(STEP_LIMIT, DEPTH_LIMIT, Undecidable)
         self.loads: list[tuple[str, str, str]] = []  # (tensor, param, where)
         self.special: dict[str, str] = {}
         self.dropped_by_rule: dict[str, str] = {}
@@ -167,7 +169,7 @@ class Interpreter:
                 # the draft's config unless the caller passes another (`config.text_config`)
                 known = passed.get(name)
                 env[name] = known if isinstance(known, Config) else self.config
-            elif passed.get(name, UNKNOWN) is not UNKNOWN:
+            elif not is_unknown(passed.get(name, UNKNOWN)):
                 env[name] = passed[name]
             elif name in self.engine_params:
                 env[name] = self._wrap(self.engine_params[name])
@@ -194,7 +196,7 @@ class Interpreter:
             self._tick()
             if isinstance(stmt, ast.If):
                 test = self._safe_eval(stmt.test, env, cls.module)
-                if test is UNKNOWN or isinstance(test, (Tensor, Named)):
+                if is_unknown(test) or isinstance(test, (Tensor, Named)):
                     self._init_block(stmt.body, env, obj, cls, depth, False)
                     self._init_block(stmt.orelse, env, obj, cls, depth, False)
                 else:
@@ -359,9 +361,7 @@ class Interpreter:
 
     # ------------------------------------------------------------------ execution
     def _tick(self) -> None:
-        self.steps += 1
-        if self.steps > STEP_LIMIT:
-            raise Undecidable("step budget exhausted")
+        self.budget.tick()
 
     def _safe_eval(self, node: ast.expr, env: dict, mod: Module) -> Any:
         try:
@@ -377,9 +377,7 @@ class Interpreter:
         return self.run_function(Bound(obj, cls, func), args, {})
 
     def run_function(self, bound: Bound, args: list[Any], kwargs: dict) -> Any:
-        self.depth += 1
-        if self.depth > DEPTH_LIMIT:
-            raise Undecidable("call depth exceeded")
+        self.budget.enter()
         try:
             func = bound.func
             names = [a.arg for a in func.args.args]
@@ -398,14 +396,12 @@ class Interpreter:
                 return ret.value
             return None
         finally:
-            self.depth -= 1
+            self.budget.leave()
 
     def run_closure(self, closure: Closure, args: list[Any], kwargs: dict) -> Any:
         """A nested function or lambda: its parameters over a copy of the scope it was defined
         in (it reads the enclosing names; what it assigns stays its own)."""
-        self.depth += 1
-        if self.depth > DEPTH_LIMIT:
-            raise Undecidable("call depth exceeded")
+        self.budget.enter()
         try:
             func = closure.func
             env = dict(closure.scope)
@@ -431,7 +427,7 @@ class Interpreter:
                 return ret.value
             return None
         finally:
-            self.depth -= 1
+            self.budget.leave()
 
     def block(self, body: list[ast.stmt], env: dict, mod: Module, frame: dict) -> None:
         for stmt in body:
@@ -439,51 +435,67 @@ class Interpreter:
 
     def stmt(self, node: ast.stmt, env: dict, mod: Module, frame: dict) -> None:
         self._tick()
-        if isinstance(node, ast.Expr):
-            self.eval(node.value, env, mod, frame)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            if node.value is None:
-                return
-            value = self.eval(node.value, env, mod, frame)
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                self.assign(target, value, env, mod, frame)
-        elif isinstance(node, ast.AugAssign):
-            current = (
-                self.eval(node.target, env, mod, frame)
-                if not isinstance(node.target, ast.Attribute)
-                else UNKNOWN
-            )
-            value = self.binop(node.op, current, self.eval(node.value, env, mod, frame))
-            self.assign(node.target, value, env, mod, frame)
-        elif isinstance(node, ast.If):
-            test = self.truth(self.eval(node.test, env, mod, frame), node.test)
-            self.block(node.body if test else node.orelse, env, mod, frame)
-        elif isinstance(node, ast.For):
-            self.for_loop(node, env, mod, frame)
-        elif isinstance(node, ast.Continue):
-            raise ContinueSignal()
-        elif isinstance(node, ast.Break):
-            raise BreakSignal()
-        elif isinstance(node, ast.Return):
-            raise ReturnSignal(self.eval(node.value, env, mod, frame) if node.value else None)
-        elif isinstance(node, ast.Raise):
-            raise EngineRaises("raise", ast.unparse(node)[:200], node.lineno, mod.path)
-        elif isinstance(node, ast.Assert):
-            if not self.truth(self.eval(node.test, env, mod, frame), node.test):
-                raise EngineRaises("assert", ast.unparse(node)[:200], node.lineno, mod.path)
-        elif isinstance(node, ast.Try):
-            self.try_stmt(node, env, mod, frame)
-        elif isinstance(node, ast.With):
-            self.block(node.body, env, mod, frame)
-        elif isinstance(node, (ast.Pass, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
-            return
-        elif isinstance(node, ast.FunctionDef):
-            env[node.name] = Closure(node, env, mod, frame)
-        else:
-            raise Undecidable(f"line {node.lineno}: {type(node).__name__} not interpreted")
+        self.visit(node, env, mod, frame)
 
-    def try_stmt(self, node: ast.Try, env: dict, mod: Module, frame: dict) -> None:
+    def generic_stmt(self, node: ast.stmt, *context: Any) -> None:
+        raise Undecidable(str(NotInterpreted(node)))
+
+    def visit_Expr(self, node: ast.Expr, env: dict, mod: Module, frame: dict) -> None:
+        self.eval(node.value, env, mod, frame)
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign, env: dict, mod: Module,
+                     frame: dict) -> None:  # fmt: skip
+        if node.value is None:
+            return
+        value = self.eval(node.value, env, mod, frame)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            self.assign(target, value, env, mod, frame)
+
+    visit_AnnAssign = visit_Assign
+
+    def visit_AugAssign(self, node: ast.AugAssign, env: dict, mod: Module, frame: dict) -> None:
+        current = (
+            self.eval(node.target, env, mod, frame)
+            if not isinstance(node.target, ast.Attribute)
+            else UNKNOWN
+        )
+        value = self.binop(node.op, current, self.eval(node.value, env, mod, frame))
+        self.assign(node.target, value, env, mod, frame)
+
+    def visit_If(self, node: ast.If, env: dict, mod: Module, frame: dict) -> None:
+        test = self.truth(self.eval(node.test, env, mod, frame), node.test)
+        self.block(node.body if test else node.orelse, env, mod, frame)
+
+    def visit_Continue(self, node: ast.Continue, env: dict, mod: Module, frame: dict) -> None:
+        raise ContinueSignal()
+
+    def visit_Break(self, node: ast.Break, env: dict, mod: Module, frame: dict) -> None:
+        raise BreakSignal()
+
+    def visit_Return(self, node: ast.Return, env: dict, mod: Module, frame: dict) -> None:
+        raise ReturnSignal(self.eval(node.value, env, mod, frame) if node.value else None)
+
+    def visit_Raise(self, node: ast.Raise, env: dict, mod: Module, frame: dict) -> None:
+        raise EngineRaises("raise", ast.unparse(node)[:200], node.lineno, mod.path)
+
+    def visit_Assert(self, node: ast.Assert, env: dict, mod: Module, frame: dict) -> None:
+        if not self.truth(self.eval(node.test, env, mod, frame), node.test):
+            raise EngineRaises("assert", ast.unparse(node)[:200], node.lineno, mod.path)
+
+    def visit_With(self, node: ast.With, env: dict, mod: Module, frame: dict) -> None:
+        self.block(node.body, env, mod, frame)
+
+    def visit_Pass(self, node: ast.stmt, env: dict, mod: Module, frame: dict) -> None:
+        return None
+
+    visit_Import = visit_ImportFrom = visit_Global = visit_Nonlocal = visit_Pass
+
+    def visit_FunctionDef(self, node: ast.FunctionDef, env: dict, mod: Module,
+                          frame: dict) -> None:  # fmt: skip
+        env[node.name] = Closure(node, env, mod, frame)
+
+    def visit_Try(self, node: ast.Try, env: dict, mod: Module, frame: dict) -> None:
         try:
             self.block(node.body, env, mod, frame)
         except EngineRaises as exc:
@@ -503,7 +515,7 @@ class Interpreter:
             self.block(node.orelse, env, mod, frame)
         self.block(node.finalbody, env, mod, frame)
 
-    def for_loop(self, node: ast.For, env: dict, mod: Module, frame: dict) -> None:
+    def visit_For(self, node: ast.For, env: dict, mod: Module, frame: dict) -> None:
         items = self.iterate(self.eval(node.iter, env, mod, frame), node)
         broke = False
         for item in items:
@@ -531,14 +543,13 @@ class Interpreter:
         raise Undecidable(f"line {getattr(node, 'lineno', '?')}: iterating over {value!r}")
 
     def truth(self, value: Any, node: ast.AST) -> bool:
-        if value is UNKNOWN or isinstance(value, (Tensor, Named, Obj, Config)):
+        if is_unknown(value) or isinstance(value, (Tensor, Named, Obj, Config)):
             if isinstance(value, (Obj, Config)):
                 return True
             key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), ast.unparse(node))
-            if key in self.forced:
-                return self.forced[key]
-            if not isinstance(value, Tensor):
-                raise NeedsFork(key, f"line {key[0]}: `{key[2][:80]}`")
+            if not isinstance(value, Tensor) or key in self.decisions.forced:
+                # a setting not known here: simulate_load runs again with each answer
+                return self.decisions.decide(key, f"line {key[0]}: `{key[2][:80]}`")
             raise Undecidable(
                 f"line {getattr(node, 'lineno', '?')}: condition `{ast.unparse(node)[:80]}` "
                 "depends on something not known statically"
@@ -560,7 +571,7 @@ class Interpreter:
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value, env, mod, frame)
             key = self.eval(target.slice, env, mod, frame)
-            if isinstance(base, dict) and key is not UNKNOWN:
+            if isinstance(base, dict) and not is_unknown(key):
                 base[key] = value
         elif isinstance(target, ast.Attribute):
             base = self.eval(target.value, env, mod, frame)
@@ -572,86 +583,91 @@ class Interpreter:
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr, env: dict, mod: Module, frame: dict | None) -> Any:
         self._tick()
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id in env:
-                return env[node.id]
-            if node.id in ("True", "False", "None"):
-                return {"True": True, "False": False, "None": None}[node.id]
-            return Named(node.id)
-        if isinstance(node, ast.JoinedStr):
-            parts = []
-            for value in node.values:
-                if isinstance(value, ast.Constant):
-                    parts.append(str(value.value))
-                elif isinstance(value, ast.FormattedValue):
-                    v = self.eval(value.value, env, mod, frame)
-                    if not isinstance(v, (str, int, float)) or isinstance(v, bool):
-                        return UNKNOWN
-                    parts.append(str(v))
-            return "".join(parts)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            items = [self.eval(e, env, mod, frame) for e in node.elts]
-            if isinstance(node, ast.Tuple):
-                return tuple(items)
-            if isinstance(node, ast.Set):
-                try:
-                    return set(items)
-                except TypeError:
-                    return UNKNOWN
-            return items
-        if isinstance(node, ast.Dict):
-            out = {}
-            for k, v in zip(node.keys, node.values, strict=True):
-                if k is None:
-                    return UNKNOWN
-                key = self.eval(k, env, mod, frame)
-                if not isinstance(key, (str, int, float, bool, tuple, type(None))):
-                    return UNKNOWN
-                out[key] = self.eval(v, env, mod, frame)
-            return out
-        if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value, env, mod, frame), node.attr)
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node, env, mod, frame)
-        if isinstance(node, ast.BinOp):
-            return self.binop(
-                node.op,
-                self.eval(node.left, env, mod, frame),
-                self.eval(node.right, env, mod, frame),
-            )
-        if isinstance(node, ast.UnaryOp):
-            operand = self.eval(node.operand, env, mod, frame)
-            if isinstance(node.op, ast.Not):
-                if operand is UNKNOWN or isinstance(operand, (Tensor, Named)):
-                    return UNKNOWN
-                return not operand
-            return operand if isinstance(operand, Tensor) else UNKNOWN
-        if isinstance(node, ast.BoolOp):
-            return self.boolop(node, env, mod, frame)
-        if isinstance(node, ast.Compare):
-            return self.compare(node, env, mod, frame)
-        if isinstance(node, ast.IfExp):
-            test = self.eval(node.test, env, mod, frame)
-            if test is UNKNOWN or isinstance(test, (Tensor, Named)):
-                return UNKNOWN
-            return self.eval(node.body if test else node.orelse, env, mod, frame)
-        if isinstance(node, ast.Call):
-            return self.call(node, env, mod, frame)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
-            return self.comprehension(node, env, mod, frame)
-        if isinstance(node, ast.Lambda):
-            return Closure(node, env, mod, frame or {})
-        return UNKNOWN
+        return self.visit(node, env, mod, frame)
 
-    def boolop(self, node: ast.BoolOp, env: dict, mod: Module, frame: dict | None) -> Any:
+    def visit_Constant(self, node: ast.Constant, env: dict, mod: Module, frame: dict | None) -> Any:
+        return node.value
+
+    def visit_Name(self, node: ast.Name, env: dict, mod: Module, frame: dict | None) -> Any:
+        if node.id in env:
+            return env[node.id]
+        if node.id in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.id]
+        return Named(node.id)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr, env: dict, mod: Module,
+                        frame: dict | None) -> Any:  # fmt: skip
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                v = self.eval(value.value, env, mod, frame)
+                if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                    return UNKNOWN
+                parts.append(str(v))
+        return "".join(parts)
+
+    def visit_List(self, node: ast.List | ast.Tuple | ast.Set, env: dict, mod: Module,
+                   frame: dict | None) -> Any:  # fmt: skip
+        items = [self.eval(e, env, mod, frame) for e in node.elts]
+        if isinstance(node, ast.Tuple):
+            return tuple(items)
+        if isinstance(node, ast.Set):
+            try:
+                return set(items)
+            except TypeError:
+                return UNKNOWN
+        return items
+
+    visit_Tuple = visit_Set = visit_List
+
+    def visit_Dict(self, node: ast.Dict, env: dict, mod: Module, frame: dict | None) -> Any:
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:
+                return UNKNOWN
+            key = self.eval(k, env, mod, frame)
+            if not isinstance(key, (str, int, float, bool, tuple, type(None))):
+                return UNKNOWN
+            out[key] = self.eval(v, env, mod, frame)
+        return out
+
+    def visit_Attribute(self, node: ast.Attribute, env: dict, mod: Module,
+                        frame: dict | None) -> Any:  # fmt: skip
+        return self.attribute(self.eval(node.value, env, mod, frame), node.attr)
+
+    def visit_BinOp(self, node: ast.BinOp, env: dict, mod: Module, frame: dict | None) -> Any:
+        return self.binop(
+            node.op,
+            self.eval(node.left, env, mod, frame),
+            self.eval(node.right, env, mod, frame),
+        )
+
+    def visit_UnaryOp(self, node: ast.UnaryOp, env: dict, mod: Module, frame: dict | None) -> Any:
+        operand = self.eval(node.operand, env, mod, frame)
+        if isinstance(node.op, ast.Not):
+            if is_unknown(operand) or isinstance(operand, (Tensor, Named)):
+                return UNKNOWN
+            return not operand
+        return operand if isinstance(operand, Tensor) else UNKNOWN
+
+    def visit_IfExp(self, node: ast.IfExp, env: dict, mod: Module, frame: dict | None) -> Any:
+        test = self.eval(node.test, env, mod, frame)
+        if is_unknown(test) or isinstance(test, (Tensor, Named)):
+            return UNKNOWN
+        return self.eval(node.body if test else node.orelse, env, mod, frame)
+
+    def visit_Lambda(self, node: ast.Lambda, env: dict, mod: Module, frame: dict | None) -> Any:
+        return Closure(node, env, mod, frame or {})
+
+    def visit_BoolOp(self, node: ast.BoolOp, env: dict, mod: Module, frame: dict | None) -> Any:
         is_and = isinstance(node.op, ast.And)
         unknown = False
         last: Any = None
         for value_node in node.values:
             value = self.eval(value_node, env, mod, frame)
-            if value is UNKNOWN or isinstance(value, (Tensor, Named)):
+            if is_unknown(value) or isinstance(value, (Tensor, Named)):
                 unknown = True
                 continue
             last = value
@@ -661,37 +677,30 @@ class Interpreter:
                 return value
         return UNKNOWN if unknown else last
 
-    def compare(self, node: ast.Compare, env: dict, mod: Module, frame: dict | None) -> Any:
+    def visit_Compare(self, node: ast.Compare, env: dict, mod: Module, frame: dict | None) -> Any:
         left = self.eval(node.left, env, mod, frame)
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comp, env, mod, frame)
             if isinstance(op, (ast.Is, ast.IsNot)):
-                if left is UNKNOWN or right is UNKNOWN:
+                if is_unknown(left) or is_unknown(right):
                     return UNKNOWN
                 ok = (left is right) if isinstance(op, ast.Is) else (left is not right)
             elif isinstance(op, (ast.In, ast.NotIn)):
                 found = self.contains(right, left)
-                if found is UNKNOWN:
+                if is_unknown(found):
                     return UNKNOWN
                 ok = found if isinstance(op, ast.In) else not found
             else:
                 if not all(isinstance(v, (int, float, str)) for v in (left, right)):
                     if isinstance(op, (ast.Eq, ast.NotEq)) and left is None or right is None:
-                        if left is UNKNOWN or right is UNKNOWN:
+                        if is_unknown(left) or is_unknown(right):
                             return UNKNOWN
                         ok = (left == right) == isinstance(op, ast.Eq)
                     else:
                         return UNKNOWN
                 else:
                     try:
-                        ok = {
-                            ast.Eq: lambda a, b: a == b,
-                            ast.NotEq: lambda a, b: a != b,
-                            ast.Lt: lambda a, b: a < b,
-                            ast.LtE: lambda a, b: a <= b,
-                            ast.Gt: lambda a, b: a > b,
-                            ast.GtE: lambda a, b: a >= b,
-                        }[type(op)](left, right)
+                        ok = ops.ORDERINGS[type(op)](left, right)
                     except (TypeError, KeyError):
                         return UNKNOWN
             if not ok:
@@ -700,7 +709,7 @@ class Interpreter:
         return True
 
     def contains(self, container: Any, item: Any) -> Any:
-        if item is UNKNOWN or container is UNKNOWN:
+        if is_unknown(item) or is_unknown(container):
             return UNKNOWN
         if isinstance(container, (list, tuple, set)) and (
             isinstance(item, Named) or any(isinstance(v, Named) for v in container)
@@ -715,7 +724,7 @@ class Interpreter:
         if isinstance(container, str):
             return item in container if isinstance(item, str) else UNKNOWN
         if isinstance(container, (list, tuple, set, dict)):
-            if any(v is UNKNOWN for v in container):
+            if any(is_unknown(v) for v in container):
                 return UNKNOWN
             try:
                 return item in container
@@ -723,7 +732,9 @@ class Interpreter:
                 return UNKNOWN
         return UNKNOWN
 
-    def subscript(self, node: ast.Subscript, env: dict, mod: Module, frame: dict | None) -> Any:
+    def visit_Subscript(
+        self, node: ast.Subscript, env: dict, mod: Module, frame: dict | None
+    ) -> Any:
         base = self.eval(node.value, env, mod, frame)
         if isinstance(node.slice, ast.Slice):
             lo = self.eval(node.slice.lower, env, mod, frame) if node.slice.lower else None
@@ -756,22 +767,9 @@ class Interpreter:
         for v in (left, right):
             if isinstance(v, Tensor):
                 return v
-        if left is UNKNOWN or right is UNKNOWN:
+        if is_unknown(left) or is_unknown(right):
             return UNKNOWN
-        try:
-            if isinstance(op, ast.Add):
-                return left + right
-            if isinstance(op, ast.Sub):
-                return left - right
-            if isinstance(op, ast.Mult):
-                return bounded_product(left, right)
-            if isinstance(op, ast.FloorDiv):
-                return left // right
-            if isinstance(op, ast.Mod):
-                return left % right
-        except (TypeError, ZeroDivisionError, ValueError):
-            return UNKNOWN
-        return UNKNOWN
+        return ops.arithmetic(op, left, right)
 
     def attribute(self, base: Any, attr: str) -> Any:
         if isinstance(base, Obj):
@@ -819,7 +817,7 @@ class Interpreter:
             return Named(f"{base.name}.{attr}")
         return UNKNOWN
 
-    def comprehension(self, node, env: dict, mod: Module, frame: dict | None) -> Any:
+    def visit_ListComp(self, node, env: dict, mod: Module, frame: dict | None) -> Any:
         results: list = []
         pairs: dict = {}
 
@@ -844,8 +842,10 @@ class Interpreter:
             return pairs
         return set(results) if isinstance(node, ast.SetComp) else results
 
+    visit_GeneratorExp = visit_SetComp = visit_DictComp = visit_ListComp
+
     # ------------------------------------------------------------------ calls
-    def call(self, node: ast.Call, env: dict, mod: Module, frame: dict | None) -> Any:
+    def visit_Call(self, node: ast.Call, env: dict, mod: Module, frame: dict | None) -> Any:
         func = node.func
         if isinstance(func, ast.Name) and func.id == "super" and frame is not None:
             return Super(frame["self"], frame["cls"])
@@ -884,12 +884,7 @@ class Interpreter:
         if isinstance(base, Obj) and name in ("named_parameters", "state_dict"):
             return ParamDict(base, self.path_of(base.node))
         if isinstance(base, Super):
-            nxt = self._next_in_mro(base.obj, base.after)
-            if nxt is None:
-                raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
-            if name in ("named_parameters", "state_dict"):
-                return ParamDict(base.obj, self.path_of(base.obj.node))
-            return self.call_method(base.obj, nxt, name, args)
+            return self._super_method(base, name, args, node)
         if isinstance(base, Config) and name == "get" and args and isinstance(args[0], str):
             return base.get(args[0], args[1] if len(args) > 1 else None)
         if isinstance(base, AutoLoader) and name == "load_weights":
@@ -902,48 +897,35 @@ class Interpreter:
                 mapper if isinstance(mapper, Mapper) else None,
             )
         if isinstance(base, ParamDict):
-            if name == "keys":
-                return base
-            if name == "get":
-                key = args[0] if args else UNKNOWN
-                if not isinstance(key, str):
-                    return UNKNOWN
-                if base.obj.node.has(key):
-                    return Param(base.prefix + key)
-                return args[1] if len(args) > 1 else None
-            if name == "items":
-                raise Undecidable(f"line {node.lineno}: iterating over every parameter")
-        if isinstance(base, str) and name in _STR_METHODS:
-            if any(a is UNKNOWN or isinstance(a, (Tensor, Named)) for a in args):
+            return self._params_method(base, name, args, node)
+        if isinstance(base, str) and name in builtins.STR_METHODS:
+            if any(_opaque(a) for a in args):
                 return UNKNOWN
-            try:
-                return getattr(base, name)(*args)
-            except (TypeError, ValueError, AttributeError):
+            return builtins.str_method(base, name, args)
+        if isinstance(base, (dict, list, set)):
+            return builtins.container_method(base, name, args)
+        return UNKNOWN
+
+    def _super_method(self, base: Super, name: str, args: list, node: ast.Call) -> Any:
+        nxt = self._next_in_mro(base.obj, base.after)
+        if nxt is None:
+            raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
+        if name in ("named_parameters", "state_dict"):
+            return ParamDict(base.obj, self.path_of(base.obj.node))
+        return self.call_method(base.obj, nxt, name, args)
+
+    def _params_method(self, base: ParamDict, name: str, args: list, node: ast.Call) -> Any:
+        if name == "keys":
+            return base
+        if name == "get":
+            key = args[0] if args else UNKNOWN
+            if not isinstance(key, str):
                 return UNKNOWN
-        if isinstance(base, dict):
-            if name == "items":
-                return list(base.items())
-            if name == "keys":
-                return list(base)
-            if name == "values":
-                return list(base.values())
-            if name == "get":
-                return base.get(args[0], args[1] if len(args) > 1 else None) if args else UNKNOWN
-            if name == "update" and args and isinstance(args[0], dict):
-                base.update(args[0])
-                return None
-            if name == "pop" and args:
-                return base.pop(args[0], args[1] if len(args) > 1 else None)
-        if isinstance(base, list):
-            if name == "append" and args:
-                base.append(args[0])
-                return None
-            if name == "extend" and args and isinstance(args[0], (list, tuple)):
-                base.extend(args[0])
-                return None
-        if isinstance(base, set) and name == "add" and args:
-            base.add(args[0])
-            return None
+            if base.obj.node.has(key):
+                return Param(base.prefix + key)
+            return args[1] if len(args) > 1 else None
+        if name == "items":
+            raise Undecidable(f"line {node.lineno}: iterating over every parameter")
         return UNKNOWN
 
     def named_call(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
@@ -952,66 +934,11 @@ class Interpreter:
             if self.current:
                 self.logged.add(self.current)
             return None
-        if name == "print":
-            return None
-        if name in ("copy.copy", "copy.deepcopy", "deepcopy") and args:
-            # `config = copy.copy(config)` before setting a field: the same config's values
-            return Config(dict(args[0].data)) if isinstance(args[0], Config) else UNKNOWN
-        if name == "dict":
-            if args and isinstance(args[0], list) and not args[0]:
-                return {}
-            if args and isinstance(args[0], ParamDict):
-                return args[0]
-            if args and isinstance(args[0], list):
-                try:
-                    return dict(args[0])
-                except (TypeError, ValueError):
-                    return UNKNOWN
-            return {} if not args else UNKNOWN
-        if name in ("list", "tuple", "set", "sorted"):
-            if not args:
-                return {"list": [], "tuple": (), "set": set(), "sorted": []}[name]
-            value = args[0]
-            if isinstance(value, (list, tuple, set, dict)):
-                return {"list": list, "tuple": tuple, "set": set, "sorted": list}[name](value)
-            return UNKNOWN
-        if name == "len":
-            return (
-                len(args[0]) if args and isinstance(args[0], (list, tuple, str, dict)) else UNKNOWN
-            )
-        if name in ("getattr", "hasattr") and len(args) >= 2 and isinstance(args[1], str):
-            obj, attr = args[0], args[1]
-            if isinstance(obj, Param):
-                if name == "hasattr":
-                    return True if attr == "weight_loader" else UNKNOWN
-                return Loader(obj) if attr == "weight_loader" else UNKNOWN
-            if isinstance(obj, Config):
-                if name == "hasattr":
-                    return attr in obj.data
-                return obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
-            if isinstance(obj, Obj):
-                if attr in obj.attrs or attr in obj.node.children:
-                    return True if name == "hasattr" else self.attribute(obj, attr)
-                if obj.ref is not None and self.index.find_method(obj.ref, attr):
-                    return True if name == "hasattr" else self.attribute(obj, attr)
-                if name == "hasattr":
-                    return False if obj.ref is not None and not obj.node.approximate else UNKNOWN
-                return args[2] if len(args) > 2 else UNKNOWN
-            return UNKNOWN
-        if name == "bool" and args:
-            value = args[0]
-            if value is UNKNOWN or isinstance(value, (Tensor, Named)):
-                return UNKNOWN
-            return True if isinstance(value, (Obj, Config)) else bool(value)
-        if name in ("map", "filter") and len(args) == 2 and isinstance(args[1], (list, tuple)):
-            # a generator is consumed once by whatever iterates it: a list behaves the same
-            func, items = args[0], list(args[1])
-            if name == "map":
-                return [self.apply(func, [item], {}, node, mod) for item in items]
-            return [item for item in items
-                    if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
-        if name in ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"):
-            return self.builtin(name, args)
+        by_name = self._BY_NAME.get(name)
+        if by_name is not None:
+            found = by_name(self, name, args, kwargs, node, mod)
+            if found is not _NOT_HANDLED:
+                return found
         if name in _CONCAT_FUNCTIONS and args and isinstance(args[0], (list, tuple)):
             # `torch.cat([q_a, kv_a])` loaded into a fused parameter (SGLang 0.5.14
             # kimi_k25_eagle3.py:461-471): every part is loaded
@@ -1020,38 +947,13 @@ class Interpreter:
                 names = tuple(n for t in parts for n in (t.parts or (t.name,)))
                 return Tensor(parts[0].name, names)
             return UNKNOWN
-        if name in _REGEX_FUNCTIONS:
-            return _regex(name, args, kwargs)
-        if short in loader_rules.WEIGHTS_MAPPERS:
-
-            def table(key: str) -> dict:
-                value = kwargs.get(key)
-                return value if isinstance(value, dict) else {}
-
-            return Mapper(
-                table("orig_to_new_substr"),
-                table("orig_to_new_stacked"),
-                table("orig_to_new_prefix"),
-                table("orig_to_new_suffix"),
-            )
-        if short in loader_rules.KV_SCALE_REMAPPERS and args and isinstance(args[0], str):
-            return UNKNOWN if args[0].endswith(loader_rules.KV_SCALE_SUFFIXES) else args[0]
-        if short in loader_rules.DRAFT_QUANT_CONFIG_FUNCTIONS:
-            return self._draft_quant_config(args[0] if args else kwargs.get("vllm_config"))
-        if short in loader_rules.AUTO_WEIGHTS_LOADERS:
-            target = args[0] if args else None
-            if not isinstance(target, Obj):
-                return UNKNOWN
-            return AutoLoader(
-                target,
-                [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
-                [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
-            )
-        if short.endswith("weight_loader") or short in loader_rules.WEIGHT_LOADER_FUNCTIONS:
-            params = [a for a in args if isinstance(a, Param)]
-            if params:
-                self.load(args, params[0], node, mod)
-                return None
+        if name in builtins.REGEX_FUNCTIONS:
+            return builtins.regex(name, args, kwargs)
+        role = self._helper_role(name, mod)
+        if role is not None:
+            found = self._HELPERS[role](self, args, kwargs, node, mod)
+            if found is not _NOT_HANDLED:
+                return found
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
         if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
@@ -1065,6 +967,163 @@ class Interpreter:
                 except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
                     return UNKNOWN
         return UNKNOWN
+
+    # ------------------------------------------------------------------ builtins by name
+    # each takes (name, args, kwargs, node, mod); _NOT_HANDLED: the arguments are not ones it
+    # models, the call goes on to the engine helpers
+    def _print(self, name: str, args: list, *_: Any) -> Any:
+        return None
+
+    def _copy(self, name: str, args: list, *_: Any) -> Any:
+        if not args:
+            return _NOT_HANDLED
+        # `config = copy.copy(config)` before setting a field: the same config's values
+        return Config(dict(args[0].data)) if isinstance(args[0], Config) else UNKNOWN
+
+    def _dict(self, name: str, args: list, *_: Any) -> Any:
+        if args and isinstance(args[0], list) and not args[0]:
+            return {}
+        if args and isinstance(args[0], ParamDict):
+            return args[0]
+        if args and isinstance(args[0], list):
+            try:
+                return dict(args[0])
+            except (TypeError, ValueError):
+                return UNKNOWN
+        return {} if not args else UNKNOWN
+
+    def _sequence(self, name: str, args: list, *_: Any) -> Any:
+        # sorted() keeps the order it is given: the order of a sorted call is not modelled
+        if not args:
+            return {"list": [], "tuple": (), "set": set(), "sorted": []}[name]
+        value = args[0]
+        if isinstance(value, (list, tuple, set, dict)):
+            return {"list": list, "tuple": tuple, "set": set, "sorted": list}[name](value)
+        return UNKNOWN
+
+    def _len(self, name: str, args: list, *_: Any) -> Any:
+        return builtins.call("len", args[:1])
+
+    def _getattr(self, name: str, args: list, *_: Any) -> Any:
+        if len(args) < 2 or not isinstance(args[1], str):
+            return _NOT_HANDLED
+        obj, attr = args[0], args[1]
+        has = name == "hasattr"
+        if isinstance(obj, Param):
+            if has:
+                return True if attr == "weight_loader" else UNKNOWN
+            return Loader(obj) if attr == "weight_loader" else UNKNOWN
+        if isinstance(obj, Config):
+            return attr in obj.data if has else obj.get(attr, args[2] if len(args) > 2 else UNKNOWN)
+        if isinstance(obj, Obj):
+            if (
+                attr in obj.attrs
+                or attr in obj.node.children
+                or (obj.ref is not None and self.index.find_method(obj.ref, attr))
+            ):
+                return True if has else self.attribute(obj, attr)
+            if has:
+                return False if obj.ref is not None and not obj.node.approximate else UNKNOWN
+            return args[2] if len(args) > 2 else UNKNOWN
+        return UNKNOWN
+
+    def _bool(self, name: str, args: list, *_: Any) -> Any:
+        if not args:
+            return _NOT_HANDLED
+        value = args[0]
+        if _opaque(value):
+            return UNKNOWN
+        return True if isinstance(value, (Obj, Config)) else bool(value)
+
+    def _map(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        if len(args) != 2 or not isinstance(args[1], (list, tuple)):
+            return _NOT_HANDLED
+        # a generator is consumed once by whatever iterates it: a list behaves the same
+        func, items = args[0], list(args[1])
+        if name == "map":
+            return [self.apply(func, [item], {}, node, mod) for item in items]
+        return [item for item in items
+                if self.truth(self.apply(func, [item], {}, node, mod), node)]  # fmt: skip
+
+    def _builtin_by_name(self, name: str, args: list, *_: Any) -> Any:
+        return self.builtin(name, args)
+
+    _BY_NAME: dict[str, Callable[..., Any]] = {
+        "print": _print,
+        **dict.fromkeys(("copy.copy", "copy.deepcopy", "deepcopy"), _copy),
+        "dict": _dict,
+        **dict.fromkeys(("list", "tuple", "set", "sorted"), _sequence),
+        "len": _len,
+        **dict.fromkeys(("getattr", "hasattr"), _getattr),
+        "bool": _bool,
+        **dict.fromkeys(("map", "filter"), _map),
+        **dict.fromkeys(
+            ("isinstance", "str", "int", "enumerate", "zip", "range", "any", "all"),
+            _builtin_by_name,
+        ),
+    }
+
+    # ------------------------------------------------------------------ engine helpers
+    def _helper_role(self, name: str, mod: Module) -> str | None:
+        """The loader_rules role of the engine helper `name` means in `mod`: by the qualified
+        name its import (or definition) resolves to, through the files read."""
+        short = name.rsplit(".", 1)[-1]
+        qualified = qualified_name(self.index, mod, name)
+        if qualified is None or qualified.split(".", 1)[0] not in loader_rules.HELPER_PACKAGES:
+            # the index cannot say what it is: a name the file neither imports nor defines
+            # (`param.weight_loader` of a class not read, a helper handed over from another
+            # file) or one of a package the registry does not cover: matched on its last part
+            return loader_rules.helper_by_short_name(short)
+        role = loader_rules.HELPERS.get(qualified)
+        if role is None and loader_rules.is_weight_loader_name(short):
+            return loader_rules.WEIGHT_LOADER
+        return role
+
+    def _weights_mapper(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        def table(key: str) -> dict:
+            value = kwargs.get(key)
+            return value if isinstance(value, dict) else {}
+
+        return Mapper(
+            table("orig_to_new_substr"),
+            table("orig_to_new_stacked"),
+            table("orig_to_new_prefix"),
+            table("orig_to_new_suffix"),
+        )
+
+    def _kv_scale_remapper(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        if args and isinstance(args[0], str):
+            return UNKNOWN if args[0].endswith(loader_rules.KV_SCALE_SUFFIXES) else args[0]
+        return _NOT_HANDLED
+
+    def _draft_quant_config_call(self, args: list, kwargs: dict, node: ast.Call,
+                                 mod: Module) -> Any:  # fmt: skip
+        return self._draft_quant_config(args[0] if args else kwargs.get("vllm_config"))
+
+    def _auto_weights_loader(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        target = args[0] if args else None
+        if not isinstance(target, Obj):
+            return UNKNOWN
+        return AutoLoader(
+            target,
+            [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
+            [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
+        )
+
+    def _weight_loader(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        params = [a for a in args if isinstance(a, Param)]
+        if not params:
+            return _NOT_HANDLED
+        self.load(args, params[0], node, mod)
+        return None
+
+    _HELPERS: dict[str, Callable[..., Any]] = {
+        loader_rules.WEIGHTS_MAPPER: _weights_mapper,
+        loader_rules.KV_SCALE_REMAPPER: _kv_scale_remapper,
+        loader_rules.DRAFT_QUANT_CONFIG: _draft_quant_config_call,
+        loader_rules.AUTO_WEIGHTS_LOADER: _auto_weights_loader,
+        loader_rules.WEIGHT_LOADER: _weight_loader,
+    }
 
     def _param_dtype(self) -> Any:
         """A parameter's dtype: the model's, which the draft config decides unless quantized."""
@@ -1096,31 +1155,11 @@ class Interpreter:
         return Named("quant_config") if isinstance(quantization, str) else UNKNOWN
 
     def builtin(self, name: str, args: list) -> Any:
-        if any(a is UNKNOWN for a in args):
-            return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0] is self.config:
             # the draft's config is a PretrainedConfig, no dict (its nested dicts are dicts):
             # `_hf_arch`, SGLang 0.5.14 configs/model_config.py:86-93
             return False if args[1] == Named("dict") else UNKNOWN
-        try:
-            if name == "enumerate" and args and isinstance(args[0], (list, tuple)):
-                return list(enumerate(args[0]))
-            if name == "zip" and all(isinstance(a, (list, tuple)) for a in args):
-                return list(zip(*args, strict=False))
-            if name == "range" and all(isinstance(a, int) for a in args) and len(args) <= 3:
-                r = range(*args)
-                return list(r) if len(r) <= 4096 else UNKNOWN
-            if name == "str" and args and isinstance(args[0], (str, int)):
-                return str(args[0])
-            if name == "int" and args and isinstance(args[0], (str, int)):
-                return int(args[0])
-            if name in ("any", "all") and args and isinstance(args[0], list):
-                if any(v is UNKNOWN or isinstance(v, (Tensor, Named)) for v in args[0]):
-                    return UNKNOWN
-                return (any if name == "any" else all)(args[0])
-        except (TypeError, ValueError):
-            return UNKNOWN
-        return UNKNOWN
+        return builtins.call(name, args, _BUILTINS)
 
     def load(self, args: list, param: Param, node: ast.AST, mod: Module) -> None:
         tensors = [a for a in args if isinstance(a, Tensor)]
@@ -1206,34 +1245,15 @@ def simulate_load(
     """Run the draft class's load_weights over the checkpoint's tensor names. A condition the
     code leaves open (a launch setting not known here) is tried both ways; when the ways
     disagree on any tensor, the model is `unknown` and says which condition decides."""
-    todo: list[dict] = [{}]
-    results: list[tuple[dict, LoadModel]] = []
-    runs = 0
-    while todo:
-        runs += 1
-        if runs > max_runs:
-            return LoadModel("unknown", reason="too many undecided conditions in the loader code")
-        forced = todo.pop(0)
-        try:
-            results.append(
-                (
-                    forced,
-                    _simulate_once(
-                        index,
-                        draft_module_path,
-                        class_name,
-                        tensor_names,
-                        draft_config,
-                        engine_params,
-                        forced,
-                    ),
-                )
-            )
-        except NeedsFork as fork:
-            for choice in (True, False):
-                branch = dict(forced)
-                branch[fork.key] = choice
-                todo.append(branch)
+
+    def run(decisions: Decisions) -> LoadModel:
+        return _simulate_once(index, draft_module_path, class_name, tensor_names, draft_config,
+                              engine_params, decisions.forced)  # fmt: skip
+
+    try:
+        results = [(path.forced, path.result) for path in explore(run, max_runs=max_runs)]
+    except TooManyPaths:
+        return LoadModel("unknown", reason="too many undecided conditions in the loader code")
     first = results[0][1]
     for _, other in results[1:]:
         if _signature(other) != _signature(first):

@@ -8,6 +8,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+# the core's unknown, config and fork signal, named here for loader_model and engine_facts
+from remotedbg.analysis.interp import UNKNOWN as UNKNOWN
+from remotedbg.analysis.interp import Config as Config
+from remotedbg.analysis.interp import NeedsFork as NeedsFork
 from remotedbg.analysis.pysource import ClassRef
 from remotedbg.engines import loader_rules
 
@@ -22,14 +26,6 @@ class EngineRaises(Exception):
     def __init__(self, kind: str, message: str, line: int, path: str) -> None:
         super().__init__(message)
         self.kind, self.message, self.line, self.path = kind, message, line, path
-
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "<unknown>"
-
-
-UNKNOWN = _Unknown()
 
 
 @dataclass(frozen=True)
@@ -91,15 +87,6 @@ class Obj:
         self.node = node
         self.config = config
         self.attrs: dict[str, Any] = {}
-
-
-class Config:
-    def __init__(self, data: dict) -> None:
-        self.data = data
-
-    def get(self, key: str, default: Any = UNKNOWN) -> Any:
-        value = self.data.get(key, default)
-        return Config(value) if isinstance(value, dict) else value
 
 
 class ParamDict:
@@ -193,12 +180,6 @@ class Mapper:
 
 
 Const = loader_rules.KnownResult
-
-
-class NeedsFork(Exception):
-    def __init__(self, key: tuple, text: str) -> None:
-        super().__init__(text)
-        self.key, self.text = key, text
 
 
 class BreakSignal(Exception):

@@ -75,6 +75,63 @@ KV_SCALE_SUFFIXES = (
 )  # fmt: skip
 
 
+#: The roles the loader model gives the helpers above.
+AUTO_WEIGHTS_LOADER = "auto-weights-loader"
+WEIGHTS_MAPPER = "weights-mapper"
+WEIGHT_LOADER = "weight-loader"
+KV_SCALE_REMAPPER = "kv-scale-remapper"
+DRAFT_QUANT_CONFIG = "draft-quant-config"
+
+#: The helpers by the qualified name of their definition, as the releases' files import them
+#: (directly or through a re-export): the loader model resolves a called name through the file's
+#: imports and looks it up here. vLLM 0.33.0 model_executor/models/utils.py:49 WeightsMapper,
+#: :216 AutoWeightsLoader, :985 get_draft_quant_config; SGLang's copies of the first two
+#: (0.5.23 srt/models/utils.py:57, :128) are modelled as vLLM's; default_weight_loader and
+#: maybe_remap_kv_scale_name in each engine's weight_utils.py (SGLang's multimodal_gen has its
+#: own copy).
+HELPERS: dict[str, str] = {
+    "vllm.model_executor.models.utils.AutoWeightsLoader": AUTO_WEIGHTS_LOADER,
+    "vllm.model_executor.models.utils.WeightsMapper": WEIGHTS_MAPPER,
+    "vllm.model_executor.models.utils.get_draft_quant_config": DRAFT_QUANT_CONFIG,
+    "vllm.model_executor.model_loader.weight_utils.default_weight_loader": WEIGHT_LOADER,
+    "vllm.model_executor.model_loader.weight_utils.maybe_remap_kv_scale_name": KV_SCALE_REMAPPER,
+    "sglang.srt.models.utils.AutoWeightsLoader": AUTO_WEIGHTS_LOADER,
+    "sglang.srt.models.utils.WeightsMapper": WEIGHTS_MAPPER,
+    "sglang.srt.model_loader.weight_utils.default_weight_loader": WEIGHT_LOADER,
+    "sglang.srt.model_loader.weight_utils.maybe_remap_kv_scale_name": KV_SCALE_REMAPPER,
+    "sglang.multimodal_gen.runtime.loader.weight_utils.default_weight_loader": WEIGHT_LOADER,
+    "sglang.multimodal_gen.runtime.loader.weight_utils.maybe_remap_kv_scale_name": (
+        KV_SCALE_REMAPPER
+    ),
+}
+#: The packages HELPERS covers: a name resolved into another (a fork, a stand-in engine) is
+#: matched by its last part.
+HELPER_PACKAGES = frozenset(name.split(".", 1)[0] for name in HELPERS)
+
+
+def is_weight_loader_name(name: str) -> bool:
+    """Both engines name the functions that copy a checkpoint tensor into the parameter they are
+    given `*weight_loader` (dozens across the releases, some built per layer): a naming
+    convention, matched as one."""
+    return name.endswith("weight_loader") or name in WEIGHT_LOADER_FUNCTIONS
+
+
+def helper_by_short_name(name: str) -> str | None:
+    """A helper's role by its last name only, for a call whose qualified name is not known or
+    lies outside HELPER_PACKAGES."""
+    if name in WEIGHTS_MAPPERS:
+        return WEIGHTS_MAPPER
+    if name in KV_SCALE_REMAPPERS:
+        return KV_SCALE_REMAPPER
+    if name in DRAFT_QUANT_CONFIG_FUNCTIONS:
+        return DRAFT_QUANT_CONFIG
+    if name in AUTO_WEIGHTS_LOADERS:
+        return AUTO_WEIGHTS_LOADER
+    if is_weight_loader_name(name):
+        return WEIGHT_LOADER
+    return None
+
+
 def _hf_quant_method(config: dict) -> str | None:
     quant = config.get("quantization_config")
     if not isinstance(quant, dict):
