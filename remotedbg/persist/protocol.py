@@ -1,5 +1,6 @@
-"""What the persistent-session client and daemon share (standard library only: the client
-imports this and nothing heavier before it knows whether a daemon will serve it).
+"""What the persistent-session client and daemon share (the standard library and `host_spec`
+only: the client imports this and nothing heavier before it knows whether a daemon will serve
+it).
 
 Frames both ways over the Unix socket: 1 byte kind, 8 bytes request id, 4 bytes length
 (big-endian), payload. The client picks a random id for its command; every frame of it, both
@@ -22,6 +23,8 @@ import stat
 import struct
 import subprocess
 from typing import Any
+
+from remotedbg.host_spec import split_host_spec
 
 FRAME = struct.Struct("!BQI")
 MAX_FRAME = 64 << 20
@@ -155,21 +158,6 @@ def has_flag(words: list[str], *flags: str) -> bool:
     return any(word in flags for word in before)
 
 
-def _host_parts(host: str) -> tuple[str | None, str, str | None]:
-    """(user, host, port) of `user@host[:port]`, `ssh://user@host:port` or an alias, as
-    session.target.parse_host_spec reads them (not imported: this module stays light)."""
-    if host.startswith("ssh://"):
-        host = host[len("ssh://") :].rstrip("/")
-    user, at, rest = host.rpartition("@")
-    name, port = rest, None
-    if rest.startswith("[") and "]" in rest:
-        name, _, tail = rest[1:].partition("]")
-        port = tail[1:] if tail.startswith(":") and tail[1:].isdigit() else None
-    elif rest.count(":") == 1 and rest.rsplit(":", 1)[1].isdigit():
-        name, port = rest.rsplit(":", 1)
-    return (user if at else None), name, port
-
-
 def resolved_config(
     host: str, ssh_config: str | None, user: str | None = None, port: str | None = None
 ) -> bytes:
@@ -211,10 +199,11 @@ def socket_key(words: list[str], host: str, ssh_config: str | None, version: str
     """The name of the socket that serves this command line: the user, remotedbg's version
     and code, the connection as ssh_config resolves it (the host's user and port applied, so
     two spellings of one connection share a daemon), and the other connection options."""
-    typed_user, name, typed_port = _host_parts(host)
+    # a host none of --host's forms: the command reports it; the key is the host as typed
+    typed_user, name, typed_port = split_host_spec(host) or (None, host, None)
     user_options = ("--user",) if _command(words) == "grep" else USER_OPTIONS
     user = option_value(words, *user_options) or typed_user
-    port = option_value(words, *PORT_OPTIONS) or typed_port
+    port = option_value(words, *PORT_OPTIONS) or (str(typed_port) if typed_port else None)
     digest = hashlib.sha256()
     digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0".encode())
     digest.update(f"{ssh_config or ''}\0".encode())

@@ -11,13 +11,10 @@ from pathlib import Path
 
 from remotedbg import settings
 from remotedbg.errors import UsageError
+from remotedbg.host_spec import split_host_spec
 
 DEFAULT_SSH_CONFIG = "~/.ssh/config"
 LOCAL = "local"
-
-_HOST_SPEC = re.compile(
-    r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<ipv6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?$"
-)
 
 
 @dataclass
@@ -190,19 +187,15 @@ def near_aliases(host: str, config: str | None) -> list[str]:
 
 def parse_host_spec(spec: str) -> tuple[str | None, str, int | None]:
     """(user, host, port) of an alias, user@host[:port], or ssh's URI form ssh://[user@]host[:port]."""
-    spec = spec.strip()
-    if spec.startswith("ssh://"):
-        spec = spec[len("ssh://") :].rstrip("/")
-    match = _HOST_SPEC.match(spec)
-    if not match or spec.strip().startswith("-"):
+    parts = split_host_spec(spec)
+    if parts is None:
         raise UsageError(
-            f"--host {spec!r}: expected an ssh_config alias, user@host[:port] or 'local'"
+            f"--host {spec.strip()!r}: expected an ssh_config alias, user@host[:port] or 'local'"
         )
-    host = match.group("ipv6") or match.group("host")
-    port = int(match.group("port")) if match.group("port") else None
+    port = parts[2]
     if port is not None and not 0 < port < 65536:
-        raise UsageError(f"--host {spec!r}: port {port} is out of range")
-    return match.group("user"), host, port
+        raise UsageError(f"--host {spec.strip()!r}: port {port} is out of range")
+    return parts
 
 
 def config_path(explicit: str | None) -> tuple[str | None, bool]:
