@@ -27,17 +27,23 @@ from tests.sshd import make_sshd, write_client_config
 BANNER = "Welcome to GPU box (shared cluster, be nice)"
 
 
-def _agent_processes() -> list[int]:
-    """Processes of remotedbg's agent on this machine (the box): its tag is in argv."""
+def _agent_processes(box) -> list[int]:
+    """Processes of remotedbg's agent (its tag is in argv) that a connection to this test's sshd
+    started: their SSH_CONNECTION names its port, also once they are orphans. Another suite's
+    agents on the same machine are strangers, never counted."""
+    port = f" {box.server.port}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             raw = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if b"RDBG-AGENT" not in raw:
+                continue
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"RDBG-AGENT" in raw:
+        if any(v.startswith(b"SSH_CONNECTION=") and v.endswith(port) for v in environ):
             found.append(int(entry))
     return found
 
@@ -115,7 +121,7 @@ def test_a_fifo_shard_times_out_and_leaves_nothing_running(hostile, box, tmp_pat
     draft.mkdir()
     (draft / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}')
     os.mkfifo(draft / "model.safetensors")  # a read blocks forever: nobody writes
-    before = set(_agent_processes())
+    before = set(_agent_processes(box))
     env_cli = {"REMOTEDBG_SSH_CONFIG": str(box.ssh_config)}
     start = time.monotonic()
     result = subprocess.run(
@@ -127,7 +133,7 @@ def test_a_fifo_shard_times_out_and_leaves_nothing_running(hostile, box, tmp_pat
     assert result.returncode == 4, result.stderr
     assert b"timed out" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert elapsed < 3 + 6
-    assert wait_for(lambda: not (set(_agent_processes()) - before), timeout=3.0), (
+    assert wait_for(lambda: not (set(_agent_processes(box)) - before), timeout=3.0), (
         "a remotedbg process was left running on the box"
     )
 
@@ -162,7 +168,7 @@ def test_nothing_outlives_a_killed_or_interrupted_client(box, tmp_path, how):
 
     fifo = tmp_path / "shard.safetensors"
     os.mkfifo(fifo)
-    before = set(_agent_processes())
+    before = set(_agent_processes(box))
     client = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "tensors", "ls", "-H", "testbox", str(fifo)],
         env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config)),
@@ -172,11 +178,11 @@ def test_nothing_outlives_a_killed_or_interrupted_client(box, tmp_path, how):
     )
     try:
         # the check is running on the box: its child of the executor exists
-        assert wait_for(lambda: len(set(_agent_processes()) - before) >= 2, timeout=20)
+        assert wait_for(lambda: len(set(_agent_processes(box)) - before) >= 2, timeout=20)
         client.send_signal(getattr(signal, how))
         client.wait(timeout=15)
         start = time.monotonic()
-        assert wait_for(lambda: not (set(_agent_processes()) - before), timeout=5.0), (
+        assert wait_for(lambda: not (set(_agent_processes(box)) - before), timeout=5.0), (
             f"remotedbg processes left on the box after {how}"
         )
         print(f"box clean {time.monotonic() - start:.2f} s after {how}")
