@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.procs import persist_daemons as _daemons
 from tests.procs import pids_with_argv, wait_for
 from tests.unprivileged import call_unprivileged
@@ -311,3 +313,102 @@ def test_each_client_is_served_in_an_environment_of_its_own(persistent, tmp_path
     assert _daemons(persistent.runtime) == [daemon]
     [listed] = json.loads(persistent("sessions", "--json").stdout)["sessions"]
     assert listed["commands"] == 2  # both lines were served by the one daemon
+
+
+# -- the first command's connection, opened while the daemon loads the command's code ---------
+@pytest.mark.parametrize(
+    "how, expected",
+    [
+        ("defaults", "used"),
+        ("flag", "used"),  # --connect-timeout on the command line
+        ("variable", "used"),  # REMOTEDBG_CONNECT_TIMEOUT, read as the CLI reads it
+        ("config-file", "used"),  # connect_timeout in config.toml
+        ("identity", "none"),  # -i: an option the client does not read, so nothing is guessed
+    ],
+)
+def test_the_first_command_finds_its_connection_opened_ahead(
+    persistent, box, tmp_path, how, expected
+):
+    """The daemon starts the first command's connection and executor from the options the
+    client read, while it loads the command's code; the command is then served on it (one
+    connection, not two), its output as without it."""
+    extra: list[str] = []
+    env: dict[str, str] = {}
+    if how == "flag":
+        extra = ["--connect-timeout", "7"]
+    elif how == "variable":
+        env = {"REMOTEDBG_CONNECT_TIMEOUT": "7"}
+    elif how == "config-file":
+        (tmp_path / "config.toml").write_text("connect_timeout = 7\n")
+        env = {"REMOTEDBG_CONFIG": str(tmp_path / "config.toml")}
+    elif how == "identity":
+        extra = ["-i", str(box.server.user_key)]
+    first = persistent("run", "-H", "testbox", *extra, "--", "echo", "hello", **env)
+    assert first.returncode == 0 and first.stdout == b"hello\n", first.stderr
+    [listed] = json.loads(persistent("sessions", "--json", **env).stdout)["sessions"]
+    assert listed["opened_ahead"] == expected and listed["commands"] == 1
+    again = persistent("run", "-H", "testbox", *extra, "--", "echo", "again", **env)
+    assert again.stdout == b"again\n"
+    assert len(_daemons(persistent.runtime)) == 1
+
+
+def _local_executors() -> list[int]:
+    """This process's children that are remotedbg executors (a `local` session's)."""
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+    return [int(c) for c in children if b"RDBG-AGENT" in _cmdline(int(c))]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_connection_opened_ahead_serves_only_the_options_it_was_opened_with():
+    """Keeper: the session opened ahead is the command's when the options agree (the
+    per-command --timeout aside), its executor already started; with other options it is
+    closed (its executor gone) and the command gets a session of its own."""
+    from remotedbg.persist.daemon import Keeper
+    from remotedbg.session import ConnectOptions
+
+    before = set(_local_executors())
+    keeper = Keeper()
+    try:
+        keeper.open_ahead(ConnectOptions(host="local"))
+        ahead = keeper.ahead
+        session = keeper(ConnectOptions(host="local", timeout=5))
+        assert keeper.ahead_outcome == "used" and session is ahead.session
+        assert len(set(_local_executors()) - before) == 1  # started ahead, before any call
+        assert session.run("echo kept").stdout == "kept\n"
+    finally:
+        keeper.close()
+    assert wait_for(lambda: not set(_local_executors()) - before, timeout=5)
+
+    keeper = Keeper()
+    try:
+        keeper.open_ahead(ConnectOptions(host="local", connect_timeout=3))
+        ahead = keeper.ahead
+        session = keeper(ConnectOptions(host="local"))
+        assert keeper.ahead_outcome == "closed" and session is not ahead.session
+        assert wait_for(lambda: not set(_local_executors()) - before, timeout=5)  # closed
+        assert session.run("echo own").stdout == "own\n"
+    finally:
+        keeper.close()
+
+
+def test_a_connection_opened_ahead_that_failed_fails_its_command_as_opening_it_would():
+    from remotedbg.errors import ConnectionFailed
+    from remotedbg.persist.daemon import Keeper
+    from remotedbg.session import ConnectOptions, open_session
+    from tests.sshd import free_port
+
+    refused = ConnectOptions(host=f"127.0.0.1:{free_port()}", connect_timeout=2)
+    with pytest.raises(ConnectionFailed) as direct:
+        open_session(refused)
+    keeper = Keeper()
+    keeper.open_ahead(refused)
+    with pytest.raises(ConnectionFailed) as served:
+        keeper(refused)
+    assert keeper.ahead_outcome == "failed" and str(served.value) == str(direct.value)
+    assert not keeper.sessions

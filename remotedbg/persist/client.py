@@ -9,6 +9,7 @@ again here: a lost daemon is reported (exit 5), a closed stdout stops it (exit 1
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -23,8 +24,9 @@ from remotedbg.persist import protocol
 START_WAIT_S = 30.0  # a daemon's first connection may wait on a slow login
 
 
-def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
-    """(host, ssh_config, idle seconds) when this command line may be served by a daemon."""
+def _settings(words: list[str]) -> tuple[str, str | None, float, str] | None:
+    """(host, ssh_config, idle seconds, the connection to open ahead as JSON) when this
+    command line may be served by a daemon."""
     command = protocol.command_words(words)
     if not command or command[0] in protocol.LOCAL_COMMANDS or command[0].startswith("-"):
         return None
@@ -48,7 +50,36 @@ def _settings(words: list[str]) -> tuple[str, str | None, float] | None:
     ssh_config = settings.chosen("ssh_config", given, config, default=None)
     if ssh_config:
         ssh_config = os.path.expanduser(ssh_config)
-    return (host, ssh_config, idle) if idle > 0 else None
+    ahead = _ahead_options(words, host, given, config)
+    return (host, ssh_config, idle, json.dumps(ahead)) if idle > 0 else None
+
+
+def _ahead_options(
+    words: list[str], host: str, ssh_config: str | None, config: dict
+) -> dict[str, object] | None:
+    """The connection options the command will ask for, as the CLI reads them (settings.chosen
+    for those a variable or the config file may set), for the daemon to open while it loads
+    the command's code; None when the command line names options read here from no one place
+    (user, port, identity, container, a new host key), or an ssh_config the daemon's directory
+    would change. A wrong answer costs a connection the daemon then closes, never a result."""
+    from remotedbg import settings
+
+    others = [o for o in protocol.KEY_OPTIONS if o != "--ssh-config"]
+    if protocol.has_flag(words, "--accept-new-host-key") or any(
+        protocol.option_value(words, o) is not None for o in others
+    ):
+        return None
+    named = settings.chosen("ssh_config", ssh_config, config, default=None)
+    if named and not named.startswith(("/", "~")):
+        return None
+    flag = protocol.option_value(words, "--connect-timeout")
+    try:
+        connect_timeout = float(settings.chosen("connect_timeout", flag, config))
+    except ValueError:
+        return None
+    transport = settings.chosen("transport", protocol.option_value(words, "--transport"), config)
+    return {"host": host, "ssh_config": named, "connect_timeout": connect_timeout,
+            "transport": transport}  # fmt: skip
 
 
 def _is_fleet(words: list[str], host: str) -> bool:
@@ -67,9 +98,12 @@ def _connect(path: str) -> socket.socket | None:
         return None
 
 
-def _start_daemon(path: str, idle: float, family: str, host: str) -> socket.socket | None:
+def _start_daemon(
+    path: str, idle: float, family: str, host: str, ahead: str
+) -> socket.socket | None:
     """A new daemon listening on `path`; the old socket file (its daemon gone) is replaced.
-    The daemon stops the stale daemons of its `family` (protocol.family_key)."""
+    The daemon stops the stale daemons of its `family` (protocol.family_key) and opens the
+    connection `ahead` names (JSON: ConnectOptions' fields, or null)."""
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -77,7 +111,7 @@ def _start_daemon(path: str, idle: float, family: str, host: str) -> socket.sock
     except OSError:
         return None
     subprocess.Popen(
-        [sys.executable, "-m", "remotedbg.persist.daemon", path, str(idle), family, host],
+        [sys.executable, "-m", "remotedbg.persist.daemon", path, str(idle), family, host, ahead],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -103,14 +137,14 @@ def run(words: list[str]) -> int | None:
         os.getcwd()
     except OSError:  # run from a deleted directory: the daemon could not enter it either
         return None
-    host, ssh_config, idle = found
+    host, ssh_config, idle, ahead = found
     directory = protocol.runtime_dir()
     if directory is None:
         return None
     key = protocol.socket_key(words, host, ssh_config, __version__)
     path = os.path.join(directory, key + protocol.SOCKET_SUFFIX)
     family = protocol.family_key(words, host, ssh_config)
-    sock = _connect(path) or _start_daemon(path, idle, family, host)
+    sock = _connect(path) or _start_daemon(path, idle, family, host, ahead)
     if sock is None:
         return None
     with sock:
@@ -178,8 +212,6 @@ def _relay(sock: socket.socket, words: list[str]) -> int | None:
                 except OSError:
                     pass
             elif kind == "X":
-                import json
-
                 if stdout_broken:
                     return unknown()
                 return int(json.loads(payload)["exit"])
@@ -217,8 +249,6 @@ def _write(stream: object, data: bytes) -> None:
 def _ask(path: str, kind: str) -> dict | None:
     """A daemon's status ("S"), or its last status as it stops ("Q"); None when nobody
     answers on `path` (then the socket file is a dead daemon's and is removed)."""
-    import json
-
     sock = _connect(path)
     if sock is None:
         try:

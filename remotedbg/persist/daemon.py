@@ -34,11 +34,13 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from remotedbg import local_gc
 from remotedbg.persist import protocol
 from remotedbg.session import ConnectOptions, Session, open_session
+from remotedbg.session.kinds import import_ssh_kinds
 
 MAX_KEPT = 4
 CHECK_EVERY_S = 2.0
@@ -126,6 +128,29 @@ def _stream(raw: _FrameWriter) -> io.TextIOWrapper:
     )
 
 
+class Ahead:
+    """The connection the daemon's first command will most likely ask for (its options as
+    the client read them), opened with its executor in a thread of its own while the daemon
+    loads that command's code: the two overlap instead of adding up."""
+
+    def __init__(self, options: ConnectOptions) -> None:
+        self.options = options
+        self.session: Session | None = None
+        self.error: Exception | None = None
+        import_ssh_kinds()  # here, not in the thread: the command's code imports paramiko too
+        self.thread = threading.Thread(target=self._open, daemon=True)
+        self.thread.start()
+
+    def _open(self) -> None:
+        try:
+            session = open_session(self.options)
+        except Exception as error:  # noqa: BLE001 - the command that asks for it meets it
+            self.error = error
+            return
+        session.start_resident()
+        self.session = session
+
+
 class Keeper:
     """The sessions this daemon keeps, by connection options (the per-command --timeout
     aside); a command with other options gets a session of its own (None)."""
@@ -134,6 +159,38 @@ class Keeper:
         self.sessions: dict[str, Session] = {}
         self.host = ""
         self.options: ConnectOptions | None = None  # the first kept session's
+        self.ahead: Ahead | None = None
+        # none (no options to open ahead), opening, used, closed (other options were asked
+        # for), failed (its error was the command's)
+        self.ahead_outcome = "none"
+
+    def open_ahead(self, options: ConnectOptions) -> None:
+        self.ahead = Ahead(options)
+        self.ahead_outcome = "opening"
+
+    def settle(self, cancelled: Callable[[], bool]) -> None:
+        """Wait for the connection opened ahead to be done with the process's environment and
+        directory, which a command then changes to its client's; `cancelled` ends the wait."""
+        while self.ahead is not None and self.ahead.thread.is_alive() and not cancelled():
+            self.ahead.thread.join(0.05)
+
+    def _take_ahead(self, key: str) -> Session | None:
+        """The session opened ahead when it has these options (its error raised, as opening it
+        now would); one with other options is closed: no command asked for it."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is None:
+            return None
+        ahead.thread.join()
+        if self._key(ahead.options) != key:
+            self.ahead_outcome = "closed"
+            if ahead.session is not None:
+                ahead.session.close()
+            return None
+        if ahead.error is not None:
+            self.ahead_outcome = "failed"
+            raise ahead.error
+        self.ahead_outcome = "used"
+        return ahead.session
 
     @staticmethod
     def _key(options: ConnectOptions) -> str:
@@ -145,7 +202,7 @@ class Keeper:
         if session is None:
             if len(self.sessions) >= MAX_KEPT or "," in options.host:
                 return None
-            session = open_session(options)
+            session = self._take_ahead(key) or open_session(options)
             self.sessions[key] = session
             self.host = self.host or options.host
             self.options = self.options or options
@@ -164,7 +221,10 @@ class Keeper:
         }
 
     def close(self) -> None:
-        for session in self.sessions.values():
+        ahead, self.ahead = self.ahead, None
+        unclaimed = [ahead.session] if ahead is not None and ahead.session is not None else []
+        # one still opening is ended by the daemon's exit
+        for session in [*self.sessions.values(), *unclaimed]:
             try:
                 session.close()
             except Exception:  # noqa: BLE001 - closing on the way out; nothing to report to
@@ -173,8 +233,16 @@ class Keeper:
 
 
 class Daemon:
-    def __init__(self, path: str, idle: float, family: str = "", host: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        idle: float,
+        family: str = "",
+        host: str = "",
+        ahead: ConnectOptions | None = None,
+    ) -> None:
         self.path = path
+        self.ahead = ahead
         self.idle = idle
         self.family = family
         self.typed_host = host
@@ -279,6 +347,7 @@ class Daemon:
                 "started": self.started,
                 "idle_s": round(time.time() - self.last_used, 1), "commands": self.commands,
                 "busy": self.running is not None, "queued": self.requests.qsize(),
+                "opened_ahead": self.keeper.ahead_outcome,
                 "idle_limit_s": self.idle}  # fmt: skip
 
     # -- serving (the main thread) -------------------------------------------------------------
@@ -286,6 +355,8 @@ class Daemon:
         signal.signal(signal.SIGINT, self._on_sigint)
         threading.Thread(target=self.accept_forever, daemon=True).start()
         threading.Thread(target=self.stop_stale, daemon=True).start()
+        if self.ahead is not None:
+            self.keeper.open_ahead(self.ahead)
         try:
             while not self.quit.is_set():
                 try:
@@ -344,6 +415,7 @@ class Daemon:
             protocol.send(conn, "A", b"", rid)
         except OSError:
             return  # the client left before its command started: nothing ran
+        self.keeper.settle(lambda: rid in self.cancelled)
         out = _FrameWriter(conn, "O", rid, request.get("stdout_tty", False), lock)
         err = _FrameWriter(conn, "E", rid, request.get("stderr_tty", False), lock)
         saved = (sys.stdout, sys.stderr, sys.stdin, dict(os.environ), os.getcwd())
@@ -411,10 +483,11 @@ class Daemon:
 def main(argv: list[str]) -> None:
     path, idle = argv[0], float(argv[1])
     family, host = (argv[2], argv[3]) if len(argv) >= 4 else ("", "")
+    guess = json.loads(argv[4]) if len(argv) >= 5 else None
     os.chdir("/")  # each command runs in its client's directory; none is held open here
     local_gc.tune()
     try:
-        daemon = Daemon(path, idle, family, host)
+        daemon = Daemon(path, idle, family, host, ConnectOptions(**guess) if guess else None)
     except OSError:
         return  # another daemon took the socket first: it serves
     daemon.serve()

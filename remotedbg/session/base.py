@@ -235,6 +235,11 @@ class Session(ABC):
     def byte_channels(self) -> ByteChannels | None:
         return None
 
+    def start_resident(self) -> None:
+        """Start now what the first agent call would start (a kind's resident executor), so
+        that a caller overlaps it with work of its own; a failure is left for that call."""
+        return None
+
     def sftp(self) -> Any:
         """An SFTP client (paramiko's) for reads the shell cannot do; None when there is none."""
         return None

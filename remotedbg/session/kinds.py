@@ -35,6 +35,16 @@ def kind_class(name: str) -> type[Session]:
     return getattr(import_module(module), cls)  # type: ignore[no-any-return]
 
 
+def import_ssh_kinds() -> None:
+    """Import what opening an ssh session and starting its executor import, for a caller that
+    opens one in a thread while its other thread imports code of its own: paramiko's modules
+    import each other, and a package two threads import at once can be met half-initialised."""
+    for name in ("ssh", "ssh-binary"):
+        kind_class(name)
+    for module in ("ssh_command", "target", "hostkeys", "agent_bundle", "executor_client"):
+        import_module(f"remotedbg.session.{module}")
+
+
 def kind_of(options: ConnectOptions) -> tuple[str, ResolvedTarget | None]:
     """The kind `options` name, and the target resolved on the way (None for local and for a
     container, whose host is chosen when it opens). Raises UsageError for what no kind opens."""

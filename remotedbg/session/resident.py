@@ -36,6 +36,12 @@ class ResidentSession(Session):
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None
 
+    def start_resident(self) -> None:
+        try:
+            self._resident(None)
+        except RemotedbgError:
+            pass  # the first agent call starts it again, and says why it cannot
+
     @abstractmethod
     def _resident(self, timeout: float | None) -> ExecutorChannel | None:
         """The executor agent calls go to (started within `timeout`); None when the target has
