@@ -147,7 +147,11 @@ class Ahead:
         except Exception as error:  # noqa: BLE001 - the command that asks for it meets it
             self.error = error
             return
-        session.start_resident()
+        try:
+            session.start_resident()
+        except Exception:  # noqa: BLE001 - a fault here: the command opens its own session
+            session.close()
+            return
         self.session = session
 
 
