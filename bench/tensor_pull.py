@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -121,14 +122,25 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
         "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
         "scp": lambda: scp(config, "box", path, out / "big.copy"),
     }
+    def remove_outputs() -> None:
+        """Untimed, before each way: every way writes a new file. Replacing a 1 GiB file frees
+        its pages and blocks inside the rename (or scp's O_TRUNC): 0.7-1.7 s here, longest
+        while the old file is being written back, so it would fall on whichever way came after
+        an old one rather than on the way itself (README)."""
+        for name in ("big.pulled", "big.copy"):
+            (out / name).unlink(missing_ok=True)
+
     try:
         _interleaved(ways, mib, reps, daemons={"tensors pull, first of session",
-                                                "tensors pull, persistent"})  # fmt: skip
+                                                "tensors pull, persistent"},
+                     before_each=remove_outputs)  # fmt: skip
     finally:
         cli(config, served, "sessions", "--stop")
 
 
-def _interleaved(ways: dict, mib: int, reps: int, daemons: set[str]) -> None:
+def _interleaved(
+    ways: dict, mib: int, reps: int, daemons: set[str], before_each: Callable[[], None]
+) -> None:
     for loaded in (False, True):
         load = burner() if loaded else None
         wall: dict[str, list[float]] = {name: [] for name in ways}
@@ -136,6 +148,7 @@ def _interleaved(ways: dict, mib: int, reps: int, daemons: set[str]) -> None:
         try:
             for _ in range(reps):
                 for name, way in ways.items():
+                    before_each()
                     mine, theirs = time.process_time(), children_cpu()
                     wall[name].append(way())
                     # scp's CPU is its ssh and scp processes; a pull's is this process's (or

@@ -20,6 +20,7 @@ import pytest
 from packaging.version import Version
 
 from remotedbg import __version__
+from tests.procs import persist_daemons, wait_for
 from tests.unprivileged import NOBODY, shared_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -110,9 +111,18 @@ def test_installed_cli_runs_outside_the_checkout(installed: Path, tmp_path: Path
     demo = run("demo")
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert "DEFECT" in demo.stdout and "d2t-absolute-ids" in demo.stdout
-    remote = run("glob", "-H", box.alias, "/etc/host*", REMOTEDBG_SSH_CONFIG=str(box.ssh_config))
-    assert remote.returncode == 0, remote.stderr
-    assert "/etc/hostname" in remote.stdout or "/etc/hosts" in remote.stdout
+    # persistence on, as a user has it: the second command is served by the daemon the first
+    # left (started from the venv), and `sessions --stop` leaves nothing running
+    runtime = tmp_path / "run"
+    box_env = {"REMOTEDBG_SSH_CONFIG": str(box.ssh_config), "REMOTEDBG_RUNTIME_DIR": str(runtime)}
+    for _ in range(2):
+        remote = run("glob", "-H", box.alias, "/etc/host*", **box_env)
+        assert remote.returncode == 0, remote.stderr
+        assert "/etc/hostname" in remote.stdout or "/etc/hosts" in remote.stdout
+    [daemon] = json.loads(run("sessions", "--json", **box_env).stdout)["sessions"]
+    assert daemon["commands"] == 2 and daemon["opened_ahead"] == "used"
+    assert run("sessions", "--stop", **box_env).returncode == 0
+    assert wait_for(lambda: not persist_daemons(runtime), timeout=5)
 
 
 def test_installed_demo_runs_as_an_ordinary_user(installed: Path, shared: Path) -> None:
@@ -174,9 +184,12 @@ def test_the_oldest_typer_allowed_runs_the_cli(
     assert "<str>" not in done.stdout  # and arguments have no type column
     demo = run(cli, "demo", "--json")
     assert demo.returncode == 0 and json.loads(demo.stdout)["as_expected"] is True, demo.stderr
-    remote = run(cli, "glob", "-H", box.alias, "--limit", "5", "/etc/host*",
-                 REMOTEDBG_SSH_CONFIG=str(box.ssh_config))  # fmt: skip
+    runtime = shared / "run-oldest-typer"
+    box_env = {"REMOTEDBG_SSH_CONFIG": str(box.ssh_config), "REMOTEDBG_RUNTIME_DIR": str(runtime)}
+    remote = run(cli, "glob", "-H", box.alias, "--limit", "5", "/etc/host*", **box_env)
     assert remote.returncode == 0 and "/etc/host" in remote.stdout, remote.stderr[-2000:]
+    assert run(cli, "sessions", "--stop", **box_env).returncode == 0  # nothing left running
+    assert wait_for(lambda: not persist_daemons(runtime), timeout=5)
 
 
 def test_the_cli_imports_without_click_installed() -> None:
