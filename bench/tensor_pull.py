@@ -122,6 +122,7 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
         "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
         "scp": lambda: scp(config, "box", path, out / "big.copy"),
     }
+
     def remove_outputs() -> None:
         """Untimed, before each way: every way writes a new file. Replacing a 1 GiB file frees
         its pages and blocks inside the rename (or scp's O_TRUNC): 0.7-1.7 s here, longest
