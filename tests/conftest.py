@@ -20,6 +20,17 @@ from tests.sshd import Sshd, keygen, make_sshd, write_client_config
 from tests.strangers import Strangers, busy_box
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The signals a user's terminal delivers, whatever started the suite: a runner under
+    `nohup` or in a background job ignores SIGHUP or SIGINT, every process a test starts would
+    inherit that, and the tests of Ctrl-C and hang-up would measure the launcher instead."""
+    for number, handler in ((signal.SIGINT, signal.default_int_handler),
+                            (signal.SIGHUP, signal.SIG_DFL),
+                            (signal.SIGQUIT, signal.SIG_DFL)):  # fmt: skip
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, handler)
+
+
 @dataclass
 class Box:
     """A loopback sshd reachable as an ssh_config alias, as a user would have it set up."""
