@@ -47,15 +47,14 @@ def _settings(words: list[str]) -> tuple[str, str | None, float, str] | None:
     except ValueError:
         return None  # the command reports the bad value
     given = protocol.option_value(words, "--ssh-config")
-    ssh_config = settings.chosen("ssh_config", given, config, default=None)
-    if ssh_config:
-        ssh_config = os.path.expanduser(ssh_config)
-    ahead = _ahead_options(words, host, given, config)
+    named = settings.chosen("ssh_config", given, config, default=None)
+    ssh_config = os.path.expanduser(named) if named else named
+    ahead = _ahead_options(words, host, named, config)
     return (host, ssh_config, idle, json.dumps(ahead)) if idle > 0 else None
 
 
 def _ahead_options(
-    words: list[str], host: str, ssh_config: str | None, config: dict
+    words: list[str], host: str, named: str | None, config: dict
 ) -> dict[str, object] | None:
     """The connection options the command will ask for, as the CLI reads them (settings.chosen
     for those a variable or the config file may set), for the daemon to open while it loads
@@ -69,7 +68,6 @@ def _ahead_options(
         protocol.option_value(words, o) is not None for o in others
     ):
         return None
-    named = settings.chosen("ssh_config", ssh_config, config, default=None)
     if named and not named.startswith(("/", "~")):
         return None
     flag = protocol.option_value(words, "--connect-timeout")
