@@ -4,11 +4,13 @@
 
 1. `vocab-check`-style pull of d2t and t2d from a checkpoint whose other shard is large, against
    `scp` of that shard: bytes moved and time.
-2. `tensors pull` of one large tensor (SFTP and exec channel), against `scp` of the same bytes,
-   interleaved `--reps` times, as the box is and again with a CPU-bound process beside it
-   (target: >= 1.0x scp in both). Also the bulk channel with paramiko's default window and packet
-   size (what remotedbg used before), and the client's CPU per MiB of each: wall times on a shared
-   machine are noisy, CPU per byte is what decides who gives way first when the cores are busy.
+2. `tensors pull` of one large tensor as typed (the first command of a persistent session, a
+   later one, `--no-persist`) and on a warm session (the executor's file read; the same with
+   paramiko's default window and packet size; `dd` on a channel of its own, as on a box without
+   python3), against `scp` of the same bytes, interleaved `--reps` times, as the box is and again
+   with a CPU-bound process beside it (target: >= 1.0x scp in both), and the client's CPU per MiB
+   of each: wall times on a shared machine are noisy, CPU per byte is what decides who gives way
+   first when the cores are busy.
 """
 
 from __future__ import annotations
@@ -56,10 +58,16 @@ def cli(config: Path, runtime: Path, *args: str) -> float:
     return time.perf_counter() - start
 
 
-def warm_pull(config: Path, alias: str, checkpoint: Path, names: list[str]) -> tuple[float, int]:
-    """Tensors on an already open session: what a playbook step costs (connection excluded)."""
+def warm_pull(
+    config: Path, alias: str, checkpoint: Path, names: list[str], read_command: bool = False
+) -> tuple[float, int]:
+    """Tensors on an already open session: what a playbook step costs (connection excluded).
+    `read_command`: the bytes come from `dd` on a channel of its own, as on a box without
+    python3, instead of the executor's file read."""
     session = open_session(ConnectOptions(host=alias, ssh_config=str(config)))
     session.run("true")
+    if read_command:
+        session.read_file = lambda *args: None  # type: ignore[method-assign]
     start = time.perf_counter()
     ranges = Remote(session).call(calls.TensorRanges(path=str(checkpoint), names=names))
     moved = 0
@@ -90,14 +98,14 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
     new CLI process and scp both pay for a connection; the warm-session rows do not."""
     path = work / "big.safetensors"
     size = mib << 20
-    sizes = (ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET)
+    sizes = (ssh_session.EXECUTOR_WINDOW, ssh_session.BULK_PACKET)
 
-    def pull(alias: str, window: int, packet: int) -> float:
-        ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET = window, packet
+    def pull(alias: str, window: int, packet: int, read_command: bool = False) -> float:
+        ssh_session.EXECUTOR_WINDOW, ssh_session.BULK_PACKET = window, packet
         try:
-            seconds, moved = warm_pull(config, alias, path, ["big"])
+            seconds, moved = warm_pull(config, alias, path, ["big"], read_command)
         finally:
-            ssh_session.BULK_WINDOW, ssh_session.BULK_PACKET = sizes
+            ssh_session.EXECUTOR_WINDOW, ssh_session.BULK_PACKET = sizes
         assert moved == size
         return seconds
 
@@ -117,9 +125,10 @@ def large_pulls(config: Path, work: Path, out: Path, mib: int, reps: int) -> Non
         "tensors pull, first of session": first_of_session,
         "tensors pull, persistent": lambda: cli(config, served, *command),
         "tensors pull --no-persist": lambda: cli(config, work / "run", *command, "--no-persist"),
-        "remotedbg, exec channel": lambda: pull("box", *sizes),
-        "remotedbg, no SFTP on box": lambda: pull("bare", *sizes),
+        "warm session, executor's read": lambda: pull("box", *sizes),
+        "  (box without SFTP)": lambda: pull("bare", *sizes),
         "  (paramiko default sizes)": lambda: pull("box", 2 << 20, 32 << 10),
+        "warm session, dd on a channel": lambda: pull("box", *sizes, read_command=True),
         "scp": lambda: scp(config, "box", path, out / "big.copy"),
     }
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -179,6 +181,8 @@ def test_sftp_reads_when_the_box_cannot_stream(ssh_world, drafts, monkeypatch):
 
     shard = next((drafts / "good").glob("*00001*.safetensors"))
     with ssh_world.box.session() as session:
+        # a box with no executor (no python3) and no dd or tail that can read
+        monkeypatch.setattr(session, "read_file", lambda *args: None)
         monkeypatch.setattr(
             session,
             "read_stream",
@@ -200,6 +204,7 @@ def test_no_stream_and_no_sftp_is_a_clear_error(ssh_world, drafts, monkeypatch):
     from remotedbg.session.result import RunResult
 
     with ssh_world.nosftp.session() as session:
+        monkeypatch.setattr(session, "read_file", lambda *args: None)
         monkeypatch.setattr(
             session,
             "read_stream",
@@ -327,11 +332,9 @@ def _bulk_checkpoint(tmp_path, mib: int = 40):
 
 
 def test_a_bulk_read_that_falls_behind_still_gets_every_byte_in_order(box, tmp_path):
-    """A sink slower than the wire lets the channel's buffer fill towards its 64 MiB window:
+    """A sink slower than the wire lets the channel's buffer fill towards its window:
     every byte still arrives once and in order, and the reads do not slow down as it fills
     (paramiko's own buffer moved the whole rest on each partial read)."""
-    import time
-
     from remotedbg.remote import calls
     from remotedbg.remote.fetch import fetch_range
     from remotedbg.remote.primitives import Remote
@@ -353,6 +356,77 @@ def test_a_bulk_read_that_falls_behind_still_gets_every_byte_in_order(box, tmp_p
         )
     assert method == "exec" and len(got) == data.size
     assert bytes(got) == data.tobytes()
+
+
+def test_a_file_cut_while_it_is_read_is_an_error_not_a_short_copy(box, tmp_path):
+    """The file shrinks while its bytes move (a checkpoint being rewritten in place): the read
+    is one error saying so, never a zero-padded copy passed on as whole; and the session's
+    executor, which sent the file, serves the next command."""
+    from remotedbg.errors import RemoteCommandError
+    from remotedbg.remote.fetch import fetch_range
+    from remotedbg.session import ConnectOptions, open_session
+
+    path = tmp_path / "shrinking.bin"
+    path.write_bytes(os.urandom(64 << 20))  # far past what the channel's window lets fly ahead
+    got = bytearray()
+
+    def cut_at_first_chunk(chunk: bytes) -> None:
+        if not got:
+            os.truncate(path, 1 << 20)
+        got.extend(chunk)
+
+    with open_session(ConnectOptions(host="testbox", ssh_config=str(box.ssh_config))) as session:
+        with pytest.raises(RemoteCommandError, match=r"lost \d+ of those bytes while it was read"):
+            fetch_range(session, str(path), 0, 64 << 20, cut_at_first_chunk)
+        assert session.run("echo still here").stdout == "still here\n"
+
+
+def test_a_fifo_is_not_opened_by_the_executors_file_read(box, tmp_path):
+    """A FIFO (or a device) is no regular file: the executor's read neither blocks on it nor
+    reads it, and leaves it to the read command, whose stall limits hold."""
+    from remotedbg.session import ConnectOptions, open_session
+
+    fifo = tmp_path / "shard.safetensors"
+    os.mkfifo(fifo)
+    with open_session(ConnectOptions(host="testbox", ssh_config=str(box.ssh_config))) as session:
+        start = time.monotonic()
+        assert session.read_file(str(fifo), 0, 100, lambda data: None, "read") is None
+        assert time.monotonic() - start < 10
+        assert session.run("echo next").stdout == "next\n"
+
+
+def test_the_boxs_reader_falls_back_to_plain_reads_where_sendfile_cannot(tmp_path, monkeypatch):
+    """The executor's reading child (agent/executor.py) on a system whose sendfile refuses a
+    pipe (macOS wants a socket) or a filesystem without it: the same bytes, by pread."""
+    import errno
+
+    from remotedbg.agent import executor
+
+    data = os.urandom(3 << 20)
+    source = tmp_path / "shard.bin"
+    source.write_bytes(data)
+
+    def refuse(*args):
+        raise OSError(errno.ENOTSOCK, "Socket operation on non-socket")
+
+    monkeypatch.setattr(executor.os, "sendfile", refuse)
+    out_read, out_write = os.pipe()
+    status_read, status_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child the executor forks; _send_file ends it
+        os.dup2(out_write, 1)
+        executor._send_file(os.open(source, os.O_RDONLY), 1000, len(data) - 1000, status_write)
+    os.close(out_write)
+    os.close(status_write)
+    got = bytearray()
+    while chunk := os.read(out_read, 1 << 20):
+        got.extend(chunk)
+    status = os.read(status_read, 4096)
+    os.waitpid(pid, 0)
+    os.close(out_read)
+    os.close(status_read)
+    assert bytes(got) == data[1000:]
+    assert json.loads(status) == {"short": 0, "error": None}
 
 
 def test_a_pull_the_local_disk_cannot_hold_is_one_line_before_any_byte(cli, tmp_path):

@@ -27,11 +27,11 @@ from tests.sshd import make_sshd, write_client_config
 BANNER = "Welcome to GPU box (shared cluster, be nice)"
 
 
-def _agent_processes(box) -> list[int]:
+def _agent_processes(box, port: int | None = None) -> list[int]:
     """Processes of remotedbg's agent (its tag is in argv) that a connection to this test's sshd
-    started: their SSH_CONNECTION names its port, also once they are orphans. Another suite's
-    agents on the same machine are strangers, never counted."""
-    port = f" {box.server.port}".encode()
+    (or the one on `port`) started: their SSH_CONNECTION names its port, also once they are
+    orphans. Another suite's agents on the same machine are strangers, never counted."""
+    port = f" {box.server.port if port is None else port}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -321,12 +321,62 @@ def test_a_recursive_glob_through_symlink_loops_ends_at_once(cli, tmp_path):
     assert entry["matches"] == [str(tree / "a" / "b" / "model.py"), str(tree / "top.py")]
 
 
-def test_a_stalled_bulk_pull_obeys_timeout_and_stops_the_remote_pipeline(ssh_world, tmp_path):
-    """A box whose reads hang (a wedged NFS read): a bulk pull gives up after --timeout with
-    one line, exit 4, and the remote pipeline (`dd`, or `tail | head`) is stopped, not left
-    behind."""
-    import numpy as np
-    from safetensors.numpy import save_file
+def _file_readers(box, port: int | None = None) -> list[int]:
+    """The executor's file-read children (agent/executor.py FILE_READER) of this test's sshd."""
+    found = []
+    for pid in _agent_processes(box, port):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "remotedbg-read":
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_stalled_file_read_obeys_timeout_and_leaves_nothing_on_the_box(box, tmp_path):
+    """A bulk pull whose read stops on the box (a wedged NFS read: here the executor's reading
+    child is stopped with SIGSTOP) gives up after --timeout with one line, exit 4, no output
+    file, and the stopped reader is killed: nothing of remotedbg is left on the box."""
+    from tests.realshape import write_safetensors
+
+    ckpt = tmp_path / "big"
+    ckpt.mkdir()
+    write_safetensors(ckpt / "model.safetensors", {"w": ("BOOL", [1 << 30], None)})  # sparse
+    before = set(_agent_processes(box))
+    start = time.monotonic()
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "tensors", "pull", "-H", "testbox", "--timeout",
+         "3", str(ckpt), "w", "-o", str(tmp_path / "w.st")],
+        env=dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config),
+                 XDG_STATE_HOME=str(tmp_path / "state")),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: _file_readers(box), timeout=30, interval=0.005)
+        stopped = _file_readers(box)
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        _, stderr = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert client.returncode == 4, stderr
+    assert len(stderr.strip().splitlines()) == 1 and b"no data for 3s" in stderr, stderr
+    assert time.monotonic() - start < 3 + 20
+    assert not (tmp_path / "w.st").exists()
+    assert wait_for(lambda: not (set(_agent_processes(box)) - before), timeout=5.0), (
+        "the stopped reader (or its executor) was left on the box"
+    )
+
+
+def test_a_stalled_read_command_obeys_timeout_and_stops_the_remote_pipeline(ssh_world, tmp_path):
+    """Where the session has no executor to read with (no python3 on the box), a bulk read is
+    `dd` (or `tail | head`) on a channel of its own: when that read hangs, the read gives up
+    after the timeout and the remote pipeline is stopped, not left behind."""
+    from remotedbg.errors import RemoteTimeout
+    from remotedbg.remote.fetch import fetch_range
+    from remotedbg.session import ConnectOptions, open_session
 
     fake = tmp_path / "bin"
     fake.mkdir()
@@ -342,20 +392,15 @@ def test_a_stalled_bulk_pull_obeys_timeout_and_stops_the_remote_pipeline(ssh_wor
     )
     try:
         config = write_client_config(tmp_path / "ssh_config", {"wedged": server}, tmp_path / "kh")
-        ckpt = tmp_path / "big"
-        ckpt.mkdir()
-        save_file({"w": np.zeros(20 << 18, dtype=np.float32)}, str(ckpt / "model.safetensors"))
+        shard = tmp_path / "shard.bin"
+        shard.write_bytes(bytes(20 << 20))
+        options = ConnectOptions(host="wedged", ssh_config=str(config), timeout=3)
         start = time.monotonic()
-        result = subprocess.run(
-            [sys.executable, "-m", "remotedbg", "tensors", "pull", "--ssh-config", str(config),
-             "-H", "wedged", "--timeout", "3", str(ckpt), "w", "-o", str(tmp_path / "w.st")],
-            capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state")),
-        )  # fmt: skip
-        assert result.returncode == 4, result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
+        with open_session(options) as session:
+            session.read_file = lambda *args: None  # as on a box without python3
+            with pytest.raises(RemoteTimeout, match="no data for 3s"):
+                fetch_range(session, str(shard), 0, 20 << 20, lambda data: None)
         assert time.monotonic() - start < 3 + 10
-        assert not (tmp_path / "w.st").exists()
 
         def wedged() -> list[int]:
             return [
@@ -469,9 +514,9 @@ def liar(ssh_world, tmp_path_factory):
     (root / "site" / "json" / "__init__.py").write_text(JSON_SHADOW)
     mode = root / "mode.json"
     mode.write_text("{}")
-    # a `tail` and a `dd` that pass 64 KiB per 50 ms, so a copy can be interrupted halfway
-    # (remote/fetch.py reads with dd, tail | head where dd cannot; dd's own probe, which
-    # writes to `of=`, runs as it is)
+    # a `tail` and a `dd` that pass 64 KiB per 50 ms, as a slow disk would (remote/fetch.py
+    # reads with them when the box has no executor; dd's own probe, which writes to `of=`,
+    # runs as it is)
     (root / "bin").mkdir()
     (root / "throttle.py").write_text(
         "import os, time\n"
@@ -500,7 +545,7 @@ def liar(ssh_world, tmp_path_factory):
     )
     config = write_client_config(root / "ssh_config", {"liarbox": sshd}, root / "known_hosts")
     try:
-        yield {"root": root, "config": config, "mode": mode}
+        yield {"root": root, "config": config, "mode": mode, "port": sshd.port}
     finally:
         sshd.stop()
 
@@ -614,34 +659,40 @@ def test_the_persistent_daemon_outlives_a_hostile_answer(liar, warm, tmp_path):
 
 # -- local files: resume only what is still a prefix of the remote file; signals clean up ---------
 def _get_interrupted(liar, source: Path, dest: Path, signum=signal.SIGTERM):
-    """A `get` of `source` stopped by `signum` once its .part holds 256 KiB (liarbox's `tail`
-    is throttled)."""
+    """A `get` of `source` stopped by `signum` halfway: the box's reader is stopped (SIGSTOP)
+    as soon as it starts, so the .part holds what was under way (a few MiB: the channel's
+    window), then the client gets the signal."""
     env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(liar["config"]))
     part = dest.with_name(dest.name + ".part")
     process = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "get", "-H", "liarbox", str(source), str(dest)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
+    assert wait_for(lambda: _file_readers(None, liar["port"]), timeout=30, interval=0.002)
+    for pid in _file_readers(None, liar["port"]):
+        os.kill(pid, signal.SIGSTOP)
     assert wait_for(lambda: part.exists() and part.stat().st_size >= 256 << 10, timeout=30)
+    time.sleep(0.5)  # what was under way lands
     process.send_signal(signum)
     _, err = process.communicate(timeout=30)
     return process.returncode, err.decode(), part
 
 
 def test_get_resumes_after_sigterm_and_starts_over_when_the_remote_file_changed(liar, tmp_path):
+    size = 64 << 20  # past what the channel lets be under way when the box's reader stops
     _lie(liar)
     source, dest = tmp_path / "big.bin", tmp_path / "here" / "big.bin"
     dest.parent.mkdir()
-    source.write_bytes(os.urandom(3 << 20))
+    source.write_bytes(os.urandom(size))
     code, err, part = _get_interrupted(liar, source, dest)
     assert code == 128 + signal.SIGTERM
     assert f"interrupted: {part} kept" in err and "Traceback" not in err, err
     held = part.stat().st_size
-    assert 0 < held < 3 << 20 and part.read_bytes() == source.read_bytes()[:held]
+    assert 0 < held < size and part.read_bytes() == source.read_bytes()[:held]
     resumed, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
     [entry] = json.loads(resumed.stdout)["files"]
     assert (resumed.returncode, entry["status"]) == (0, "resumed")
-    assert entry["bytes_moved"] == (3 << 20) - held  # only the rest travelled
+    assert entry["bytes_moved"] == size - held  # only the rest travelled
     assert dest.read_bytes() == source.read_bytes() and not part.exists()
     assert list(dest.parent.iterdir()) == [dest]  # the .part and its record are gone
 
@@ -649,12 +700,12 @@ def test_get_resumes_after_sigterm_and_starts_over_when_the_remote_file_changed(
     dest.unlink()
     code, _, part = _get_interrupted(liar, source, dest, signal.SIGHUP)
     assert code == 128 + signal.SIGHUP and part.exists()
-    source.write_bytes(os.urandom(3 << 20))
+    source.write_bytes(os.urandom(size))
     again, _ = _cli(liar, "get", "-H", "liarbox", "--json", str(source), str(dest))
     [entry] = json.loads(again.stdout)["files"]
     assert (again.returncode, entry["status"]) == (0, "done")
     assert "started over: the remote file changed" in entry["detail"]
-    assert entry["bytes_moved"] == 3 << 20
+    assert entry["bytes_moved"] == size
     assert dest.read_bytes() == source.read_bytes()
 
 

@@ -20,15 +20,25 @@ output of a command the client gave up on is never taken for the next one's, and
 an ended request stops nothing.
   to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
                  C call {"entry", "args", "cwd", "timeout", "memory"}
+                 F read a file {"path", "offset", "length"}
                  H heartbeat (at least one frame a second while a request runs; after
                    CLIENT_SILENCE seconds of none the client is taken for gone)
   from executor: P {"pid"}   O stdout bytes   E stderr bytes   S {"exit"}
                  R {"ok", "value"|"error", "cpu_s": {"call", "executor"}} (CPU seconds of the
                    check's child, and of the executor itself so far: start-up, imports)
+                 G {"length"} to F, then exactly that many raw bytes of the file (no frames),
+                   then R {"ok", "value": {"short"}}: the bytes the file no longer had when
+                   they were read (zeros stand in for them); R alone when it cannot be read
+
+A file read (F) is what bulk pulls use: a child in its own process group sends the bytes with
+sendfile straight into the channel's pipe, so no login shell starts for it and no byte is
+copied by Python here (`dd` took 3x the CPU per byte). While the child writes, nothing else
+is written to stdout; a client that stops reading mid-file closes the channel.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -36,6 +46,7 @@ import pwd
 import resource
 import selectors
 import signal
+import stat
 import struct
 import subprocess
 import time
@@ -43,6 +54,8 @@ import traceback
 
 HEADER = struct.Struct("!BII")
 CHUNK = 65536
+FILE_CHUNK = 1 << 20  # bytes a file read's child asks sendfile for at a time
+FILE_READER = "remotedbg-read"  # a file read's child's process name (15 bytes at most)
 MAX_FRAME = 64 << 20  # no frame is larger: a length past it is a corrupt stream, never allocated
 # The client sends a frame (H when it has nothing else to say) at least every second while a
 # command or check of it runs; silence this long means the connection is gone (a cut cable
@@ -196,6 +209,61 @@ def _run_call(request, write_fd):
         os._exit(0)
 
 
+def _send_file(source, offset, length, status_fd):
+    """In the forked child: `length` bytes of `source` from `offset` to stdout, and always that
+    many (zeros for bytes the file lost meanwhile, or could not give), so the client's count of
+    raw bytes holds; then {"short", "error"} on `status_fd`. A closed channel just ends it."""
+    status = {"short": 0, "error": None}
+    try:
+        os.setpgid(0, 0)
+        try:  # what `ps` and `top` on the box call it
+            with open("/proc/self/comm", "w") as handle:
+                handle.write(FILE_READER)
+        except OSError:
+            pass
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
+        sent, use_sendfile = 0, hasattr(os, "sendfile")
+        while sent < length:
+            want = min(length - sent, FILE_CHUNK)
+            try:
+                moved = None
+                if use_sendfile:
+                    try:
+                        moved = os.sendfile(1, source, offset + sent, want)
+                    except OSError as exc:
+                        if exc.errno == errno.EPIPE:
+                            raise
+                        use_sendfile = False  # not for this file or system: plain reads
+                if moved is None:
+                    moved = _copy_once(source, offset + sent, want)
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    raise
+                status["error"] = "reading at byte %d: %s" % (offset + sent, exc.strerror)
+                break
+            if moved == 0:
+                break  # the file is shorter than it was
+            sent += moved
+        status["short"] = length - sent
+        zeros = bytes(min(length - sent, FILE_CHUNK))
+        while sent < length:
+            sent += os.write(1, zeros[: length - sent])
+        os.write(status_fd, json.dumps(status).encode("utf-8"))
+    finally:
+        os._exit(0)
+
+
+def _copy_once(source, offset, want):
+    """Where sendfile cannot (a filesystem without it, a system whose sendfile wants a socket):
+    one pread, written out whole."""
+    data = os.pread(source, want, offset)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view) :]
+    return len(data)
+
+
 class _Call:
     def __init__(self, rid, pid, fd, deadline):
         self.rid = rid
@@ -204,6 +272,7 @@ class _Call:
         self.deadline = deadline
         self.data = b""
         self.stopped = None  # why the parent stopped it
+        self.sending_file = False  # an F request's child: raw bytes on stdout, no frames
 
 
 class Executor:
@@ -238,6 +307,8 @@ class Executor:
             self.stop_call("stopped on request")
         elif kind == "C":
             self.call(rid, json.loads(payload.decode("utf-8")))
+        elif kind == "F":
+            self.read_file(rid, json.loads(payload.decode("utf-8")))
 
     def call(self, rid, request):
         if self.current_call is not None:
@@ -264,6 +335,48 @@ class Executor:
         timeout = request.get("timeout")
         deadline = time.monotonic() + float(timeout) if timeout else None
         self.current_call = _Call(rid, pid, read_fd, deadline)
+        self.selector.register(read_fd, selectors.EVENT_READ, "call")
+
+    def read_file(self, rid, request):
+        """F: the G header, then a child sends the bytes (see the module's doc)."""
+        if self.current_call is not None:
+            _send_json("R", {"ok": False, "error": "busy: a check is already running"}, rid)
+            return
+        path = os.path.expanduser(str(request["path"]))
+        offset, length = max(0, int(request["offset"])), int(request["length"])
+        try:
+            # O_NONBLOCK: a FIFO posing as the file must not block the open
+            source = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        except OSError as exc:
+            _send_json("R", {"ok": False, "error": "%s: %s" % (path, exc.strerror)}, rid)
+            return
+        try:
+            info = os.fstat(source)
+            if not stat.S_ISREG(info.st_mode):
+                # a FIFO, a device, /proc: the client's read command decides what it gives
+                why = "%s: not a regular file" % path
+                _send_json("R", {"ok": False, "error": why, "fallback": True}, rid)
+                return
+            length = max(0, min(length, info.st_size - offset))
+            read_fd, write_fd = os.pipe()
+            _send_json("G", {"length": length}, rid)
+            try:
+                pid = os.fork()
+            except OSError:
+                # the client now counts raw bytes that will not come: only ending the
+                # channel tells it so (it reports the executor gone)
+                os.close(read_fd)
+                os.close(write_fd)
+                self.running = False
+                return
+            if pid == 0:
+                os.close(read_fd)
+                _send_file(source, offset, length, write_fd)
+            os.close(write_fd)
+        finally:
+            os.close(source)
+        self.current_call = _Call(rid, pid, read_fd, None)
+        self.current_call.sending_file = True
         self.selector.register(read_fd, selectors.EVENT_READ, "call")
 
     def stop_call(self, why):
@@ -311,6 +424,9 @@ class Executor:
             except OSError:
                 pass
         self.current_call = None
+        if call.sending_file:
+            self.end_file_read(call)
+            return
         if call.stopped:
             _send_json("R", {"ok": False, "error": "the check was %s" % call.stopped}, call.rid)
             return
@@ -325,6 +441,21 @@ class Executor:
             own = os.times()
             answer["cpu_s"] = {"call": cpu, "executor": own.user + own.system}
         _send_json("R", answer, call.rid)
+
+    def end_file_read(self, call):
+        try:
+            status = json.loads(call.data.decode("utf-8"))
+        except ValueError:
+            status = None
+        if call.stopped or not isinstance(status, dict):
+            # the child did not send every byte it announced (stopped, killed): a frame now
+            # would be taken for file bytes, so the channel ends instead
+            self.running = False
+            return
+        if status.get("error"):
+            _send_json("R", {"ok": False, "error": status["error"]}, call.rid)
+        else:
+            _send_json("R", {"ok": True, "value": {"short": status.get("short", 0)}}, call.rid)
 
     def start(self, rid, request):
         command = request["cmd"].encode("utf-8", "surrogateescape")
@@ -421,10 +552,14 @@ class Executor:
                         break
                     for kind, rid, payload in frames:
                         self.on_frame(kind, rid, payload)
+                        if not self.running:
+                            break
                 elif key.data == "call":
                     self.on_call_output()
                 else:
                     self.on_output(key)
+                if not self.running:
+                    break  # the stream can no longer be trusted: nothing more is written
         self.shutdown()
 
     def shutdown(self):

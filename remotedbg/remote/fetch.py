@@ -32,8 +32,9 @@ def read_command(path: str, offset: int, length: int) -> str:
 
 def fetch_range(session: Session, path: str, offset: int, length: int, sink: Sink) -> str:
     """Stream `length` bytes at `offset` of remote `path` into `sink`; returns the method used:
-    "exec" (dd, or tail | head, on a channel of its own: the fastest here), or "sftp" pipelined
-    reads when the box has no usable dd or tail/head."""
+    "exec" (read on the box: by the session's resident executor, sendfile from a child of its
+    own, the fastest here; else dd, or tail | head, on a channel of its own), or "sftp"
+    pipelined reads when the box can do neither."""
     if length <= 0:
         return "none"
     received = 0
@@ -43,10 +44,12 @@ def fetch_range(session: Session, path: str, offset: int, length: int, sink: Sin
         received += len(data)
         sink(data)
 
-    command = read_command(path, offset, length)
-    result = session.read_stream(
-        command, count, length, label=f"read {length} bytes at {offset} of {path}"
-    )
+    label = f"read {length} bytes at {offset} of {path}"
+    result = session.read_file(path, offset, length, count, label)
+    if result is None:
+        result = session.read_stream(read_command(path, offset, length), count, length, label)
+    elif not result.ok and received:  # the file changed under the read
+        raise RemoteCommandError(f"reading {path}: {result.stderr}")
     if received == length:
         return "exec"
     sftp = session.sftp() if received == 0 else None

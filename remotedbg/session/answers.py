@@ -141,6 +141,8 @@ def checked(value: Any, shape: Any, what: str) -> Any:
 HELLO = {"pid": int, "ready": bool}
 STATUS = {"exit": Nullable(int)}
 CALL_ANSWER = {"ok": bool, "value": Opt(object), "error": Opt(object)}
+FILE_HEADER = {"length": int}  # G: the raw bytes that follow
+FILE_END = {"short": int}  # R's value after them: how many were zeros for bytes the file lost
 
 
 def exit_status(frame: Any, what: str) -> int | None:

@@ -224,6 +224,15 @@ class Session(ABC):
             label=label,
         )
 
+    def read_file(
+        self, path: str, offset: int, length: int, sink: Callable[[bytes], None], label: str
+    ) -> RunResult | None:
+        """`length` bytes at `offset` of the target's regular file `path` into `sink`, by the
+        kind's own means (a resident executor's file read); None when it has none, or `path` is
+        no regular file: the caller then runs a read command (read_stream). The result is
+        ok only when every byte came as it was in the file."""
+        return None
+
     on_host: ClassVar[bool] = False  # entered through a session of another kind (kinds.py)
 
     @classmethod

@@ -22,6 +22,7 @@ import paramiko
 from remotedbg.errors import ConnectionFailed, StdoutClosed
 from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
+from remotedbg.session.chunk_pipe import ChunkPipe
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
@@ -55,6 +56,7 @@ class ExecutorChannel:
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
+        self.open_raw = False  # the open request is a file read: raw bytes may be under way
         # it did not answer a kill within STOP_WAIT: the box or the connection is wedged (a
         # stopped sshd), and the session reconnects rather than trust that connection again
         self.unresponsive = False
@@ -84,15 +86,19 @@ class ExecutorChannel:
         boot: str,
         bundle_for: Callable[[str], bytes],
         timeout: float,
+        **sizes: int,
     ) -> ExecutorChannel:
         """The executor; NotStarted (the remote cannot run it: no Python there) with the last
         line its command wrote to stderr, TimeoutError when it has not answered within
-        `timeout` (the channel closed). The executor writes a fresh random marker before its
-        first frame: whatever the login printed before it (banners, MOTDs) is skipped, and the
-        time a slow login takes is paid here once."""
+        `timeout` (the channel closed). `sizes`: the channel's window_size and max_packet_size
+        (paramiko's; file reads want a bulk channel's). The executor writes a fresh random
+        marker before its first frame: whatever the login printed before it (banners, MOTDs)
+        is skipped, and the time a slow login takes is paid here once."""
         marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
         start = time.monotonic()
-        channel = transport.open_session(timeout=timeout)
+        channel = transport.open_session(timeout=timeout, **sizes)
+        if isinstance(channel, paramiko.Channel):
+            channel.in_buffer = ChunkPipe()  # file reads are bulk: packets kept as they came
         timeout = max(0.1, timeout - (time.monotonic() - start))
         executor = cls(channel)
         try:
@@ -207,7 +213,7 @@ class ExecutorChannel:
         if self.open_id is not None and not self.settled():
             raise ExecutorGone("the previous request did not end")
         self.last_id = self.last_id % 0xFFFFFFFF + 1
-        self.open_id, self.open_end = self.last_id, end
+        self.open_id, self.open_end, self.open_raw = self.last_id, end, False
         return self.last_id
 
     def settled(self) -> bool:
@@ -215,6 +221,9 @@ class ExecutorChannel:
         closed) when it does not end within STOP_WAIT."""
         if self.open_id is None:
             return not self.channel.closed
+        if self.open_raw:  # its raw bytes cannot be told from frames: nothing to drain
+            self.close()
+            return False
         rid, deadline = self.open_id, time.monotonic() + STOP_WAIT
         try:
             self.send("K", b"", rid)
@@ -299,6 +308,79 @@ class ExecutorChannel:
         except KeyboardInterrupt:
             self._stop(rid)
             raise
+
+    def read_file(
+        self,
+        path: str,
+        offset: int,
+        length: int,
+        sink: Callable[[bytes], None],
+        stall: float | None,
+    ) -> tuple[int, str] | None:
+        """`length` bytes at `offset` of the box's regular file `path` into `sink`, sent raw by
+        the executor's child (agent/executor.py, F): no login shell, no frames, no Python copy
+        on the box. Returns the bytes received and why the read failed ("" when it did not);
+        None when `path` is no regular file (the caller's read command decides what it gives).
+        TimeoutError when no byte came for `stall` seconds. A read left in the middle (that, a
+        Ctrl-C, a sink that raised) closes the channel, and with it the executor's child."""
+        rid = self._begin("R")
+        self.open_raw = True
+        try:
+            self.send_json("F", {"path": path, "offset": offset, "length": length}, rid)
+            deadline = None if stall is None else time.monotonic() + stall
+            kind, payload = self._frame_of(rid, deadline)
+            if kind == "R":
+                self.open_raw = False
+                answer = answers.call_answer(_decode(payload), EXECUTOR)
+                if answer.get("fallback"):
+                    return None
+                return 0, str(answer["error"])
+            if kind != "G":
+                raise ExecutorGone(f"the remote executor answered a file read with {kind!r}")
+            announced = answers.checked(_decode(payload), answers.FILE_HEADER, EXECUTOR)["length"]
+            if not 0 <= announced <= length:
+                raise answers.AgentAnswerError(
+                    f"{EXECUTOR}: malformed answer from the box ({announced} bytes of {length})"
+                )
+            received = self._raw(announced, sink, stall, rid)
+            self.open_raw = False
+            kind, payload = self._frame_of(rid, None if stall is None else time.monotonic() + stall)
+        except BaseException:
+            if self.open_raw:
+                self.open_id, self.open_raw = None, False
+                self.close()
+            raise
+        answer = answers.call_answer(_decode(payload) if kind == "R" else {}, EXECUTOR)
+        if not answer["ok"]:
+            return received, str(answer["error"])
+        short = answers.checked(answer["value"], answers.FILE_END, EXECUTOR)["short"]
+        if not 0 <= short <= received:
+            raise answers.AgentAnswerError(f"{EXECUTOR}: malformed answer from the box ({short=})")
+        if short:
+            return received - short, f"the file lost {short} of those bytes while it was read"
+        return received, ""
+
+    def _raw(
+        self, announced: int, sink: Callable[[bytes], None], stall: float | None, rid: int
+    ) -> int:
+        received = min(len(self.buffer), announced)
+        if received:  # what came with the header
+            data = bytes(self.buffer[:received])
+            del self.buffer[:received]
+            sink(data)
+        self.channel.settimeout(stall)
+        try:
+            while received < announced:
+                if time.monotonic() - self.last_sent >= HEARTBEAT:
+                    self.send("H", b"", rid)  # the executor's CLIENT_SILENCE: we are here
+                data = self.channel.recv(min(announced - received, 1 << 20))
+                if not data:
+                    raise ExecutorGone(self.why() or "the channel closed in the middle of a file")
+                received += len(data)
+                sink(data)
+        finally:
+            self.channel.settimeout(SEND_STALL)
+        return received
 
     def close(self) -> None:
         try:

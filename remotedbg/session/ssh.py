@@ -101,6 +101,12 @@ BULK_BYTES = 16 << 20  # reads this large pay a shell start-up for a channel of 
 # packets is less Python per byte on the client (bench/tensor_pull.py: client CPU per MiB).
 BULK_WINDOW = 64 << 20
 BULK_PACKET = 256 << 10
+# The executor's channel carries file reads too (agent/executor.py, F), sent by sendfile as
+# fast as the box's page cache gives them: with a 64 MiB window sshd, not the client, became
+# the bottleneck in most first reads of a session (a full core against the client's 35-40%)
+# and a cold 1 GiB pull took ~1.4x as long as with 8 MiB (loopback, `--no-persist`, medians
+# of 4); 8 MiB is still 4x the window OpenSSH's own client grants.
+EXECUTOR_WINDOW = 8 << 20
 KILL_GRACE = 0.5  # seconds a TERMed command has before KILL
 LOGIN_BUDGET = 30.0  # seconds a login (rc files, MOTD) may take before the executor answers
 # ... or the command's timeout, when shorter; but never less than this
@@ -297,7 +303,12 @@ class SSHSession(ResidentSession):
         bundle = agent_bundle.command_bundle if commands_only else agent_bundle.executor_bundle
         try:
             self._executor = ExecutorChannel.start(
-                transport, agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON), bundle, login
+                transport,
+                agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
+                bundle,
+                login,
+                window_size=EXECUTOR_WINDOW,
+                max_packet_size=BULK_PACKET,
             )
         except NotStarted as refused:
             missing = "not found" in str(refused).lower()  # tcsh says so, and exits 1
