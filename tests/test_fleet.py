@@ -234,7 +234,8 @@ def test_named_draft_and_engine_tree_bound_each_hosts_work(box, fleet_world, nam
     starts: list[str] = []
     start = ExecutorChannel.start.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(ExecutorChannel, "start", classmethod(
-        lambda cls, link, boot, *more: starts.append(boot) or start(cls, link, boot, *more)
+        lambda cls, link, boot, *more, **sizes: starts.append(boot)
+        or start(cls, link, boot, *more, **sizes)
     ))  # fmt: skip
     playbook = load_playbook(find_playbook(name))
     given = {"draft": str(fleet_world["draft"]), "roots": str(fleet_world["engine"])}
