@@ -332,6 +332,10 @@ class ExecutorChannel:
             if kind == "R":
                 self.open_raw = False
                 answer = answers.call_answer(_decode(payload), EXECUTOR)
+                if answer["ok"]:  # an end before any header: not what an executor sends
+                    raise answers.AgentAnswerError(
+                        f"{EXECUTOR}: malformed answer from the box (a file read without bytes)"
+                    )
                 if answer.get("fallback"):
                     return None
                 return 0, str(answer["error"])
