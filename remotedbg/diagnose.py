@@ -34,8 +34,12 @@ def pick_server(remote: Remote, wanted: str, given: dict[str, str]) -> dict | No
     named a draft, launch line or log instead and none runs."""
     scan = find_servers(remote, tail_lines=1, metrics=False, ask_runtime=False)
     live = [s for s in scan["servers"] if s.get("pid") is not None]
-    if not live and not wanted and any(given.get(k) for k in NAMING):
-        return None
+    if not wanted and any(given.get(k) for k in NAMING):
+        # what the user named is diagnosed: the server that serves the named draft, else none
+        # (another server on the box is not what was asked about)
+        serving = [s for s in live if given.get("draft")
+                   and (s.get("spec") or {}).get("draft_model") == given["draft"]]  # fmt: skip
+        return serving[0] if len(serving) == 1 and not given.get("args") else None
     return choose_server(scan["servers"], wanted)
 
 

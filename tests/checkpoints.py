@@ -96,7 +96,12 @@ def write_eagle3_checkpoint(
     elif defect == "vocab-size":
         config["draft_vocab_size"] = draft_vocab + 16
     elif defect == "eos-missing":
-        config["eos_token_id"] = [int(np.flatnonzero(~t2d)[-1]), eos]
+        # the trainer's vocab left out the end-of-turn id: neither d2t nor t2d has it
+        if eos in ids:
+            ids = np.sort(np.append(ids[ids != eos], np.flatnonzero(~t2d)[0]))
+        d2t = ids - np.arange(draft_vocab, dtype=np.int64)
+        t2d = np.zeros(target_vocab, dtype=bool)
+        t2d[ids] = True
 
     def weight(*shape: int) -> np.ndarray:
         return (rng.standard_normal(shape) * 0.02).astype(np.float16)

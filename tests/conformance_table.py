@@ -210,16 +210,35 @@ _put("arch-specforge", "vllm", ["0.10.1.1"], row(DEFECT, ["draft-arch-unsupporte
     "(registry.py:497-499)")))
 _put("arch-specforge", "vllm", ["0.33.0"], row(OK, cite="registry.py:702 registers it again"))
 
+# ------------------------------------------------------------------ EAGLE-1 (issue 42)
+# An EAGLE-1 head as the engines' CI and docs serve it (the EAGLE authors' checkpoints: embedding,
+# fc with bias, one layer without input_layernorm, no lm_head), Llama-3.1-8B target.
+_put("eagle1-correct", "sglang", SGLANG, row(OK, cite=(
+    "the worker's non-EAGLE3 branch gives the draft the target's embedding and head "
+    "(0.4.6.post5 srt/speculative/eagle_worker.py:121-138; 0.5.6 :147-173; 0.5.14 "
+    "eagle_worker_v2.py:319-344; 0.5.23 :336-379 set_embed_and_head) and LlamaForCausalLMEagle."
+    "load_weights skips every lm_head key (srt/models/llama_eagle.py:142-146, 0.5.23 :146-150); "
+    "0.5.23's LlamaForCausalLM.load_weights branches on envs.SGLANG_ENABLE_WEIGHT_LOADER_V2, "
+    "EnvBool(False) (srt/models/llama.py:704, srt/environ.py:315)")))
+_put("eagle1-correct", "vllm", ["0.8.5", "0.10.1.1", "0.11.2", "0.20.0", "0.33.0"], row(OK, cite=(
+    "the proposer assigns the target's lm_head for methods other than eagle3 (0.8.5 v1/spec_decode/"
+    "eagle.py:247-249; 0.33.0 llm_base_proposer.py:1510-1545 shares it when the draft has none); "
+    "EagleLlamaForCausalLM skips embed_tokens when pipeline parallelism is off (0.10.1.1 "
+    "model_executor/models/llama_eagle.py:118-121; pipeline_parallel_size 1 by default, "
+    "config/parallel.py:40)")))
+
 # ------------------------------------------------------------------ context length
 # The draft's max_position_embeddings 2048 (SpecForge's default config), served at the target's
 # 131072 with the launch arguments only (no server running, launch environment unknown).
+# Only a refusal to start is an error; where the engine serves, prompts within the draft's 2048
+# are drafted as trained and only longer ones are at risk: a warning (issue 42).
 _put("draft-context-2048", "sglang", ["0.4.6.post5", "0.4.10.post2"], row(
-    DEFECT, ["context-exceeds-draft"], cite=(
+    OK, warnings=["context-exceeds-draft"], cite=(
         "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True: a warning only "
         "(0.4.6.post5 srt/configs/model_config.py:130-137; 0.4.10.post2 :163-175); no "
         "max_position_embeddings override, no RoPE cache growth: the draft's cache is 2048 "
         "long (srt/models/llama.py:213; srt/layers/rotary_embedding.py:108-117, 156-164)")))
-_put("draft-context-2048", "sglang", ["0.5.1"], row(DEFECT, ["context-exceeds-draft"], cite=(
+_put("draft-context-2048", "sglang", ["0.5.1"], row(OK, warnings=["context-exceeds-draft"], cite=(
     "_derive_context_length raises ValueError at start unless SGLANG_ALLOW_OVERWRITE_LONGER_"
     "CONTEXT_LEN is set (srt/configs/model_config.py:175-184); with it the draft's "
     "max_position_embeddings is not raised and no RoPE cache is reserved: overrun either way")))
@@ -231,7 +250,7 @@ _put("draft-context-2048", "sglang", ["0.5.6", "0.5.14", "0.5.23"], row(
         "untrained positions. The launch environment of launch arguments is unknown: both "
         "outcomes are said, as a warning")))
 _put("draft-context-2048", "vllm", ["0.8.5", "0.10.1.1"], row(
-    DEFECT, ["context-exceeds-draft"], cite=(
+    OK, warnings=["context-exceeds-draft"], cite=(
         "no check; the proposer bounds positions by the target's max_model_len (0.10.1.1 "
         "v1/spec_decode/eagle.py:52, 266-280; 0.8.5 eagle.py:32, 127-141) while the draft's "
         "rotary cache is max_position_embeddings long (0.10.1.1 model_executor/models/"

@@ -229,6 +229,35 @@ def eagle3_config(target: TargetShape, draft_vocab: int = 32000) -> dict:
     }
 
 
+def eagle1_tensors(target: TargetShape) -> dict:
+    """An EAGLE-1 draft's state dict as the EAGLE authors' checkpoints hold it (SGLang's CI
+    serves lmsys/sglang-EAGLE-* ones): the embedding, fc over [embeds, hidden] with its bias, one
+    decoder layer without input_layernorm, and no lm_head (the engine gives it the target's)."""
+    h, inter, hd = target.hidden, target.intermediate, target.head_dim
+    layer = "layers.0"
+    return {
+        "embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "fc.weight": ("BF16", [h, 2 * h], None),
+        "fc.bias": ("BF16", [h], None),
+        f"{layer}.post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.self_attn.q_proj.weight": ("BF16", [target.heads * hd, h], None),
+        f"{layer}.self_attn.k_proj.weight": ("BF16", [target.kv_heads * hd, h], None),
+        f"{layer}.self_attn.v_proj.weight": ("BF16", [target.kv_heads * hd, h], None),
+        f"{layer}.self_attn.o_proj.weight": ("BF16", [h, target.heads * hd], None),
+        f"{layer}.mlp.gate_proj.weight": ("BF16", [inter, h], None),
+        f"{layer}.mlp.up_proj.weight": ("BF16", [inter, h], None),
+        f"{layer}.mlp.down_proj.weight": ("BF16", [h, inter], None),
+    }
+
+
+def eagle1_config(target: TargetShape) -> dict:
+    """Its config: the target's shape, one layer, SGLang's EAGLE-1 architecture name."""
+    config = eagle3_config(target)
+    del config["draft_vocab_size"]
+    config["architectures"] = ["LlamaForCausalLMEagle"]
+    return config
+
+
 def eagle3_mla_config(target: TargetShape = DEEPSEEK_V3, draft_vocab: int = 32000) -> dict:
     """An EAGLE-3 head with DeepSeek's MLA attention for `target` (one decoder layer, a dense
     MLP), its config the target's attention fields, named as ModelOpt's Kimi-K2 EAGLE-3

@@ -229,6 +229,11 @@ def release(name: str, version: str) -> Release:
     )
 
 
+def release_wheel(name: str, version: str) -> Path:
+    """The release's wheel as downloaded (cached), for tests that install it with pip."""
+    return _download(name, version, cache_dir() / "wheels")
+
+
 def sweep_release(name: str, version: str) -> Release:
     """A release of the sweep: a table release as `release` unpacks it, any other in the venv
     layout only (SGLang from its wheel, vLLM from its sdist), under <cache>/sweep/."""

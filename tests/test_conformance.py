@@ -121,6 +121,15 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         if scenario != "kimi-k2-correct":
             target_config = rs.kimi_k25_config()
         variables["train_layers"] = ",".join(map(str, KIMI_TRAINED))
+    if scenario == "eagle1-correct":
+        # EAGLE-1 as SGLang's own CI serves it (--speculative-algorithm EAGLE with an
+        # lmsys/sglang-EAGLE-* head): no lm_head in the checkpoint
+        config, tensors = rs.eagle1_config(target_shape), rs.eagle1_tensors(target_shape)
+        algorithm = {"sglang": "EAGLE", "vllm": "eagle"}[engine]
+        if engine == "vllm":
+            # vLLM's docs and tests serve the EAGLE authors' own heads (yuhuili/EAGLE-LLaMA3.1-
+            # Instruct-8B), whose config names the plain Llama architecture
+            config["architectures"] = ["LlamaForCausalLM"]
     if scenario.startswith(MLA_PREFIX):
         # the MLA head's correct deployment, or one of the plants below on that head
         target_shape = rs.DEEPSEEK_V3

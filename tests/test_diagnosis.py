@@ -25,7 +25,19 @@ def test_a_measurement_near_the_ceiling_contradicts_a_static_warning() -> None:
     near = diagnose(warning, [], [], [], {"accept_length": 3.5, "ceiling": 4, "ratio": 0.875})
     assert near.verdict == "ok" and near.causes[0].id == "chat-template-drift"
     far = diagnose(warning, [], [], [], {"accept_length": 1.5, "ceiling": 4, "ratio": 0.375})
-    assert far.verdict == "defect" and far.headline.startswith("chat-template-drift")
+    # a warning ranks and shows, and is never a defect by itself (issue 42: severities decide)
+    assert far.verdict == "ok" and far.headline.startswith("with warnings: chat-template-drift")
+    assert "with warnings" not in near.headline  # contradicted by the measurement: decides nothing
+
+
+def test_only_an_error_level_cause_makes_a_defect() -> None:
+    warnings = [_f("rope-mismatch", "warning"), _f("context-exceeds-draft", "warning")]
+    found = diagnose(warnings, [], [], [], {})
+    assert found.verdict == "ok"
+    assert found.headline == "with warnings: rope-mismatch: rope-mismatch (+1 more)"
+    assert [c.id for c in found.causes] == ["rope-mismatch", "context-exceeds-draft"]
+    with_error = diagnose(warnings + [_f("aux-layers-mismatch", "error")], [], [], [], {})
+    assert with_error.verdict == "defect" and with_error.causes[0].id == "aux-layers-mismatch"
 
 
 def test_what_was_cleared_and_what_could_not_be_checked() -> None:

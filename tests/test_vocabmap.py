@@ -183,15 +183,29 @@ def test_d2t_missing_only_when_vocab_is_reduced() -> None:
 
 
 def test_eos_from_target_config_list() -> None:
+    """Llama 3's eos list (end_of_text, eom, eot): a draft that can propose one of them ends a
+    turn; a warning only when it can propose none (issue 42: no warning a checkpoint
+    contradicts)."""
     ids = frequent_ids(N, V)
     d2t = ids - np.arange(N)
-    outside = int(np.setdiff1d(np.arange(V), ids)[0])
-    config = {"draft_vocab_size": N, "vocab_size": V}
-    result = analyze_vocab_map(
-        d2t, None, config, {"vocab_size": V, "eos_token_id": [outside, eos_for(V)]}
+    outside = [int(i) for i in np.setdiff1d(np.arange(V), ids)[:2]]
+    config = {"draft_vocab_size": N, "vocab_size": V, "eos_token_id": outside[1]}
+    one_in = analyze_vocab_map(
+        d2t, None, config, {"vocab_size": V, "eos_token_id": [outside[0], eos_for(V)]}
     )
-    (f,) = result["findings"]
-    assert f["id"] == "eos-not-in-draft-vocab" and f["evidence"]["missing_eos_ids"] == [outside]
+    assert not one_in["findings"]  # the draft config's other eos id decides nothing
+    none_in = analyze_vocab_map(d2t, None, config, {"vocab_size": V, "eos_token_id": outside})
+    (f,) = none_in["findings"]
+    assert f["id"] == "eos-not-in-draft-vocab" and f["evidence"]["missing_eos_ids"] == outside
+
+
+def test_eos_that_t2d_marks_is_in_the_draft_vocab() -> None:
+    ids = frequent_ids(N, V)
+    t2d = np.zeros(V, dtype=bool)
+    t2d[ids] = True
+    config = {"draft_vocab_size": N, "vocab_size": V}
+    result = analyze_vocab_map(None, t2d, config, {"vocab_size": V, "eos_token_id": eos_for(V)})
+    assert "eos-not-in-draft-vocab" not in ids_of(result)
 
 
 @pytest.mark.parametrize("defect", DEFECTS, ids=str)

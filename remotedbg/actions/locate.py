@@ -24,8 +24,10 @@ from remotedbg.analysis.d2t_handling import (
     resolve_architectures,
 )
 from remotedbg.analysis.d2t_install import classify_install
-from remotedbg.engines.knowledge import scan_args
+from remotedbg.analysis.served_code import summarize
+from remotedbg.engines.knowledge import ENGINES, scan_args
 from remotedbg.errors import RemoteCommandError
+from remotedbg.remote.calls import InstallDrift
 from remotedbg.remote.primitives import Remote
 
 #: classify_source, by content: identical files in several installs or runs are read once
@@ -82,6 +84,7 @@ def locate_engines(
     scan["processes"] = [p for p in processes if p not in strangers]
     also_on_box = [_stranger(p) for p in strangers if p not in own]
     fill_sources(remote, scan["installs"])
+    drifts = install_drift(remote, scan["installs"])
     drafts = [f for install in scan["installs"] for f in install.get("draft_files") or []]
     CLASSIFY.prefill([f["source"] for f in drafts if f.get("source")])  # on the client's cores
     engines, draft_models, workers = [], [], []
@@ -96,6 +99,7 @@ def locate_engines(
                 "running": install.get("running", []),
                 "container": install.get("container"),
                 "error": install.get("error"),
+                "drift": drifts.get(install["path"]),
             }
         )
         classified = classify_install(install, CLASSIFY, _reader(remote, install["path"]))
@@ -167,6 +171,33 @@ def locate_engines(
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, Any]]:
+    """Each install's drift from its release (remotedbg.agent.drift), summarized, by path; one
+    round trip for all. An install in a container is not checked (said so)."""
+    asked = [
+        {"path": i["path"], "kind": i.get("kind"), "site_packages": i.get("site_packages"),
+         "git": i.get("git"), "version": i.get("version"),
+         "package": ENGINES.get(i["engine"], {}).get("package"),
+         "dist_names": ENGINES.get(i["engine"], {}).get("dist_names") or []}
+        for i in installs if not i.get("container") and i.get("path")
+    ]  # fmt: skip
+    out: dict[str, dict[str, Any]] = {
+        i["path"]: {"path": i["path"], "status": "unknown", "files": [],
+                    "reason": "inside a container: not compared with its release"}
+        for i in installs if i.get("container") and i.get("path")
+    }  # fmt: skip
+    if not asked:
+        return out
+    try:
+        answer = remote.call(InstallDrift({"installs": asked}))
+    except RemoteCommandError as error:
+        return out | {a["path"]: {"path": a["path"], "status": "unknown", "files": [],
+                                  "reason": f"not compared: {error}"} for a in asked}  # fmt: skip
+    for drift in answer["installs"]:
+        out[drift["path"]] = summarize(drift)
+    return out
 
 
 def _reader(remote: Remote, install: str) -> Callable[[list[str]], dict[str, str]]:

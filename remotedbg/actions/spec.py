@@ -34,7 +34,11 @@ from remotedbg.analysis.spec_checks import (
 )
 from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES, LOADER_MODELLED_FAMILIES, server_scan_knowledge
-from remotedbg.engines.loader_rules import vllm_engine_params
+from remotedbg.engines.loader_rules import (
+    DEFAULT_PIPELINE_SIZE,
+    PIPELINE_SIZE_FLAGS,
+    vllm_engine_params,
+)
 from remotedbg.engines.profiles import engine_profile
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
@@ -401,11 +405,13 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
     launch = args.get(dep.engine_profile.settings_arg or "")
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
+    pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)
     return vllm_engine_params(
         dep.draft_config or {},
         dep.target_config,
         merged,
         quantization if isinstance(quantization, str) else None,
+        int(pipeline) if str(pipeline).isdigit() else DEFAULT_PIPELINE_SIZE,
     )
 
 
@@ -417,7 +423,10 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
         dep.load_error = f"{loader['path']} was not read or does not parse"
         return
     dep.draft_words = _class_words(code, ref)
-    params = _launch_params(dep, code, server) if dep.engine_profile.loader_reads_launch else None
+    params = _launch_params(dep, code, server) if dep.engine_profile.loader_reads_launch else {}
+    # the settings a loader branches on: the server's environment where it was read, else the
+    # engine's declared defaults (loader_model.Interpreter._setting)
+    params["__env__"] = dep.env or {}
     if dep.family not in LOADER_MODELLED_FAMILIES:
         return
     if dep.draft_config is not None and dep.tensors is not None:
@@ -457,6 +466,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         return dep
     dep.engine = dep.engine or install["name"]
     dep.engine_version = install.get("version")
+    dep.drift = install.get("drift")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]

@@ -696,25 +696,30 @@ def _check_sizes(m):
 
 
 def _check_eos(m):
+    """A warning only when the draft can propose none of the ids that end a turn. Those are the
+    target's (the engine stops on the target's eos; the draft config's, when the target config
+    names none); an id is in the draft vocab when d2t maps to it or t2d marks it."""
     ops, dc, tc, findings, vocab, vocab_ids = m.ops, m.dc, m.tc, m.findings, m.vocab, m.vocab_ids
-    eos_sources = []
-    for label, config in (("draft config", dc), ("target config", tc)):
-        for eos in _eos_ids(config):
-            eos_sources.append((label, eos))
+    eos_sources = [("target config", e) for e in _eos_ids(tc)]
+    if not eos_sources:
+        eos_sources = [("draft config", e) for e in _eos_ids(dc)]
     eos_ids = sorted(set(e for _l, e in eos_sources))
     eos_missing = []
     reduced = vocab_ids is not None and (vocab is None or len(vocab_ids) < vocab)
     if reduced and eos_ids:
         present = ops.contains(vocab_ids, eos_ids)
+        if m.t2d_ids is not None:
+            marked = ops.contains(m.t2d_ids, eos_ids)
+            present = [a or b for a, b in zip(present, marked)]  # noqa: B905
         eos_missing = [e for e, ok in zip(eos_ids, present) if not ok]  # noqa: B905
-    if eos_missing:
+    if eos_missing and len(eos_missing) == len(eos_ids):
         findings.append(
             finding(
                 "eos-not-in-draft-vocab",
                 WARNING,
-                "EOS token id is not in the draft vocab",
-                "The draft can never propose %s, so it cannot end a sequence: acceptance drops "
-                "at every end of turn." % ", ".join(str(e) for e in eos_missing),
+                "no EOS token id is in the draft vocab",
+                "The draft can never propose %s, so it cannot end a turn: each sequence's last "
+                "draft is rejected." % ", ".join(str(e) for e in eos_missing),
                 {
                     "missing_eos_ids": eos_missing,
                     "eos_ids": [{"id": e, "from": label} for label, e in eos_sources],

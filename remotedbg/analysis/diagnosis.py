@@ -2,7 +2,8 @@
 evidence explains the measured acceptance, the hypotheses that were checked and cleared (with
 the check that cleared them), and what could not be checked. Pure: no I/O.
 
-Ranking, strongest first:
+Only an error-level cause makes a defect; warnings rank and show, and the verdict is then ok
+("with warnings"). Ranking, strongest first:
 0. a proven mismatch that zeroes acceptance (the draft proposes the wrong tokens, or is fed the
    wrong hidden states, or the server cannot serve it): DECISIVE below;
 1. any other error-level finding;
@@ -27,7 +28,11 @@ DECISIVE = {
     "algorithm-mismatch", "aux-layers-mismatch", "fc-shape-mismatch", "target-unsupported",
     "draft-arch-unsupported", "draft-load-fails", "required-weights-missing", "embedding-missing",
     "tokenizer-mismatch", "draft-head-tied", "draft-scales-missing", "eos-not-in-draft-vocab",
+    "capture-modified",
 }  # fmt: skip
+#: The served code changed from its release on the speculative path: ranked before everything
+#: else of its tier, since every other check read that code as served.
+SERVED_CODE = ("capture-modified", "engine-code-modified")
 #: Findings that are measurements of acceptance itself (probe, decode log): patterns that
 #: point at a cause, and the symptom (acceptance is low), which explains nothing by itself.
 MEASURED = {"accept-position0-collapse", "accept-domain-gap", "accept-long-context-drop"}
@@ -54,6 +59,7 @@ HYPOTHESES = {
     "draft-settings": "draft decode settings accepted by the engine",
     "draft-head-tied": "the draft's head is its own, not the target's embedding",
     "embedding": "the draft gets an embedding (its own or the target's)",
+    "served-code-modified": "the served engine code is the released code",
     "accept-length": "accept length in the log is near its ceiling",
 }
 
@@ -81,12 +87,18 @@ class Diagnosis:
 
     @property
     def verdict(self) -> str:
-        # a warning the live measurement contradicts (tier 4) is listed, and decides nothing
-        if any(c.severity == ERROR or c.tier < CONTRADICTED for c in self.causes):
+        # only an error-level cause is a defect: warnings rank and show, and end "ok, with
+        # warnings" (the contract's rule: severities decide, for diagnose as for playbooks)
+        if any(c.severity == ERROR for c in self.causes):
             return "defect"
         if self.unknown and not self.near_ceiling:
             return "inconclusive"
         return "ok"
+
+    @property
+    def warnings(self) -> list[Cause]:
+        """Warnings that still count: not contradicted by a live measurement near the ceiling."""
+        return [c for c in self.causes if c.severity == WARNING and c.tier < CONTRADICTED]
 
     @property
     def near_ceiling(self) -> bool:
@@ -102,9 +114,12 @@ class Diagnosis:
         if self.verdict == "inconclusive":
             return "could not decide: " + "; ".join(u["reason"] for u in self.unknown[:3])
         shown = _measured_line(self.measured)
-        return f"no cause found; {len(self.ruled_out)} hypotheses ruled out" + (
-            f"; {shown}" if shown else ""
-        )
+        measured = f"; {shown}" if shown else ""
+        if self.warnings:
+            first, more = self.warnings[0], len(self.warnings) - 1
+            also = f" (+{more} more)" if more else ""
+            return f"with warnings: {first.id}: {first.title}{also}{measured}"
+        return f"no cause found; {len(self.ruled_out)} hypotheses ruled out{measured}"
 
     def document(self) -> dict[str, Any]:
         return {
@@ -159,7 +174,7 @@ def rank(findings: list[dict[str, Any]], measured: dict[str, Any]) -> list[Cause
     ]
     seen: set[tuple[str, str]] = set()
     unique = []
-    for cause in sorted(causes, key=lambda c: c.tier):
+    for cause in sorted(causes, key=lambda c: (c.tier, c.id not in SERVED_CODE)):
         key = (cause.id, str(cause.evidence.get("draft") or cause.evidence.get("server") or ""))
         if key not in seen:
             seen.add(key)

@@ -30,12 +30,15 @@ def file_facts(source: str) -> dict[str, Any] | None:
     if tree is None:
         return None
     embed: list[list] = []
+    head: list[list] = []
     aux: list[list] = []
     calls: list[str] = []
     for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in code_markers.EMBED_SHARING_CALLS:
                 embed.append([node.lineno, f"{node.func.attr}(...)"])
+            if node.func.attr in code_markers.HEAD_SHARING_CALLS:
+                head.append([node.lineno, f"{node.func.attr}(...)"])
             if node.func.attr in code_markers.CAPTURE_METHODS:
                 calls.append(node.func.attr)
         elif isinstance(node, ast.Assign) and any(
@@ -44,6 +47,12 @@ def file_facts(source: str) -> dict[str, Any] | None:
             value = ast.unparse(node.value)
             if "target" in value:
                 embed.append([node.lineno, f"embed_tokens = {value[:60]}"])
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "lm_head" for t in node.targets
+        ):
+            value = ast.unparse(node.value)
+            if "target" in value:
+                head.append([node.lineno, f"lm_head = {value[:60]}"])
         if isinstance(node, (ast.Call, ast.Subscript)):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.Constant) and child.value == code_markers.AUX_IDS_KEY:
@@ -52,6 +61,7 @@ def file_facts(source: str) -> dict[str, Any] | None:
     found, default = _getenv_default(tree, env) if env in source else (False, None)
     return {
         "embed": embed,
+        "head": head,
         "aux": aux,
         "calls": list(dict.fromkeys(calls)),
         "backends": _decode_backends(tree, source),
@@ -285,8 +295,10 @@ def embedding_sharing(code: Any, serving: list[tuple[str, dict]]) -> dict[str, A
     `serving`: serving_facts(code)."""
     evidence = [f"{code.rel(path)}:{line} {text}" for path, facts in serving
                 for line, text in facts["embed"]]  # fmt: skip
+    head = [f"{code.rel(path)}:{line} {text}" for path, facts in serving
+            for line, text in facts.get("head") or []]  # fmt: skip
     if evidence:
-        return {"shared": True, "evidence": evidence[:4]}
+        return {"shared": True, "evidence": evidence[:4], "head": head[:4]}
     if not code.serving_hits:
         return {"shared": None, "reason": "the engine's worker code was not found or not read"}
     return {"shared": False, "evidence": [], "reason": "no worker code shares the embedding"}

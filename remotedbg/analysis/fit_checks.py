@@ -187,15 +187,17 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
         rules.START_FAILS: (ERROR, "the server refuses to start (ValueError): "
                             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is not set in its "
                             "environment"),
+        # an error only where the engine refuses to start: where it serves, its rotary cache is
+        # sized from the draft's limit and only prompts past that limit are at risk (issue 42)
         rules.START_FAILS_UNLESS_ENV: (
-            WARNING if raises else ERROR,
+            WARNING,
             "the server refuses to start (ValueError) unless "
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set (the launch environment "
             "was not read); with it, "
             + ("the engine raises the draft's limit, which was never trained there" if raises
                else "positions past the draft's limit overrun its rotary cache")),
-        rules.OVERRUN: (ERROR, "positions past the draft's limit overrun its rotary cache: "
-                        "a crash or garbage drafts on long prompts"),
+        rules.OVERRUN: (WARNING, "positions past the draft's limit overrun its rotary cache: "
+                        "a crash or garbage drafts on prompts longer than that"),
         rules.RAISED: (WARNING, "the engine raises the draft's limit to cover them, but the "
                        "draft was never trained there: expect acceptance to fall on long "
                        "prompts (remotedbg probe compares the long-context prompts)"),

@@ -56,7 +56,7 @@ from remotedbg.analysis.loader_values import (
     Undecidable,
 )
 from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
-from remotedbg.engines import loader_rules
+from remotedbg.engines import code_markers, loader_rules
 
 STEP_LIMIT = 400_000
 DEPTH_LIMIT = 16
@@ -83,6 +83,7 @@ _BUILTINS = {
 }
 _NOT_HANDLED = object()  # a helper's rule does not apply to these arguments
 _CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
+_SETTING_GET = re.compile(r"^\w+\.([A-Z][A-Z0-9_]*)\.get$")
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
 
@@ -929,6 +930,11 @@ class Interpreter(Visitor):
         return UNKNOWN
 
     def named_call(self, name: str, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        setting = _SETTING_GET.match(name)
+        if setting is not None:
+            value = self._setting(setting.group(1))
+            if value is not _NOT_HANDLED:
+                return value
         short = name.rsplit(".", 1)[-1]
         if short in _LOG_NAMES and ("logger" in name or "warnings" in name or "log" in name):
             if self.current:
@@ -967,6 +973,35 @@ class Interpreter(Visitor):
                 except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
                     return UNKNOWN
         return UNKNOWN
+
+    def _setting(self, name: str) -> Any:
+        """`envs.NAME.get()`: the server's environment where it was read (engine_params
+        "__env__"), else the default the engine's settings registry declares for NAME
+        (`NAME = EnvBool(False)` in a class of a module read, code_markers.SETTINGS_REGISTRY)."""
+        declared = _NOT_HANDLED
+        for path, _text in self.index.texts_mentioning(name):
+            module = self.index.module_at(path)
+            for cls in (module.classes.values() if module is not None else ()):
+                for stmt in cls.body:
+                    if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+                            and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+                            and ast.unparse(stmt.value.func) in code_markers.SETTING_FIELDS
+                            and stmt.value.args
+                            and isinstance(stmt.value.args[0], ast.Constant)):  # fmt: skip
+                        declared = (ast.unparse(stmt.value.func), stmt.value.args[0].value)
+        if declared is _NOT_HANDLED:
+            return _NOT_HANDLED
+        kind, default = declared
+        env = self.engine_params.get("__env__")
+        if not isinstance(env, dict) or env.get(name) is None:
+            return default
+        text = str(env[name]).strip()
+        if kind.startswith("EnvBool"):
+            return text.lower() in ("1", "true", "yes", "on", "y", "t")
+        try:
+            return int(text) if kind == "EnvInt" else float(text) if kind == "EnvFloat" else text
+        except ValueError:
+            return UNKNOWN
 
     # ------------------------------------------------------------------ builtins by name
     # each takes (name, args, kwargs, node, mod); _NOT_HANDLED: the arguments are not ones it
@@ -1079,6 +1114,12 @@ class Interpreter(Visitor):
             return loader_rules.WEIGHT_LOADER
         return role
 
+    def _pipeline_group(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        size = self.engine_params.get("__pipeline_size__")
+        if not isinstance(size, int):
+            return _NOT_HANDLED
+        return Config({"world_size": size, "is_first_rank": True, "is_last_rank": size == 1})
+
     def _weights_mapper(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         def table(key: str) -> dict:
             value = kwargs.get(key)
@@ -1123,6 +1164,7 @@ class Interpreter(Visitor):
         loader_rules.DRAFT_QUANT_CONFIG: _draft_quant_config_call,
         loader_rules.AUTO_WEIGHTS_LOADER: _auto_weights_loader,
         loader_rules.WEIGHT_LOADER: _weight_loader,
+        loader_rules.PIPELINE_GROUP: _pipeline_group,
     }
 
     def _param_dtype(self) -> Any:

@@ -10,7 +10,8 @@ loader_model, capture), and a fact that could not be read makes the check unknow
 Finding ids (stable): algorithm-mismatch, target-unsupported, draft-arch-unsupported,
 aux-layers-mismatch, aux-layers-ignored, fc-shape-mismatch, norm-flag-unsupported,
 draft-load-fails, required-weights-missing, embedding-missing, unexpected-weights,
-token-map-ignored, accept-length-low, spec-config-cleared.
+token-map-ignored, accept-length-low, spec-config-cleared; capture-modified and
+engine-code-modified (the served code against its release, remotedbg.analysis.served_code).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from remotedbg.analysis.fit_checks import (
 )
 from remotedbg.analysis.loader_values import LoadModel
 from remotedbg.analysis.pysource import parse, walk
+from remotedbg.analysis.served_code import served_code_modified
 from remotedbg.contract import (
     MISSING_INPUT,
     UNSUPPORTED_CODE,
@@ -49,6 +51,7 @@ from remotedbg.engines.profiles import engine_profile, launch_profile
 from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
+    "served-code-modified",
     "algorithm-mismatch",
     "target-unsupported",
     "draft-arch-unsupported",
@@ -115,6 +118,7 @@ class Deployment:
     env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
     draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
+    drift: dict | None = None  # the install against its release (served_code.summarize)
 
     @property
     def engine_profile(self) -> EngineProfile:
@@ -718,14 +722,18 @@ def _required_weights_missing(result: dict[str, Any], load: LoadModel, others: l
     )
 
 
-def _unexpected_weights(result: dict[str, Any], load: LoadModel) -> None:
-    """Dropped tensors that are neither the vocab map nor a norm (checked elsewhere)."""
+def _unexpected_weights(result: dict[str, Any], load: LoadModel, dep: Deployment) -> None:
+    """Dropped tensors that are neither the vocab map nor a norm (checked elsewhere), nor an
+    embedding the engine replaces by the target's (vLLM 0.10.1.1 llama_eagle.py:118-121 skips
+    `embed_tokens.` when it shares the target's: EAGLE-1 heads carry a frozen copy of it)."""
+    shared = bool(dep.embedding.get("shared"))
     extra = [
         n
         for n, o in load.outcomes.items()
         if o["outcome"] == "dropped"
         and _parts(n)[-1] not in VOCAB_MAP_TENSORS
         and not any(p in NORM_TENSOR_PARTS for p in _parts(n))
+        and not (shared and "embed_tokens" in _parts(n))
     ]
     if extra:
         add_finding(
@@ -778,10 +786,14 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
         # a tied head is the embedding module itself (0.4.6.post5 llama_eagle3.py:170-171,
         # 0.5.23 :303-304), which the target's embedding fills: draft-head-tied says what it is
         others = [p for p in others if p != "lm_head"]
+    if dep.family == "eagle" and dep.embedding.get("head"):
+        # EAGLE-1: the worker gives the draft the target's head (code_markers.HEAD_SHARING_CALLS)
+        others = [p for p in others if p != "lm_head"]
+        result["facts"]["head"] = f"shared from the target ({dep.embedding['head'][0]})"
     if others:
         _required_weights_missing(result, load, others)
         return result
-    _unexpected_weights(result, load)
+    _unexpected_weights(result, load, dep)
     return result
 
 
@@ -933,7 +945,8 @@ DRAFT_CHECKS = (
     quantization_mismatch,
     tied_head,
 )
-CHECKS = (*DRAFT_CHECKS, draft_settings, token_map_ignored, accept_length_low)
+CHECKS = (served_code_modified, *DRAFT_CHECKS, draft_settings, token_map_ignored,
+          accept_length_low)  # fmt: skip
 
 
 def run_checks(dep: Deployment) -> dict[str, Any]:

@@ -34,6 +34,19 @@ CAPTURE_METHODS = CAPTURE_SETTERS + CAPTURE_GETTERS
 
 #: Methods the SGLang worker calls on the draft to give it the target's embedding (and head).
 EMBED_SHARING_CALLS = ("set_embed", "set_embed_and_head")
+#: ... and its head: for an EAGLE-1 draft the worker's non-EAGLE3 branch always calls it with the
+#: target's `get_embed_and_head()` (SGLang 0.4.6.post5 srt/speculative/eagle_worker.py:138, 0.5.6
+#: :173 and eagle_worker_v2.py:191, 0.5.14 eagle_worker_v2.py:344, 0.5.23 :378), and
+#: LlamaForCausalLMEagle.load_weights skips every lm_head key (srt/models/llama_eagle.py:
+#: 142-146); vLLM 0.8.5 assigns `self.model.lm_head = target_model.lm_head` for methods other
+#: than eagle3 (v1/spec_decode/eagle.py:247-249). An EAGLE-1 checkpoint without lm_head is the
+#: normal case there.
+HEAD_SHARING_CALLS = ("set_embed_and_head",)
+
+#: SGLang's settings registry (a class of `NAME = EnvBool(default)` fields, read as
+#: `envs.NAME.get()`), and the field types whose first argument is the default.
+SETTINGS_REGISTRY = "srt/environ.py"
+SETTING_FIELDS = ("EnvBool", "EnvInt", "EnvFloat", "EnvStr", "EnvBoolWithAlias")
 
 #: The draft-config key holding the training's aux layer ids.
 AUX_IDS_KEY = "eagle_aux_hidden_state_layer_ids"

@@ -81,6 +81,14 @@ WEIGHTS_MAPPER = "weights-mapper"
 WEIGHT_LOADER = "weight-loader"
 KV_SCALE_REMAPPER = "kv-scale-remapper"
 DRAFT_QUANT_CONFIG = "draft-quant-config"
+#: vLLM's pipeline-parallel group: a loader that skips the embedding "if PP disabled then draft
+#: will share embed with target" (0.10.1.1 model_executor/models/llama_eagle.py:118-121,
+#: `get_pp_group().world_size == 1`) asks it. Its world_size is the launch's
+#: --pipeline-parallel-size, 1 unless given (0.10.1.1 config/parallel.py:40).
+PIPELINE_GROUP = "pipeline-group"
+PIPELINE_GROUP_FUNCTIONS = {"get_pp_group"}
+PIPELINE_SIZE_FLAGS = ("pipeline-parallel-size", "pipeline_parallel_size", "pp")
+DEFAULT_PIPELINE_SIZE = 1
 
 #: The helpers by the qualified name of their definition, as the releases' files import them
 #: (directly or through a re-export): the loader model resolves a called name through the file's
@@ -95,6 +103,8 @@ HELPERS: dict[str, str] = {
     "vllm.model_executor.models.utils.get_draft_quant_config": DRAFT_QUANT_CONFIG,
     "vllm.model_executor.model_loader.weight_utils.default_weight_loader": WEIGHT_LOADER,
     "vllm.model_executor.model_loader.weight_utils.maybe_remap_kv_scale_name": KV_SCALE_REMAPPER,
+    "vllm.distributed.get_pp_group": PIPELINE_GROUP,
+    "vllm.distributed.parallel_state.get_pp_group": PIPELINE_GROUP,
     "sglang.srt.models.utils.AutoWeightsLoader": AUTO_WEIGHTS_LOADER,
     "sglang.srt.models.utils.WeightsMapper": WEIGHTS_MAPPER,
     "sglang.srt.model_loader.weight_utils.default_weight_loader": WEIGHT_LOADER,
@@ -129,6 +139,8 @@ def helper_by_short_name(name: str) -> str | None:
         return AUTO_WEIGHTS_LOADER
     if is_weight_loader_name(name):
         return WEIGHT_LOADER
+    if name in PIPELINE_GROUP_FUNCTIONS:
+        return PIPELINE_GROUP
     return None
 
 
@@ -167,6 +179,7 @@ def vllm_engine_params(
     target_config: dict | None,
     speculative_config: dict | None,
     target_quantization: str | None = None,
+    pipeline_size: int = DEFAULT_PIPELINE_SIZE,
 ) -> dict:
     """What a vLLM draft class's `vllm_config` argument holds, as far as the loader model needs:
     `speculative_config` (the launch JSON over the engine's defaults) with its
@@ -190,7 +203,8 @@ def vllm_engine_params(
     if isinstance(target.get("num_hidden_layers"), int):
         for name in ("get_num_layers", "get_total_num_hidden_layers"):
             model_config[name] = KnownResult(target["num_hidden_layers"])
-    return {"vllm_config": {"speculative_config": spec, "model_config": model_config}}
+    return {"vllm_config": {"speculative_config": spec, "model_config": model_config},
+            "__pipeline_size__": pipeline_size}  # fmt: skip
 
 
 #: The dtype the model's parameters are built in with `--dtype auto`: the config's `dtype` or

@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from remotedbg.engines import code_markers
 from remotedbg.engines.draft_fit_rules import (
     ENV_FACTS,
     OVERRUN,
@@ -123,6 +124,10 @@ def context_length(config: dict) -> int:
 class SGLangProfile(EngineProfile):
     name = "sglang"
     label = "SGLang"
+    # its settings registry: `class Envs: SGLANG_X = EnvBool(default)` read as `envs.X.get()`
+    # (0.5.23 srt/environ.py:251, :315 SGLANG_ENABLE_WEIGHT_LOADER_V2 = EnvBool(False), :2182),
+    # which the loaders branch on (0.5.23 srt/models/llama.py:704)
+    extra_serving_files = (code_markers.SETTINGS_REGISTRY,)
     scan = {
         "package": "sglang",
         # a directory named `package` holding one of these is an engine package

@@ -297,6 +297,14 @@ class ScanEngines(AgentCall[EngineScan]):
     answer = EngineScan
 
 
+class InstallDrift(AgentCall[Value]):
+    """Whether each install's files are the released ones (RECORD, or git's index and HEAD)."""
+
+    entry = f"{AGENT}.drift:install_drift"
+    shape = {"installs": [{"path": str, "status": str, "changed": [{"path": str,
+                                                                   "change": str}]}]}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ServerScan:
     servers: list[dict[str, Any]]

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
+from remotedbg.analysis.served_code import drift_line
 from remotedbg.errors import ExitCode
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import stderr_console, stdout_console
@@ -121,6 +122,7 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
         console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)
         if engine.get("container"):
             console.print(f"  {container_line(engine['container'])}", markup=False)
+        render_drift(engine.get("drift"))
         table = Table("draft-model file", "architectures", "d2t handling", box=None)
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:
@@ -161,6 +163,33 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             f"(d2t: {hit.get('d2t_handling')})",
             markup=False,
         )
+
+
+def render_drift(drift: dict | None) -> None:
+    """The install against its release: one line, then each changed file on the speculative
+    path with its hunks (numbered as served) and what it does to the draft's inputs."""
+    console = stdout_console()
+    console.print(f"  code: {printable(drift_line(drift))}", markup=False, highlight=False)
+    release = (drift or {}).get("release") or {}
+    if release.get("tag") and release.get("at_tag") is False:
+        console.print(printable(f"  HEAD {str(release.get('head'))[:12]} is not the release tag "
+                                f"{release['tag']} ({str(release.get('tag_commit'))[:12]})"),
+                      markup=False, highlight=False)  # fmt: skip
+    for item in (drift or {}).get("files") or []:
+        if not item.get("speculative"):
+            continue
+        effect = (item.get("capture_change") or {}).get("what")
+        console.print(printable(f"  on the speculative path: {item['path']} ({item['change']})"
+                                + (f": {effect}" if effect else "")),
+                      markup=False, highlight=False)  # fmt: skip
+        for hunk in item.get("hunks") or []:
+            console.print(printable(f"    @@ released line {hunk['released_line']}, served line "
+                                    f"{hunk['served_line']} ({hunk.get('function')})"),
+                          markup=False, highlight=False)  # fmt: skip
+            for line in hunk["removed"]:
+                console.print(printable(f"    - {line}"), markup=False, highlight=False)
+            for line in hunk["added"]:
+                console.print(printable(f"    + {line}"), markup=False, highlight=False)
 
 
 def locate_summary(found: dict) -> str:
