@@ -250,7 +250,13 @@ def audit_draft(
             for other in loaders[1:]:
                 report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
-    if loader is None and not spec_follows:
+    if loader is None and not spec_follows and _no_vocab_map(report["vocab"]):
+        # an MTP/NextN head, or any draft over the full target vocab: it proposes target ids
+        # as they are, so no loader's d2t handling can mis-map them
+        report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is the target's "
+                           f"{report['vocab'].get('target_vocab')}): the loader's d2t handling "
+                           "does not apply"]  # fmt: skip
+    elif loader is None and not spec_follows:
         report["inconclusive"].append(
             f"no draft-model class on the box registers {', '.join(architectures) or '(none)'}"
         )
@@ -259,6 +265,15 @@ def audit_draft(
         if loader["d2t_handling"] == "unknown":
             report["inconclusive"].append(f"{loader['path']}: d2t handling unknown")
     return report
+
+
+def _no_vocab_map(summary: dict[str, Any]) -> bool:
+    """The checkpoint has neither d2t nor t2d and its vocab is the target's whole vocab."""
+    # no draft_vocab_size: the config's vocab_size is the draft's (engines fall back to it)
+    draft = summary.get("draft_vocab") or (summary.get("draft_config") or {}).get("vocab_size")
+    target = summary.get("target_vocab")
+    return (not summary.get("d2t_present") and not summary.get("t2d_present")
+            and isinstance(draft, int) and draft == target)  # fmt: skip
 
 
 def _each_install(
