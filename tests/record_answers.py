@@ -80,7 +80,24 @@ def cases(box: Path) -> list[tuple[str, AgentCall[Any]]]:
         ("vllm-0.33.0-log", calls.ReadLogTail(path=str(log), lines=2)),
         ("vllm-0.33.0-log", calls.ReadLogFrom(path=str(log), offset=0, inode=os.stat(log).st_ino)),
         ("nothing-listening", calls.HttpProbe(port=1, requests=[], budget_s=2)),
+        ("checkout", calls.InstallDrift(installs=[{"path": str(_checkout(box)), "version": "1.0",
+                                                   "kind": "checkout"}])),  # fmt: skip
     ]
+
+
+def _checkout(box: Path) -> Path:
+    """A git checkout of a tiny engine package, tagged v1.0, with one file edited since."""
+    import subprocess
+
+    repo = box / "engine-src"
+    package = repo / "python" / "sglang"
+    (package / "srt").mkdir(parents=True)
+    (package / "srt" / "models.py").write_text("aux_hidden_states = []\n")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "release"], ["tag", "v1.0"]):
+        subprocess.run([*git, *args], check=True)
+    (package / "srt" / "models.py").write_text("aux_hidden_states = [None]\n")
+    return package
 
 
 def _shown(args: dict[str, Any]) -> dict[str, Any]:

@@ -297,12 +297,18 @@ class ScanEngines(AgentCall[EngineScan]):
     answer = EngineScan
 
 
-class InstallDrift(AgentCall[Value]):
+@dataclass(frozen=True)
+class Drifts:
+    installs: list[dict[str, Any]]
+
+
+class InstallDrift(AgentCall[Drifts]):
     """Whether each install's files are the released ones (RECORD, or git's index and HEAD)."""
 
     entry = f"{AGENT}.drift:install_drift"
     shape = {"installs": [{"path": str, "status": str, "changed": [{"path": str,
                                                                    "change": str}]}]}  # fmt: skip
+    answer = Drifts
 
 
 @dataclass(frozen=True)
