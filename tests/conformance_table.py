@@ -227,6 +227,28 @@ _put("eagle1-correct", "vllm", ["0.8.5", "0.10.1.1", "0.11.2", "0.20.0", "0.33.0
     "model_executor/models/llama_eagle.py:118-121; pipeline_parallel_size 1 by default, "
     "config/parallel.py:40)")))
 
+# ------------------------------------------------------------------ speculators format (issue 42)
+# vLLM's own draft format (vllm-project/speculators, what vLLM's docs serve: RedHatAI's
+# *-speculator.eagle3 heads): config.json names Eagle3Speculator, nests the layer's config under
+# transformer_layer_config and records the aux ids in vLLM's capture convention; state dict
+# layers.0.*, embed_tokens, fc without bias. Launched with --speculative-config {"model": DIR}.
+_SPEC_FORMAT = ("transformers_utils/configs/speculators/algos.py update_eagle3 builds the draft "
+                "config from transformer_layer_config and names Eagle3LlamaForCausalLM (0.33.0 "
+                ":15-50; 0.10.1.1, 0.11.2, 0.20.0 the same function, fewer norm flags); "
+                "speculative.py replaces the hf_config for eagle3 unless it is a "
+                "SpeculatorsConfig already (0.33.0 config/speculative.py:1515-1530)")
+_SPEC_RELEASES = ["0.10.1.1", "0.11.2", "0.20.0", "0.33.0"]
+_put("speculators-correct", "vllm", _SPEC_RELEASES, row(OK, cite=_SPEC_FORMAT))
+_put("speculators-correct", "vllm", ["0.8.5"], row(DEFECT, ["draft-arch-unsupported"], cite=(
+    "no transformers_utils/configs/speculators/ in 0.8.5: no reader of the format, the "
+    "server cannot build the draft's config")))
+_put("speculators-d2t-absolute", "vllm", _SPEC_RELEASES, row(DEFECT, ["d2t-absolute-ids"], cite=(
+    "the same checkpoint with target ids in d2t: llama_eagle3.py adds arange to d2t as offsets "
+    "(0.33.0 model_executor/models/llama_eagle3.py; the cited rows of d2t-absolute)")))
+_put("speculators-lm-head-missing", "vllm", _SPEC_RELEASES, row(
+    DEFECT, ["required-weights-missing"],
+    cite="as lm-head-missing: nothing loads lm_head (llama_eagle3.py load_weights)"))
+
 # ------------------------------------------------------------------ context length
 # The draft's max_position_embeddings 2048 (SpecForge's default config), served at the target's
 # 131072 with the launch arguments only (no server running, launch environment unknown).

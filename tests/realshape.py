@@ -258,6 +258,51 @@ def eagle1_config(target: TargetShape) -> dict:
     return config
 
 
+def speculators_eagle3_config(target: TargetShape, verifier: str, draft_vocab: int = 32000,
+                              tokens: int = 3) -> dict:
+    """vllm-project/speculators' EAGLE-3 config (Eagle3SpeculatorConfig: the layer's config
+    under transformer_layer_config, speculators_config with the proposal method and the
+    verifier), for `target`, as its converter and trainer save it."""
+    layer = eagle3_config(target, draft_vocab)
+    for key in ("architectures", "draft_vocab_size"):
+        layer.pop(key)
+    for key in ("rope_scaling", "max_position_embeddings"):
+        if key in target.extra:
+            layer[key] = target.extra[key]
+    return {
+        "architectures": ["Eagle3Speculator"],
+        "speculators_model_type": "eagle3",
+        "speculators_version": "0.3.0",
+        "transformer_layer_config": layer,
+        "draft_vocab_size": draft_vocab,
+        "norm_before_residual": False,
+        "target_hidden_size": None,
+        # speculators' default, in vLLM's convention (it trains on vLLM's captures): 2, n//2,
+        # n-3 (src/speculators/models/utils.py resolve_target_layer_ids)
+        "eagle_aux_hidden_state_layer_ids": [2, target.layers // 2, target.layers - 3],
+        "torch_dtype": "bfloat16",
+        "speculators_config": {
+            "algorithm": "eagle3",
+            "default_proposal_method": "greedy",
+            "proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": tokens,
+                                  "accept_tolerance": 0.0, "verifier_accept_k": 1}],
+            "verifier": {"name_or_path": verifier, "architectures": ["LlamaForCausalLM"]},
+        },
+    }
+
+
+def speculators_eagle3_tensors(target: TargetShape, draft_vocab: int = 32000) -> dict:
+    """Its state dict (Eagle3DraftModel: embed_tokens, fc without bias, layers.0.*, norm,
+    lm_head, d2t, t2d)."""
+    tensors = rename_prefix(eagle3_tensors(target, draft_vocab), "midlayer.", "layers.0.")
+    tensors["embed_tokens.weight"] = ("BF16", [target.vocab, target.hidden], None)
+    return tensors
+
+
+def rename_prefix(tensors: dict, old: str, new: str) -> dict:
+    return {(new + k[len(old):] if k.startswith(old) else k): v for k, v in tensors.items()}
+
+
 def eagle3_mla_config(target: TargetShape = DEEPSEEK_V3, draft_vocab: int = 32000) -> dict:
     """An EAGLE-3 head with DeepSeek's MLA attention for `target` (one decoder layer, a dense
     MLP), its config the target's attention fields, named as ModelOpt's Kimi-K2 EAGLE-3

@@ -12,6 +12,7 @@ through the installed CLI over the real sshd fixture.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,7 @@ FAMILY_TARGETS = {"correct-qwen3-moe": rs.QWEN3_30B_A3B, "correct-llama33-70b": 
 
 
 MLA_PREFIX = "mla-eagle3-"  # mla-eagle3-correct, mla-eagle3-<plant>
+SPECULATORS_PREFIX = "speculators-"  # speculators-correct, speculators-<plant>
 
 
 def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
@@ -130,6 +132,13 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
             # vLLM's docs and tests serve the EAGLE authors' own heads (yuhuili/EAGLE-LLaMA3.1-
             # Instruct-8B), whose config names the plain Llama architecture
             config["architectures"] = ["LlamaForCausalLM"]
+    if scenario.startswith(SPECULATORS_PREFIX):
+        # vLLM's own format (vllm-project/speculators): the config names Eagle3Speculator and
+        # keeps the layer's config nested; vLLM's docs serve it with --speculative-config
+        # {"model": DIR, ...} (or `vllm serve DIR`, the verifier taken from it)
+        config = rs.speculators_eagle3_config(target_shape, "meta-llama/Llama-3.1-8B-Instruct")
+        tensors = rs.speculators_eagle3_tensors(target_shape)
+        scenario = scenario[len(SPECULATORS_PREFIX) :]
     if scenario.startswith(MLA_PREFIX):
         # the MLA head's correct deployment, or one of the plants below on that head
         target_shape = rs.DEEPSEEK_V3
@@ -327,3 +336,53 @@ def test_vocab_audit_of_an_mtp_head_is_clean(tmp_path, engine, version):
     variables["target_path"] = str(tmp_path / "target")
     got = vocab_audit(variables, engine_root(release(engine, version), "venv"))
     assert (got["verdict"], got["errors"], got["inconclusive"]) == ("ok", [], []), got
+
+
+SPECULATORS_VLLM = ["0.10.1.1", "0.11.2", "0.20.0", "0.33.0"]
+
+
+@pytest.mark.parametrize("version", SPECULATORS_VLLM)
+@pytest.mark.parametrize("scenario,verdict,errors", [
+    ("speculators-correct", "ok", []),
+    ("speculators-d2t-absolute", "defect", ["d2t-absolute-ids"]),
+])  # fmt: skip
+def test_vocab_audit_reads_the_speculators_format_as_vllm_does(
+    tmp_path, version, scenario, verdict, errors
+):
+    """The vocab map of a speculators checkpoint judged with the loader its config becomes in
+    the release (transformers_utils/configs/speculators/algos.py update_eagle3 -> Eagle3Llama
+    ForCausalLM, whose d2t handling is offsets): clean when correct, the plant caught."""
+    variables = build_box(tmp_path, "vllm", version, scenario)
+    variables["target_path"] = str(tmp_path / "target")
+    got = vocab_audit(variables, engine_root(release("vllm", version), "venv"))
+    assert (got["verdict"], got["errors"], got["inconclusive"]) == (verdict, errors, []), got
+
+
+def hub_cache(home: Path, repo_id: str, model: Path) -> Path:
+    """`model` as the Hugging Face hub's cache keeps `repo_id` under $HF_HOME/hub."""
+    folder = home / "hub" / f"models--{repo_id.replace('/', '--')}"
+    snapshot = folder / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    snapshot.parent.mkdir(parents=True)
+    shutil.copytree(model, snapshot)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(snapshot.name)
+    return folder
+
+
+@pytest.mark.parametrize("version", ["0.11.2", "0.33.0"])
+def test_vllm_serve_a_speculator_dir_is_a_speculative_launch(tmp_path, monkeypatch, version):
+    """`vllm serve SPECULATOR_DIR` (vLLM's docs for speculators heads): the checkpoint is the
+    draft, its verifier (a hub repo id, in the box's hub cache) the target, its method and
+    token count the settings (0.33.0 transformers_utils/config.py:800-874; 0.11.2 the same
+    maybe_override_with_speculators). Audited as that deployment: clean, the plant caught."""
+    cases = (("speculators-correct", "ok", []),
+             ("speculators-d2t-absolute", "defect", ["d2t-absolute-ids"]))  # fmt: skip
+    for scenario, verdict, errors in cases:
+        root = tmp_path / scenario
+        variables = build_box(root, "vllm", version, scenario)
+        hub_cache(root / "hf", "meta-llama/Llama-3.1-8B-Instruct", root / "target")
+        monkeypatch.setenv("HF_HOME", str(root / "hf"))
+        shutil.rmtree(root / "target")  # only the hub cache has the verifier
+        given = {"args": f"vllm serve {variables['draft']}", "draft": variables["draft"]}
+        got = audit(given, engine_root(release("vllm", version), "venv"))
+        assert (got["verdict"], got["errors"], got["inconclusive"]) == (verdict, errors, []), got

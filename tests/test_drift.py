@@ -20,6 +20,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,37 @@ def test_an_unrelated_model_file_changed_is_no_cause(tmp_path):
     qwen.write_text(qwen.read_text().replace("aux_hidden_states", "aux_hs"))  # another model
     got = audit(kimi_box(tmp_path, *SGLANG), str(repo))
     assert got["verdict"] == "ok" and not got["warnings"]
+
+
+def test_an_editable_install_is_compared_through_its_checkout(tmp_path, cli):
+    """`pip install -e` of a checkout (PEP 660: a finder and direct_url.json in the venv): the
+    install is the checkout behind it, compared with git; its RECORD lists only the finder."""
+    repo = sglang_checkout(tmp_path)
+    (repo / "python" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "sglang"\nversion = "0.5.21"\n'
+        '[tool.setuptools.packages.find]\ninclude = ["sglang*"]\n'
+    )
+    git(repo, "add", "python/pyproject.toml")
+    git(repo, "commit", "-qm", "build file")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    # setuptools 70.1+ builds the editable wheel itself (older ones need `wheel`)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                    "setuptools>=70.1"], check=True, capture_output=True)  # fmt: skip
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
+         "--no-build-isolation", "--no-index", "-e", str(repo / "python")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    assert list(site.glob("__editable__*sglang*")), sorted(p.name for p in site.iterdir())
+    embed_capture_patch(repo / "python/sglang" / SG_MODEL)
+    located = cli("locate-eagle", "-H", "testbox", "--root", str(venv), "--no-home",
+                  "--no-evidence", "--json", timeout=120)  # fmt: skip
+    [engine] = json.loads(located.stdout)["engines"]
+    assert engine["path"] == str(repo / "python" / "sglang")
+    drift = engine["drift"]
+    assert (drift["method"], drift["status"]) == ("git", "modified")
+    assert [(f["path"], f["change"]) for f in drift["files"]] == [(SG_MODEL, "modified")]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from remotedbg.actions.engine_code import EngineCodeCache, registry_lookup
+from remotedbg.actions.engine_code import EngineCodeCache, read_files, registry_lookup
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.agent.findings import ERROR, INFO, finding
+from remotedbg.analysis import speculators
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.engines.knowledge import draft_family
@@ -213,6 +214,8 @@ def audit_draft(
         report["inconclusive"].append(str(error))
         return report
     config = listing.get("config") or {}
+    if speculators.is_speculators(config) and located:
+        config = _as_the_engine_reads(remote, located, config, install, report)
     architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
     report["architectures"] = architectures
     if located is None or not located.get("engines"):
@@ -265,6 +268,31 @@ def audit_draft(
         if loader["d2t_handling"] == "unknown":
             report["inconclusive"].append(f"{loader['path']}: d2t handling unknown")
     return report
+
+
+def _as_the_engine_reads(remote: Remote, located: dict, config: dict, install: str | None,
+                         report: dict[str, Any]) -> dict:  # fmt: skip
+    """A speculators checkpoint's config as the install that reads the format makes it
+    (remotedbg.analysis.speculators): `install` when known, else the first that can."""
+    cache = EngineCodeCache(remote)
+    for engine in located.get("engines") or []:
+        if install not in (None, engine["path"]):
+            continue
+        if not engine_profile(engine.get("name")).reads_speculators_format:
+            continue
+        code = cache.get(engine)
+        path = code.path(speculators.ALGOS)
+        read_files(remote, code, [path])
+        text = code.index.text_at(path)
+        if text is None:
+            continue
+        try:
+            converted = speculators.draft_config(text, config)
+        except speculators.Unsupported:
+            continue
+        report["speculators"] = {"read_by": path, "type": config.get(speculators.TYPE_KEY)}
+        return converted
+    return config
 
 
 def _no_vocab_map(summary: dict[str, Any]) -> bool:

@@ -148,6 +148,11 @@ def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
     return code
 
 
+def read_files(remote: Remote, code: EngineCode, paths: list[str]) -> None:
+    """These files of the install into its index (one round trip; kept by content)."""
+    _read(remote, code, paths)
+
+
 def add_modules(remote: Remote, code: EngineCode, seeds: list[str]) -> None:
     """Rounds 2-3: the draft and target model files, then the engine modules their classes
     come from (bases and layers in other files)."""

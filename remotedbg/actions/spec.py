@@ -19,9 +19,15 @@ from typing import Any
 from remotedbg.actions import runtime_logs
 from remotedbg.actions.analysis_cache import cached_by_content
 from remotedbg.actions.audit import loader_for
-from remotedbg.actions.engine_code import EngineCode, EngineCodeCache, add_modules, registry_lookup
+from remotedbg.actions.engine_code import (
+    EngineCode,
+    EngineCodeCache,
+    add_modules,
+    read_files,
+    registry_lookup,
+)
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
-from remotedbg.analysis import engine_facts
+from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
 from remotedbg.analysis.pysource import ClassRef, module_path
@@ -78,6 +84,7 @@ def find_servers(
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
+    _speculator_as_model(remote, servers)
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [
         {
@@ -96,6 +103,35 @@ def find_servers(
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:
+    """`vllm serve SPECULATOR_DIR`: a speculators checkpoint as the only model is a speculative
+    launch, the checkpoint the draft, its verifier the target, its method and token count the
+    settings (0.33.0 transformers_utils/config.py:800-874 maybe_override_with_speculators; the
+    launch's --speculative-config is applied over it, the method kept). One round trip for
+    every such server's model config."""
+    bare = [s for s in servers if engine_profile(s.get("engine")).reads_speculators_format
+            and (s.get("spec") or {}).get("target_model")
+            and not (s.get("spec") or {}).get("draft_model")]  # fmt: skip
+    if not bare:
+        return
+    try:
+        configs = remote.call(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
+                                                              for s in bare})))  # fmt: skip
+    except RemoteCommandError:
+        return  # the model's config is read again, and its error said, by the checks
+    for server in bare:
+        spec = server["spec"]
+        config = configs.get(spec["target_model"])
+        if not speculators.is_speculators(config) or not isinstance(config, dict):
+            continue
+        launch = speculators.launch(config)
+        spec["draft_model"], spec["target_model"] = spec["target_model"], launch["verifier"]
+        spec["algorithm"] = launch["method"] or spec.get("algorithm")
+        if spec.get("num_steps") is None:
+            spec["num_steps"] = launch["num_speculative_tokens"]
+        spec["speculators_model"] = True
 
 
 def _runtime_log(remote: Remote, server: dict, tail_lines: int) -> None:
@@ -395,6 +431,35 @@ _spec_config_defaults = cached_by_content(
 )
 
 
+def _speculators_format(dep: Deployment, remote: Remote, code: EngineCode) -> None:
+    """A `speculators` checkpoint as the release reads it: its algos.py's updater makes the
+    draft config the checks see; the launch takes its method and token count from the
+    checkpoint where the launch line does not say (base.py)."""
+    path = code.path(speculators.ALGOS)
+    read_files(remote, code, [path])
+    text = code.index.text_at(path)
+    original = dep.draft_config or {}
+    if text is None:
+        dep.speculators = {"error": f"{code.install} has no {speculators.ALGOS}: this release "
+                           "does not read the speculators format"}  # fmt: skip
+        return
+    try:
+        converted = speculators.draft_config(text, original)
+    except speculators.Unsupported as error:
+        dep.speculators = {"error": f"{speculators.ALGOS}: {error}"}
+        return
+    launch = speculators.launch(original)
+    dep.speculators = {"type": original.get(speculators.TYPE_KEY), "read_by": speculators.ALGOS,
+                       "launch": launch}  # fmt: skip
+    dep.draft_config = converted
+    spec = dict(dep.spec or {})
+    if not spec.get("algorithm") and launch.get("method"):
+        spec["algorithm"] = launch["method"]
+    if spec.get("num_steps") is None and isinstance(launch.get("num_speculative_tokens"), int):
+        spec["num_steps"] = launch["num_speculative_tokens"]
+    dep.spec = spec if (dep.spec is not None or spec) else None
+
+
 def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
     """What the draft loader's constructor takes from the launch (vLLM's speculative config,
     its defaults from the release, and --quantization)."""
@@ -470,6 +535,8 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
+    if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
+        _speculators_format(dep, remote, code)
     archs = _architectures(dep.draft_config)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip

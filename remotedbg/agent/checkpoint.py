@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 
 from remotedbg.agent.safetensors_file import (
@@ -104,10 +105,26 @@ def load_json_file(path, what="JSON file", cap=CONFIG_CAP):
         _fail(path, "%s is not valid JSON: %s" % (what, str(exc).splitlines()[0]))
 
 
+def _hub_cached(repo_id):
+    """A Hugging Face repo id (`org/name`, as `vllm serve` and a speculators verifier name
+    models) as the hub's cache holds it: $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub;
+    None when it is not there or not such a name."""
+    if not re.match(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", repo_id or ""):
+        return None
+    hf_home = os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")
+    folder = "models--" + repo_id.replace("/", "--")
+    for cache in (os.environ.get("HF_HUB_CACHE"), os.path.join(hf_home, "hub")):
+        if cache and os.path.isdir(os.path.join(cache, folder)):
+            return os.path.join(cache, folder)
+    return None
+
+
 def resolve_checkpoint_dir(path):
     """Expand ~, check existence, and resolve a Hugging Face cache `models--*` folder to the
-    snapshot `refs/main` names (or the only snapshot). Returns an absolute path."""
-    path = os.path.abspath(os.path.expanduser(str(path)))
+    snapshot `refs/main` names (or the only snapshot); a repo id no local path has is looked up
+    in the hub's cache. Returns an absolute path."""
+    cached = None if os.path.lexists(os.path.expanduser(str(path))) else _hub_cached(str(path))
+    path = cached or os.path.abspath(os.path.expanduser(str(path)))
     if not os.path.lexists(path):
         parent = os.path.dirname(path)
         if parent and os.path.isdir(parent) and not os.access(parent, os.X_OK):

@@ -119,6 +119,7 @@ class Deployment:
     draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
     drift: dict | None = None  # the install against its release (served_code.summarize)
+    speculators: dict | None = None  # a speculators-format draft as read (analysis.speculators)
 
     @property
     def engine_profile(self) -> EngineProfile:
@@ -276,6 +277,18 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
     """vLLM looks the draft's (rewritten) architecture up in its registry; a name it does not
     register stops the server at start."""
     result = check_result("draft-arch-unsupported")
+    refused = (dep.speculators or {}).get("error")
+    if refused:
+        # a speculators checkpoint the release cannot read: no draft config, no server
+        return add_finding(result, finding(
+            "draft-arch-unsupported", ERROR,
+            "this release cannot read the draft's speculators format",
+            f"The draft is a vllm-project/speculators checkpoint "
+            f"({(dep.draft_config or {}).get('architectures')}); {refused}, so the server stops "
+            "at start. Fix: serve it with a vLLM release that reads the format (0.10.1 and "
+            "later), or convert it to a plain EAGLE-3 config.",
+            {"speculators": dep.speculators},
+        ))  # fmt: skip
     if not dep.engine_profile.registers_draft_architectures:
         return not_applicable(result, f"{dep.launch_profile.label} resolves drafts by EntryClass "
                               "(see the loader)")  # fmt: skip
@@ -385,6 +398,12 @@ def aux_layers(dep: Deployment) -> dict[str, Any]:
     physical = [c - offset for c in capture]
     passed, passed_from = engine_ids(dep)
     recorded = recorded_aux_ids(dep.draft_config)
+    if dep.speculators and "error" not in dep.speculators:
+        # vllm-project/speculators records the indices vLLM captures at (its datagen runs vLLM;
+        # its default 2, n//2, n-3: src/speculators/models/utils.py resolve_target_layer_ids),
+        # i.e. the inputs of those layers: the outputs of the layers one below
+        passed = [i - 1 for i in passed] if passed is not None else None
+        recorded = {k: [i - 1 for i in v] for k, v in recorded.items()}
     facts: dict[str, Any] = {
         "layers_to_capture": capture,
         "physical_layers": physical,
@@ -953,9 +972,14 @@ def run_checks(dep: Deployment) -> dict[str, Any]:
     """Every check for one draft (or, with no draft config and no draft error, one server's
     launch and figures). Returns {"findings", "inconclusive": [reasons], "checks": {id: result}}."""
     no_draft = dep.draft_config is None and dep.draft_error is None
+    # a draft the release cannot read at all (its speculators format): that is the finding, and
+    # what the other draft checks would read is not what any server runs
+    unreadable = bool((dep.speculators or {}).get("error"))
     checks = {}
     for check in CHECKS:
         if no_draft and check in DRAFT_CHECKS:
+            continue
+        if unreadable and check in DRAFT_CHECKS and check is not draft_arch_unsupported:
             continue
         result = check(dep)
         checks[result["check"]] = result

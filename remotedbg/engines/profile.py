@@ -54,6 +54,8 @@ class EngineProfile:
     #: the draft's architecture is looked up in the engine's model registry, so one it does
     #: not register stops the server (else the draft class is the file's EntryClass)
     registers_draft_architectures: ClassVar[bool] = False
+    #: reads vLLM's `speculators` checkpoint format (remotedbg.analysis.speculators)
+    reads_speculators_format: ClassVar[bool] = False
     #: the draft loader's constructor takes settings from the launch and the draft's config
     #: (quantization, speculative config): remotedbg.engines.loader_rules
     loader_reads_launch: ClassVar[bool] = False

@@ -151,6 +151,9 @@ class VLLMProfile(EngineProfile):
     names_head_after_method = True
 
     registers_draft_architectures = True
+    # transformers_utils/configs/speculators/ from 0.10.1 (0.10.1.1 algos.py update_eagle3;
+    # 0.33.0 algos.py:15-50, base.py:46-137): a release without it refuses the format
+    reads_speculators_format = True
     loader_reads_launch = True
     chooses_model_runner = True
     mean_length_may_omit_bonus = True
