@@ -176,3 +176,47 @@ def test_vllm_log_shows_its_figures(cli, tmp_path):
     text = cli("logs", "-H", "testbox", "--log", str(log), "--spec-only")
     out = text.stdout.decode()
     assert "per position 0.10 0.02 0.00" in out and "182 of 450 drafted tokens accepted" in out
+
+
+SECRET_VALUES = ("S3cretValue1", "sk-abcdefghijklmnop", "hf_qrstuvwxyzabcdef")
+
+
+def test_engine_log_lines_that_echo_their_arguments_keep_no_secret(cli, tmp_path):
+    """vLLM before 0.33 logs its launch arguments as they are (`non-default args: {...}`, the
+    release's own format string: tests/engine_logs.py), and SGLang 0.5.6 `server_args=ServerArgs
+    (..., api_key='...')` (srt/entrypoints/engine.py:124, `f"{server_args=}"`, a dataclass repr):
+    `logs` shows and returns them with every secret replaced (issue 46)."""
+    from tests.engine_logs import launch_args_line
+    from tests.releases import release
+
+    vllm_line = launch_args_line(release("vllm", "0.10.1.1"), {
+        "model": "/models/target", "api_key": SECRET_VALUES[0], "hf_token": SECRET_VALUES[2]})
+    sglang_line = ("[2026-12-04 10:00:00] server_args=ServerArgs(model_path='/models/target', "
+                   f"api_key='{SECRET_VALUES[1]}', hf_token=None, port=30000)")  # fmt: skip
+    log = tmp_path / "server.log"
+    log.write_text(f"{vllm_line}\n{sglang_line}\n")
+    for extra in ((), ("--json",)):
+        result = cli("logs", "-H", "testbox", "--log", str(log), *extra)
+        assert result.returncode == 0, result.stderr
+        out = result.stdout.decode()
+        assert "non-default args" in out and "server_args=ServerArgs" in out
+        assert not any(secret in out for secret in SECRET_VALUES), out
+
+
+def test_a_launch_through_a_shell_keeps_its_secrets_out_of_every_json(cli, standin):
+    """A server started as `bash -c "... --speculative-config '{..., "hf_token": ...}'"` with
+    a token in its environment assignment: locate-eagle, spec-audit and logs name the server
+    and never its secrets (issue 46)."""
+    config = ('{"method": "eagle3", "model": "/models/draft", "num_speculative_tokens": 3, '
+              f'"hf_token": "{SECRET_VALUES[2]}", "password": "{SECRET_VALUES[0]}"}}')  # fmt: skip
+    server = standin("vllm", args=["--model", "/models/target", "--speculative-config", config,
+                                   "--api-key", SECRET_VALUES[1]],
+                     wrapper=["env", f"OPENAI_API_KEY={SECRET_VALUES[1]}", "bash", "-c"])
+    for argv in (["locate-eagle", "-H", "testbox", "--json", "--no-home"],
+                 ["playbook", "spec-audit", "-H", "testbox", "--json",
+                  "--var", "search_home=false"],
+                 ["logs", "-H", "testbox", "--server", str(server.pid), "--json"]):  # fmt: skip
+        result = cli(*argv, timeout=120)
+        out = result.stdout.decode() + result.stderr.decode()
+        assert "/models/target" in out, (argv, out[-2000:])  # the server was read
+        assert not any(secret in out for secret in SECRET_VALUES), (argv, out)

@@ -100,6 +100,9 @@ SHAPE_CASES = {
     ],
     "openssl-pass": [("openssl enc -d -passin pass:S1 -in f", "S1")],
     "json-secret-key": [('{"api_key": "S1", "path": "/m"}', "S1")],
+    # vLLM 0.33.0 logs `non-default args: {...}` (the dict's repr: entrypoints/utils.py
+    # log_non_default_args) with single quotes
+    "repr-secret-key": [("non-default args: {'model': '/m', 'api_key': 'S1'}", "S1")],
     "token-prefix": [
         ("echo hf_abcdefghijkl", "abcdefghijkl"),
         ("OPENAI=sk-abcdefghijk", "abcdefghijk"),
@@ -179,3 +182,21 @@ def test_secrets_typed_in_a_remote_command_stay_out_of_the_transcript(cli, isola
     for secret in [s for _, s in SECRETS_TYPED] + ["S3cretHdr", "S3cretX", "S3cretEnv"]:
         assert secret not in text, secret
     assert "aws_secret_access_key ***" in text and "api-key: ***" in text
+
+
+def test_argv_words_keep_no_secret():
+    """A launch wrapper's environment assignments, secret keys inside a JSON argument and bare
+    tokens, as `env`, `docker run -e` and `--speculative-config` carry them (issue 46)."""
+    from remotedbg.agent.redact import redact_argv
+
+    argv = ["env", "HF_TOKEN=hf_abcdefghijkl", "OPENAI_API_KEY=sk-abcdefghijk", "PGPASSWORD=p1",
+            "MAX_TOKENS=4", "python", "-m", "vllm.entrypoints.openai.api_server",
+            "--speculative-config", '{"model": "/d", "hf_token": "T1", "password": "P2"}',
+            "--model", "/models/hf_cache_folder_x", "sk-livelivelive1"]  # fmt: skip
+    out = redact_argv(argv)
+    assert out[1:5] == ["HF_TOKEN=***", "OPENAI_API_KEY=***", "PGPASSWORD=***", "MAX_TOKENS=4"]
+    assert json.loads(out[9]) == {"model": "/d", "hf_token": "***", "password": "***"}
+    assert out[11] == "/models/hf_cache_folder_x" and out[12] == "sk-***"
+    # a wrapper's command string (`bash -c "..."`) is a command line of its own
+    shell = redact_argv(["bash", "-c", "python -m x --api-key K1 --hf-token=K2 >> log 2>&1"])
+    assert shell == ["bash", "-c", "python -m x --api-key *** --hf-token=*** >> log 2>&1"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from remotedbg.actions import runtime_logs
 from remotedbg.actions.server_arg import may_be_port, parse_server
+from remotedbg.agent.redact import redact_text
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
 from remotedbg.errors import RemoteCommandError, UsageError
@@ -64,14 +65,23 @@ def read_tail(
     """The last lines of the chosen log, with where to read on from (`offset`, `inode`,
     `since`)."""
     if chosen.get("runtime_log"):
-        return runtime_logs.tail(remote, chosen["runtime_log"], lines, since_s)
+        return _redacted(runtime_logs.tail(remote, chosen["runtime_log"], lines, since_s))
     args = {"path": chosen["log"], "lines": lines, "since_s": since_s}
-    return remote.call(calls.ReadLogTail(args))
+    return _redacted(remote.call(calls.ReadLogTail(args)))
+
+
+def _redacted(read: dict[str, Any]) -> dict[str, Any]:
+    """Engines echo their arguments in their logs (SGLang's `server_args=ServerArgs(...,
+    api_key='sk-...')`, vLLM's `non-default args: {'api_key': ...}`): every line shown or
+    returned has its secrets replaced by *** (the one rule set, agent/redact.py)."""
+    return dict(read, lines=[redact_text(line) for line in read.get("lines") or []])
 
 
 def read_new(remote: Remote, chosen: dict, last: dict) -> dict[str, Any]:
     """The lines written since `last` (the previous read's answer)."""
     if chosen.get("runtime_log"):
-        return runtime_logs.new_lines(remote, chosen["runtime_log"], last["offset"], last["since"])
+        return _redacted(
+            runtime_logs.new_lines(remote, chosen["runtime_log"], last["offset"], last["since"])
+        )
     args = {"path": chosen["log"], "offset": last["offset"], "inode": last["inode"]}
-    return remote.call(calls.ReadLogFrom(args))
+    return _redacted(remote.call(calls.ReadLogFrom(args)))

@@ -25,7 +25,10 @@ def is_secret_flag(name):
 
 
 def redact_argv(argv):
-    """argv with the values of secret flags replaced by ***, word for word."""
+    """argv with every secret replaced by ***, word for word: the values of secret flags, the
+    values of secret environment assignments (`env HF_TOKEN=x python ...`, `docker run -e
+    OPENAI_API_KEY=sk-x`), secret-named keys inside a JSON word (`--speculative-config
+    {"hf_token": ...}`) and words that are tokens of an announced shape (`sk-...`, `hf_...`)."""
     out = []
     hide = False
     for word in argv:
@@ -40,8 +43,24 @@ def redact_argv(argv):
                 out.append(word)
                 hide = True
             continue
-        out.append(word)
+        out.append(redact_word(word))
     return out
+
+
+def redact_word(word):
+    """One argv word that is not a flag: its secret, if it holds one, replaced by ***. A word
+    with spaces is a command line of its own (`bash -c "..."`, `sh -c`, `su -c`): free text."""
+    if any(c in word for c in " \t\n") and not word.lstrip().startswith(("{", "[")):
+        return redact_text(word)
+    assigned = _ASSIGNMENT_WORD.match(word)
+    if assigned:
+        return assigned.group(1) + "=***"
+    if word.lstrip().startswith(("{", "[")):
+        return _JSON_SECRET.sub(r'\1"***"', word)
+    token = _TOKEN_WORD.match(word)
+    if token:
+        return token.group(1) + "***"
+    return word
 
 
 def redact_cmdline(argv):
@@ -55,7 +74,8 @@ def redact_cmdline(argv):
     return line
 
 
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)"
+# quoted, or up to a space, a quote, a comma or a closing parenthesis (a repr's `k=v, ...)`)
+_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',)]+)"
 _ENV_SECRET = r"[A-Za-z0-9_]*(?:password|passwd|secret)[A-Za-z0-9_]*"  # *_SECRET*, PGPASSWORD
 _LOGIN_TOOLS = r"(?:docker|podman|nerdctl|buildah|skopeo|helm\s+registry|oras)\s+login"
 
@@ -139,6 +159,12 @@ SHAPES = [
         re.compile(r'(?i)("(?:[a-z0-9]+[-_])*' + SECRET_WORDS + r'"\s*:\s*)"(?:[^"\\]|\\.)*"'),
         r'\1"***"',
     ),
+    # a Python dict's repr, as vLLM logs its arguments: {'api_key': 'V'} (non-default args)
+    (
+        "repr-secret-key",
+        re.compile(r"(?i)('(?:[a-z0-9]+[-_])*" + SECRET_WORDS + r"'\s*:\s*)'(?:[^'\\]|\\.)*'"),
+        r"\1'***'",
+    ),
     # token shapes that announce themselves (Hugging Face, GitHub, OpenAI-style, Slack, GitLab)
     (
         "token-prefix",
@@ -156,3 +182,15 @@ def redact_text(text):
     for _name, pattern, replacement in SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+_SHAPE = {name: pattern for name, pattern, _replacement in SHAPES}
+_JSON_SECRET = _SHAPE["json-secret-key"]
+# the whole word is NAME=VALUE with a secret NAME (an environment assignment in argv)
+_ASSIGNMENT_WORD = re.compile(
+    r"(?is)^((?:[A-Za-z0-9]+_)*" + SECRET_WORDS
+    + r"|[A-Za-z0-9_]*(?:token|apikey|credentials?)|" + _ENV_SECRET + r")=(.+)$"
+)  # fmt: skip
+# the whole word is a token of an announced shape (a path that holds one is left alone)
+_TOKEN_WORD = re.compile(r"^(hf_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abpr]-)"
+                         r"[A-Za-z0-9_-]{8,}$")  # fmt: skip
