@@ -707,3 +707,45 @@ def test_a_local_file_that_cannot_grow_is_said_as_the_local_files_fault(cli, tmp
     assert result.returncode == 4 and entry["status"] == "failed"
     assert entry["detail"] == f"{into / 'big.bin'}: File too large"
     assert not (into / "big.bin").exists()
+
+
+def test_a_source_ending_in_dotdot_is_copied_below_dest_under_its_own_name(cli, tmp_path):
+    """`get -r '~/tree/sub/..' dest/` names the directory `tree` (issue 46: it wrote
+    dest/../a.txt): nothing is written outside DEST, whatever the source spells."""
+    tree = tmp_path / "box" / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.txt").write_text("a\n")
+    dest = tmp_path / "out" / "dest"
+    dest.mkdir(parents=True)
+    result = cli("get", "-H", "testbox", "-r", str(tree / "sub" / ".."), f"{dest}/")
+    assert result.returncode == 0, result.stderr
+    assert (dest / "tree" / "a.txt").read_text() == "a\n"
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["dest"]
+
+
+def test_names_the_box_answers_cannot_leave_dest(tmp_path):
+    """What a lying box may answer for a stat or a walk (`..` as a name, a relative place
+    that climbs, an absolute one, a negative size) is skipped with the reason; every place
+    planned is below DEST."""
+    from remotedbg.front.cli.get import below, plan, tree_place
+
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    answered = [
+        {"path": "/home/u/tree/..", "size": 3},
+        {"path": "/home/u/x", "size": 3, "rel": "../x.txt"},
+        {"path": "/home/u/y", "size": 3, "rel": "/etc/y"},
+        {"path": "/home/u/z", "size": 3, "rel": "ok/../../z"},
+        {"path": "/home/u/neg.bin", "size": -5},
+        {"path": "/home/u/fine.bin", "size": 7},
+    ]
+    planned = plan(answered, dest, force=False, into_dir=True)
+    by_name = {Path(d.remote).name: d for d in planned}
+    assert {n for n, d in by_name.items() if d.status == "skipped"} == {"..", "x", "y", "z",
+                                                                          "neg.bin"}  # fmt: skip
+    fine = by_name["fine.bin"]
+    assert fine.status == "pending" and fine.local == dest / "fine.bin"
+    assert all(str(d.local).startswith(str(dest)) for d in planned)
+    assert below(dest, "a/b") == dest / "a" / "b" and below(dest, "a/../b") is None
+    assert tree_place("/home/u/tree", "/home/u/tree/../etc/passwd", True) is None
+    assert tree_place("/home/u/tree/sub/..", "/home/u/tree/a.txt", True) == "tree/a.txt"

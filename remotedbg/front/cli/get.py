@@ -59,7 +59,20 @@ def tree_place(root: str, path: str, into_dir: bool) -> str | None:
 
 
 def _root_name(root: str) -> str:
-    return posixpath.basename(root.rstrip("/")) or "root"
+    """The copied directory's name below the destination: its last component once `.` and `..`
+    are resolved (`~/tree/sub/..` is `tree`, as the directory it names), never `..`."""
+    name = posixpath.basename(posixpath.normpath(root))
+    return name if name not in ("", ".", "..", "/") else "root"
+
+
+def below(dest: Path, rel: str) -> Path | None:
+    """`dest / rel` when `rel` is a relative path that stays below `dest` (no `..`, no
+    absolute, no empty part); None otherwise. Every place the box names goes through here:
+    what it answers (a stat, a glob, a walk) decides nothing about where a file is written."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return None
+    return dest.joinpath(*parts)
 
 
 def plan(
@@ -74,15 +87,22 @@ def plan(
     downloads, taken = [], {}
     for entry in files:
         if entry.get("rel"):
-            local = dest / entry["rel"]
+            placed = below(dest, entry["rel"])
         else:
-            local = dest / Path(entry["path"]).name if into_dir else dest
-        item = Download(entry["path"], entry["size"], local, mtime=entry.get("mtime"))
-        if local in taken:
+            placed = below(dest, posixpath.basename(entry["path"])) if into_dir else dest
+        local = placed if placed is not None else dest
+        size = entry["size"] if isinstance(entry.get("size"), int) and entry["size"] >= 0 else 0
+        item = Download(entry["path"], size, local, mtime=entry.get("mtime"))
+        if placed is None:
+            item.status, item.detail = "skipped", "unsafe name (it would leave the destination)"
+        elif not isinstance(entry.get("size"), int) or entry["size"] < 0:
+            item.status, item.detail = "skipped", f"the box answered size {entry.get('size')!r}"
+        elif local in taken:
             item.status, item.detail = "skipped", f"same name as {taken[local]}"
         elif local.exists() and not force:
             item.status, item.detail = "exists", "kept (--force replaces it)"
-        taken.setdefault(local, entry["path"])
+        if placed is not None:
+            taken.setdefault(local, entry["path"])
         downloads.append(item)
     return downloads
 
@@ -287,8 +307,12 @@ def get(
         dest.mkdir(parents=True, exist_ok=True)  # the user's own path, as mkdir -p
     for _, tree in trees:
         for rel, remote in tree.dirs:
+            place = below(dest, rel)
+            if place is None:
+                skipped.append(Download(remote, 0, dest, "skipped", "unsafe name"))
+                continue
             try:
-                make_dirs(dest, dest / rel)
+                make_dirs(dest, place)
             except OSError as error:
                 skipped.append(Download(remote, 0, dest / rel, "failed", str(error)))
     total = sum(d.size for d in downloads if d.status == "pending")
