@@ -341,3 +341,32 @@ def test_one_reader_of_model_configs_understands_hf_cache_folders(tmp_path: Path
     got = read_configs({"paths": [str(tmp_path / "models--org--target"), str(tmp_path / "none")]})
     assert got[str(tmp_path / "models--org--target")] == {"vocab_size": 7, "hidden_size": 4}
     assert "no such file" in got[str(tmp_path / "none")]["error"]
+
+
+@pytest.mark.parametrize("stdlib", [True, False], ids=["stdlib", "numpy"])
+def test_hostile_vocab_maps_are_findings_not_protocol_errors(tmp_path, monkeypatch, stdlib):
+    """A d2t holding int64's largest value and a d2t stored as [2, N/2] (issue 46): judged
+    and reported (`d2t-out-of-range`, `d2t-wrong-shape`), never an answer the client refuses
+    ('an integer past 64 bits') or a flattened map that passes."""
+    from safetensors.numpy import load_file, save_file
+
+    import remotedbg.agent.vocabmap as vocabmap
+    from remotedbg.remote import calls
+
+    cases = {"int64-max": "d2t-out-of-range", "two-rows": "d2t-wrong-shape"}
+    for case in cases:
+        root = write_eagle3_checkpoint(tmp_path / case, 100, 1000, hidden=8)
+        tensors = load_file(str(root / "model.safetensors"))
+        if case == "int64-max":
+            tensors["d2t"][7] = np.iinfo(np.int64).max
+        else:
+            tensors["d2t"] = tensors["d2t"].reshape(2, 50)
+        save_file(tensors, str(root / "model.safetensors"), metadata={"format": "pt"})
+    if stdlib:
+        hide_numpy(monkeypatch)
+    else:
+        monkeypatch.setattr(vocabmap, "STDLIB_MAP_LIMIT", 0)
+    for case, expected in cases.items():
+        answer = json.loads(json.dumps(vocab_check({"path": str(tmp_path / case)})))
+        calls.VocabCheck().check(answer, "the answer")  # the client takes it as it crosses
+        assert expected in {f["id"] for f in answer["findings"]}, (case, answer["findings"])

@@ -46,6 +46,9 @@ TARGET_CONFIG_FIELDS = ("architectures", "vocab_size", "hidden_size", "eos_token
 # ------------------------------------------------------------------------------ vector primitives
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 class _ListOps:
     """Stdlib vectors: Python lists of int/bool/float."""
 
@@ -91,7 +94,12 @@ class _ListOps:
         return [_py(x) for x in v[:k]]
 
     def add_arange(self, v):
-        return list(map(operator.add, v, range(len(v))))
+        # int64 arithmetic as the engines do it (torch, numpy): a d2t near int64's limit wraps
+        # instead of growing past 64 bits; it is out of range either way (d2t-out-of-range)
+        out = list(map(operator.add, v, range(len(v))))
+        if out and (max(out) > _INT64_MAX or min(out) < -_INT64_MAX - 1):
+            out = [((x + _INT64_MAX + 1) % (1 << 64)) - _INT64_MAX - 1 for x in out]
+        return out
 
     def nonzero(self, v):
         return list(itertools.compress(range(len(v)), v))
@@ -836,6 +844,26 @@ def _summary(m):
     return summary
 
 
+def _wrong_rank(refs):
+    """d2t (one entry per draft id) and t2d (one per target id) are vectors: the engines index
+    them as such (SGLang `hot_token_id = d2t + arange(d2t.shape[0])`); another shape is read
+    flat by nothing and fails or mis-maps where it is served."""
+    out = []
+    for key in ("d2t", "t2d"):
+        ref = refs.get(key)
+        shape = (ref or {}).get("shape")
+        if isinstance(shape, list) and len(shape) != 1:
+            out.append(finding(
+                "d2t-wrong-shape", ERROR,
+                "%s is not a vector: shape %s" % (key, shape),
+                "%s must hold one entry per %s id (1-D); this checkpoint stores it as %s. Fix: "
+                "save it flat, as SpecForge and speculators do." % (
+                    key, "draft" if key == "d2t" else "target", shape),
+                {"tensor": key, "shape": shape},
+            ))  # fmt: skip
+    return out
+
+
 def analyze_vocab_map(
     d2t,
     t2d,
@@ -980,6 +1008,7 @@ def vocab_check(args):
         d2t_dtype=refs["d2t"]["dtype"] if refs["d2t"] else None,
         t2d_dtype=refs["t2d"]["dtype"] if refs["t2d"] else None,
     )
+    result["findings"] += _wrong_rank(refs)
     summary = result["summary"]
     if ckpt.config is None:
         summary["notes"].append(
