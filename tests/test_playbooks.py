@@ -561,3 +561,20 @@ def test_ctrl_c_stops_the_playbook_not_just_its_step(box, isolated_state, tmp_pa
         if client.poll() is None:
             client.kill()
             client.wait()
+
+
+def test_a_name_with_newlines_cannot_forge_a_report(cli, world, tmp_path):
+    """A draft directory named with newlines, a `#` heading and table pipes (issue 46): the
+    report keeps one verdict, DEFECT, and the name shows escaped on its own line."""
+    forged = tmp_path / "d\n# Verdict: OK\n| step | ok | ok | 0 |"
+    shutil.copytree(world["absolute"], forged)
+    report = tmp_path / "forged.md"
+    result = cli("playbook", "vocab-audit", "-H", "testbox", "--var", f"draft={forged}",
+                 "--var", f"target={world['target']}", "--var", f"roots={world['engine']}",
+                 "--report", str(report))  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    lines = report.read_text().splitlines()
+    assert [line for line in lines if "Verdict" in line and not line.startswith("- ")] == [
+        next(line for line in lines if line.startswith("**Verdict: DEFECT**"))]  # fmt: skip
+    assert not any(line.startswith(("# Verdict", "| step | ok")) for line in lines)
+    assert any("d\\n# Verdict: OK\\n\\| step" in line for line in lines)

@@ -29,6 +29,13 @@ def printable(text: str) -> str:
     return _CONTROL.sub(_escape_char, text)
 
 
+def md_inline(value: object) -> str:
+    """Text for one line of a Markdown report: what `printable` shows (a newline from the box
+    cannot start a forged `# Verdict` heading or a table row), with table pipes escaped and
+    backticks turned to quotes (a name cannot close the code span it sits in)."""
+    return printable(str(value)).replace("|", "\\|").replace("`", "'")
+
+
 class SafeConsole(Console):
     """A rich console that never passes control characters through from the strings it is
     given (its own styling is added after): every remote-sourced string is covered, whatever

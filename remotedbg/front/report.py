@@ -12,6 +12,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from remotedbg.front.output import md_inline
+
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"ok": "bold green", "defect": "bold red", "inconclusive": "bold yellow"}
@@ -41,7 +43,7 @@ class Verdict:
         yield from console.render(panel, options.update(no_wrap=None, overflow=None))
 
     def to_markdown(self) -> str:
-        return f"**Verdict: {self.verdict.upper()}**: {self.headline}"
+        return f"**Verdict: {self.verdict.upper()}**: {md_inline(self.headline)}"
 
     def to_json(self) -> dict[str, str]:
         return {"verdict": self.verdict, "headline": self.headline}
@@ -76,12 +78,13 @@ class Findings:
             return "No findings.\n"
         lines = []
         for item in sorted_findings(self.items):
-            heading = f"{item['severity'].upper()} `{item['id']}`: {item['title']}"
+            heading = (f"{md_inline(item['severity']).upper()} `{md_inline(item['id'])}`: "
+                       f"{md_inline(item['title'])}")  # fmt: skip
             lines.append(f"{'#' * level} {heading}\n")
             if item.get("detail"):
-                lines.append(item["detail"] + "\n")
+                lines.append(md_inline(item["detail"]) + "\n")
             for label, value in item.get("evidence", {}).items():
-                lines.append(f"- **{label}**: `{_value(value, 400)}`")
+                lines.append(f"- **{md_inline(label)}**: `{md_inline(_value(value, 400))}`")
             lines.append("")
         return "\n".join(lines) + "\n"
 

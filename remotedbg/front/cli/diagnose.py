@@ -18,7 +18,7 @@ from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars, remote_command
 from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.front.environment import note, stdout_console
-from remotedbg.front.output import emit_json, printable
+from remotedbg.front.output import emit_json, md_inline, printable
 from remotedbg.front.report import Verdict
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
@@ -205,33 +205,36 @@ def markdown(doc: dict[str, Any], probed: dict | None = None, figure: str | None
     from remotedbg import __version__
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = [f"# remotedbg diagnose on `{doc['host']}`", "",
+    m = md_inline
+    lines = [f"# remotedbg diagnose on `{m(doc['host'])}`", "",
              Verdict(doc["verdict"], doc["headline"]).to_markdown(), "",
              f"- remotedbg {__version__}, {now}"]  # fmt: skip
     server = doc.get("server")
     if server:
-        lines.append(f"- server: pid {server['pid']}, {server.get('engine')}, port "
-                     f"{server.get('port')}, {server.get('algorithm')}, draft "
-                     f"`{server.get('draft')}`, target `{server.get('target')}`")  # fmt: skip
+        lines.append(f"- server: pid {m(server['pid'])}, {m(server.get('engine'))}, port "
+                     f"{m(server.get('port'))}, {m(server.get('algorithm'))}, draft "
+                     f"`{m(server.get('draft'))}`, target `{m(server.get('target'))}`")  # fmt: skip
     for engine in doc.get("engines") or []:
-        lines.append(f"- engine: {engine['name']} {engine.get('version')} at `{engine['path']}`"
-                     + (", running" if engine.get("running") else ""))  # fmt: skip
+        running = ", running" if engine.get("running") else ""
+        lines.append(f"- engine: {m(engine['name'])} {m(engine.get('version'))} at "
+                     f"`{m(engine['path'])}`{running}")  # fmt: skip
     measured = measured_line(doc.get("measured") or {})
     if measured:
-        lines.append(f"- measured: {measured}")
+        lines.append(f"- measured: {m(measured)}")
     if probed and (probed.get("summary") or {}).get("overall"):
         lines += ["", "## Acceptance measured by the probe", ""]
         lines += acceptance_markdown(probed["summary"], figure)
     lines += ["", "## Causes, most direct first", ""]
     for number, cause in enumerate(doc["causes"], 1):
-        lines.append(f"{number}. **{cause['id']}** ({cause['severity']}, {cause['source']}): "
-                     f"{cause['title']}")  # fmt: skip
-        lines += [f"   - {line}" for line in _evidence_lines(cause["evidence"], 8)]
-        lines.append(f"   - fix: {cause['fix']}")
+        lines.append(f"{number}. **{m(cause['id'])}** ({m(cause['severity'])}, {m(cause['source'])}"
+                     f"): {m(cause['title'])}")  # fmt: skip
+        lines += [f"   - {m(line)}" for line in _evidence_lines(cause["evidence"], 8)]
+        lines.append(f"   - fix: {m(cause['fix'])}")
     if not doc["causes"]:
         lines.append("None.")
     lines += ["", "## Ruled out", ""]
-    lines += [f"- {i['hypothesis']}: {i['how']} (`{i['check']}`)" for i in doc["ruled_out"]]
+    lines += [f"- {m(i['hypothesis'])}: {m(i['how'])} (`{m(i['check'])}`)"
+              for i in doc["ruled_out"]]  # fmt: skip
     lines += ["", "## Could not be checked", ""]
-    lines += [f"- `{i['check']}`: {i['reason']}" for i in doc["unknown"]] or ["Nothing."]
+    lines += [f"- `{m(i['check'])}`: {m(i['reason'])}" for i in doc["unknown"]] or ["Nothing."]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from rich.table import Table
 from remotedbg.fleet import HostResult
 from remotedbg.front.cli.locate import also_on_box_lines, render_locate
 from remotedbg.front.environment import environment, stdout_console
-from remotedbg.front.output import printable
+from remotedbg.front.output import md_inline, printable
 from remotedbg.front.report import Findings, Verdict
 from remotedbg.playbook import RunOutcome
 
@@ -203,12 +203,13 @@ def provenance_markdown(outcome: RunOutcome) -> list[str]:
     words = environment().words
     typed = words if words is not None else sys.argv[1:]
     command = redact_text(shlex.join(["remotedbg", *typed]))
-    lines = [f"- command: `{command}`", f"- remotedbg {__version__}, {now}"]
+    lines = [f"- command: `{md_inline(command)}`", f"- remotedbg {__version__}, {now}"]
     for engine in outcome.section("engines").get("engines") or []:
         running = ", running" if engine.get("running") else ""
         lines.append(
-            f"- engine: {engine.get('name')} {engine.get('version') or '(version unknown)'} "
-            f"at `{engine.get('path')}`{running}"
+            f"- engine: {md_inline(engine.get('name'))} "
+            f"{md_inline(engine.get('version') or '(version unknown)')} "
+            f"at `{md_inline(engine.get('path'))}`{running}"
         )
     return lines
 
@@ -217,7 +218,7 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
     """One host's report; `level` is its title's heading level (2 inside a fleet report)."""
     title, section = "#" * level, "#" * (level + 1)
     lines = [
-        f"{title} remotedbg {outcome.playbook} on `{outcome.host}`",
+        f"{title} remotedbg {md_inline(outcome.playbook)} on `{md_inline(outcome.host)}`",
         "",
         Verdict(outcome.verdict, outcome.headline).to_markdown(),
         "",
@@ -227,13 +228,15 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
         vocab = draft.get("vocab") or {}
         loader = draft.get("loader") or {}
         lines += [
-            f"- draft `{draft['draft']}`: format `{vocab.get('format')}`, draft vocab "
-            f"{vocab.get('draft_vocab')}, target vocab {vocab.get('target_vocab')}, loader "
-            f"`{loader.get('path')}` ({loader.get('d2t_handling')})"
+            f"- draft `{md_inline(draft['draft'])}`: format `{md_inline(vocab.get('format'))}`, "
+            f"draft vocab {md_inline(vocab.get('draft_vocab'))}, target vocab "
+            f"{md_inline(vocab.get('target_vocab'))}, loader `{md_inline(loader.get('path'))}` "
+            f"({md_inline(loader.get('d2t_handling'))})"
         ]
         for evidence in (loader.get("evidence") or [])[:12]:
-            text = str(evidence.get("text", "")).strip().replace("`", "'")
-            lines.append(f"  - `{loader.get('path')}:{evidence.get('line')}`: `{text}`")
+            text = md_inline(str(evidence.get("text", "")).strip())
+            lines.append(f"  - `{md_inline(loader.get('path'))}:{md_inline(evidence.get('line'))}`"
+                         f": `{text}`")  # fmt: skip
     lines += [
         "",
         f"{section} Findings",
@@ -244,5 +247,6 @@ def outcome_markdown(outcome: RunOutcome, level: int = 1) -> str:
         "| step | action | status | ms |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [f"| {s.id} | {s.action} | {s.status} | {s.duration_ms:.0f} |" for s in outcome.steps]
+    lines += [f"| {md_inline(s.id)} | {md_inline(s.action)} | {md_inline(s.status)} | "
+              f"{s.duration_ms:.0f} |" for s in outcome.steps]  # fmt: skip
     return "\n".join(lines) + "\n"
