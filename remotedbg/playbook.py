@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -226,6 +227,9 @@ def _load_step(path: Path, node: yaml.Node, variables: dict, steps: list[Step]) 
     _check_parameters(path, fields.get("with"), action, params)
     _check_references(path, fields.get("with"), params, variables, steps)
     writes = _plain(fields["writes"]) if "writes" in fields else ACTIONS[action].writes
+    if ACTIONS[action].executes and not writes:
+        raise _fail(path, fields["writes"], f"a {action} step runs code on the box, which may "
+                    "write whatever it says: it cannot be `writes: false`")  # fmt: skip
     return Step(
         str(step_id),
         action,
@@ -307,16 +311,23 @@ def _lookup(scope: dict[str, Any], ref: str) -> Any:
     return value
 
 
-def resolve(value: Any, scope: dict[str, Any]) -> Any:
+def resolve(value: Any, scope: dict[str, Any], quote: Callable[[str], str] | None = None) -> Any:
+    """`${name}` references replaced by their values; with `quote` (a shell command), every
+    value interpolated into a string is quoted as one word."""
     if isinstance(value, str):
         whole = _REFERENCE.fullmatch(value)
-        if whole:
+        if whole and quote is None:
             return _lookup(scope, whole.group(1))
-        return _REFERENCE.sub(lambda m: str(_lookup(scope, m.group(1)) or ""), value)
+
+        def text(match: re.Match) -> str:
+            found = str(_lookup(scope, match.group(1)) or "")
+            return quote(found) if quote else found
+
+        return _REFERENCE.sub(text, value)
     if isinstance(value, dict):
-        return {k: resolve(v, scope) for k, v in value.items()}
+        return {k: resolve(v, scope, quote) for k, v in value.items()}
     if isinstance(value, list):
-        return [resolve(v, scope) for v in value]
+        return [resolve(v, scope, quote) for v in value]
     return value
 
 
@@ -393,6 +404,9 @@ def run_playbook(
             progress(step, "start")
         start = time.monotonic()
         params = resolve(step.params, scope)
+        for name in ACTIONS[step.action].shell_params:
+            if isinstance(step.params.get(name), str):  # a value is data, never shell syntax
+                params[name] = resolve(step.params[name], scope, shlex.quote)
         try:
             result = ACTIONS[step.action].run(remote, **params)
             status, error = "ok", None

@@ -578,3 +578,37 @@ def test_a_name_with_newlines_cannot_forge_a_report(cli, world, tmp_path):
         next(line for line in lines if line.startswith("**Verdict: DEFECT**"))]  # fmt: skip
     assert not any(line.startswith(("# Verdict", "| step | ok")) for line in lines)
     assert any("d\\n# Verdict: OK\\n\\| step" in line for line in lines)
+
+
+def test_code_steps_need_allow_write_and_a_var_is_one_word(cli, tmp_path):
+    """Read-only means read-only (issue 46): a `python` step runs code on the box that may
+    write (it did, rc 0, without --allow-write), so it needs --allow-write and cannot declare
+    `writes: false`; a --var value reaches a `run` step's shell as one quoted word, never as
+    shell syntax (`; touch` ran)."""
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    marker = tmp_path / "written-by-python"
+    (user_dir / "writer.yaml").write_text(
+        "name: writer\nsteps:\n  - id: w\n    action: python\n    with:\n      code: |\n"
+        f"        open({str(marker)!r}, 'w').write('x')\n        result = {{}}\n"
+    )
+    refused = cli("playbook", "writer", "-H", "testbox", "--playbook-path", str(user_dir))
+    assert refused.returncode == 2 and b"--allow-write" in refused.stderr
+    assert not marker.exists()
+    (user_dir / "liar.yaml").write_text(
+        "name: liar\nsteps:\n  - id: w\n    action: python\n    writes: false\n"
+        "    with: {code: 'result = {}'}\n"
+    )
+    lying = cli("playbook", "liar", "-H", "testbox", "--playbook-path", str(user_dir))
+    assert lying.returncode == 2 and b"cannot be `writes: false`" in lying.stderr
+    touched = tmp_path / "touched"
+    (user_dir / "echo.yaml").write_text(
+        "name: echo\nvariables:\n  what: {default: hi}\nsteps:\n  - id: e\n    action: run\n"
+        "    with: {command: 'echo ${what}'}\n"
+    )
+    hostile = f"x; touch {touched}"
+    ran = cli("playbook", "echo", "-H", "testbox", "--json", "--playbook-path", str(user_dir),
+              "--allow-write", "--var", f"what={hostile}")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["results"]["e"]["stdout"] == hostile + "\n"
+    assert not touched.exists()

@@ -24,6 +24,11 @@ class Action:
     params: tuple[str, ...]
     writes: bool = False  # may change the remote: needs --allow-write (unless the step says not)
     description: str = ""
+    # runs code of the playbook's own on the box: it may write whatever it declares, so it
+    # always needs --allow-write
+    executes: bool = False
+    # parameters that reach the box's shell: a ${...} value is quoted into them, as one word
+    shell_params: tuple[str, ...] = ()
 
 
 def _as_list(value: Any) -> list:
@@ -196,16 +201,20 @@ ACTIONS: dict[str, Action] = {
             "python",
             _python,
             ("code", "args"),
+            writes=True,
             description="a small Python check run on the remote; set `result` (may hold "
-            "`findings`)",
+            "`findings`); runs code, so it needs --allow-write",
+            executes=True,
         ),
         Action(
             "run",
             _run,
             ("command", "timeout"),
             writes=True,
-            description="a remote shell command; counts as writing unless the step says "
-            "`writes: false`",
+            description="a remote shell command; runs code, so it needs --allow-write; a "
+            "${...} value in it is one quoted word",
+            executes=True,
+            shell_params=("command",),
         ),
     ]
 }
