@@ -84,26 +84,71 @@ def search_path(extra: list[str] | None = None) -> list[Path]:
     then the ones shipped with remotedbg."""
     places = [Path(p).expanduser() for p in extra or []]
     places.append(Path(os.environ.get("REMOTEDBG_PLAYBOOKS", str(USER_DIR))).expanduser())
+    shipped = _shipped_dir()
+    return places + ([shipped] if shipped else [])
+
+
+def _shipped_dir() -> Path | None:
     package = Path(remotedbg.__file__).resolve().parent
     # installed: remotedbg/playbooks (package data); source checkout: the top-level playbooks/
     shipped = [package / "playbooks", package.parent / "playbooks"]
-    places += [place for place in shipped if place.is_dir()][:1]
-    return places
+    return next((place for place in shipped if place.is_dir()), None)
+
+
+def _others_may_write(place: Path) -> str | None:
+    """Why playbooks in `place` could be someone else's (another user owns it, or others may
+    write to it), else None: a playbook runs with the user's rights on their boxes."""
+    try:
+        info = place.stat()
+    except OSError:
+        return None
+    if info.st_uid not in (os.getuid(), 0):
+        return f"{place} belongs to another user"
+    if info.st_mode & 0o022:
+        return f"{place} is writable by other users"
+    return None
+
+
+def _found(extra: list[str] | None) -> tuple[dict[str, Path], dict[str, str], set[str]]:
+    """The playbooks by name; why the ones left out were (a folder others may write to: its
+    playbooks are ignored; one of the user's own with a shipped playbook's name, which only
+    its path may run); and the names such a playbook of the user's shadows."""
+    shipped_dir = _shipped_dir()
+    shipped = {p.stem: p for p in _yaml_in(shipped_dir)} if shipped_dir else {}
+    found: dict[str, Path] = {}
+    refused: dict[str, str] = {}
+    shadowing: dict[str, str] = {}
+    for place in search_path(extra):
+        if place == shipped_dir or not place.is_dir():
+            continue
+        why = _others_may_write(place)
+        for path in _yaml_in(place):
+            if why:
+                refused.setdefault(path.stem, f"{why}: its playbooks are not run by name")
+            elif path.stem in shipped:
+                shadowing.setdefault(path.stem, f"{path} has the name of a shipped playbook; run "
+                                     f"it by its path (remotedbg playbook {path})")  # fmt: skip
+            else:
+                found.setdefault(path.stem, path)
+    for name, path in shipped.items():
+        found.setdefault(name, path)
+    return found, {**refused, **shadowing}, set(shadowing)
+
+
+def _yaml_in(place: Path) -> list[Path]:
+    return sorted(place.glob("*.yaml")) + sorted(place.glob("*.yml"))
 
 
 def list_playbooks(extra: list[str] | None = None) -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for place in search_path(extra):
-        if place.is_dir():
-            for path in sorted(place.glob("*.yaml")) + sorted(place.glob("*.yml")):
-                found.setdefault(path.stem, path)
-    return found
+    return _found(extra)[0]
 
 
 def find_playbook(name: str, extra: list[str] | None = None) -> Path:
     if name.endswith((".yaml", ".yml")) and Path(name).is_file():
         return Path(name)
-    available = list_playbooks(extra)
+    available, refused, shadowed = _found(extra)
+    if name in shadowed or (name in refused and name not in available):
+        raise UsageError(f"playbook {name!r}: {refused[name]}")
     if name not in available:
         raise UsageError(f"no playbook {name!r}; available: {', '.join(sorted(available))}")
     return available[name]

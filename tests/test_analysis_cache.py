@@ -397,3 +397,39 @@ def test_the_analyser_version_covers_subpackages(tmp_path):
     changed = analysis_cache.code_digest(package, folders)
     core.rename(package / "analysis" / "interp" / "values.py")
     assert analysis_cache.code_digest(package, folders) != changed
+
+
+def test_an_entry_someone_else_could_have_written_decides_nothing(tmp_path, monkeypatch):
+    """A classification kept in the cache says what a loader does with d2t: an entry planted
+    by another user would turn loader-direct-map into offsets (issue 46). Entries are read only
+    from a folder and a file that are this user's and writable by no one else."""
+    import os
+
+    engine = write_sglang_checkout(tmp_path / "engine")
+    source = (engine / "srt" / "models" / "llama_eagle3_direct.py").read_text()
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REMOTEDBG_CACHE_DIR", str(cache))
+    monkeypatch.setattr(analysis_cache, "_memory", {})
+    monkeypatch.setattr(analysis_cache, "_private", {})
+    calls, compute = _counting()
+    classify = analysis_cache.cached_by_content("test", compute)
+    assert classify(source, "/e.py")["d2t_handling"] == "direct"
+    [entry] = [p for p in cache.rglob("*.json")]
+    planted = entry.read_text().replace('"direct"', '"offsets"')
+
+    def fresh_process():
+        monkeypatch.setattr(analysis_cache, "_memory", {})
+        monkeypatch.setattr(analysis_cache, "_private", {})
+
+    # a folder others may write to: nothing in it is taken
+    entry.write_text(planted)
+    cache.chmod(0o777)
+    fresh_process()
+    assert classify(source, "/e.py")["d2t_handling"] == "direct" and len(calls) == 2
+    cache.chmod(0o700)
+    # a file another user owns, in a private folder (root can make one: CI runs as root)
+    if os.geteuid() == 0:
+        entry.write_text(planted)
+        os.chown(entry, 65534, 65534)
+        fresh_process()
+        assert classify(source, "/e.py")["d2t_handling"] == "direct" and len(calls) == 3

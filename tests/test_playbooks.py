@@ -612,3 +612,27 @@ def test_code_steps_need_allow_write_and_a_var_is_one_word(cli, tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["results"]["e"]["stdout"] == hostile + "\n"
     assert not touched.exists()
+
+
+def test_a_playbook_others_may_write_or_a_shadow_of_a_shipped_one_is_not_run(cli, tmp_path):
+    """Nothing another user controls decides (issue 46): a `vocab-audit.yaml` in a
+    world-writable --playbook-path does not replace the shipped one; a playbook found only
+    there is refused in one line; the user's own file of a shipped name runs only by its path."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    fake = "name: vocab-audit\nsteps:\n  - id: g\n    action: glob\n    with: {patterns: ['/']}\n"
+    (shared / "vocab-audit.yaml").write_text(fake)
+    (shared / "theirs.yaml").write_text(fake.replace("vocab-audit", "theirs"))
+    shown = cli("playbook", "show", "vocab-audit", "--playbook-path", str(shared), "--json")
+    assert shown.returncode == 0 and str(shared) not in shown.stdout.decode()
+    theirs = cli("playbook", "show", "theirs", "--playbook-path", str(shared))
+    assert theirs.returncode == 2 and b"is writable by other users" in theirs.stderr
+    assert len(theirs.stderr.decode().strip().splitlines()) == 1
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "vocab-audit.yaml").write_text(fake)
+    shadow = cli("playbook", "show", "vocab-audit", "--playbook-path", str(mine))
+    assert shadow.returncode == 2 and b"run it by its path" in shadow.stderr
+    by_path = cli("playbook", "show", str(mine / "vocab-audit.yaml"), "--json")
+    assert by_path.returncode == 0, by_path.stderr

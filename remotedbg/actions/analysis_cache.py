@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -69,13 +70,70 @@ def _load(key: str) -> str | None:
     with _lock:
         if key in _memory:
             return _memory[key]
+    raw = read_private(cache_dir() / key[:2] / f"{key}.json")
     try:
-        stored = (cache_dir() / key[:2] / f"{key}.json").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        stored = raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        stored = None
+    if stored is None:
         return None
     with _lock:
         _memory[key] = stored
     return stored
+
+
+def read_private(path: Path) -> bytes | None:
+    """A cache file's bytes when only this user could have written them: the cache folder
+    and the file are this user's and writable by no one else, and the file is no link. An
+    entry another user planted (a shared $REMOTEDBG_CACHE_DIR, a folder made by someone else)
+    is not read: it could turn a defect into OK (issue 46)."""
+    if not _private_folder(cache_dir()):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+_private: dict[Path, bool] = {}
+
+
+def _private_folder(folder: Path) -> bool:
+    """The folder and those above it are this user's or root's and writable by no one else
+    (a root-owned sticky folder such as /tmp may sit above it); a missing folder counts as
+    private (it is made 0700). Checked once per process."""
+    if folder not in _private:
+        ok, current = True, folder
+        while True:
+            try:
+                info = os.stat(current)
+            except FileNotFoundError:
+                current = current.parent
+                continue
+            except OSError:
+                ok = False
+                break
+            others_write = info.st_mode & 0o022
+            if info.st_uid == os.getuid() and not others_write:
+                if current == Path.home() or current.parent == current:
+                    break
+                current = current.parent
+                continue
+            sticky = bool(info.st_mode & stat.S_ISVTX) and current != folder
+            ok = info.st_uid == 0 and (not others_write or sticky)
+            break  # root's from here up, or another user's
+        _private[folder] = ok
+    return _private[folder]
 
 
 def _store(key: str, stored: str) -> None:
@@ -91,6 +149,8 @@ def _write(path: Path, data: bytes) -> None:
     """Put `data` at `path` whole or not at all (a reader never sees half a file); a cache that
     cannot be written is skipped. A cold audit writes some 350 files: 350 writes through
     tempfile.mkstemp and a mkdir each take 0.20 s on ext4 here, these 0.04 s."""
+    if not _private_folder(cache_dir()):
+        return  # a folder others may write to: nothing kept there is read again either
     temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
     try:
@@ -246,9 +306,12 @@ def last_read(path: str) -> str | None:
     with _lock:
         sha = _memory.get(f"last-read:{path}")
     if sha is None:
+        raw = read_private(_last_read_file(path))
         try:
-            sha = _last_read_file(path).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
+            sha = raw.decode("ascii").strip() if raw is not None else None
+        except UnicodeDecodeError:
+            sha = None
+        if sha is None:
             return None
     return sha if len(sha) == 64 and kept_read(sha) is not None else None
 
