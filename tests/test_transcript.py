@@ -200,3 +200,23 @@ def test_argv_words_keep_no_secret():
     # a wrapper's command string (`bash -c "..."`) is a command line of its own
     shell = redact_argv(["bash", "-c", "python -m x --api-key K1 --hf-token=K2 >> log 2>&1"])
     assert shell == ["bash", "-c", "python -m x --api-key *** --hf-token=*** >> log 2>&1"]
+
+
+def _record_into(path: str) -> None:
+    os.environ["REMOTEDBG_TRANSCRIPT"] = path
+    transcript.record("box", "true", RunResult("x", 0, b"", b"", 0.01))
+
+
+def test_a_transcript_file_another_user_planted_is_not_appended_to():
+    """A shared REMOTEDBG_TRANSCRIPT folder where another user put the file first, writable
+    by all (issue 46): the user's commands are not written into it. Run as nobody against a
+    file of root's when the suite runs as root (CI does); as the file's owner, appended."""
+    from tests.unprivileged import call_unprivileged, shared_dir
+
+    with shared_dir() as shared:
+        planted = shared / "t.jsonl"
+        planted.write_text("theirs\n")
+        planted.chmod(0o666)
+        call_unprivileged(_record_into, str(planted))
+        lines = planted.read_text().splitlines()
+        assert lines == ["theirs"] if os.geteuid() == 0 else len(lines) == 2

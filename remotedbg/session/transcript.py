@@ -70,6 +70,11 @@ def _append(entry: dict) -> None:
             os.replace(path, path.with_name(path.name + ".1"))
         # private to the user: commands name hosts, paths and (redacted) arguments
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        if os.fstat(fd).st_uid != os.getuid():
+            # a file another user planted at the path (a shared REMOTEDBG_TRANSCRIPT folder):
+            # the user's commands are not theirs to read
+            os.close(fd)
+            return
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry) + "\n")
     except OSError:
