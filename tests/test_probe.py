@@ -292,3 +292,41 @@ def test_long_context_pair_around_the_drafts_limit(cli, standin, tmp_path):
     assert drop["evidence"]["draft_context"] == 2048
     # the kinds of prompt are still compared on the plain greedy requests only
     assert doc["summary"]["by_category"]["long"]["requests"] == 1
+
+
+def test_a_server_that_trickles_bytes_cannot_stretch_a_request_past_its_timeout():
+    """A byte every 0.5 s resets a per-read socket timeout for ever (issue 46: `probe --budget
+    10 --timeout 15` ended after 40 s): one request ends by its timeout, however slow."""
+    import socket
+    import threading
+    import time
+
+    from remotedbg.agent.http_probe import http
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        while not stop.is_set():
+            try:
+                conn.sendall(b"x")
+            except OSError:
+                break
+            time.sleep(0.5)
+        conn.close()
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(OSError):  # socket.timeout is an OSError
+            http(listener.getsockname()[1], "GET", "/slow", timeout=2.0)
+    finally:
+        stop.set()
+        listener.close()
+    assert time.monotonic() - started < 3.0

@@ -35,11 +35,60 @@ class ProbeError(Exception):
 
 
 # ----------------------------------------------------------------------------------------- HTTP
+class _Deadline(object):
+    """A socket whose every read and write ends by one wall-clock deadline: a server that
+    trickles a byte every 2 s would otherwise reset a per-read timeout for ever."""
+
+    def __init__(self, sock, deadline):
+        self.sock, self.deadline = sock, deadline
+        self._files, self._closed = 0, False
+
+    def _arm(self):
+        remaining = self.deadline - time.time()
+        if remaining <= 0:
+            raise socket.timeout("timed out")
+        self.sock.settimeout(remaining)
+
+    def recv_into(self, buffer, nbytes=0):
+        self._arm()
+        return self.sock.recv_into(buffer, nbytes)
+
+    def recv(self, nbytes):
+        self._arm()
+        return self.sock.recv(nbytes)
+
+    def sendall(self, data):
+        self._arm()
+        return self.sock.sendall(data)
+
+    def makefile(self, mode="rb", buffering=-1):
+        import io
+
+        self._files += 1  # as socket.socket does: closed for real once its files are
+        return io.BufferedReader(socket.SocketIO(self, "rb"))
+
+    def _decref_socketios(self):
+        self._files -= 1
+        if self._closed and self._files <= 0:
+            self.sock.close()
+
+    def close(self):
+        self._closed = True
+        if self._files <= 0:
+            self.sock.close()
+
+    def __getattr__(self, name):
+        return getattr(self.sock, name)
+
+
 def http(port, method, path, body=None, api_key=None, timeout=10.0):
-    """(status, text) of one request to 127.0.0.1:port; never through a proxy."""
+    """(status, text) of one request to 127.0.0.1:port; never through a proxy. The whole
+    exchange ends within `timeout` seconds, however slowly the server answers."""
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=timeout)
+    conn.connect()
+    conn.sock = _Deadline(conn.sock, time.time() + timeout)
     headers = {"Accept": "application/json"}
     data = None
     if body is not None:
