@@ -181,15 +181,27 @@ def _reject_unknown_keys(
 
 
 def _plain(node: yaml.Node) -> Any:
-    """The Python value of a composed node (an empty `with:` is None, not a parse error)."""
-    return yaml.SafeLoader("").construct_document(node)
+    """The Python value of a composed node (an empty `with:` is None, not a parse error). A
+    tag the safe loader does not build (`!!python/object:...`) is the playbook's error, at
+    its line, never a traceback."""
+    try:
+        return yaml.SafeLoader("").construct_document(node)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or node.start_mark
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise PlaybookError(f"{mark.name}:{mark.line + 1}: {problem}") from None
 
 
 def _compose(path: Path) -> yaml.Node:
     """The playbook's YAML as nodes (they keep the line numbers the errors cite)."""
     try:
         text = path.read_text(encoding="utf-8")
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        loader = yaml.SafeLoader(text)
+        loader.name = str(path)  # the marks name the file: _plain's errors cite it
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
     except OSError as exc:
         raise PlaybookError(f"{path}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

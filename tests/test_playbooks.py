@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -636,3 +637,34 @@ def test_a_playbook_others_may_write_or_a_shadow_of_a_shipped_one_is_not_run(cli
     assert shadow.returncode == 2 and b"run it by its path" in shadow.stderr
     by_path = cli("playbook", "show", str(mine / "vocab-audit.yaml"), "--json")
     assert by_path.returncode == 0, by_path.stderr
+
+
+def test_a_python_tag_in_a_playbook_is_a_line_not_a_traceback(cli, tmp_path):
+    playbook = tmp_path / "tagged.yaml"
+    playbook.write_text("name: tagged\nsteps:\n  - id: g\n    action: glob\n"
+                        "    with: {patterns: !!python/object:os.system [echo hi]}\n")  # fmt: skip
+    result = cli("playbook", "show", str(playbook))
+    assert result.returncode == 2
+    assert result.stderr.decode().strip().splitlines() == [
+        f"remotedbg: {playbook}:5: could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object:os.system'"]  # fmt: skip
+
+
+def test_a_report_onto_a_full_device_or_a_missing_folder_is_one_line(cli, world, tmp_path):
+    """--report onto a full disk ended in a traceback (issue 46); onto a device it replaced
+    the device node with a regular file. A device is written into, as `>` would; a failure is
+    one line, exit 2. Root makes its own full device in tmp_path (CI runs as root): a
+    regression then replaces that node, never /dev/full."""
+    full = Path("/dev/full")
+    if os.geteuid() == 0:
+        full = tmp_path / "full"
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    missing = tmp_path / "no-such-folder" / "r.md"
+    for target, why in ((full, "No space left on device"), (missing, "No such file or directory")):
+        result = cli("playbook", "vocab-audit", "-H", "testbox", "--var", f"draft={world['good']}",
+                     "--var", f"target={world['target']}", "--var", f"roots={world['engine']}",
+                     "--report", str(target))  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.decode().strip().splitlines()[-1] == (
+            f"remotedbg: cannot write {target}: {why}")
+    assert stat.S_ISCHR(full.stat().st_mode)
