@@ -749,3 +749,18 @@ def test_names_the_box_answers_cannot_leave_dest(tmp_path):
     assert below(dest, "a/b") == dest / "a" / "b" and below(dest, "a/../b") is None
     assert tree_place("/home/u/tree", "/home/u/tree/../etc/passwd", True) is None
     assert tree_place("/home/u/tree/sub/..", "/home/u/tree/a.txt", True) == "tree/a.txt"
+
+
+def test_a_name_with_a_newline_is_one_entry_and_limit_holds(cli, tmp_path):
+    """glob and find print one name a line (issue 46): a newline in a name is shown `\\n`,
+    not a second entry; --json keeps it exact."""
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "a\nb.txt").write_text("x")
+    (box / "c.txt").write_text("x")
+    listed = cli("glob", "-H", "testbox", str(box / "*.txt"))
+    assert listed.stdout.decode().splitlines() == [f"{box}/a\\nb.txt", f"{box}/c.txt"]
+    found = cli("find", "-H", "testbox", str(box), "--name", "*.txt")
+    assert sorted(found.stdout.decode().splitlines()) == [f"{box}/a\\nb.txt", f"{box}/c.txt"]
+    exact = json.loads(cli("glob", "-H", "testbox", "--json", str(box / "*.txt")).stdout)
+    assert exact["results"][0]["matches"][0] == f"{box}/a\nb.txt"

@@ -843,3 +843,24 @@ def test_the_shapes_accept_what_the_agent_itself_answers(tmp_path):
     with pytest.raises(answers.AgentAnswerError, match="64 bits"):
         typed.Snippet().check({"deep": [{"n": -(2**63) - 1}]}, "x")
     assert answers.exit_status({"exit": None}, "x") is None
+
+
+def test_a_lying_glob_or_stat_cannot_overflow_limit_or_leave_dest(liar, tmp_path):
+    """A box whose agent answers 300,000 names for `--limit 5`, a stat that names the file
+    `..` or gives a size of -5 (issue 46): five names printed and said to be cut; nothing
+    written outside DEST, the lie skipped with its reason."""
+    names = [f"/x/{i}" for i in range(300_000)]
+    _lie(liar, glob_paths=[{"pattern": "/x/*", "matches": names, "count": len(names)}])
+    listed, _ = _cli(liar, "glob", "-H", "liarbox", "--limit", "5", "/x/*")
+    assert listed.stdout.decode().splitlines() == names[:5]
+    assert listed.returncode == 1 and b"--limit N prints more" in listed.stderr
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    dest = tmp_path / "out" / "dest"
+    dest.mkdir(parents=True)
+    for lie in ({"path": str(tmp_path / ".."), "size": 3}, {"path": str(tmp_path / "f.bin"),
+                                                              "size": -5}):  # fmt: skip
+        _lie(liar, stat_paths=[{**lie, "exists": True, "type": "f", "mtime": 0.0}])
+        result, _ = _cli(liar, "get", "-H", "liarbox", str(tmp_path / "f.bin"), f"{dest}/")
+        assert result.returncode == 1, result.stderr
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["dest"]
+        assert list(dest.iterdir()) == []

@@ -29,6 +29,12 @@ def printable(text: str) -> str:
     return _CONTROL.sub(_escape_char, text)
 
 
+def one_line(name: str) -> str:
+    """A name for a line-per-name listing: control characters escaped (`\\n`: a newline in a
+    name is not two entries), undecodable bytes left as they are (the name's own bytes)."""
+    return _CONTROL.sub(_escape_char, name)
+
+
 def md_inline(value: object) -> str:
     """Text for one line of a Markdown report: what `printable` shows (a newline from the box
     cannot start a forged `# Verdict` heading or a table row), with table pipes escaped and

@@ -17,7 +17,7 @@ from remotedbg.errors import (
 )
 from remotedbg.front.cli.context import CommandContext, fail_with, remote_command, run_guarded
 from remotedbg.front.environment import environment, stderr_console, stdout_console
-from remotedbg.front.output import emit_json, printable, write_raw
+from remotedbg.front.output import emit_json, one_line, printable, write_raw
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import read_piped_input
 from remotedbg.session import transcript
@@ -198,13 +198,17 @@ def glob(
 
     Example: remotedbg glob -H gpu-box '~/sglang/python/sglang/srt/models/*eagle*.py'"""
     results = ctx.remote.glob(patterns, limit)
+    for entry in results:  # --limit holds whatever the box answers
+        if len(entry["matches"]) > limit:
+            entry["count"] = max(int(entry.get("count") or 0), len(entry["matches"]))
+            entry["matches"], entry["truncated"] = entry["matches"][:limit], True
     truncated = any(entry.get("truncated") for entry in results)
     if ctx.json:
         emit_json({"results": results, "truncated": truncated})
     for entry in results:
         if not ctx.json:
             for match in entry["matches"]:
-                write_raw(match + "\n")
+                write_raw(one_line(match) + "\n")
             if not entry["matches"]:
                 _print_suggestions(entry["pattern"], entry.get("suggestions"))
         if entry.get("stopped"):
@@ -240,13 +244,16 @@ def find(
     if type not in (None, "f", "d", "l"):
         raise UsageError("--type must be f, d or l")
     found = ctx.remote.find(root, name, type, max_depth, limit)
+    if len(found["results"]) > limit:  # --limit holds whatever the box answers
+        found["results"], found["truncated"] = found["results"][:limit], True
+        found["stopped"] = list(dict.fromkeys([*(found.get("stopped") or []), "limit"]))
     if ctx.json:
         emit_json(found)
     else:
         if not found["roots"]:
             stderr_console().print(f"no such directory: {printable(root)}", markup=False)
         for entry in found["results"]:
-            write_raw(entry["path"] + "\n")
+            write_raw(one_line(entry["path"]) + "\n")
     for why in found.get("stopped", []):
         if why == "limit":
             _incomplete(f"find stopped at {limit:,} matches; --limit N lifts it")
