@@ -56,3 +56,12 @@ def test_what_was_cleared_and_what_could_not_be_checked() -> None:
     # the probe measured acceptance: the log's missing figure is no gap; the tokenizer still is
     assert [u["check"] for u in found.unknown] == ["tokenizer-mismatch"]
     assert found.verdict == "inconclusive"
+
+
+def test_a_modified_capture_leads_and_its_layer_ids_rule_nothing_out() -> None:
+    rows = [{"checks": {"aux-layers-mismatch": {"status": "ok", "facts": {"physical": [1]}},
+                        "fc-shape-mismatch": {"status": "ok", "facts": {}}}}]  # fmt: skip
+    found = diagnose([_f("rope-mismatch", "warning"), _f("capture-modified", "error"),
+                      _f("fc-shape-mismatch", "warning")], rows, [], [], {})  # fmt: skip
+    assert found.verdict == "defect" and found.causes[0].id == "capture-modified"
+    assert [r["check"] for r in found.ruled_out] == []  # fc raised; aux layers cleared nothing
