@@ -157,7 +157,11 @@ def test_names_with_escape_sequences_and_newlines_cannot_drive_the_terminal(cli,
     assert json.loads(exact.stdout)["tensors"][0]["name"] == evil
     (tmp_path / "f\x1b[2Jx.py").write_text("")
     found = cli("glob", "-H", "testbox", str(tmp_path / "f*.py"))
-    assert found.returncode == 0 and b"f\x1b[2Jx.py" in found.stdout  # a pipe gets the bytes
+    # a listing, even into a pipe, cannot drive whatever terminal it ends on; --json is exact
+    assert found.returncode == 0 and b"\x1b" not in found.stdout, found.stderr
+    assert found.stdout.splitlines() == [str(tmp_path).encode() + b"/f\\e[2Jx.py"]
+    exact = cli("glob", "-H", "testbox", "--json", str(tmp_path / "f*.py"))
+    assert json.loads(exact.stdout)["results"][0]["matches"] == [str(tmp_path / "f\x1b[2Jx.py")]
 
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
