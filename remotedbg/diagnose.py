@@ -44,9 +44,13 @@ def pick_server(remote: Remote, wanted: str, given: dict[str, str]) -> dict | No
 
 
 def scoped_variables(server: dict | None, given: dict[str, str]) -> dict[str, str]:
-    """spec-audit's variables: the server's own draft and target unless the user named them."""
+    """spec-audit's variables: the server's own draft and target unless the user named them,
+    and the server itself (by PID): another server on the box, even one serving the same
+    draft, is listed, never judged as this one."""
     spec = (server or {}).get("spec") or {}
     out = dict(given)
+    if (server or {}).get("pid") is not None and not out.get("server"):
+        out["server"] = str(server["pid"])
     if spec.get("draft_model") and not out.get("draft"):
         out["draft"] = spec["draft_model"]
     if spec.get("target_model") and not out.get("target"):

@@ -15,6 +15,7 @@ from safetensors.numpy import save_file
 
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.engine_trees import SGLANG_LLAMA_EAGLE3_DIRECT, write_sglang_checkout
+from tests.test_logs import _generate
 from tests.test_spec_checks import ADD_1_WHEN_FIRST_IS_1, DRAFT_MODEL_FILE, target_source
 
 HEALTHY = [3, 2, 3, 3]
@@ -132,3 +133,49 @@ def test_a_domain_gap_only_the_probe_sees(cli, standin, world, tmp_path):
     assert "| draft position | accepted |" in markdown
     svg = (tmp_path / "diagnose.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "accept length by kind of prompt" in svg
+
+
+def test_two_servers_sharing_a_draft_are_each_judged_with_their_own_facts(cli, standin, world):
+    """The same draft served twice: with EAGLE (wrong for an EAGLE-3 head; its log at accept
+    length 1.00) and with EAGLE3 (right). Each --server, by PID or by port, gets only its own
+    server's causes; the right one exits 0 (issue 45, item 4)."""
+    wrong = standin("sglang", {"pattern": {"default": [0, 0, 0, 0]}},
+                    args=_launch(world, "good", "EAGLE"), engine_tree=world["engine"])  # fmt: skip
+    right = standin("sglang", {"pattern": {"default": HEALTHY}}, args=_launch(world, "good"),
+                    engine_tree=world["engine"])  # fmt: skip
+    for server in (wrong, right):  # each log gets its own accept-length lines
+        for _ in range(3):
+            _generate(server.port)
+    assert "accept len: 1.00" in wrong.log.read_text() and "accept len: 1.00" not in (
+        right.log.read_text()
+    )
+    for named in (str(right.port), str(right.pid)):
+        result = cli("diagnose", "-H", "testbox", "--server", named, "--json", "--no-probe",
+                     timeout=180)  # fmt: skip
+        doc = json.loads(result.stdout)
+        assert (result.returncode, doc["verdict"]) == (0, "ok"), (doc["causes"], doc["unknown"])
+        assert doc["server"]["pid"] == right.pid
+        evidence = [c.get("evidence") or {} for c in doc["causes"]]
+        assert all(str(wrong.pid) not in json.dumps(e) for e in evidence), evidence
+    code, doc = _diagnose(cli, wrong, "--no-probe")
+    assert code == 1 and doc["causes"][0]["id"] == "algorithm-mismatch", doc["causes"]
+    assert doc["server"]["pid"] == wrong.pid
+    assert "served with --speculative-algorithm EAGLE" in doc["headline"] or doc["causes"]
+    servers = {str((c.get("evidence") or {}).get("server")) for c in doc["causes"]} - {"None"}
+    assert servers == {str(wrong.pid)}, doc["causes"]
+    # spec-audit unscoped judges both deployments of the draft, each with its own facts;
+    # --var server=PORT judges one and lists the other
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", timeout=240)
+    doc = json.loads(result.stdout)
+    mismatch = [f["evidence"].get("server") for f in doc["findings"]
+                if f["id"] == "algorithm-mismatch"]  # fmt: skip
+    assert str(wrong.pid) in mismatch and str(right.pid) not in mismatch, doc["findings"]
+    low = [f["evidence"].get("server") for f in doc["findings"] if f["id"] == "accept-length-low"]
+    assert str(right.pid) not in low, doc["findings"]
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var",
+                 f"server={right.port}", timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert [s["pid"] for s in doc["results"]["servers"]["servers"]] == [right.pid]
+    assert wrong.pid in [s["pid"] for s in doc["results"]["servers"]["also_on_box"]]
+    assert not [f for f in doc["findings"] if f["id"] in ("algorithm-mismatch",
+                                                          "accept-length-low")], doc["findings"]

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from remotedbg.actions.logs import read_tail
-from remotedbg.actions.server_arg import may_be_port, parse_server
+from remotedbg.actions.server_arg import may_be_port, parse_server, servers_named
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
@@ -146,12 +146,9 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
     live = [s for s in servers if s.get("pid") is not None]
     number = parse_server(wanted)
     if number is not None:
-        for server in live:
-            if server["pid"] == number or number in server.get("children", []):
-                return server
-        for server in live:
-            if (server.get("spec") or {}).get("port") == number:
-                return server
+        named = servers_named(live, number)
+        if named:
+            return named[0]
         if not may_be_port(number):
             raise UsageError(f"--server {wanted}: no SGLang or vLLM server has that PID")
         return None

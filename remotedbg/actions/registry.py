@@ -145,10 +145,10 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "find-servers",
-            lambda r, log="", args="", outside=None: find_servers(
-                r, str(log or ""), str(args or ""), outside=outside
+            lambda r, log="", args="", outside=None, server="": find_servers(
+                r, str(log or ""), str(args or ""), outside=outside, server=str(server or "")
             ),
-            ("log", "args", "outside"),
+            ("log", "args", "outside", "server"),
             description="running SGLang/vLLM servers: launch args, decode-log figures, metrics",
         ),
         Action(

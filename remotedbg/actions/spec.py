@@ -26,6 +26,7 @@ from remotedbg.actions.engine_code import (
     read_files,
     registry_lookup,
 )
+from remotedbg.actions.server_arg import parse_server, servers_named
 from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
@@ -46,7 +47,7 @@ from remotedbg.engines.loader_rules import (
     vllm_engine_params,
 )
 from remotedbg.engines.profiles import engine_profile
-from remotedbg.errors import RemoteCommandError
+from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -66,11 +67,15 @@ def find_servers(
     metrics: Any = None,
     ask_runtime: bool = True,
     outside: Any = None,
+    server: str = "",
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
     metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
     launch arguments, only that server. Servers `outside` what was named (locate-engines'
-    `also_on_box`) are left out: listed there, never asked or judged."""
+    `also_on_box`) are left out: listed there, never asked or judged. `server` (a PID, a
+    worker's PID or a port, as --server takes) keeps that server only: the others are listed
+    under `also_on_box`, so nothing of theirs (log, flags, draft) is judged as its."""
+    number = parse_server(str(server or ""))
     scan = remote.call(
         calls.ScanServers(
             log=str(log or ""),
@@ -82,6 +87,19 @@ def find_servers(
     )
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
+    others: list[dict] = []
+    if number is not None:
+        named = servers_named(servers, number)
+        if len(named) != 1:
+            listed = ", ".join(_label(s) for s in named)
+            raise UsageError(
+                f"--var server={number}: " + (f"{len(named)} servers serve on that port: "
+                                              f"{listed}; name one by its PID" if named else
+                                              "no SGLang or vLLM server has that PID or port")
+            )  # fmt: skip
+        others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
+                  for s in servers if s is not named[0] and s.get("pid") is not None]  # fmt: skip
+        servers = [s for s in servers if s is named[0] or s.get("pid") is None]
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     _speculator_as_model(remote, servers)
@@ -100,6 +118,7 @@ def find_servers(
     return {
         "servers": servers,
         "processes": processes,
+        "also_on_box": others,
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
@@ -170,11 +189,9 @@ def _norm(path: str | None) -> str | None:
 def _pair(item: dict, servers: list[dict], scoped: bool) -> tuple[dict | None, str | None]:
     """The server that runs this draft: same path (as the box resolves it), else in a scoped
     audit the user's own --var args/log server, else the only server there is."""
-    paths = {_norm(item.get("path")), _norm(item.get("real_path")), _norm(item.get("given"))}
-    for server in servers:
-        draft = _norm((server.get("spec") or {}).get("draft_model"))
-        if draft and draft in paths:
-            return server, None
+    serving = _serving(item, servers)
+    if serving:
+        return serving[0], None
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     if scoped and len(user) == 1:
         return user[0], None
@@ -577,15 +594,26 @@ def _summary(dep: Deployment, checked: dict) -> dict:
 def _pair_drafts(
     items: list[dict], servers: list[dict], scoped: bool, target: str | None
 ) -> list[str]:
-    """Gives every draft its server and target model; returns the notes on guessed pairings."""
+    """Gives every draft its server and target model; returns the notes on guessed pairings.
+    A draft that several servers serve is one deployment per server (each judged with its own
+    flags, log and install): its item is repeated, once per server."""
     notes: list[str] = []
-    for item in items:
+    for item in list(items):
+        for extra in reversed(_serving(item, servers)[1:]):
+            items.insert(items.index(item) + 1, dict(item, server=extra))
         item["server"], note = _pair(item, servers, scoped)
         if note:
             notes.append(note)
+    for item in items:
         spec = (item["server"] or {}).get("spec") or {}
         item["target"] = target or spec.get("target_model")
     return notes
+
+
+def _serving(item: dict, servers: list[dict]) -> list[dict]:
+    """The servers launched with this draft (its path as given or as the box resolves it)."""
+    paths = {_norm(item.get("path")), _norm(item.get("real_path")), _norm(item.get("given"))}
+    return [s for s in servers if _norm((s.get("spec") or {}).get("draft_model")) in paths - {None}]
 
 
 def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, Any], list[str]]:
@@ -690,7 +718,9 @@ def spec_checks(
             dep.target_error = "the target model is unknown (pass --var target=...)"
         checked = run_checks(dep)
         findings += _draft_findings(item, checked, audited)
-        inconclusive += [f"{item['path']}: {r}" for r in checked["inconclusive"]]
+        shared = sum(d["path"] == item["path"] for d in items) > 1
+        where = f"{item['path']} (server {_label(item['server'])})" if shared else item["path"]
+        inconclusive += [f"{where}: {r}" for r in checked["inconclusive"]]
         per_draft.append(_draft_row(item, dep, checked))
     others: list[dict] = []
     for server in server_list:
