@@ -100,7 +100,10 @@ def diagnose_host(
         findings, spec_rows, drafts, inconclusive, measured_figures(judged, probed)
     )
     return {
-        "server": _server_summary(judged or server),
+        "server": _server_summary(
+            dict(judged, taken_because=server.get("taken_because")) if judged and server
+            else judged or server
+        ),
         "diagnosis": found,
         "outcome": outcome,
         "probe": probed,
@@ -141,4 +144,5 @@ def _server_summary(server: dict | None) -> dict[str, Any] | None:
         "draft": spec.get("draft_model"),
         "target": spec.get("target_model"),
         "ceiling": spec.get("ceiling"),
+        "taken_because": server.get("taken_because"),
     }

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.actions import runtime_logs
-from remotedbg.actions.server_arg import may_be_port, parse_server
+from remotedbg.actions.server_arg import may_be_port, parse_server, the_one_server
 from remotedbg.agent.redact import redact_text
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
-from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -28,16 +28,16 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
 
     found = servers(number)
     if number is not None and not found and may_be_port(number):  # no server's PID: its port?
-        found = [s for s in servers(None) if launch_spec(s).get("port") == number]
+        every = servers(None)
+        found = [s for s in every if number in (s.get("listening") or [])] or [
+            s for s in every if launch_spec(s).get("port") == number
+        ]
     if not found:
         what = (
             f"no SGLang or vLLM server with PID {server}" if server else "no SGLang or vLLM server"
         )
         raise RemoteCommandError(f"{remote.session.name}: {what} is running; pass --log PATH")
-    if len(found) > 1:
-        listed = ", ".join(f"pid {s['pid']} ({s['engine']})" for s in found)
-        raise UsageError(f"{len(found)} servers are running: {listed}; choose one with --server")
-    chosen = found[0]
+    chosen = the_one_server(found, lambda s: f"pid {s['pid']} ({s['engine']})")
     if not chosen["log"]:
         runtime = runtime_logs.runtime_log_of(chosen)
         if runtime is None:

@@ -9,7 +9,12 @@ import dataclasses
 from typing import Any
 
 from remotedbg.actions.logs import read_tail
-from remotedbg.actions.server_arg import may_be_port, parse_server, servers_named
+from remotedbg.actions.server_arg import (
+    may_be_port,
+    parse_server,
+    servers_named,
+    the_one_server,
+)
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
@@ -157,13 +162,14 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
             "no SGLang or vLLM server is running on the box (pass --server PORT to probe one "
             "the scan cannot see)"
         )
-    if len(live) > 1:
-        listed = ", ".join(
-            f"pid {s['pid']} ({s.get('engine')}, port {(s.get('spec') or {}).get('port')})"
-            for s in live
-        )
-        raise UsageError(f"{len(live)} servers are running: {listed}; choose one with --server")
-    return live[0]
+    def label(server: dict) -> str:
+        return f"pid {server['pid']} ({server.get('engine')}, port {_port(server)})"
+
+    return the_one_server(live, label)
+
+
+def _port(server: dict) -> Any:
+    return (server.get("spec") or {}).get("port")
 
 
 def _ceiling(server: dict | None, answer: dict) -> int | None:

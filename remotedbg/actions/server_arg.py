@@ -4,6 +4,8 @@ port it serves on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from remotedbg.errors import UsageError
 
 MAX_PORT = 65535
@@ -27,9 +29,26 @@ def may_be_port(number: int) -> bool:
 
 def servers_named(servers: list[dict], number: int) -> list[dict]:
     """The running servers `--server NUMBER` names: the one whose PID or worker's PID it is,
-    else those that serve on that port (its launch's --port, or the engine's default)."""
+    else the one listening on that port (the socket table), else those whose launch serves on
+    it (its --port, or the engine's default)."""
     live = [s for s in servers if s.get("pid") is not None]
     by_pid = [s for s in live if s["pid"] == number or number in (s.get("children") or [])]
     if by_pid or not may_be_port(number):
         return by_pid[:1]
-    return [s for s in live if (s.get("spec") or {}).get("port") == number]
+    listening = [s for s in live if number in (s.get("listening") or [])]
+    return listening or [s for s in live if (s.get("spec") or {}).get("port") == number]
+
+
+def the_one_server(live: list[dict], label: Callable[[dict], str]) -> dict:
+    """The server a command takes without --server: the only one running, else the user's only
+    own server on a shared box (marked `taken_because`); else a usage error listing them, the
+    user's own first."""
+    if len(live) == 1:
+        return live[0]
+    own = [s for s in live if s.get("own")]
+    if len(own) == 1:
+        return dict(own[0], taken_because=f"the only server of yours among {len(live)} running")
+    ordered = own + [s for s in live if not s.get("own")]
+    listed = ", ".join(label(s) + (" yours" if s.get("own") and len(own) < len(live) else "")
+                       for s in ordered)  # fmt: skip
+    raise UsageError(f"{len(live)} servers are running: {listed}; choose one with --server")

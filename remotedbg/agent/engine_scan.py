@@ -26,6 +26,7 @@ from remotedbg.agent.containers import (
     process_uid,
     real_path,
 )
+from remotedbg.agent.engine_process import ENGINE, SERVER_WRAPPERS, ancestors, process_role
 from remotedbg.agent.file_stamp import add_file
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 
@@ -285,21 +286,18 @@ class _Scan(object):
     # ----------------------------------------------------------- processes
     def scan_processes(self):
         self.note("/proc/*/cmdline")
-        res = {}
-        for name, eng in self.engines.items():
-            res[name] = [re.compile(p) for p in eng.get("process_patterns") or []]
+        patterns = dict((name, eng.get("process_patterns") or [])
+                        for name, eng in self.engines.items())  # fmt: skip
+        wrappers = tuple(self.k.get("server_wrappers") or SERVER_WRAPPERS)
+        res = dict((name, [re.compile(p) for p in pats]) for name, pats in patterns.items())
         for pid, argv in process_argvs():
             line = " ".join(argv)
-            engine = None
-            for name, pats in res.items():
-                if any(p.search(line) for p in pats):
-                    engine = name
-                    break
-            if engine is None:
-                continue
+            if not any(p.search(line) for pats in res.values() for p in pats):
+                continue  # the words are nowhere in the line: no readlink for most processes
             exe = _readlink("/proc/%d/exe" % pid)
-            if not _looks_like_server(exe, argv, self.engines):
-                continue  # e.g. `grep sglang.launch_server`, `tail -f vllm serve.log`
+            role, engine = process_role(argv, exe, patterns, wrappers)
+            if role != ENGINE:
+                continue  # `grep sglang.launch_server`, a wrapper, remotedbg's own words
             cwd = _readlink("/proc/%d/cwd" % pid)
             self.processes.append(
                 {
@@ -611,7 +609,7 @@ def scan(args):
 # ---------------------------------------------------------------------- file helpers
 def process_argvs():
     """(pid, argv) of every other process whose command line is readable, by pid."""
-    own = set([os.getpid(), os.getppid()])
+    own = set([os.getpid(), os.getppid()]) | ancestors(os.getpid(), _ppid)
     try:
         pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
     except OSError:
@@ -658,16 +656,6 @@ def _which(name):
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
     return None
-
-
-def _looks_like_server(exe, argv, engines):
-    """A Python interpreter, or an engine's own entry script (`.../bin/vllm serve`)."""
-    names = [os.path.basename(exe or "")] + [os.path.basename(a) for a in argv[:2]]
-    packages = set(eng["package"] for eng in engines.values())
-    for name in names:
-        if name.startswith("python") or name.startswith("pypy") or name in packages:
-            return True
-    return exe is None  # another user's process: /proc/<pid>/exe is not readable
 
 
 def _site_label(site):

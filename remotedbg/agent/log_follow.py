@@ -21,6 +21,7 @@ import stat
 import time
 
 from remotedbg.agent.containers import container_info, runtime_log_of
+from remotedbg.agent.engine_process import listening_ports
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.agent.safetensors_file import MissingInput
 from remotedbg.agent.server_scan import (
@@ -97,8 +98,8 @@ def server_logs(args):
         return {"servers": out}
     wrappers = tuple(knowledge.get("server_wrappers") or SERVER_WRAPPERS)
     for proc in find_processes(knowledge.get("process_patterns"), wrappers):
-        if wanted is not None and proc["pid"] != wanted:
-            continue
+        if wanted is not None and wanted not in [proc["pid"]] + (proc.get("children") or []):
+            continue  # a worker's PID (`sglang::scheduler_TP0`) names its server
         links = _log_links(proc["pid"])
         container = container_info(proc["pid"])
         runtime_log = runtime_log_of(container) if container and not links else None
@@ -123,6 +124,9 @@ def server_logs(args):
                 "log": links[0][0] if links else None,
                 "how_found": links[0][1] if links else None,
                 "note": note,
+                "children": sorted(proc.get("children") or []),
+                "listening": listening_ports([proc["pid"]] + (proc.get("children") or [])),
+                "own": _uid(proc["pid"]) == os.getuid(),
                 "container": {"runtime": container.get("runtime"), "id": container.get("id"),
                               "name": container.get("name")} if container else None,
             }

@@ -31,6 +31,12 @@ import shlex
 import time
 
 from remotedbg.agent.containers import container_info, host_path, runtime_log_of
+from remotedbg.agent.engine_process import (
+    SERVER_WRAPPERS,
+    WRAPPER,
+    listening_ports,
+    process_role,
+)
 from remotedbg.agent.engine_scan import _read_bytes, _readlink, process_argvs
 from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 
@@ -40,9 +46,6 @@ PROCESS_PATTERNS = {
     "sglang": [r"\bsglang\.launch_server\b", r"-m\s+sglang\b", r"\bsglang\s+serve\b"],
     "vllm": [r"\bvllm\s+serve\b", r"\bvllm\.entrypoints\b", r"-m\s+vllm\b"],
 }
-SERVER_WRAPPERS = ("runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env",
-                   "setsid", "stdbuf", "timeout", "nice", "ionice", "taskset", "numactl",
-                   "chrt", "time", "tini", "dumb-init")  # fmt: skip
 DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
 JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
 # vLLM's short spellings of flags the checks read (0.33.0 vllm/engine/arg_utils.py:992,1209,1866)
@@ -686,11 +689,6 @@ def _uid(pid):
         return None
 
 
-def _is_wrapper(argv, exe, wrappers):
-    names = [os.path.basename(exe or ""), os.path.basename(argv[0]) if argv else ""]
-    return any(n in wrappers for n in names if n)
-
-
 def find_processes(patterns=None, wrappers=SERVER_WRAPPERS):
     """Server processes: the Python process that runs the engine. A wrapper that started it
     (runuser, sudo, bash -c, timeout...) repeats its command line in /proc: it is named on the
@@ -698,18 +696,14 @@ def find_processes(patterns=None, wrappers=SERVER_WRAPPERS):
     repeats its parent's and is listed as a child."""
     found = {}
     for pid, argv in process_argvs():
-        engine = engine_of_argv(argv, patterns)
-        if engine is None:
-            continue
+        if engine_of_argv(argv, patterns) is None:
+            continue  # the words are nowhere in the line: no readlink for most processes
         exe = _readlink("/proc/%d/exe" % pid)
-        wrapper = _is_wrapper(argv, exe, wrappers)
-        names = [os.path.basename(exe or "")] + [os.path.basename(a) for a in argv[:2]]
-        if not wrapper and not any(
-            n.startswith(("python", "pypy", "sglang", "vllm")) for n in names
-        ):
-            if exe is not None:
-                continue  # e.g. `grep sglang.launch_server`, `tail -f vllm serve.log`
-        found[pid] = {"pid": pid, "engine": engine, "argv": argv, "exe": exe, "wrapper": wrapper}
+        role, engine = process_role(argv, exe, patterns or PROCESS_PATTERNS, wrappers)
+        if role is None:
+            continue  # e.g. `grep sglang.launch_server`, remotedbg's own `--var args=...`
+        found[pid] = {"pid": pid, "engine": engine, "argv": argv, "exe": exe,
+                      "wrapper": role == WRAPPER}  # fmt: skip
     servers = []
     for pid in sorted(found):
         proc = found[pid]
@@ -983,6 +977,7 @@ def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledg
     server["exe"] = proc["exe"]
     server["cwd"] = _readlink("/proc/%d/cwd" % pid)
     server["children"] = sorted(proc.get("children") or [])
+    server["own"] = _uid(pid) == os.getuid()  # the user's own server: taken first when asked
     if proc.get("wrapped_by"):
         server["wrapped_by"] = proc["wrapped_by"]
     server["env"] = launch_env(pid, knowledge_env)
@@ -990,9 +985,24 @@ def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledg
     if container:
         _place_in_container(server, container)
     _attach_log(server, pid, container, tail_lines, max_bytes)
+    _place_port(server, listening_ports([pid] + server["children"]))
     if want_metrics is not False:
         _http_figures(server, want_metrics, timeout)
     return server
+
+
+def _place_port(server, listening):
+    """The ports the server listens on (its socket table), and its port from them when its
+    launch names none (a default changed by a config file, a rewritten process title): the
+    engine's default while it listens there, else the only port it listens on."""
+    server["listening"] = listening
+    if not listening or "port" in server["args"]:
+        return
+    default = server["spec"].get("port")
+    if default not in listening and len(listening) == 1:
+        server["spec"]["port"] = listening[0]
+        server["notes"].append("port %d: the one it listens on (its launch names none)"
+                               % listening[0])  # fmt: skip
 
 
 def _given_server(args_var, log_var, tail_lines, max_bytes):

@@ -220,7 +220,14 @@ DEFAULT_MAX_TOTAL_BYTES = 6 * 1024 * 1024  # stays under the session's 8 MiB out
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIME_LIMIT = 3.0
 
+# launchers that stay as the server's parent with its words in theirs: followed to the engine
+SERVER_WRAPPERS = [
+    "runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env", "setsid", "stdbuf",
+    "timeout", "nice", "ionice", "taskset", "numactl", "chrt", "time", "tini", "dumb-init",
+]  # fmt: skip
+
 KNOWLEDGE: dict[str, Any] = {
+    "server_wrappers": SERVER_WRAPPERS,
     "engines": ENGINES,
     "evidence_symbols": EVIDENCE_SYMBOLS,
     "walk_roots_home": WALK_ROOTS_HOME,
@@ -237,11 +244,6 @@ KNOWLEDGE: dict[str, Any] = {
 
 #: Programs that start a server and stay in /proc as its parent with its command line in their
 #: own (runuser/sudo/su, shells with -c, nohup and the like).
-SERVER_WRAPPERS = [
-    "runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env", "setsid", "stdbuf",
-    "timeout", "nice", "ionice", "taskset", "numactl", "chrt", "time", "tini", "dumb-init",
-]  # fmt: skip
-
 
 def server_scan_knowledge() -> dict[str, Any]:
     """What remotedbg.agent.server_scan needs to recognise servers, from the same rules the

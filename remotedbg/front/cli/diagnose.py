@@ -130,6 +130,7 @@ def render(doc: dict[str, Any]) -> None:
                 f"server pid {server['pid']} ({server.get('engine')}, port {server.get('port')}),"
                 f" {server.get('algorithm') or '?'}, draft {server.get('draft')}, target "
                 f"{server.get('target')}"
+                + (f" ({server['taken_because']})" if server.get("taken_because") else "")
             ),
             markup=False,
             highlight=False,

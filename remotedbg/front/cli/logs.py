@@ -142,7 +142,8 @@ def logs(
                    "not_speculating": not_speculating_why(chosen), **trend.figures()})  # fmt: skip
         return ExitCode.REMOTE if died else ExitCode.OK
     where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
-    note(f"{where}log {chosen['log']} ({chosen['how_found']})")
+    taken = f"; {chosen['taken_because']}" if chosen.get("taken_because") else ""
+    note(f"{where}log {chosen['log']} ({chosen['how_found']}{taken})")
     for line in tail["lines"]:
         _show(line, trend, spec_only)
     if died and not follow:

@@ -111,6 +111,9 @@ def probe(
         _show_plan(ctx, plan)
         return ExitCode.OK
     target = locate_target(ctx.remote, server, long)
+    taken = (target.server or {}).get("taken_because")
+    if taken:
+        note(f"server pid {target.server['pid']}: {taken}")  # type: ignore[index]
     plan = add_context_pair(plan, target.draft_context, max_tokens)
     if long and not target.draft_context:
         note("--compare long: the served draft's config was not readable; the pair is left out")
