@@ -47,6 +47,14 @@ def counters(server: VllmServer) -> dict:
     }
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
 def descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -128,6 +136,13 @@ def test_logs_shows_the_engines_mean_acceptance_length(cli, vllm_server):
     assert doc["per_position_last"] == engine[-1][3]
     assert doc["spec_tokens"]["accepted"] == sum(line[1] for line in engine)
     assert doc["spec_tokens"]["drafted"] == sum(line[2] for line in engine)
+    # the engine's own retitled process (vLLM's EngineCore: setproctitle "VLLM::EngineCore"),
+    # the PID a GPU listing shows, and the port it listens on select the same server (issue 45)
+    titled = [pid for pid in descendants(server.pid) if _cmdline(pid).startswith(b"VLLM::")]
+    assert titled, [_cmdline(pid)[:60] for pid in descendants(server.pid)]
+    for named in (*titled, server.port):
+        again = cli("logs", "-H", "local", "--server", str(named), "-n", "1", "--json")
+        assert _json(again)["server"]["pid"] == server.pid, (named, again.stderr)
 
 
 def test_spec_audit_clears_the_correct_draft(cli, vllm_server, vllm_world):
