@@ -412,3 +412,42 @@ def test_a_connection_opened_ahead_that_failed_fails_its_command_as_opening_it_w
         keeper(refused)
     assert keeper.ahead_outcome == "failed" and str(served.value) == str(direct.value)
     assert not keeper.sessions
+
+
+def test_a_script_with_stdin_a_pipe_or_a_file_is_served_by_the_daemon(persistent, tmp_path):
+    """From a script stdin is a pipe or a file (xargs, cron, subprocess): every command that does
+    not read stdin is served by the daemon all the same (issue 47); `run` given input reads it
+    where it is, here, and the remote command gets every byte."""
+    (tmp_path / "notes.txt").write_text("hello\n")
+    fed = tmp_path / "fed.txt"
+    fed.write_bytes(b"abc\n" * 1000)
+
+    def with_stdin(args: list[str], how: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "remotedbg", *args]
+        if how == "pipe":
+            return subprocess.run(argv, input=fed.read_bytes(), capture_output=True,
+                                  timeout=60, env=persistent.env)  # fmt: skip
+        with open(fed, "rb") as handle:
+            return subprocess.run(argv, stdin=handle, capture_output=True, timeout=60,
+                                  env=persistent.env)  # fmt: skip
+
+    def served() -> int:
+        listed = json.loads(persistent("sessions", "--json").stdout)["sessions"]
+        return sum(s["commands"] for s in listed)
+
+    assert persistent("run", "-H", "testbox", "--", "true").returncode == 0
+    count = served()
+    for args in (["cat", "-H", "testbox", str(tmp_path / "notes.txt")],
+                 ["run", "-H", "testbox", "-n", "--", "echo", "x"],
+                 ["glob", "-H", "testbox", str(tmp_path / "*.txt")]):  # fmt: skip
+        cold = persistent(args[0], "--no-persist", *args[1:])
+        for how in ("pipe", "file"):
+            done = with_stdin(args, how)
+            assert (done.returncode, done.stdout) == (cold.returncode, cold.stdout), (args, how)
+            assert served() == count + 1, (args, how, "not served by the daemon")
+            count += 1
+    # `run` reads its input: here, never through the daemon
+    for how in ("pipe", "file"):
+        counted = with_stdin(["run", "-H", "testbox", "--", "wc", "-c"], how)
+        assert counted.returncode == 0 and counted.stdout.split() == [b"4000"], how
+        assert served() == count

@@ -61,6 +61,12 @@ MAX_FRAME = 64 << 20  # no frame is larger: a length past it is a corrupt stream
 # command or check of it runs; silence this long means the connection is gone (a cut cable
 # never closes our stdin: sshd only notices with ClientAliveInterval), and what runs is stopped.
 CLIENT_SILENCE = 15.0
+# A command's input is written as it can take it (never a blocking write: a command busy writing
+# its output would never read, and the executor would stop relaying that output); past
+# STDIN_HIGH bytes waiting, the channel is not read until STDIN_LOW remain, so the client's
+# sends wait on the SSH window: back-pressure, not an unbounded buffer.
+STDIN_HIGH = 4 << 20
+STDIN_LOW = 1 << 20
 # Shells that read a POSIX command line as sh does; commands of any other login shell (fish,
 # tcsh, csh, a nologin wrapper) run in /bin/sh, since remotedbg writes them in sh syntax.
 POSIX_SHELLS = {"sh", "dash", "bash", "rbash", "ash", "ksh", "mksh", "lksh", "pdksh", "ksh93",
@@ -287,6 +293,10 @@ class Executor:
         self.running = True
         self.current_call = None
         self.heard = time.monotonic()  # when the client last sent a frame
+        self.stdin_buffer = bytearray()  # the command's input not yet taken by it
+        self.stdin_eof = False  # the client's J: close its stdin once the buffer is written
+        self.stdin_waiting = False  # its stdin is registered for writing
+        self.control_paused = False  # fd 0 not read: the buffer is past STDIN_HIGH
 
     # -- control frames ------------------------------------------------------------------
     def on_frame(self, kind, rid, payload):
@@ -474,6 +484,9 @@ class Executor:
             _send_json("S", {"exit": 127}, rid)
             return
         self.command_id = rid
+        self.stdin_buffer, self.stdin_eof = bytearray(), False
+        if self.process.stdin is not None:
+            os.set_blocking(self.process.stdin.fileno(), False)
         _send_json("P", {"pid": self.process.pid}, rid)
         for stream, name in ((self.process.stdout, "O"), (self.process.stderr, "E")):
             os.set_blocking(stream.fileno(), False)
@@ -481,17 +494,56 @@ class Executor:
         self.open_pipes = 2
 
     def write_stdin(self, data):
-        try:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
+        if self.process.stdin is None or self.process.stdin.closed:
+            return  # the command closed its input (or has none): the rest is dropped
+        self.stdin_buffer += data
+        self.pump_stdin()
 
     def close_stdin(self):
-        if self.process.stdin is not None:
+        self.stdin_eof = True
+        self.pump_stdin()
+
+    def pump_stdin(self):
+        """Write what the command's stdin takes now; close it after the client's end of input;
+        register for writing while bytes wait; pause reading the channel past STDIN_HIGH."""
+        stream = self.process.stdin if self.process is not None else None
+        if stream is None or stream.closed:
+            self.stdin_buffer = bytearray()
+        else:
+            while self.stdin_buffer:
+                try:
+                    written = os.write(stream.fileno(), self.stdin_buffer[: 4 * CHUNK])
+                except BlockingIOError:
+                    break
+                except OSError:  # the command exited or closed its stdin: nobody reads it
+                    self.stdin_buffer = bytearray()
+                    break
+                del self.stdin_buffer[:written]
+            if not self.stdin_buffer and self.stdin_eof:
+                self._set_stdin_waiting(False)
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._set_stdin_waiting(bool(self.stdin_buffer))
+        if len(self.stdin_buffer) > STDIN_HIGH and not self.control_paused:
+            self.selector.unregister(0)
+            self.control_paused = True
+        elif len(self.stdin_buffer) <= STDIN_LOW and self.control_paused:
+            self.selector.register(0, selectors.EVENT_READ, "control")
+            self.control_paused = False
+            self.heard = time.monotonic()  # the client's frames wait in the channel
+
+    def _set_stdin_waiting(self, waiting):
+        stream = self.process.stdin if self.process is not None else None
+        if waiting and not self.stdin_waiting and stream is not None and not stream.closed:
+            self.selector.register(stream, selectors.EVENT_WRITE, "stdin")
+            self.stdin_waiting = True
+        elif not waiting and self.stdin_waiting:
+            self.stdin_waiting = False
             try:
-                self.process.stdin.close()
-            except OSError:
+                self.selector.unregister(stream)
+            except (KeyError, ValueError):
                 pass
 
     # -- the loop ------------------------------------------------------------------------
@@ -516,6 +568,8 @@ class Executor:
                 self.selector.unregister(stream)
                 stream.close()
         self.open_pipes = 0
+        self.stdin_buffer, self.stdin_eof = bytearray(), True
+        self.pump_stdin()  # unregistered, closed, the channel read again
         status = self.process.wait()
         _send_json("S", {"exit": status if status >= 0 else 128 - status}, self.command_id)
         self.process = None
@@ -532,10 +586,16 @@ class Executor:
             if self.busy():
                 silence = max(0.0, self.heard + CLIENT_SILENCE - time.monotonic())
                 wait = silence if wait is None else min(wait, silence)
+            if self.control_paused:
+                wait = 1.0 if wait is None else min(wait, 1.0)
             events = self.selector.select(wait)
             now = time.monotonic()
             if call is not None and call.deadline is not None and now >= call.deadline:
                 self.stop_call("stopped at its deadline")
+            if self.control_paused:
+                self.heard = now  # not read while paused: its silence says nothing
+                if _peer_gone():
+                    break  # the channel closed while its input waited: stop everything
             if self.busy() and now - self.heard >= CLIENT_SILENCE:
                 break  # the connection is gone without a close: stop everything
             for key, _ in events:
@@ -556,6 +616,8 @@ class Executor:
                             break
                 elif key.data == "call":
                     self.on_call_output()
+                elif key.data == "stdin":
+                    self.pump_stdin()
                 else:
                     self.on_output(key)
                 if not self.running:
@@ -571,6 +633,15 @@ class Executor:
                 self.stop_call("stopped: the client went away")
             except BrokenPipeError:
                 pass  # nobody to tell
+
+
+def _peer_gone():
+    """The channel's reader went away (sshd closed our stdout): an error or hang-up on fd 1."""
+    import select
+
+    poller = select.poll()
+    poller.register(1, 0)  # POLLERR and POLLHUP are always reported
+    return bool(poller.poll(0))
 
 
 class _Signalled(Exception):

@@ -126,10 +126,12 @@ def _start_daemon(
 
 
 def run(words: list[str]) -> int | None:
-    """The exit code of the command as a daemon ran it, or None: run it here (also when
-    stdin carries input: it is read where it is, by the command itself)."""
+    """The exit code of the command as a daemon ran it, or None: run it here (also when the
+    command reads stdin and stdin carries input: it is read where it is, by the command
+    itself). A command that does not read stdin is served whatever its stdin is (a pipe in a
+    script, a file from cron, `run -n`): the daemon gives it none."""
     found = _settings(words)
-    if found is None or has_piped_input():
+    if found is None or (protocol.reads_stdin(words) and has_piped_input()):
         return None
     try:
         os.getcwd()

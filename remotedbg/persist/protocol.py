@@ -153,6 +153,13 @@ def host_named(words: list[str]) -> str:
     return option_value(words, "-H", "--host") or ""
 
 
+def reads_stdin(words: list[str]) -> bool:
+    """Whether the command line reads its stdin: `run` does (its input goes to the remote
+    command) unless `-n`/`--no-stdin` says not; every other command leaves it alone."""
+    command = command_words(words)
+    return bool(command) and command[0] == "run" and not has_flag(words, "-n", "--no-stdin")
+
+
 def has_flag(words: list[str], *flags: str) -> bool:
     before = words[: words.index("--")] if "--" in words else words
     return any(word in flags for word in before)

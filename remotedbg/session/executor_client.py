@@ -14,6 +14,7 @@ import secrets
 import select
 import struct
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,80 @@ MAX_FRAME = 64 << 20  # as agent/executor.py: a longer announced frame is a corr
 SEND_STALL = 10.0  # seconds a send may wait for the remote's window before the channel is given up
 HEARTBEAT = 1.0  # seconds between frames while a request runs (the executor's CLIENT_SILENCE)
 EXECUTOR = "the remote executor"  # who a malformed answer came from
+
+
+INPUT_POLL = 0.005  # seconds between looks at a full send window while input waits
+INPUT_FRAME = 1 << 16  # input bytes a frame
+
+
+class _InputFeed:
+    """A command's input as I frames then J, sent as the channel's window takes them (never a
+    blocking send: the command's output must be read meanwhile, or a `cat` of more than the
+    windows hold would stop both ends). At most INPUT_AHEAD bytes are framed ahead."""
+
+    INPUT_AHEAD = 1 << 20
+
+    def __init__(self, data: bytes, rid: int) -> None:
+        self.data = memoryview(data)
+        self.rid = rid
+        self.frames: deque[bytes] = deque()  # whole frames not yet (fully) sent
+        self.framed = 0  # their bytes
+        self.head_sent = 0  # bytes of frames[0] already sent
+        self.ended = False  # J framed
+        self.fds: list[int] = []  # descriptors to wait on for more input (none: all is here)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.frames)
+
+    @property
+    def mid_frame(self) -> bool:
+        """A frame is partly sent: nothing else may be sent before its end."""
+        return self.head_sent > 0
+
+    @property
+    def wants_input(self) -> bool:
+        return not self.ended
+
+    def _frame(self, kind: str, payload: bytes) -> None:
+        self.frames.append(HEADER.pack(ord(kind), self.rid, len(payload)) + payload)
+        self.framed += len(self.frames[-1])
+
+    def pump(self, channel: paramiko.Channel) -> bool:
+        """Frames more input and sends what the window takes now; True when bytes went."""
+        while not self.ended and self.framed < self.INPUT_AHEAD:
+            chunk, self.data = self.data[:INPUT_FRAME], self.data[INPUT_FRAME:]
+            if chunk:
+                self._frame("I", bytes(chunk))
+            else:
+                self._frame("J", b"")
+                self.ended = True
+        sent_any = False
+        while self.frames and channel.send_ready():
+            head = self.frames[0]
+            sent = channel.send(head[self.head_sent :])
+            if sent <= 0:
+                break
+            sent_any = True
+            self.head_sent += sent
+            if self.head_sent == len(head):
+                self.frames.popleft()
+                self.framed -= len(head)
+                self.head_sent = 0
+        return sent_any
+
+    def stop_with(self, kind: str) -> None:
+        """No more input: the frame under way is finished, then `kind` (a kill) is sent."""
+        head = self.frames[0] if self.mid_frame else None
+        self.ended, self.data = True, memoryview(b"")
+        self.frames.clear()
+        self.framed = 0
+        if head is not None:
+            self.frames.append(head)
+            self.framed = len(head)
+        else:
+            self.head_sent = 0
+        self._frame(kind, b"")
 
 
 class ExecutorGone(Exception):
@@ -167,14 +242,18 @@ class ExecutorChannel:
                 del self.buffer[: -len(marker)]  # a login that prints megabytes
         del self.buffer[: self.buffer.index(marker) + len(marker)]
 
-    def _fill(self, deadline: float | None) -> None:
+    def _fill(self, deadline: float | None, feed: _InputFeed | None = None) -> None:
         """More bytes into the buffer. The deadline is checked first: a peer that floods
-        without end still times out."""
+        without end still times out. A command's input (`feed`) is sent as the channel's
+        window takes it, between reads: its output is read while its input goes out."""
         now = time.monotonic()
         remaining = None if deadline is None else deadline - now
         if remaining is not None and remaining <= 0:
             raise TimeoutError
-        if self.open_id is not None and now - self.last_sent >= HEARTBEAT:
+        if feed is not None and feed.pump(self.channel):
+            self.last_sent = now
+        mid_frame = feed is not None and feed.mid_frame
+        if self.open_id is not None and now - self.last_sent >= HEARTBEAT and not mid_frame:
             self.send("H", b"", self.open_id)
         while self.channel.recv_stderr_ready():
             self.stderr_tail = (self.stderr_tail + self.channel.recv_stderr(65536))[-4096:]
@@ -187,21 +266,30 @@ class ExecutorChannel:
             if not self.channel.recv_ready():
                 raise ExecutorGone(self.stderr_tail.decode("utf-8", "replace")[-300:])
         wait = HEARTBEAT if remaining is None else min(remaining, HEARTBEAT)
-        select.select([self.channel.fileno()], [], [], wait)
+        readable = [self.channel.fileno()]
+        if feed is not None and feed.pending:
+            wait = min(wait, INPUT_POLL)  # the window opens without a wake-up: look again soon
+        elif feed is not None and feed.wants_input:
+            readable += feed.fds
+        select.select(readable, [], [], wait)
 
-    def next_frame(self, deadline: float | None) -> tuple[str, int, bytes]:
+    def next_frame(
+        self, deadline: float | None, feed: _InputFeed | None = None
+    ) -> tuple[str, int, bytes]:
         """The next frame; TimeoutError at the deadline, ExecutorGone when the channel ends."""
         while True:
             frame = self._parse()
             if frame:
                 return frame
-            self._fill(deadline)
+            self._fill(deadline, feed)
 
-    def _frame_of(self, rid: int, deadline: float | None) -> tuple[str, bytes]:
+    def _frame_of(
+        self, rid: int, deadline: float | None, feed: _InputFeed | None = None
+    ) -> tuple[str, bytes]:
         """The next frame of request `rid`; those of ended requests are dropped, and the end
         frame closes the request."""
         while True:
-            kind, of, payload = self.next_frame(deadline)
+            kind, of, payload = self.next_frame(deadline, feed)
             if of != rid:
                 continue
             if kind == self.open_end:
@@ -242,18 +330,15 @@ class ExecutorChannel:
     ) -> tuple[int | None, bool]:
         deadline = None if timeout is None else time.monotonic() + timeout
         rid = self._begin("S")
+        feed = _InputFeed(stdin, rid) if stdin is not None else None
         try:
             self.send_json("X", {"cmd": text, "stdin": stdin is not None}, rid)
-            if stdin is not None:
-                for start in range(0, len(stdin), 1 << 16):
-                    self.send("I", stdin[start : start + (1 << 16)], rid)
-                self.send("J", b"", rid)
             stopping = False
             while True:
                 try:
-                    kind, payload = self._frame_of(rid, deadline)
+                    kind, payload = self._frame_of(rid, deadline, feed)
                 except TimeoutError:
-                    self._stop(rid)
+                    self._stop(rid, feed)
                     return None, True
                 if kind == "O":
                     collector.feed("stdout", payload)
@@ -264,16 +349,34 @@ class ExecutorChannel:
                     return (None if stopping else status), False
                 if collector.overflowed and not stopping:
                     stopping = True
-                    self.send("K", b"", rid)
+                    if feed is not None:  # after the input frame under way, never inside it
+                        feed.stop_with("K")
+                    else:
+                        self.send("K", b"", rid)
         except (KeyboardInterrupt, StdoutClosed):
-            self._stop(rid)
+            self._stop(rid, feed)
             raise
 
-    def _stop(self, rid: int) -> None:
+    def _stop(self, rid: int, feed: _InputFeed | None = None) -> None:
         """Kill the request's group and wait for the executor to confirm; an unresponsive
-        channel is closed (settled()), which makes the executor exit and stop the group."""
-        if self.open_id == rid:
+        channel is closed (settled()), which makes the executor exit and stop the group. With
+        input under way the kill follows its frame, sent as the window takes it, while the
+        output is read (a blocking send there would wait on an executor waiting on us)."""
+        if self.open_id != rid:
+            return
+        if feed is None:
             self.settled()
+            return
+        feed.stop_with("K")
+        deadline = time.monotonic() + STOP_WAIT
+        try:
+            while self.open_id == rid:
+                self._frame_of(rid, deadline, feed)
+        except (TimeoutError, ExecutorGone, KeyboardInterrupt) as why:
+            self.unresponsive = isinstance(why, TimeoutError)
+            if self.unresponsive:
+                signal_session(self.channel, "TERM")  # the executor stops its groups and exits
+            self.close()
 
     def call(
         self,

@@ -12,7 +12,9 @@ import selectors
 import shlex
 import signal
 import subprocess
+import threading
 import time
+from typing import Any
 
 from remotedbg.errors import RemoteCommandError
 from remotedbg.session.base import OutputCollector
@@ -69,13 +71,9 @@ class LocalSession(ProcessResidentSession):
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            if stdin is not None:
-                assert process.stdin is not None
-                try:
-                    process.stdin.write(stdin)
-                    process.stdin.close()
-                except BrokenPipeError:
-                    pass
+            if stdin is not None:  # written beside the output's reading: a `cat` of more
+                # than the pipes hold would otherwise stop both ends
+                threading.Thread(target=_feed, args=(process.stdin, stdin), daemon=True).start()
             with selectors.DefaultSelector() as selector:
                 assert process.stdout is not None and process.stderr is not None
                 selector.register(process.stdout, selectors.EVENT_READ, "stdout")
@@ -135,3 +133,11 @@ class LocalSession(ProcessResidentSession):
         if self._executor is not None:
             self._executor.close()
             self._executor = None
+
+
+def _feed(stream: Any, data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass

@@ -382,11 +382,17 @@ class SSHSession(ResidentSession):
         collector.expect_marker()
         try:
             channel.exec_command((PID_PREFIX + text).encode("utf-8", "surrogateescape"))
-            if stdin:
-                channel.sendall(stdin)
-            channel.shutdown_write()
+            # input goes out as the window takes it, between reads of the output: a `cat` of
+            # more than both windows hold would otherwise stop both ends
+            unsent = memoryview(stdin or b"")
+            if not unsent:
+                channel.shutdown_write()
             ready = channel.fileno()
             while True:
+                while unsent and channel.send_ready():
+                    unsent = unsent[channel.send(bytes(unsent[: 1 << 18])) :]
+                    if not unsent:
+                        channel.shutdown_write()
                 while channel.recv_ready():
                     collector.feed("stdout", channel.recv(65536))
                 while channel.recv_stderr_ready():
@@ -407,7 +413,7 @@ class SSHSession(ResidentSession):
                     self._stop(channel, _marker_pid(channel, collector))
                     return None, True
                 wait = 1.0 if remaining is None else min(remaining, 1.0)
-                select.select([ready], [], [], wait)
+                select.select([ready], [], [], min(wait, 0.005) if unsent else wait)
             status = channel.recv_exit_status() if channel.exit_status_ready() else -1
             if status < 0 and self._transport_dies(transport):
                 raise ConnectionFailed(

@@ -109,6 +109,20 @@ class ProcessChannel:
         return data
 
     # stdin
+    def send_ready(self) -> bool:
+        """ssh's stdin takes bytes now (paramiko's: its window has room)."""
+        if self.process is None or self.process.stdin is None or self.process.stdin.closed:
+            return False
+        return bool(select.select([], [self.process.stdin.fileno()], [], 0)[1])
+
+    def send(self, data: bytes) -> int:
+        """What of `data` the pipe takes now, without waiting (0 when full)."""
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            return os.write(self.process.stdin.fileno(), data)
+        except BlockingIOError:
+            return 0
+
     def sendall(self, data: bytes, budget: float = LOGIN_BUDGET) -> None:
         """Write all of `data`; OSError when ssh is gone or takes none of it for `budget` s."""
         assert self.process is not None and self.process.stdin is not None
