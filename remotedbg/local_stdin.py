@@ -1,15 +1,14 @@
 """Whether this process was given input on stdin (a pipe or a file, as in `cmd | remotedbg run`
-or `remotedbg run -- bash -s < script`), and reading it. Standard library only: the persistent
-session's client asks too (a command with input is run here, where the input is)."""
+or `remotedbg run -- bash -s < script`), and reading it as it arrives. Standard library only:
+the persistent session's client asks too (a command with input is run here, where the input
+is)."""
 
 from __future__ import annotations
 
 import os
+import select
 import stat
-import sys
-
-#: Input larger than this is refused: `run` is for commands, not for moving files.
-MAX_STDIN_BYTES = 64 << 20
+from collections.abc import Iterator
 
 
 def has_piped_input() -> bool:
@@ -21,11 +20,48 @@ def has_piped_input() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
-def read_piped_input(limit: int = MAX_STDIN_BYTES) -> bytes | None:
-    """All of stdin when it has piped input (None otherwise); raises ValueError past `limit`."""
-    if not has_piped_input():
-        return None
-    data = sys.stdin.buffer.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"stdin holds more than {limit >> 20} MiB")
-    return data
+class InputStream:
+    """Input read as it arrives, never whole (`tail -f log | run -- grep`, `tar c . | run --
+    tar x`): what a remote command's stdin is fed from."""
+
+    def __init__(self, fd: int = 0) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def read_ready(self, size: int) -> bytes | None:
+        """The bytes there are now (b"" at the end of the input), None when none has come."""
+        if not select.select([self.fd], [], [], 0)[0]:
+            return None
+        return self.read(size)
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes, waiting for them; b"" at the end (or an unreadable stdin)."""
+        try:
+            return os.read(self.fd, size)
+        except OSError:
+            return b""
+
+
+#: What a command's stdin is given: all of it, or a stream read as it arrives.
+Input = bytes | InputStream
+
+
+def piped_input() -> InputStream | None:
+    """stdin as a stream when it has piped input; None otherwise (nothing is read)."""
+    return InputStream(0) if has_piped_input() else None
+
+
+def input_chunks(given: Input, size: int = 1 << 16) -> Iterator[bytes]:
+    """The input in pieces, each waited for (a writer thread's loop); ends with the input."""
+    if isinstance(given, bytes):
+        view = memoryview(given)
+        for start in range(0, len(view), size):
+            yield bytes(view[start : start + size])
+        return
+    while True:
+        chunk = given.read(size)
+        if not chunk:
+            return
+        yield chunk

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -44,3 +45,54 @@ def test_a_command_that_stops_reading_ends_as_it_does_under_ssh(cli, route):
     done, took_true = _run(cli, route, ["true"], data)
     assert done.returncode == 0, done.stderr
     assert took < 15 and took_true < 15
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_input_is_streamed_as_it_arrives(box, isolated_state, route, tmp_path):
+    """`tail -f log | remotedbg run -- grep --line-buffered ERR`: each line that reaches the log
+    comes back while the input is still open (nothing waits for its end), as with ssh."""
+    import select
+
+    log = tmp_path / "server.log"
+    log.write_text("")
+    env = dict(os.environ, REMOTEDBG_SSH_CONFIG=str(box.ssh_config),
+               XDG_STATE_HOME=str(isolated_state), REMOTEDBG_PERSIST="0")  # fmt: skip
+    tail = subprocess.Popen(["tail", "-f", str(log)], stdout=subprocess.PIPE)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", *ROUTES[route], "--", "grep",
+         "--line-buffered", "ERR"],
+        stdin=tail.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert tail.stdout is not None and client.stdout is not None
+    tail.stdout.close()
+    try:
+        for n in range(3):
+            with open(log, "a") as handle:
+                handle.write(f"ok {n}\nERR {n}\n")
+            ready = select.select([client.stdout], [], [], 20)[0]
+            assert ready, (route, "no line within 20 s", client.poll())
+            assert client.stdout.readline() == f"ERR {n}\n".encode()
+    finally:
+        tail.kill()
+        tail.wait()
+    # the input's end is passed on: grep ends, and its status is the client's
+    assert client.wait(timeout=20) == 0, client.stderr.read() if client.stderr else b""
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_input_past_the_old_64_mib_limit_goes_through_tar(cli, route, tmp_path):
+    """`tar c dir | remotedbg run -- tar x -C DEST`: 80 MiB of input, no limit, every byte there."""
+    source = tmp_path / "src"
+    source.mkdir()
+    data = os.urandom(1 << 20)
+    for n in range(80):
+        (source / f"part{n:02d}").write_bytes(data[n:] + data[:n])
+    archive = subprocess.run(["tar", "c", "-C", str(source), "."], capture_output=True,
+                             check=True).stdout  # fmt: skip
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    done, _ = _run(cli, route, ["tar", "x", "-C", str(dest)], archive)
+    assert done.returncode == 0, done.stderr
+    for n in (0, 41, 79):
+        assert (dest / f"part{n:02d}").read_bytes() == (source / f"part{n:02d}").read_bytes()
+    assert len(list(dest.iterdir())) == 80

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from remotedbg.errors import Interrupted, RemoteTimeout
+from remotedbg.local_stdin import Input
 from remotedbg.session import transcript
 from remotedbg.session.result import RunResult
 
@@ -155,7 +156,7 @@ class Session(ABC):
         timeout: float | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-        stdin: bytes | None = None,
+        stdin: Input | None = None,
         stream: StreamCallback | None = None,
         max_output: int | None = None,
         label: str | None = None,
@@ -204,7 +205,7 @@ class Session(ABC):
 
     @abstractmethod
     def _execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         """Run `text`, feed the collector; return (exit status, timed out).
 

@@ -22,6 +22,7 @@ from remotedbg.errors import (
     RemoteCommandError,
     RemotedbgError,
 )
+from remotedbg.local_stdin import Input
 from remotedbg.session.base import OutputCollector, Session
 from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
 from remotedbg.session.resident import ResidentSession
@@ -107,7 +108,7 @@ class ContainerSession(ResidentSession):
         return RemoteCommandError(f"{self.name}: the executor stopped: {error}")
 
     def _execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         try:
             return self._ready().execute(text, stdin, collector, timeout)

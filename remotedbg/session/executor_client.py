@@ -21,6 +21,7 @@ from typing import Any
 import paramiko
 
 from remotedbg.errors import ConnectionFailed, StdoutClosed
+from remotedbg.local_stdin import Input, InputStream
 from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
 from remotedbg.session.chunk_pipe import ChunkPipe
@@ -44,14 +45,16 @@ class _InputFeed:
 
     INPUT_AHEAD = 1 << 20
 
-    def __init__(self, data: bytes, rid: int) -> None:
-        self.data = memoryview(data)
+    def __init__(self, given: Input, rid: int) -> None:
+        self.stream = given if isinstance(given, InputStream) else None
+        self.data = memoryview(given if isinstance(given, bytes) else b"")
         self.rid = rid
         self.frames: deque[bytes] = deque()  # whole frames not yet (fully) sent
         self.framed = 0  # their bytes
         self.head_sent = 0  # bytes of frames[0] already sent
         self.ended = False  # J framed
-        self.fds: list[int] = []  # descriptors to wait on for more input (none: all is here)
+        # descriptors to wait on for more input (none when all of it is here)
+        self.fds: list[int] = [self.stream.fileno()] if self.stream else []
 
     @property
     def pending(self) -> bool:
@@ -73,7 +76,12 @@ class _InputFeed:
     def pump(self, channel: paramiko.Channel) -> bool:
         """Frames more input and sends what the window takes now; True when bytes went."""
         while not self.ended and self.framed < self.INPUT_AHEAD:
-            chunk, self.data = self.data[:INPUT_FRAME], self.data[INPUT_FRAME:]
+            if self.stream is not None:
+                chunk = self.stream.read_ready(INPUT_FRAME)
+                if chunk is None:
+                    break  # nothing more yet: the output is read meanwhile
+            else:
+                chunk, self.data = self.data[:INPUT_FRAME], self.data[INPUT_FRAME:]
             if chunk:
                 self._frame("I", bytes(chunk))
             else:
@@ -326,7 +334,7 @@ class ExecutorChannel:
         return True
 
     def execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         deadline = None if timeout is None else time.monotonic() + timeout
         rid = self._begin("S")

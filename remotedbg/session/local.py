@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from remotedbg.errors import RemoteCommandError
+from remotedbg.local_stdin import Input, input_chunks
 from remotedbg.session.base import OutputCollector
 from remotedbg.session.resident import ProcessResidentSession
 from remotedbg.session.ssh_pipe import ProcessTransport
@@ -59,7 +60,7 @@ class LocalSession(ProcessResidentSession):
         return RemoteCommandError(f"{self.name}: the executor stopped: {error}")
 
     def _execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         process = subprocess.Popen(
             [self._shell, "-c", text],
@@ -135,9 +136,11 @@ class LocalSession(ProcessResidentSession):
             self._executor = None
 
 
-def _feed(stream: Any, data: bytes) -> None:
+def _feed(stream: Any, given: Input) -> None:
     try:
-        stream.write(data)
+        for chunk in input_chunks(given):
+            stream.write(chunk)
+            stream.flush()
         stream.close()
     except (BrokenPipeError, OSError, ValueError):
         pass

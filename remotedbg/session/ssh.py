@@ -27,6 +27,7 @@ from remotedbg.errors import (
     RemoteTimeout,
     StdoutClosed,
 )
+from remotedbg.local_stdin import Input, InputStream
 from remotedbg.session import hostkeys, terminal, transcript
 from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
 from remotedbg.session.chunk_pipe import ChunkPipe
@@ -349,7 +350,7 @@ class SSHSession(ResidentSession):
 
     # -- running --------------------------------------------------------------------------
     def _execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         # Every command runs under the executor, which owns its process group and stops it on
         # a timeout, Ctrl-C, or a client that went silent or away; an exec channel of its own
@@ -374,7 +375,7 @@ class SSHSession(ResidentSession):
             self.close()
 
     def _execute_on_channel(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         channel = self._open_channel()
         transport = channel.get_transport()
@@ -384,14 +385,23 @@ class SSHSession(ResidentSession):
             channel.exec_command((PID_PREFIX + text).encode("utf-8", "surrogateescape"))
             # input goes out as the window takes it, between reads of the output: a `cat` of
             # more than both windows hold would otherwise stop both ends
-            unsent = memoryview(stdin or b"")
-            if not unsent:
+            stream = stdin if isinstance(stdin, InputStream) else None
+            unsent = memoryview(stdin if isinstance(stdin, bytes) else b"")
+            more = stream is not None  # input still to come from the stream
+            if not unsent and not more:
                 channel.shutdown_write()
             ready = channel.fileno()
             while True:
+                if more and not unsent:
+                    chunk = stream.read_ready(1 << 16)  # type: ignore[union-attr]
+                    if chunk == b"":
+                        more = False
+                        channel.shutdown_write()
+                    elif chunk:
+                        unsent = memoryview(chunk)
                 while unsent and channel.send_ready():
                     unsent = unsent[channel.send(bytes(unsent[: 1 << 18])) :]
-                    if not unsent:
+                    if not unsent and not more:
                         channel.shutdown_write()
                 while channel.recv_ready():
                     collector.feed("stdout", channel.recv(65536))
@@ -413,7 +423,8 @@ class SSHSession(ResidentSession):
                     self._stop(channel, _marker_pid(channel, collector))
                     return None, True
                 wait = 1.0 if remaining is None else min(remaining, 1.0)
-                select.select([ready], [], [], min(wait, 0.005) if unsent else wait)
+                waiting = [ready] + ([stream.fileno()] if more and not unsent else [])  # type: ignore[union-attr]
+                select.select(waiting, [], [], min(wait, 0.005) if unsent else wait)
             status = channel.recv_exit_status() if channel.exit_status_ready() else -1
             if status < 0 and self._transport_dies(transport):
                 raise ConnectionFailed(

@@ -31,6 +31,7 @@ from remotedbg.errors import (
     RemoteTimeout,
     StdoutClosed,
 )
+from remotedbg.local_stdin import Input, input_chunks
 from remotedbg.session import transcript
 from remotedbg.session.base import PID_PREFIX, OutputCollector, kill_group_script
 from remotedbg.session.resident import ProcessResidentSession
@@ -106,7 +107,7 @@ class SystemSSHSession(ProcessResidentSession):
 
     # -- running ------------------------------------------------------------------------
     def _execute(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         if not (self.one_shot and self._executor is None):
             executor = self.executor()
@@ -120,7 +121,7 @@ class SystemSSHSession(ProcessResidentSession):
         return self._execute_in_process(text, stdin, collector, timeout)
 
     def _execute_in_process(
-        self, text: str, stdin: bytes | None, collector: OutputCollector, timeout: float | None
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
         """One ssh process for one command (a box without python3, or a one-shot `run`); the
         command's first line on stdout is its pid, the group _stop() stops."""
@@ -178,10 +179,10 @@ class SystemSSHSession(ProcessResidentSession):
         return status, False
 
     @staticmethod
-    def _feed_stdin(channel: ProcessChannel, stdin: bytes | None) -> None:
+    def _feed_stdin(channel: ProcessChannel, stdin: Input | None) -> None:
         try:
-            if stdin:
-                channel.sendall(stdin, budget=float("inf"))
+            for chunk in input_chunks(stdin) if stdin is not None else ():
+                channel.sendall(chunk, budget=float("inf"))
         except OSError:
             pass  # the command ended without reading it all
         channel.shutdown_write()

@@ -19,7 +19,7 @@ from remotedbg.front.cli.context import CommandContext, fail_with, remote_comman
 from remotedbg.front.environment import environment, stderr_console, stdout_console
 from remotedbg.front.output import emit_json, one_line, printable, write_raw
 from remotedbg.inventory import is_host_list
-from remotedbg.local_stdin import read_piped_input
+from remotedbg.local_stdin import piped_input
 from remotedbg.session import transcript
 
 
@@ -80,10 +80,7 @@ def run(
         if ctx.json:
             raise UsageError("--tty shows the program itself; it has no --json")
         return ctx.session.run_tty(line, cwd=cwd)
-    try:
-        given = None if no_stdin else read_piped_input()
-    except ValueError as error:
-        raise UsageError(f"{error}: copy files with get, not through run") from None
+    given = None if no_stdin else piped_input()  # streamed as it arrives, as ssh does
     try:
         session = ctx.one_command()
         result = session.run(
