@@ -162,3 +162,49 @@ def test_a_ticket_is_started_or_refused_once_and_interrupted_only_while_it_runs(
     # at most once: a client reruns a command only when the daemon never accepted it
     assert protocol.unknown_outcome(accepted=False) == protocol.RERUN
     assert protocol.unknown_outcome(accepted=True) == protocol.LOST
+
+
+CLOSED_PIPE_RUNS = 300
+
+
+def test_closed_pipe_runs_in_a_row_beside_a_cpu_hog_never_wedge_the_daemon(persistent):  # noqa: F811
+    """`run -- seq 1 2000000 | head -1` again and again, two CPU hogs beside: each ends at once
+    with `1` (issue 47). The closed stdout interrupts the daemon's main thread; raised inside
+    lock machinery it left a lock held that paramiko's transport thread then waited on, and the
+    daemon served nothing more (1 run in ~80 hung before; 1,000 in a row pass now)."""
+    assert persistent("run", "-H", "testbox", "--", "true").returncode == 0
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        for n in range(CLOSED_PIPE_RUNS):
+            piped = subprocess.run(
+                f"{sys.executable} -m remotedbg run -H testbox -- seq 1 2000000 | head -1",
+                shell=True, capture_output=True, timeout=30, env=persistent.env,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert piped.stdout == b"1\n", (n, piped.stderr[-300:])
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    # and the daemon serves on
+    assert persistent("run", "-H", "testbox", "--", "echo", "after").stdout == b"after\n"
+
+
+def test_an_interrupt_inside_lock_machinery_is_deferred():
+    """Where an interrupt may not be raised: the frames of threading's Condition, paramiko's
+    locking, the chunk pipe; anywhere else it is raised at once."""
+    import threading
+    import types
+
+    import paramiko.buffered_pipe
+
+    from remotedbg.local_signals import in_lock_code
+    from remotedbg.session import chunk_pipe
+
+    def frame_of(code: types.CodeType) -> object:
+        return types.SimpleNamespace(f_code=code)
+
+    assert in_lock_code(frame_of(threading.Condition.__enter__.__code__))
+    assert in_lock_code(frame_of(paramiko.buffered_pipe.BufferedPipe.feed.__code__))
+    assert in_lock_code(frame_of(chunk_pipe.ChunkPipe.read_ready.__code__))
+    assert not in_lock_code(frame_of(_wrong.__code__))

@@ -38,12 +38,14 @@ from collections.abc import Callable
 from typing import Any
 
 from remotedbg import local_gc
+from remotedbg.local_signals import in_lock_code
 from remotedbg.persist import protocol
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.session.kinds import import_ssh_kinds
 
 MAX_KEPT = 4
 CHECK_EVERY_S = 2.0
+INTERRUPT_RETRY_S = 0.01  # an interrupt that landed inside lock machinery comes again after
 QUEUE_WAIT_S = 3.0  # a command waits this long behind others before its client runs it itself
 MAX_QUEUE = 64
 
@@ -339,9 +341,17 @@ class Daemon:
             signal.pthread_kill(self.main_thread, signal.SIGINT)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
-        """In the main thread: stop the running command if its own client asked."""
+        """In the main thread: stop the running command if its own client asked; inside lock
+        machinery the interrupt is sent again a moment later (raised there, it would leave a
+        lock held that the connection's transport thread then waits on for good)."""
         running = self.running
         if running is not None and running in self.cancelled:
+            if in_lock_code(frame):
+                timer = threading.Timer(INTERRUPT_RETRY_S, signal.pthread_kill,
+                                        (self.main_thread, signal.SIGINT))  # fmt: skip
+                timer.daemon = True
+                timer.start()
+                return
             self.cancelled.discard(running)
             raise KeyboardInterrupt
 
