@@ -57,6 +57,7 @@ def main() -> None:
         "tensors pull d2t+t2d": [*cli, "tensors", "pull", "-H", "benchbox", str(box["bad"]),
                                  "d2t", "t2d", "-o", str(work / "pulled"), "--force"],
         "run -n -- true": [*cli, "run", "-H", "benchbox", "-n", "--", "true"],
+        "run -- wc -c": [*cli, "run", "-H", "benchbox", "--", "wc", "-c"],  # reads its input
     }  # fmt: skip
     hogs = ([subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
             if "--hog" in sys.argv else [])  # fmt: skip

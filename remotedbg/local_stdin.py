@@ -9,12 +9,17 @@ import os
 import select
 import stat
 from collections.abc import Iterator
+from contextvars import ContextVar
+
+#: The descriptor that is this command's stdin: 0, or the client's own handed to the
+#: persistent session's daemon (SCM_RIGHTS) for the command it serves.
+STDIN_FD: ContextVar[int] = ContextVar("stdin_fd", default=0)
 
 
 def has_piped_input() -> bool:
     """stdin is a pipe, a socket or a regular file (not a terminal, not /dev/null, not closed)."""
     try:
-        mode = os.fstat(0).st_mode
+        mode = os.fstat(STDIN_FD.get()).st_mode
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
@@ -50,7 +55,7 @@ Input = bytes | InputStream
 
 def piped_input() -> InputStream | None:
     """stdin as a stream when it has piped input; None otherwise (nothing is read)."""
-    return InputStream(0) if has_piped_input() else None
+    return InputStream(STDIN_FD.get()) if has_piped_input() else None
 
 
 def input_chunks(given: Input, size: int = 1 << 16) -> Iterator[bytes]:

@@ -416,8 +416,9 @@ def test_a_connection_opened_ahead_that_failed_fails_its_command_as_opening_it_w
 
 def test_a_script_with_stdin_a_pipe_or_a_file_is_served_by_the_daemon(persistent, tmp_path):
     """From a script stdin is a pipe or a file (xargs, cron, subprocess): every command that does
-    not read stdin is served by the daemon all the same (issue 47); `run` given input reads it
-    where it is, here, and the remote command gets every byte."""
+    not read stdin is served by the daemon all the same (issue 47), and so is `run` given
+    input: its stdin itself is handed to the daemon (SCM_RIGHTS), and the remote command gets
+    every byte."""
     (tmp_path / "notes.txt").write_text("hello\n")
     fed = tmp_path / "fed.txt"
     fed.write_bytes(b"abc\n" * 1000)
@@ -446,8 +447,9 @@ def test_a_script_with_stdin_a_pipe_or_a_file_is_served_by_the_daemon(persistent
             assert (done.returncode, done.stdout) == (cold.returncode, cold.stdout), (args, how)
             assert served() == count + 1, (args, how, "not served by the daemon")
             count += 1
-    # `run` reads its input: here, never through the daemon
+    # `run` reads its input: the client hands its stdin to the daemon, which streams it
     for how in ("pipe", "file"):
         counted = with_stdin(["run", "-H", "testbox", "--", "wc", "-c"], how)
         assert counted.returncode == 0 and counted.stdout.split() == [b"4000"], how
-        assert served() == count
+        assert served() == count + 1, (how, "not served by the daemon")
+        count += 1

@@ -126,12 +126,12 @@ def _start_daemon(
 
 
 def run(words: list[str]) -> int | None:
-    """The exit code of the command as a daemon ran it, or None: run it here (also when the
-    command reads stdin and stdin carries input: it is read where it is, by the command
-    itself). A command that does not read stdin is served whatever its stdin is (a pipe in a
-    script, a file from cron, `run -n`): the daemon gives it none."""
+    """The exit code of the command as a daemon ran it, or None: run it here. Whatever stdin
+    is: a command that reads it (`run` with piped input) hands the descriptor itself to the
+    daemon, which streams it; any other command gets none there (a pipe in a script, a file
+    from cron, `run -n`)."""
     found = _settings(words)
-    if found is None or (protocol.reads_stdin(words) and has_piped_input()):
+    if found is None:
         return None
     try:
         os.getcwd()
@@ -160,6 +160,9 @@ def _relay(sock: socket.socket, words: list[str]) -> int | None:
         "stderr_tty": sys.stderr.isatty(),
         "columns": _columns(),
     }
+    # the command's input: stdin itself, handed to the daemon, which reads it as it arrives
+    stdin_fd = 0 if protocol.reads_stdin(words) and has_piped_input() else None
+    request["stdin"] = stdin_fd is not None
     rid = int.from_bytes(os.urandom(8), "big") or 1
     interrupts = []
     accepted = False
@@ -191,7 +194,10 @@ def _relay(sock: socket.socket, words: list[str]) -> int | None:
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        protocol.send_json(sock, "R", request, rid)
+        if stdin_fd is None:
+            protocol.send_json(sock, "R", request, rid)
+        else:
+            protocol.send_json_with_fd(sock, "R", request, rid, stdin_fd)
         frames = protocol.Frames(sock)
         while True:
             frame = frames.next()

@@ -39,12 +39,14 @@ from typing import Any
 
 from remotedbg import local_gc
 from remotedbg.local_signals import in_lock_code
+from remotedbg.local_stdin import STDIN_FD
 from remotedbg.persist import protocol
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.session.kinds import import_ssh_kinds
 
 MAX_KEPT = 4
 CHECK_EVERY_S = 2.0
+_NO_INPUT = -1  # a descriptor that is none: has_piped_input() is False
 INTERRUPT_RETRY_S = 0.01  # an interrupt that landed inside lock machinery comes again after
 QUEUE_WAIT_S = 3.0  # a command waits this long behind others before its client runs it itself
 MAX_QUEUE = 64
@@ -293,11 +295,20 @@ class Daemon:
         if uid != os.getuid():
             return  # another user's process: never served, never answered
         conn.settimeout(10)
-        frames = protocol.Frames(conn)
-        frame = frames.next()
-        conn.settimeout(None)
-        if frame is None:
-            return
+        frames = protocol.Frames(conn, take_fds=True)  # the client's stdin may come with it
+        try:
+            frame = frames.next()
+            frames.take_fds = False
+            conn.settimeout(None)
+            if frame is not None:
+                self._answer(conn, frames, frame)
+        finally:
+            for fd in frames.fds:  # the command has ended (or never started): ours to close
+                os.close(fd)
+
+    def _answer(
+        self, conn: socket.socket, frames: protocol.Frames, frame: tuple[str, int, bytes]
+    ) -> None:
         kind, rid, payload = frame
         if kind == "S":
             protocol.send_json(conn, "I", self.status())
@@ -306,7 +317,10 @@ class Daemon:
             self.quit.set()
             self.requests.put(None)
         elif kind == "R" and self.requests.qsize() < MAX_QUEUE:
-            self._command(conn, frames, Ticket(rid), json.loads(payload))
+            request = json.loads(payload)
+            # its input: the descriptor the client handed over, read here as it arrives
+            request["stdin_fd"] = frames.fds[0] if request.get("stdin") and frames.fds else None
+            self._command(conn, frames, Ticket(rid), request)
         else:
             protocol.send_json(conn, "B", {"reason": "busy"}, rid)
 
@@ -442,6 +456,9 @@ class Daemon:
                 os.environ["COLUMNS"] = str(request["columns"])
             sys.stdout, sys.stderr = _stream(out), _stream(err)
             sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
+            # no input unless the client handed its stdin over (the daemon's own is /dev/null)
+            given = request.get("stdin_fd")
+            stdin_token = STDIN_FD.set(given if given is not None else _NO_INPUT)
             token = SESSION_KEEPER.set(self.keeper)
             try:
                 self.running = rid
@@ -457,6 +474,7 @@ class Daemon:
                 self.running = None
                 ticket.finish()
                 SESSION_KEEPER.reset(token)
+                STDIN_FD.reset(stdin_token)
             self.commands += 1
         except OSError as error:  # the client's directory vanished, or the client did
             code = 1

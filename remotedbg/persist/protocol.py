@@ -79,13 +79,27 @@ def send_json(sock: socket.socket, kind: str, value: Any, rid: int = 0) -> None:
     send(sock, kind, json.dumps(value).encode("utf-8"), rid)
 
 
+MAX_FDS = 4  # descriptors a daemon takes with a request (one is used: the client's stdin)
+
+
+def send_json_with_fd(sock: socket.socket, kind: str, value: Any, rid: int, fd: int) -> None:
+    """A frame whose first byte carries `fd` (SCM_RIGHTS), as OpenSSH's mux client hands its
+    descriptors to the master: the daemon reads the client's stdin itself."""
+    payload = json.dumps(value).encode("utf-8")
+    frame = FRAME.pack(ord(kind), rid, len(payload)) + payload
+    socket.send_fds(sock, [frame[:1]], [fd])
+    sock.sendall(frame[1:])
+
+
 class Frames:
     """Frames (kind, request id, payload) read from a socket; `next()` is None at end of
     stream."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, take_fds: bool = False) -> None:
         self.sock = sock
         self.buffer = b""
+        self.take_fds = take_fds  # descriptors passed with the bytes (SCM_RIGHTS) are kept
+        self.fds: list[int] = []
 
     def next(self) -> tuple[str, int, bytes] | None:
         while True:
@@ -97,7 +111,11 @@ class Frames:
                     payload = self.buffer[FRAME.size : FRAME.size + length]
                     self.buffer = self.buffer[FRAME.size + length :]
                     return chr(kind), rid, payload
-            chunk = self.sock.recv(1 << 16)
+            if self.take_fds:
+                chunk, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, MAX_FDS)
+                self.fds += fds
+            else:
+                chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return None
             self.buffer += chunk

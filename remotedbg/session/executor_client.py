@@ -354,6 +354,7 @@ class ExecutorChannel:
                     collector.feed("stderr", payload)
                 elif kind == "S":
                     status = answers.exit_status(_decode(payload), EXECUTOR)
+                    self._end_input(feed)
                     return (None if stopping else status), False
                 if collector.overflowed and not stopping:
                     stopping = True
@@ -364,6 +365,20 @@ class ExecutorChannel:
         except (KeyboardInterrupt, StdoutClosed):
             self._stop(rid, feed)
             raise
+
+    def _end_input(self, feed: _InputFeed | None) -> None:
+        """The command ended before its input did: the frame under way is sent whole (the next
+        request's frames must not land inside it; the executor reads again once its command
+        ends), nothing after it."""
+        if feed is None or not feed.mid_frame:
+            return
+        rest = feed.frames[0][feed.head_sent :]
+        feed.stop_with("H")  # what follows it is dropped
+        try:
+            self.channel.sendall(rest)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise ExecutorGone(str(exc)) from None
+        self.last_sent = time.monotonic()
 
     def _stop(self, rid: int, feed: _InputFeed | None = None) -> None:
         """Kill the request's group and wait for the executor to confirm; an unresponsive
