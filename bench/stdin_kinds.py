@@ -25,6 +25,7 @@ from tests.sshd import start_box  # noqa: E402
 
 RUNS = 9
 STREAM_BYTES = 64 << 20
+SCRIPT_COMMANDS = 100
 
 
 def _timed(argv: list[str], env: dict, stdin: str, work: Path) -> float:
@@ -87,6 +88,17 @@ def main() -> None:
             assert done.stdout.split()[0] == str(STREAM_BYTES).encode(), done
             print(f"stream 64 MiB into wc -c, {label:20} {took:6.2f} s "
                   f"{STREAM_BYTES / took / (1 << 20):7.1f} MiB/s")  # fmt: skip
+        # a script of 100 commands, stdin a pipe (as a loop in a shell script has it)
+        hostname = ["cat", "/etc/hostname"]
+        scripts = (("ssh (ControlMaster)", [*ssh, *hostname]),
+                   ("remotedbg cat", [*cli, "cat", "-H", "benchbox", hostname[1]]))
+        for label, argv in scripts:
+            start = time.perf_counter()
+            for _ in range(SCRIPT_COMMANDS):
+                subprocess.run(argv, input=b"", capture_output=True, env=env, check=True)
+            took = time.perf_counter() - start
+            print(f"script of {SCRIPT_COMMANDS} commands, {label:20} {took:6.2f} s "
+                  f"{took / SCRIPT_COMMANDS * 1000:6.1f} ms each")  # fmt: skip
         subprocess.run([*ssh, "-O", "exit"], capture_output=True)
     finally:
         for hog in hogs:
