@@ -503,3 +503,34 @@ def test_get_of_a_large_file_needs_no_second_ssh(cli, certs, tmp_path):
     assert len(ran) == 1 and "RDBG-AGENT" in ran[0]  # the executor's, and no other
     assert (here / "big.bin").read_bytes() == source.read_bytes()
     assert wait_for(lambda: certs.nothing_left(config), timeout=10)
+
+
+def test_local_command_runs_here_as_ssh_runs_it(cli, certs, tmp_path):
+    """`PermitLocalCommand yes` with `LocalCommand`: ssh runs it on this machine after the login,
+    its %-tokens expanded (issue 46, item 8); remotedbg reaches such a host through the system
+    ssh client, so it runs as ssh runs it, once a connection; without PermitLocalCommand it does
+    not run. A plain host with it is taken from paramiko (the pure choice below)."""
+    from remotedbg.session.target import ConnectOptions, resolve
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    line = f"LocalCommand touch {marks}/ssh-%h-%p-%r-%n"
+    config = certs.config("local.conf", "PermitLocalCommand yes", line)
+    assert ssh(config, "certbox", "true").returncode == 0
+    expected = f"ssh-127.0.0.1-{certs.server.port}-{certs.server.user}-certbox"
+    assert [p.name for p in marks.iterdir()] == [expected]  # what ssh itself does
+    (marks / expected).unlink()
+    result = cli("run", "-H", "certbox", "--ssh-config", str(config), "--", "echo", "ours", env=ENV)
+    assert (result.returncode, result.stdout) == (0, b"ours\n"), result.stderr
+    assert [p.name for p in marks.iterdir()] == [expected]
+    (marks / expected).unlink()
+    off = certs.config("local-off.conf", line)  # PermitLocalCommand no: ssh's default
+    assert cli("run", "-H", "certbox", "--ssh-config", str(off), "--", "true",
+               env=ENV).returncode == 0  # fmt: skip
+    assert list(marks.iterdir()) == []
+    plain = certs.config("local-plain.conf", cert=False)
+    plain.write_text(plain.read_text().replace(
+        "Host jumpbox", f"  PermitLocalCommand yes\n  {line}\n\nHost jumpbox", 1))  # fmt: skip
+    target = resolve(ConnectOptions(host="certbox", ssh_config=str(plain)))
+    assert target.needs_system_ssh == [f"localcommand touch {marks}/ssh-%h-%p-%r-%n"]
+    assert wait_for(lambda: certs.nothing_left(config), timeout=10)

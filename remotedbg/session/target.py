@@ -334,6 +334,12 @@ def beyond_paramiko(values: dict[str, list[str]]) -> list[str]:
     for path in values.get("identityfile", []):
         if security_key(os.path.expanduser(path)):
             found.append(f"identityfile {path} (a FIDO security key)")
+    # LocalCommand runs here after the login, with ssh's %-tokens, only where
+    # PermitLocalCommand allows it (ssh_config(5)): ssh itself runs it, as for `ssh HOST`
+    local = [v.strip() for v in values.get("localcommand", []) if v.strip() not in ("", "none")]
+    permitted = [v.strip().lower() for v in values.get("permitlocalcommand", ["no"])]
+    if local and permitted[0] == "yes":
+        found.append(f"localcommand {local[0]}")
     return found
 
 
