@@ -1,7 +1,7 @@
 """Whether this process was given input on stdin (a pipe or a file, as in `cmd | remotedbg run`
 or `remotedbg run -- bash -s < script`), and reading it as it arrives. Standard library only:
-the persistent session's client asks too (a command with input is run here, where the input
-is)."""
+the persistent session's client asks too (it hands a command's stdin to the daemon, which
+reads it through STDIN_FD)."""
 
 from __future__ import annotations
 

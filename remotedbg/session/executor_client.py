@@ -101,6 +101,14 @@ class _InputFeed:
                 self.head_sent = 0
         return sent_any
 
+    def drop(self) -> bytes:
+        """Send nothing more: the rest of the frame under way (to be sent whole), or b""."""
+        rest = self.frames[0][self.head_sent :] if self.mid_frame else b""
+        self.ended, self.data = True, memoryview(b"")
+        self.frames.clear()
+        self.framed = self.head_sent = 0
+        return rest
+
     def stop_with(self, kind: str) -> None:
         """No more input: the frame under way is finished, then `kind` (a kill) is sent."""
         head = self.frames[0] if self.mid_frame else None
@@ -370,10 +378,9 @@ class ExecutorChannel:
         """The command ended before its input did: the frame under way is sent whole (the next
         request's frames must not land inside it; the executor reads again once its command
         ends), nothing after it."""
-        if feed is None or not feed.mid_frame:
+        rest = feed.drop() if feed is not None else b""
+        if not rest:
             return
-        rest = feed.frames[0][feed.head_sent :]
-        feed.stop_with("H")  # what follows it is dropped
         try:
             self.channel.sendall(rest)
         except (OSError, EOFError, paramiko.SSHException) as exc:
@@ -395,6 +402,7 @@ class ExecutorChannel:
         try:
             while self.open_id == rid:
                 self._frame_of(rid, deadline, feed)
+            self._end_input(feed)  # the kill itself may be half sent
         except (TimeoutError, ExecutorGone, KeyboardInterrupt) as why:
             self.unresponsive = isinstance(why, TimeoutError)
             if self.unresponsive:
