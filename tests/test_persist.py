@@ -353,8 +353,15 @@ def test_the_first_command_finds_its_connection_opened_ahead(
 
 
 def _local_executors() -> list[int]:
-    """This process's children that are remotedbg executors (a `local` session's)."""
-    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+    """This process's children that are remotedbg executors (a `local` session's), whichever
+    thread started them (the keeper opens ahead in a thread of its own: its children are
+    listed under that thread's task, not the main thread's)."""
+    children = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            children += (task / "children").read_text().split()
+        except OSError:
+            continue  # a thread that ended meanwhile
     return [int(c) for c in children if b"RDBG-AGENT" in _cmdline(int(c))]
 
 
