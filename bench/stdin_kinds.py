@@ -5,7 +5,8 @@ input streaming against OpenSSH's `ssh` (a ControlMaster, the same box) in the s
     python bench/stdin_kinds.py [--hog]
 
 `--hog` runs two busy loops beside (a loaded box). Each command is a new `python -m
-remotedbg` process, as a script types it; medians of 9 after a warm-up.
+remotedbg` process, as a script types it; medians of 15 after a warm-up, the three
+kinds of stdin interleaved.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bench.timing import median_ms  # noqa: E402
 from remotedbg.front.demo import build_demo_box  # noqa: E402
 from tests.sshd import start_box  # noqa: E402
 
-RUNS = 9
+RUNS = 15
 STREAM_BYTES = 64 << 20
 SCRIPT_COMMANDS = 100
 
@@ -67,8 +68,12 @@ def main() -> None:
               f"{'pipe/null':>9} {'file/null':>9}")  # fmt: skip
         for name, argv in commands.items():
             _timed(argv, env, "null", work)  # the daemon and its caches warm
-            medians = {kind: median_ms([_timed(argv, env, kind, work) for _ in range(RUNS)])
-                       for kind in ("null", "pipe", "file")}  # fmt: skip
+            samples: dict[str, list[float]] = {"null": [], "pipe": [], "file": []}
+            for round_ in range(RUNS):  # interleaved, the order turning: a load's drift is shared
+                kinds = list(samples)[round_ % 3:] + list(samples)[: round_ % 3]
+                for kind in kinds:
+                    samples[kind].append(_timed(argv, env, kind, work))
+            medians = {kind: median_ms(times) for kind, times in samples.items()}
             print(f"{name:22} {medians['null']:12.0f} {medians['pipe']:8.0f} "
                   f"{medians['file']:8.0f} {medians['pipe'] / medians['null']:9.2f} "
                   f"{medians['file'] / medians['null']:9.2f}")  # fmt: skip
