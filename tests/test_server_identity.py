@@ -118,6 +118,10 @@ def test_the_role_of_each_launch_form_as_processes_run():
         ("timeout", "600", py, "-m", "sglang.launch_server"): WRAPPER,
         ("bash", "-c", "python -m sglang.launch_server > log 2>&1; true"): WRAPPER,
         ("runuser", "-u", "svc", "--", py, "-m", "vllm.entrypoints.openai.api_server"): WRAPPER,
+        ("/opt/conda/bin/conda", "run", "-n", "serve", "python", "-m", "sglang.launch_server"):
+            WRAPPER,
+        ("/usr/local/bin/uv", "run", "vllm", "serve", "/m"): WRAPPER,
+        (py, "-m", "pip", "install", "vllm"): None,
     }  # fmt: skip
     for argv, role in cases.items():
         exe = None if argv[0].startswith(("/v/", "sglang::", "VLLM::")) else argv[0]

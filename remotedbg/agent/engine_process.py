@@ -20,7 +20,8 @@ ENGINE, WRAPPER = "engine", "wrapper"
 # defaults for a standalone call; the client sends remotedbg.engines.knowledge's own
 SERVER_WRAPPERS = ("runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env",
                    "setsid", "stdbuf", "timeout", "nice", "ionice", "taskset", "numactl",
-                   "chrt", "time", "tini", "dumb-init")  # fmt: skip
+                   "chrt", "time", "tini", "dumb-init", "uv", "conda", "mamba", "micromamba",
+                   "pixi", "poetry", "pipenv")  # fmt: skip
 # the interpreter's own options that take a value (python3 --help): skipped with the value
 _VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
 _OWN = "remotedbg"

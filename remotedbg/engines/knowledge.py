@@ -224,6 +224,8 @@ DEFAULT_TIME_LIMIT = 3.0
 SERVER_WRAPPERS = [
     "runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup", "env", "setsid", "stdbuf",
     "timeout", "nice", "ionice", "taskset", "numactl", "chrt", "time", "tini", "dumb-init",
+    # environment managers whose `run` stays as the parent of what it starts
+    "uv", "conda", "mamba", "micromamba", "pixi", "poetry", "pipenv",
 ]  # fmt: skip
 
 KNOWLEDGE: dict[str, Any] = {
