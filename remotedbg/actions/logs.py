@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.actions import runtime_logs
-from remotedbg.actions.server_arg import may_be_port, parse_server, the_one_server
+from remotedbg.actions.server_arg import (
+    may_be_port,
+    parse_server,
+    servers_named,
+    the_one_server,
+)
 from remotedbg.agent.redact import redact_text
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
@@ -28,10 +33,7 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
 
     found = servers(number)
     if number is not None and not found and may_be_port(number):  # no server's PID: its port?
-        every = servers(None)
-        found = [s for s in every if number in (s.get("listening") or [])] or [
-            s for s in every if launch_spec(s).get("port") == number
-        ]
+        found = servers_named(servers(None), number, lambda s: launch_spec(s).get("port"))
     if not found:
         what = (
             f"no SGLang or vLLM server with PID {server}" if server else "no SGLang or vLLM server"

@@ -163,13 +163,10 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
             "the scan cannot see)"
         )
     def label(server: dict) -> str:
-        return f"pid {server['pid']} ({server.get('engine')}, port {_port(server)})"
+        port = (server.get("spec") or {}).get("port")
+        return f"pid {server['pid']} ({server.get('engine')}, port {port})"
 
     return the_one_server(live, label)
-
-
-def _port(server: dict) -> Any:
-    return (server.get("spec") or {}).get("port")
 
 
 def _ceiling(server: dict | None, answer: dict) -> int | None:

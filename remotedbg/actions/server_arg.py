@@ -5,6 +5,7 @@ port it serves on."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from remotedbg.errors import UsageError
 
@@ -27,16 +28,22 @@ def may_be_port(number: int) -> bool:
     return number <= MAX_PORT
 
 
-def servers_named(servers: list[dict], number: int) -> list[dict]:
+def _spec_port(server: dict) -> Any:
+    return (server.get("spec") or {}).get("port")
+
+
+def servers_named(
+    servers: list[dict], number: int, port_of: Callable[[dict], Any] = _spec_port
+) -> list[dict]:
     """The running servers `--server NUMBER` names: the one whose PID or worker's PID it is,
     else the one listening on that port (the socket table), else those whose launch serves on
-    it (its --port, or the engine's default)."""
+    it (`port_of`: its --port, or the engine's default)."""
     live = [s for s in servers if s.get("pid") is not None]
     by_pid = [s for s in live if s["pid"] == number or number in (s.get("children") or [])]
     if by_pid or not may_be_port(number):
         return by_pid[:1]
     listening = [s for s in live if number in (s.get("listening") or [])]
-    return listening or [s for s in live if (s.get("spec") or {}).get("port") == number]
+    return listening or [s for s in live if port_of(s) == number]
 
 
 def the_one_server(live: list[dict], label: Callable[[dict], str]) -> dict:

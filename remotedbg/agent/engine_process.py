@@ -23,12 +23,32 @@ SERVER_WRAPPERS = ("runuser", "sudo", "su", "bash", "sh", "dash", "zsh", "nohup"
                    "chrt", "time", "tini", "dumb-init", "uv", "conda", "mamba", "micromamba",
                    "pixi", "poetry", "pipenv")  # fmt: skip
 # the interpreter's own options that take a value (python3 --help): skipped with the value
-_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
+PY_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
 _OWN = "remotedbg"
 
 
 def _interpreter(name):
     return name.startswith(("python", "pypy"))
+
+
+def interpreter_target(args):
+    """What `python ARGS` runs: ("-m", MODULE), ("-c", CODE), ("script", PATH), or (None,
+    None) when nothing (the interpreter's own options skipped)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word in ("-m", "-c"):
+            return word, args[i + 1] if i + 1 < len(args) else ""
+        if word.startswith(("-m", "-c")) and len(word) > 2:
+            return word[:2], word[2:]
+        if word in PY_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith("-") and word != "-":
+            i += 1
+            continue
+        return "script", word
+    return None, None
 
 
 def program_words(argv):
@@ -39,21 +59,12 @@ def program_words(argv):
         return []
     if not _interpreter(os.path.basename(argv[0])):
         return argv[:2]
-    i = 1
-    while i < len(argv):
-        word = argv[i]
-        if word == "-c":
-            return argv[: len(argv)]
-        if word == "-m" or (word.startswith("-m") and len(word) > 2):
-            return [argv[0], "-m"] + (argv[i + 1 : i + 2] if word == "-m" else [word[2:]])
-        if word in _VALUE_OPTIONS:
-            i += 2
-            continue
-        if word.startswith("-") and word != "-":
-            i += 1
-            continue
-        return [argv[0], word]
-    return argv[:1]
+    kind, value = interpreter_target(argv[1:])
+    if kind == "-c":
+        return list(argv)
+    if kind == "-m":
+        return [argv[0], "-m", value]
+    return [argv[0], value] if kind == "script" else argv[:1]
 
 
 def is_own(argv):
@@ -85,10 +96,9 @@ def process_role(argv, exe, patterns, wrappers):
     # the program named the engine: an interpreter, the engine's own entry script or a
     # worker's title (`sglang::scheduler`: the title replaces argv[0], exe stays python)
     first = os.path.basename(argv[0])
+    # (also another user's entry script, `vllm serve`, whose exe is not readable)
     if any(_interpreter(n) for n in names if n) or first.split(":")[0].lower() in patterns:
         return ENGINE, engine
-    if exe is None and first in patterns:
-        return ENGINE, engine  # another user's entry script (`vllm serve`): exe not readable
     return None, None
 
 

@@ -26,7 +26,13 @@ from remotedbg.agent.containers import (
     process_uid,
     real_path,
 )
-from remotedbg.agent.engine_process import ENGINE, SERVER_WRAPPERS, ancestors, process_role
+from remotedbg.agent.engine_process import (
+    ENGINE,
+    SERVER_WRAPPERS,
+    ancestors,
+    interpreter_target,
+    process_role,
+)
 from remotedbg.agent.file_stamp import add_file
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 
@@ -708,27 +714,14 @@ def _environ(pid):
     return found
 
 
-#: Interpreter options that take a value as the next word.
-_PY_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
-
-
 def _script_dir(args, cwd, place):
     """sys.path[0] of `python ARGS`: the working directory for -m and -c (and no script), else
     the folder of the script as resolved."""
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word in ("-m", "-c") or word.startswith(("-m", "-c")) and len(word) > 2:
-            return cwd
-        if word in _PY_VALUE_OPTIONS:
-            i += 2
-            continue
-        if word.startswith("-") and word != "-":
-            i += 1
-            continue
-        script = place(word) if word.startswith("/") else os.path.join(cwd, word)
-        return os.path.dirname(real_path(script))
-    return cwd
+    kind, word = interpreter_target(args)
+    if kind != "script":
+        return cwd
+    script = place(word) if word.startswith("/") else os.path.join(cwd, word)
+    return os.path.dirname(real_path(script))
 
 
 def _version_of(inst, eng):
