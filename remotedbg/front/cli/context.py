@@ -351,6 +351,10 @@ def remote_command(
         connection.pop("persist")
         connection.pop("no_persist")
         connection["identity"] = connection["identity"] or []
+        # of user@host[:port] and -l (-p), the first typed wins, as in ssh
+        typed = environment()
+        connection["host_user_first"] = typed.typed_before(("--host", "-H"), ("--user", "-l"))
+        connection["host_port_first"] = typed.typed_before(("--host", "-H"), ("--port", "-p"))
         ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
         try:
             run_guarded(lambda: func(ctx, **kwargs), as_json)
