@@ -148,3 +148,28 @@ def test_user_at_host_before_l_wins_as_in_ssh(cli, regress):
     ours = cli("run", "-l", "nosuchuser-rdbg", "-H", spec, "--ssh-config", str(config),
                "--", "true")  # fmt: skip
     assert ours.returncode == 255 and b"nosuchuser-rdbg" in ours.stderr
+
+
+def test_tokens_expand_as_ssh_expands_them(tmp_path):
+    """Our %-tokens against ssh's own: `ssh -G` expands ControlPath (not IdentityFile), so the
+    same token string through both must read the same, for an alias with HostKeyAlias and
+    for -l/-p given on the command line."""
+    from remotedbg.session.target import ConnectOptions, connection_tokens, expand_path, resolve
+
+    tokens = "%C,%d,%h,%i,%k,%L,%l,%n,%p,%r,%u,%%"
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host tokbox\n  HostName 127.0.0.2\n  User alice\n  Port 2222\n  HostKeyAlias keyname\n"
+        f"  ControlPath /tmp/{tokens}\n  IdentityFile /tmp/{tokens}\n"
+    )
+    for user, port in ((None, None), ("bob", 2200)):
+        argv = ["ssh", "-G", "-F", str(config)] + (["-l", user, "-p", str(port)] if user else [])
+        shown = subprocess.run([*argv, "tokbox"], capture_output=True, text=True, check=True)
+        controlpath = next(line.split(" ", 1)[1] for line in shown.stdout.splitlines()
+                           if line.startswith("controlpath "))  # fmt: skip
+        target = resolve(ConnectOptions(host="tokbox", ssh_config=str(config), user=user,
+                                         port=port))  # fmt: skip
+        ours = connection_tokens(target.hostname, target.port, target.user, "tokbox",
+                                 target.host_key_alias, None)  # fmt: skip
+        assert expand_path(f"/tmp/{tokens}", ours) == controlpath
+        assert target.missing_identity_files == [controlpath]  # IdentityFile read the same way

@@ -25,6 +25,7 @@ from remotedbg.local_stdin import Input, InputStream
 from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
 from remotedbg.session.chunk_pipe import ChunkPipe
+from remotedbg.session.send_env import env_request_bytes
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
@@ -200,7 +201,8 @@ class ExecutorChannel:
         executor = cls(channel)
         try:
             if env and isinstance(channel, paramiko.Channel):
-                channel.update_environment(env)  # no reply asked, as ssh: sshd drops the rest
+                # no reply asked, as ssh: sshd keeps what its AcceptEnv allows
+                channel.update_environment(env_request_bytes(env))
             channel.exec_command(boot)
             channel.sendall(bundle_for(marker, env) if env else bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)

@@ -16,6 +16,7 @@ Pure: no I/O here.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -52,6 +53,12 @@ def command_env(
     }
     sent.update(set_env)
     return {name: value for name, value in sent.items() if name not in SSHD_SETS}
+
+
+def env_request_bytes(env: Mapping[str, str]) -> dict[bytes, bytes]:
+    """The env requests' names and values as the bytes of this machine's environment (a value
+    that is not UTF-8 goes as it is, as ssh sends it)."""
+    return {os.fsencode(name): os.fsencode(value) for name, value in env.items()}
 
 
 @dataclass

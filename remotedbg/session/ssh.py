@@ -40,6 +40,7 @@ from remotedbg.session.executor_client import (
 )
 from remotedbg.session.resident import ResidentSession
 from remotedbg.session.result import RunResult
+from remotedbg.session.send_env import env_request_bytes
 from remotedbg.session.ssh_words import connect_failure, missing_identities, unresolved
 from remotedbg.session.target import (
     ConnectOptions,
@@ -487,7 +488,7 @@ class SSHSession(ResidentSession):
         reply asked: sshd keeps what its AcceptEnv allows)."""
         env = self._command_env()
         if env:
-            channel.update_environment(env)
+            channel.update_environment(env_request_bytes(env))
 
     @staticmethod
     def _transport_dies(transport: paramiko.Transport, within: float = 0.5) -> bool:
