@@ -501,7 +501,8 @@ class Executor:
                 cwd=_home(),
                 env=command_environ(request, self.from_channel),
             )
-        except OSError as exc:  # e.g. the login shell vanished, or no more processes
+        except (OSError, ValueError) as exc:  # the login shell vanished, no more processes,
+            # a NUL or `=` in a name of the request's env
             why = "remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)
             _send("E", why.encode(), rid)
             _send_json("S", {"exit": 127}, rid)

@@ -32,11 +32,6 @@ class ConnectOptions:
     max_output: int | None = None
     container: str | None = None  # work inside this container of the host (its runtime's exec)
     transport: str = "auto"  # auto | ssh (the system OpenSSH client) | paramiko
-    # ssh takes the first value it obtains of each parameter: `-H user@host -l other` is
-    # `user`, `-l other -H user@host` is `other` (and so for :port and -p); True when the
-    # --host word came before -l (resp. -p) on the command line
-    host_user_first: bool = False
-    host_port_first: bool = False
 
 
 @dataclass
@@ -262,15 +257,14 @@ def _paramiko_lookup(host: str, config: str | None) -> dict[str, list[str]]:
 
 
 def command_line_user(options: ConnectOptions, spec: str) -> str | None:
-    """The user the command line names: of `user@host` and -l, the first typed, as ssh."""
-    typed = parse_host_spec(spec)[0]
-    return (typed or options.user) if options.host_user_first else (options.user or typed)
+    """The user the command line names: -l, else the `user@` of the host (the front has
+    dropped a -l typed after `user@host`: ssh takes the first value it obtains)."""
+    return options.user or parse_host_spec(spec)[0]
 
 
 def command_line_port(options: ConnectOptions, spec: str) -> int | None:
-    """The port the command line names: of `host:port` and -p, the first typed, as ssh."""
-    typed = parse_host_spec(spec)[2]
-    return (typed or options.port) if options.host_port_first else (options.port or typed)
+    """The port the command line names: -p, else the host's `:port` (likewise)."""
+    return options.port or parse_host_spec(spec)[2]
 
 
 def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
