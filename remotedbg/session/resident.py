@@ -4,6 +4,7 @@ of them; each kind says where its executor is and what it forgets when a call ti
 
 from __future__ import annotations
 
+import os
 import time
 from abc import abstractmethod
 from collections.abc import Callable
@@ -36,8 +37,6 @@ class ResidentSession(Session):
         which a persistent session's daemon sets to each client's for its command."""
         if not self._sends_env():
             return {}
-        import os
-
         target = self.target  # type: ignore[attr-defined]
         return command_env(target.send_env, target.set_env, os.environ)
 
