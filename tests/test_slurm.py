@@ -1,15 +1,33 @@
-"""Slurm jobs as targets, on a real one-node Slurm cluster the suite starts (tests/slurm.py:
-munged, slurmctld and slurmd as root in a temp dir, free ports, its own key and config)."""
+"""Slurm jobs as targets (`-H slurm:JOB[/NODE][@LOGIN]`, remotedbg/session/slurm.py), on a real
+one-node Slurm cluster the suite starts (tests/slurm.py: munged, slurmctld and slurmd as root in a
+temp dir, free ports, its own key and config). The server is a stand-in engine
+(tests/engine_standins.py) started by a batch job; every command reaches it through a step of
+that job, directly and through the suite's sshd as the login node. After each command no step of
+remotedbg's is left in the job."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.slurm import Cluster, available
+from tests.checkpoints import write_eagle3_checkpoint, write_target_config
+from tests.conftest import REPO, SshWorld, free_port
+from tests.procs import wait_for
+from tests.slurm import NODE, Cluster, available
+from tests.sshd import make_sshd, write_client_config
+from tests.test_probe import scripted_steps
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+
+HEALTHY = [3, 2, 3, 1]
 
 
 @pytest.fixture(scope="module")
@@ -19,6 +37,78 @@ def cluster() -> Iterator[Cluster]:
         yield started.start()
     finally:
         started.stop()
+
+
+@pytest.fixture(scope="module")
+def served(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A batch job named `sglang-srv` serving a stand-in SGLang launched with EAGLE for an
+    EAGLE3 draft (the mismatch diagnose and spec-audit name), its stdout in the job's file."""
+    root = tmp_path_factory.mktemp("slurm-served")
+    shim = root / "shim" / "sglang"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("")
+    (shim / "launch_server.py").write_text(
+        "from tests.engine_standins import main\nmain('sglang')\n"
+    )
+    target = write_target_config(root / "target")
+    draft = write_eagle3_checkpoint(root / "draft")
+    port = free_port()
+    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target),
+            "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", str(draft),
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "4", "--port", str(port)]  # fmt: skip
+    env = dict(cluster.env, PYTHONPATH=f"{root / 'shim'}{os.pathsep}{REPO}",
+               STANDIN_SCRIPT=json.dumps({"engine": "sglang", "pattern": {"default": HEALTHY}}))
+    done = subprocess.run(
+        ["sbatch", "--parsable", "-J", "sglang-srv", "-o", str(root / "job.out"), "--wrap",
+         "exec " + shlex.join(argv)], env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    job = done.stdout.strip()
+    assert wait_for(lambda: "serving on" in _read(root / "job.out"), timeout=20), cluster.logs()
+    pid = next(p for p in _pids() if f"--port\0{port}\0".encode() in _cmdline(p))
+    yield {"job": job, "port": port, "pid": pid, "log": root / "job.out", "draft": draft}
+    cluster.cancel(job)
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def rdbg(cluster: Cluster, *args: str, ssh_config: Path | None = None, input: bytes = b"",
+         timeout: float = 90) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
+    """The CLI with the cluster's SLURM_CONF; through a login node (`ssh_config`) without it:
+    srun and squeue run there, with what the login node sets."""
+    env = dict(cluster.env, COLUMNS="200", REMOTEDBG_PERSIST="0")
+    if ssh_config:
+        env["REMOTEDBG_SSH_CONFIG"] = str(ssh_config)
+        del env["SLURM_CONF"]
+    return subprocess.run([sys.executable, "-m", "remotedbg", *args], env=env, input=input,
+                          capture_output=True, timeout=timeout)  # fmt: skip
+
+
+def no_steps_left(cluster: Cluster, job: str) -> bool:
+    """No step of the job but its batch script's, and no executor of remotedbg's running."""
+    mark = f"SLURM_JOB_ID={job}\0".encode()
+    executors = [p for p in _pids() if b"RDBG-AGENT" in _cmdline(p) and mark in _environ(p)]
+    return cluster.steps(job) == [] and not executors
 
 
 def test_a_step_of_a_running_job_reads_its_stdin(cluster: Cluster) -> None:
@@ -33,3 +123,125 @@ def test_a_step_of_a_running_job_reads_its_stdin(cluster: Cluster) -> None:
     finally:
         cluster.cancel(job)
     assert cluster.jobs() == []
+
+
+def test_run_and_get_inside_the_job_by_id_name_and_node(cluster: Cluster, served: dict,
+                                                        tmp_path: Path) -> None:  # fmt: skip
+    job = served["job"]
+    for host in (f"slurm:{job}", "slurm:sglang-srv", f"slurm:{job}/{NODE}"):
+        done = rdbg(cluster, "run", "-H", host, "--", "sh", "-c",
+                    "echo $SLURM_JOB_ID $SLURMD_NODENAME; cat",
+                    input=b"through srun\n")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode().splitlines() == [f"{job} {NODE}", "through srun"]
+        assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+    # files and globs as the job's node sees them
+    out = tmp_path / "got"
+    out.mkdir()
+    done = rdbg(cluster, "get", "-H", f"slurm:{job}", f"{served['draft']}/*.json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert (out / "config.json").read_bytes() == (served["draft"] / "config.json").read_bytes()
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_diagnose_and_spec_audit_find_the_server_in_the_job(cluster: Cluster, served: dict):
+    job, pid = served["job"], served["pid"]
+    done = rdbg(cluster, "diagnose", "-H", f"slurm:{job}", "--server", str(served["port"]),
+                "--json", "--no-probe", timeout=180)  # fmt: skip
+    doc = json.loads(done.stdout)
+    assert done.returncode == 1 and doc["server"]["pid"] == pid, done.stderr
+    assert doc["causes"][0]["id"] == "algorithm-mismatch", doc["causes"]
+    # scoped to the job's server: this machine may run others (the job's node is this machine)
+    done = rdbg(cluster, "playbook", "spec-audit", "-H", "slurm:sglang-srv", "--json",
+                "--var", f"server={served['port']}", timeout=180)  # fmt: skip
+    doc = json.loads(done.stdout)
+    assert [s["pid"] for s in doc["results"]["servers"]["servers"]] == [pid], done.stderr
+    assert "algorithm-mismatch" in [f["id"] for f in doc["findings"]], doc["findings"]
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_probe_and_logs_reach_the_server_from_inside_the_job(cluster: Cluster, served: dict):
+    job = served["job"]
+    done = rdbg(cluster, "probe", "-H", f"slurm:{job}", "--server", str(served["port"]),
+                "--json", "--max-tokens", "32", "-n", "1", "--compare", "none")  # fmt: skip
+    doc = json.loads(done.stdout)
+    steps = scripted_steps(HEALTHY, 32)
+    assert doc["summary"]["overall"]["accept_length"] == round(32 / len(steps), 3), done.stderr
+    done = rdbg(cluster, "logs", "-H", f"slurm:{job}", "--server", str(served["pid"]), "-n",
+                "3", "--json")  # fmt: skip
+    doc = json.loads(done.stdout)
+    assert done.returncode == 0 and doc["path"] == str(served["log"]), done.stderr
+    assert doc["lines"] == served["log"].read_text().splitlines()[-3:]
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_the_step_ends_with_the_command(cluster: Cluster, served: dict) -> None:
+    """Ctrl-C, a timeout and a killed remotedbg each leave no step and no executor."""
+    job = served["job"]
+    for stop in ("SIGINT", "SIGKILL"):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
+            env=dict(cluster.env, REMOTEDBG_PERSIST="0"), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert wait_for(lambda: cluster.steps(job) != [], timeout=15)
+        assert wait_for(lambda: any(_cmdline(p) == b"sleep\x0060\x00" for p in _pids()), 10)
+        process.send_signal(getattr(signal, stop))
+        _, stderr = process.communicate(timeout=15)
+        if stop == "SIGINT":
+            assert process.returncode == 130, stderr
+        assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), (stop, cluster.steps(job))
+        assert not [p for p in _pids() if _cmdline(p) == b"sleep\x0060\x00"]
+    done = rdbg(cluster, "run", "-H", f"slurm:{job}", "--timeout", "1", "--", "sleep", "60")
+    assert done.returncode == 255 and b"timed out" in done.stderr, done.stderr
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
+    job = cluster.submit("sleep 300", name="short")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
+        env=dict(cluster.env, REMOTEDBG_PERSIST="0"), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert wait_for(lambda: cluster.steps(job) != [], timeout=15)
+    cluster.run("scancel", job)
+    _, stderr = process.communicate(timeout=30)
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"remotedbg: slurm:{job}: job {job} ended")
+    assert process.returncode == 255
+    # a job no longer running, and the forms that name none, are one line each
+    for host, code, said in ((f"slurm:{job}", 255, f"job {job}"),
+                             ("slurm:nosuchjob", 255, "no running job named nosuchjob"),
+                             ("slurm:", 2, "expected slurm:JOB[/NODE][@LOGIN]"),
+                             ("slurm:1/a/b", 2, "expected slurm:JOB[/NODE][@LOGIN]")):  # fmt: skip
+        done = rdbg(cluster, "run", "-H", host, "--", "true")
+        lines = done.stderr.decode().strip().splitlines()
+        assert (done.returncode, len(lines)) == (code, 1) and said in lines[0], done.stderr
+    assert wait_for(lambda: job not in cluster.jobs(), timeout=15)
+
+
+@pytest.fixture(scope="module")
+def login(cluster: Cluster, ssh_world: SshWorld, tmp_path_factory) -> Path:
+    """The suite's sshd as the cluster's login node: its sessions get the cluster's SLURM_CONF,
+    as a login node's users get /etc/slurm/slurm.conf."""
+    root = tmp_path_factory.mktemp("slurm-login")
+    server = make_sshd(root / "sshd", ssh_world.user_key,
+                       extra_config=(f"SetEnv SLURM_CONF={cluster.conf}",))  # fmt: skip
+    config = write_client_config(root / "ssh_config", {"login": server}, root / "known_hosts")
+    yield config
+    server.stop()
+
+
+def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login: Path) -> None:
+    job = served["job"]
+    done = rdbg(cluster, "run", "-H", f"slurm:{job}@login", "--", "sh", "-c",
+                "echo $SLURM_JOB_ID; cat", input=b"via login\n", ssh_config=login)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines() == [job, "via login"]
+    done = rdbg(cluster, "diagnose", "-H", "slurm:sglang-srv@login", "--server",
+                str(served["port"]), "--json", "--no-probe", ssh_config=login)  # fmt: skip
+    doc = json.loads(done.stdout)
+    assert doc["server"]["pid"] == served["pid"], done.stderr
+    assert doc["causes"][0]["id"] == "algorithm-mismatch", doc["causes"]
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
