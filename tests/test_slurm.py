@@ -20,10 +20,11 @@ import pytest
 
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
-from tests.procs import wait_for
+from tests.procs import persist_daemons, wait_for
 from tests.slurm import NODE, Cluster, available
 from tests.sshd import make_sshd, write_client_config
 from tests.test_probe import scripted_steps
+from tests.test_tty import Terminal
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 
@@ -92,11 +93,17 @@ def _environ(pid: int) -> bytes:
         return b""
 
 
+def cli_env(cluster: Cluster, **extra: str) -> dict[str, str]:
+    """The test's environment (conftest's isolated_state) with the cluster's SLURM_CONF."""
+    return {**os.environ, "SLURM_CONF": str(cluster.conf), "COLUMNS": "200",
+            "REMOTEDBG_PERSIST": "0", **extra}  # fmt: skip
+
+
 def rdbg(cluster: Cluster, *args: str, ssh_config: Path | None = None, input: bytes = b"",
          timeout: float = 90) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
     """The CLI with the cluster's SLURM_CONF; through a login node (`ssh_config`) without it:
     srun and squeue run there, with what the login node sets."""
-    env = dict(cluster.env, COLUMNS="200", REMOTEDBG_PERSIST="0")
+    env = cli_env(cluster)
     if ssh_config:
         env["REMOTEDBG_SSH_CONFIG"] = str(ssh_config)
         del env["SLURM_CONF"]
@@ -181,7 +188,7 @@ def test_the_step_ends_with_the_command(cluster: Cluster, served: dict) -> None:
     for stop in ("SIGINT", "SIGKILL"):
         process = subprocess.Popen(
             [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
-            env=dict(cluster.env, REMOTEDBG_PERSIST="0"), stdin=subprocess.DEVNULL,
+            env=cli_env(cluster), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         assert wait_for(lambda: cluster.steps(job) != [], timeout=15)
@@ -201,7 +208,7 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
     job = cluster.submit("sleep 300", name="short")
     process = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
-        env=dict(cluster.env, REMOTEDBG_PERSIST="0"), stdin=subprocess.DEVNULL,
+        env=cli_env(cluster), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     assert wait_for(lambda: cluster.steps(job) != [], timeout=15)
@@ -219,6 +226,13 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
         lines = done.stderr.decode().strip().splitlines()
         assert (done.returncode, len(lines)) == (code, 1) and said in lines[0], done.stderr
     assert wait_for(lambda: job not in cluster.jobs(), timeout=15)
+    twins = [cluster.submit("sleep 300", name="twin") for _ in range(2)]
+    done = rdbg(cluster, "run", "-H", "slurm:twin", "--", "true")
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert f"2 running jobs named twin ({', '.join(sorted(twins))})" in lines[0]
+    for twin in twins:
+        cluster.cancel(twin)
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +259,41 @@ def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login: Pa
     assert doc["server"]["pid"] == served["pid"], done.stderr
     assert doc["causes"][0]["id"] == "algorithm-mismatch", doc["causes"]
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_run_t_gets_a_terminal_in_the_job(cluster: Cluster, served: dict) -> None:
+    job = served["job"]
+    program = ("import os, sys; print('tty', sys.stdin.isatty(), os.environ['SLURM_JOB_ID']); "
+               "print('got', input('name? ')); sys.exit(7)")  # fmt: skip
+    env = cli_env(cluster, TERM="xterm")
+    term = Terminal(["run", "-t", "-H", f"slurm:{job}", "--", "python3", "-c", program], env,
+                    columns=90, lines=30)  # fmt: skip
+    term.wait_for(b"name? ")
+    assert f"tty True {job}".encode() in term.seen
+    term.type(b"hello\r")
+    term.wait_for(b"got hello")
+    assert term.exit_status() == 7
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def test_a_persistent_session_holds_one_step_until_its_daemon_goes(
+    cluster: Cluster, served: dict, tmp_path: Path
+) -> None:
+    job = served["job"]
+    runtime = tmp_path / "run"
+    env = cli_env(cluster, REMOTEDBG_PERSIST="60", REMOTEDBG_RUNTIME_DIR=str(runtime))
+    said = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sh", "-c",
+             "echo $SLURM_STEP_ID"], env=env, capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout.decode().strip())
+    assert said[0] == said[1] and cluster.steps(job) == [f"{job}.{said[0]}"]
+    daemons = persist_daemons(runtime)
+    assert daemons
+    for pid in daemons:  # the worst end: killed, nothing of its own closes the step
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
