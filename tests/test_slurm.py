@@ -226,6 +226,11 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
         lines = done.stderr.decode().strip().splitlines()
         assert (done.returncode, len(lines)) == (code, 1) and said in lines[0], done.stderr
     assert wait_for(lambda: job not in cluster.jobs(), timeout=15)
+    done = subprocess.run([sys.executable, "-m", "remotedbg", "run", "-H", "slurm:1", "--", "true"],
+                          env=cli_env(cluster, PATH="/nonexistent"), capture_output=True)
+    assert done.returncode == 255 and done.stderr.decode().splitlines() == [
+        "remotedbg: slurm:1: no squeue on this machine: no Slurm client there"
+    ]
     twins = [cluster.submit("sleep 300", name="twin") for _ in range(2)]
     done = rdbg(cluster, "run", "-H", "slurm:twin", "--", "true")
     lines = done.stderr.decode().strip().splitlines()
@@ -259,6 +264,19 @@ def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login: Pa
     assert doc["server"]["pid"] == served["pid"], done.stderr
     assert doc["causes"][0]["id"] == "algorithm-mismatch", doc["causes"]
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+    # the system ssh client too; killed, its connection's end ends the step on the login node
+    env = cli_env(cluster, REMOTEDBG_SSH_CONFIG=str(login))
+    del env["SLURM_CONF"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "--transport", "ssh", "-H",
+         f"slurm:{job}@login", "--", "sleep", "60"], env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert wait_for(lambda: any(_cmdline(p) == b"sleep\x0060\x00" for p in _pids()), 20)
+    process.kill()
+    process.communicate()
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
+    assert not [p for p in _pids() if _cmdline(p) == b"sleep\x0060\x00"]
 
 
 def test_run_t_gets_a_terminal_in_the_job(cluster: Cluster, served: dict) -> None:

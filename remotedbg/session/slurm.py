@@ -115,6 +115,9 @@ class SlurmSession(ResidentSession):
         result = self.host.run(["squeue", "--noheader", *words], timeout=30)
         if "Invalid job id" in result.stderr:  # a job the controller has forgotten
             return []
+        if result.exit_status == 127:
+            where = self.host.name if self.host.kind != LOCAL else "this machine"
+            raise RemoteCommandError(f"{self.name}: no squeue on {where}: no Slurm client there")
         if not result.ok:
             said = result.stderr.strip().splitlines()
             raise RemoteCommandError(
