@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -204,7 +205,7 @@ def test_the_step_ends_with_the_command(cluster: Cluster, served: dict) -> None:
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
 
 
-def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
+def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster, tmp_path: Path) -> None:
     job = cluster.submit("sleep 300", name="short")
     process = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
@@ -236,7 +237,24 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster) -> None:
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert f"2 running jobs named twin ({', '.join(sorted(twins))})" in lines[0]
+    # a node not in the job; a job whose PATH has no python3: srun's own words, one line
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for program in ("srun", "squeue", "sh"):
+        (bare / program).symlink_to(shutil.which(program))
+    for host, env, said in (
+        (f"slurm:{twins[0]}/othernode", {}, "Requested node configuration is not available"),
+        # slurmstepd's execve() line or srun's summary after it, whichever came last
+        (f"slurm:{twins[0]}", {"PATH": str(bare)}, "python3"),
+    ):
+        done = subprocess.run([sys.executable, "-m", "remotedbg", "run", "-H", host, "--", "true"],
+                              env=cli_env(cluster, **env), capture_output=True)  # fmt: skip
+        lines = done.stderr.decode().strip().splitlines()
+        assert done.returncode == 255 and len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"remotedbg: {host}: srun into job {twins[0]} failed: ")
+        assert said in lines[0], lines
     for twin in twins:
+        assert wait_for(lambda: no_steps_left(cluster, twin), timeout=10)  # noqa: B023
         cluster.cancel(twin)
 
 

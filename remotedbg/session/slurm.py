@@ -30,6 +30,7 @@ PREFIX = "slurm:"
 START_TIMEOUT = 60.0  # srun may wait for the controller to create the step
 _JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 _WORD = re.compile(r"^[^\s/@,]+$")
+_TASK_EXITED = re.compile(r"task \d+: Exited with exit code")
 
 
 class SlurmJobGone(RemoteCommandError):
@@ -191,6 +192,8 @@ class SlurmSession(ResidentSession):
             state = self.job_state()
             if state != "RUNNING":
                 raise self._gone(state)
+            if _TASK_EXITED.search(why):  # srun's summary; slurmstepd's execve() line is above
+                why += f" (is {agent_bundle.DEFAULT_PYTHON} on the job's PATH?)"
             raise RemoteCommandError(
                 f"{self.name}: srun into job {self.job_id} failed: {why or 'no answer'}"
             )
