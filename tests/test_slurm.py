@@ -17,7 +17,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.numpy import load_file
 
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
@@ -149,6 +151,20 @@ def test_run_and_get_inside_the_job_by_id_name_and_node(cluster: Cluster, served
     done = rdbg(cluster, "get", "-H", f"slurm:{job}", f"{served['draft']}/*.json", str(out))
     assert done.returncode == 0, done.stderr
     assert (out / "config.json").read_bytes() == (served["draft"] / "config.json").read_bytes()
+    pulled = tmp_path / "pulled.safetensors"
+    done = rdbg(cluster, "tensors", "pull", "-H", f"slurm:{job}", str(served["draft"]), "d2t",
+                "-o", str(pulled))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    original = {}
+    for shard in served["draft"].glob("*.safetensors"):
+        original.update(load_file(str(shard)))
+    np.testing.assert_array_equal(load_file(str(pulled))["d2t"], original["d2t"])
+    # two jobs' hosts as one fleet, a row each
+    done = rdbg(cluster, "run", "-H", f"slurm:{job},slurm:sglang-srv", "--", "sh", "-c",
+                "echo $SLURM_JOB_ID")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.decode().splitlines() if line.strip()]
+    assert rows == [f"── slurm:{job}: exit 0", job, "── slurm:sglang-srv: exit 0", job], rows
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
 
 
