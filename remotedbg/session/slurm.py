@@ -17,14 +17,16 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.local_stdin import Input
 from remotedbg.session.base import OutputCollector, Session
-from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
 from remotedbg.session.resident import ResidentSession
 from remotedbg.session.target import LOCAL, ConnectOptions
+
+if TYPE_CHECKING:  # executor_client brings paramiko, which srun run here never needs
+    from remotedbg.session.executor_client import ExecutorChannel
 
 PREFIX = "slurm:"
 START_TIMEOUT = 60.0  # srun may wait for the controller to create the step
@@ -172,6 +174,7 @@ class SlurmSession(ResidentSession):
 
     def _start(self) -> ExecutorChannel:
         from remotedbg.session import agent_bundle
+        from remotedbg.session.executor_client import ExecutorChannel
 
         boot = shlex.join(srun_words(self.job_id, self.spec.node)) + " "
         boot += agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON)
@@ -225,6 +228,8 @@ class SlurmSession(ResidentSession):
     def _execute(
         self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
     ) -> tuple[int | None, bool]:
+        from remotedbg.session.executor_client import ExecutorGone
+
         try:
             return self._ready().execute(text, stdin, collector, timeout)
         except ExecutorGone as gone:
