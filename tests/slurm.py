@@ -1,7 +1,8 @@
-"""A real one-node Slurm cluster for the Slurm tests, hermetic: Debian's `slurm-wlm` (22.05)
+"""A real two-node Slurm cluster for the Slurm tests, hermetic: Debian's `slurm-wlm` (22.05)
 and `munge`, every bit of state in a temp dir (its own munge key and socket, its own
-slurm.conf on free ports, spool and state dirs there), `munged`, `slurmctld` and `slurmd` run
-as root, and all of it stopped at the end with nothing left: no job, no step, no process of the
+slurm.conf on free ports, spool and state dirs there), `munged`, `slurmctld` and one `slurmd`
+per node (both on this machine, each `-N NAME` with its own port and spool dir) run as root,
+and all of it stopped at the end with nothing left: no job, no step, no process of the
 cluster's, no file.
 
 What this sandbox allows: no cgroup controllers, so `ProctrackType=proctrack/linuxproc` (the
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-NODE = "rdbgnode"
+NODES = ("rdbg1", "rdbg2")  # two slurmd on this machine, each its own port and spool
 BINARIES = ("munged", "slurmctld", "slurmd", "srun", "sbatch", "squeue", "scancel")
 
 
@@ -49,14 +50,16 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def _conf(root: Path, ctld_port: int, slurmd_port: int, srun_ports: tuple[int, int]) -> str:
+def _conf(root: Path, ctld_port: int, node_ports: list[int], srun_ports: tuple[int, int]) -> str:
     cpus = os.cpu_count() or 1
+    nodes = [f"NodeName={name} NodeAddr=127.0.0.1 NodeHostname={socket.gethostname()}"
+             f" Port={port} CPUs={cpus} State=UNKNOWN"
+             for name, port in zip(NODES, node_ports, strict=True)]  # fmt: skip
     return "\n".join(
         [
             "ClusterName=rdbgtest",
             "SlurmctldHost=localhost(127.0.0.1)",
             f"SlurmctldPort={ctld_port}",
-            f"SlurmdPort={slurmd_port}",
             f"SrunPortRange={srun_ports[0]}-{srun_ports[1]}",
             "SlurmUser=root",
             "SlurmdUser=root",
@@ -64,11 +67,11 @@ def _conf(root: Path, ctld_port: int, slurmd_port: int, srun_ports: tuple[int, i
             "AuthType=auth/munge",
             "CredType=cred/munge",
             f"StateSaveLocation={root}/state",
-            f"SlurmdSpoolDir={root}/spool",
+            f"SlurmdSpoolDir={root}/spool/%n",
             f"SlurmctldPidFile={root}/slurmctld.pid",
-            f"SlurmdPidFile={root}/slurmd.pid",
+            f"SlurmdPidFile={root}/slurmd-%n.pid",
             f"SlurmctldLogFile={root}/slurmctld.log",
-            f"SlurmdLogFile={root}/slurmd.log",
+            f"SlurmdLogFile={root}/slurmd-%n.log",
             "SlurmctldDebug=info",
             "SlurmdDebug=info",
             "ProctrackType=proctrack/linuxproc",
@@ -86,11 +89,10 @@ def _conf(root: Path, ctld_port: int, slurmd_port: int, srun_ports: tuple[int, i
             "KillWait=2",
             "MinJobAge=2",
             "InactiveLimit=0",
-            # several steps share a job's CPUs (the executor's `srun --overlap`)
-            f"NodeName={NODE} NodeAddr=127.0.0.1 NodeHostname={socket.gethostname()}"
-            f" CPUs={cpus} State=UNKNOWN",
-            f"PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP"
-            " OverSubscribe=FORCE:4",
+            *nodes,
+            # jobs share the nodes' CPUs: the tests run several at once on two cores
+            f"PartitionName=debug Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE"
+            " State=UP OverSubscribe=FORCE:4",
             "",
         ]
     )
@@ -102,15 +104,15 @@ class Cluster:
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="remotedbg-slurm-"))
         self.root.chmod(0o755)
-        for sub in ("munge", "state", "spool"):
+        for sub in ("munge", "state", "spool", *(f"spool/{name}" for name in NODES)):
             (self.root / sub).mkdir(mode=0o700)
         (self.root / "munge").chmod(0o755)  # clients of any user reach the socket
         key = self.root / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o400)
-        ctld, slurmd, low = _free_ports(3)
+        ctld, low, *node_ports = _free_ports(2 + len(NODES))
         self.conf = self.root / "slurm.conf"
-        self.conf.write_text(_conf(self.root, ctld, slurmd, (low, low + 20)))
+        self.conf.write_text(_conf(self.root, ctld, node_ports, (low, low + 20)))
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self._daemons: list[subprocess.Popen[bytes]] = []
         self._key = key
@@ -126,9 +128,10 @@ class Cluster:
         self._wait(lambda: (munge / "munge.sock").exists(), timeout, "munged")
         self._daemon([_which("slurmctld") or "slurmctld", "-D", "-i", "-f", str(self.conf)],
                      "slurmctld")  # fmt: skip
-        self._daemon([_which("slurmd") or "slurmd", "-D", "-N", NODE, "-f", str(self.conf)],
-                     "slurmd")  # fmt: skip
-        self._wait(self._node_idle, timeout, "the node")
+        for name in NODES:
+            self._daemon([_which("slurmd") or "slurmd", "-D", "-N", name, "-f", str(self.conf)],
+                         f"slurmd-{name}")  # fmt: skip
+        self._wait(self._nodes_idle, timeout, "the nodes")
         return self
 
     def _daemon(self, argv: list[str], name: str) -> None:
@@ -139,9 +142,10 @@ class Cluster:
                                  stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
             )  # fmt: skip
 
-    def _node_idle(self) -> bool:
-        done = self.run("sinfo", "-h", "-n", NODE, "-o", "%t", check=False)
-        return done.stdout.strip() in ("idle", "mix", "alloc")
+    def _nodes_idle(self) -> bool:
+        done = self.run("sinfo", "-h", "-N", "-o", "%t", check=False)
+        states = done.stdout.split()
+        return len(states) == len(NODES) and set(states) <= {"idle", "mix", "alloc"}
 
     def _wait(self, ready, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -167,10 +171,10 @@ class Cluster:
             check=check, input=input,
         )  # fmt: skip
 
-    def submit(self, script: str, name: str = "rdbg", timeout: float = 20) -> str:
+    def submit(self, script: str, name: str = "rdbg", nodes: int = 1, timeout: float = 20) -> str:
         """Submit `script` (a shell command line) as a batch job and wait until it runs: its id."""
-        out = self.run("sbatch", "--parsable", "-J", name, "-o", str(self.root / "job-%j.out"),
-                       "--wrap", script).stdout  # fmt: skip
+        out = self.run("sbatch", "--parsable", "-J", name, "-N", str(nodes), "-o",
+                       str(self.root / "job-%j.out"), "--wrap", script).stdout  # fmt: skip
         job = out.strip().split(";")[0]
         self._wait(lambda: self.state(job) == "RUNNING", timeout, f"job {job}")
         return job

@@ -1,9 +1,9 @@
 """Slurm jobs as targets (`-H slurm:JOB[/NODE][@LOGIN]`, remotedbg/session/slurm.py), on a real
-one-node Slurm cluster the suite starts (tests/slurm.py: munged, slurmctld and slurmd as root in a
-temp dir, free ports, its own key and config). The server is a stand-in engine
-(tests/engine_standins.py) started by a batch job; every command reaches it through a step of
-that job, directly and through the suite's sshd as the login node. After each command no step of
-remotedbg's is left in the job."""
+two-node Slurm cluster the suite starts (tests/slurm.py: munged, slurmctld and two slurmd as root
+in a temp dir, free ports, its own key and config). The server is a stand-in engine
+(tests/engine_standins.py) started by a two-node batch job on its first node; every command
+reaches it through a step of that job, directly and through the suite's sshd as the login node.
+After each command no step of remotedbg's is left in the job."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from safetensors.numpy import load_file
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
 from tests.procs import persist_daemons, wait_for
-from tests.slurm import NODE, Cluster, available
+from tests.slurm import NODES, Cluster, available
 from tests.sshd import make_sshd, write_client_config
 from tests.test_probe import scripted_steps
 from tests.test_tty import Terminal
@@ -64,8 +64,9 @@ def served(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = dict(cluster.env, PYTHONPATH=f"{root / 'shim'}{os.pathsep}{REPO}",
                STANDIN_SCRIPT=json.dumps({"engine": "sglang", "pattern": {"default": HEALTHY}}))
     done = subprocess.run(
-        ["sbatch", "--parsable", "-J", "sglang-srv", "-o", str(root / "job.out"), "--wrap",
-         "exec " + shlex.join(argv)], env=env, capture_output=True, text=True, check=True,
+        ["sbatch", "--parsable", "-J", "sglang-srv", "-N", str(len(NODES)), "-o",
+         str(root / "job.out"), "--wrap", "exec " + shlex.join(argv)],
+        env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     job = done.stdout.strip()
     assert wait_for(lambda: "serving on" in _read(root / "job.out"), timeout=20), cluster.logs()
@@ -138,12 +139,14 @@ def test_a_step_of_a_running_job_reads_its_stdin(cluster: Cluster) -> None:
 def test_run_and_get_inside_the_job_by_id_name_and_node(cluster: Cluster, served: dict,
                                                         tmp_path: Path) -> None:  # fmt: skip
     job = served["job"]
-    for host in (f"slurm:{job}", "slurm:sglang-srv", f"slurm:{job}/{NODE}"):
+    # the job's first node unless one is named
+    for host, node in ((f"slurm:{job}", NODES[0]), ("slurm:sglang-srv", NODES[0]),
+                       (f"slurm:{job}/{NODES[1]}", NODES[1])):  # fmt: skip
         done = rdbg(cluster, "run", "-H", host, "--", "sh", "-c",
                     "echo $SLURM_JOB_ID $SLURMD_NODENAME; cat",
                     input=b"through srun\n")  # fmt: skip
         assert done.returncode == 0, done.stderr
-        assert done.stdout.decode().splitlines() == [f"{job} {NODE}", "through srun"]
+        assert done.stdout.decode().splitlines() == [f"{job} {node}", "through srun"]
         assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
     # files and globs as the job's node sees them
     out = tmp_path / "got"
@@ -159,12 +162,13 @@ def test_run_and_get_inside_the_job_by_id_name_and_node(cluster: Cluster, served
     for shard in served["draft"].glob("*.safetensors"):
         original.update(load_file(str(shard)))
     np.testing.assert_array_equal(load_file(str(pulled))["d2t"], original["d2t"])
-    # two jobs' hosts as one fleet, a row each
-    done = rdbg(cluster, "run", "-H", f"slurm:{job},slurm:sglang-srv", "--", "sh", "-c",
-                "echo $SLURM_JOB_ID")  # fmt: skip
+    # the job's nodes as one fleet, in the hostlist form squeue prints them (`%N`): a row each
+    nodelist = cluster.run("squeue", "-h", "-j", job, "-o", "%N").stdout.strip()
+    done = rdbg(cluster, "run", "-H", f"slurm:{job}/{nodelist}", "--", "sh", "-c",
+                "echo $SLURMD_NODENAME")  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.decode().splitlines() if line.strip()]
-    assert rows == [f"── slurm:{job}: exit 0", job, "── slurm:sglang-srv: exit 0", job], rows
+    assert rows == [part for node in NODES for part in (f"── slurm:{job}/{node}: exit 0", node)]
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
 
 
