@@ -5,10 +5,11 @@ per node (both on this machine, each `-N NAME` with its own port and spool dir) 
 and all of it stopped at the end with nothing left: no job, no step, no process of the
 cluster's, no file.
 
-What this sandbox allows: no cgroup controllers, so `ProctrackType=proctrack/linuxproc` (the
-job's processes are found by walking /proc from the step's) and `TaskPlugin=task/none`; no
-accounting (`accounting_storage/none`, `jobacct_gather/none`). Clients (`srun`, `sbatch`,
-`squeue`, and remotedbg's Slurm session) reach this cluster through `SLURM_CONF` in `env`."""
+Hermetic, so no cgroup: `ProctrackType=proctrack/linuxproc` (the job's processes are found by
+walking /proc from the step's) and `TaskPlugin=task/none` (proctrack/cgroup would make cgroups in
+this machine's shared hierarchy and need a cgroup.conf); no accounting (`accounting_storage/none`,
+`jobacct_gather/none`). Clients (`srun`, `sbatch`, `squeue`, and remotedbg's Slurm session) reach
+this cluster through `SLURM_CONF` in `env`."""
 
 from __future__ import annotations
 
