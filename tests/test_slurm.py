@@ -23,9 +23,9 @@ from safetensors.numpy import load_file
 
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
-from tests.procs import persist_daemons, wait_for
+from tests.procs import parent_of, persist_daemons, wait_for
 from tests.slurm import NODES, Cluster, available
-from tests.sshd import make_sshd, write_client_config
+from tests.sshd import Sshd, make_sshd, write_client_config
 from tests.test_probe import scripted_steps
 from tests.test_tty import Terminal
 
@@ -208,18 +208,18 @@ def test_the_step_ends_with_the_command(cluster: Cluster, served: dict) -> None:
     job = served["job"]
     for stop in ("SIGINT", "SIGKILL"):
         process = subprocess.Popen(
-            [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
+            [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "987"],
             env=cli_env(cluster), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         assert wait_for(lambda: cluster.steps(job) != [], timeout=15)
-        assert wait_for(lambda: any(_cmdline(p) == b"sleep\x0060\x00" for p in _pids()), 10)
+        assert wait_for(lambda: any(_cmdline(p) == b"sleep\x00987\x00" for p in _pids()), 10)
         process.send_signal(getattr(signal, stop))
         _, stderr = process.communicate(timeout=15)
         if stop == "SIGINT":
             assert process.returncode == 130, stderr
         assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), (stop, cluster.steps(job))
-        assert not [p for p in _pids() if _cmdline(p) == b"sleep\x0060\x00"]
+        assert not [p for p in _pids() if _cmdline(p) == b"sleep\x00987\x00"]
     done = rdbg(cluster, "run", "-H", f"slurm:{job}", "--timeout", "1", "--", "sleep", "60")
     assert done.returncode == 255 and b"timed out" in done.stderr, done.stderr
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
@@ -228,7 +228,7 @@ def test_the_step_ends_with_the_command(cluster: Cluster, served: dict) -> None:
 def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster, tmp_path: Path) -> None:
     job = cluster.submit("sleep 300", name="short")
     process = subprocess.Popen(
-        [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "60"],
+        [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}", "--", "sleep", "987"],
         env=cli_env(cluster), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -279,19 +279,21 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster, tmp_path:
 
 
 @pytest.fixture(scope="module")
-def login(cluster: Cluster, ssh_world: SshWorld, tmp_path_factory) -> Path:
-    """The suite's sshd as the cluster's login node: its sessions get the cluster's SLURM_CONF,
-    as a login node's users get /etc/slurm/slurm.conf."""
+def login_node(cluster: Cluster, ssh_world: SshWorld, tmp_path_factory) -> Iterator[Sshd]:
+    """The suite's sshd as the cluster's login node (alias `login` in its directory's
+    ssh_config): its sessions get the cluster's SLURM_CONF, as a login node's users get
+    /etc/slurm/slurm.conf."""
     root = tmp_path_factory.mktemp("slurm-login")
     server = make_sshd(root / "sshd", ssh_world.user_key,
                        extra_config=(f"SetEnv SLURM_CONF={cluster.conf}",))  # fmt: skip
-    config = write_client_config(root / "ssh_config", {"login": server}, root / "known_hosts")
-    yield config
+    write_client_config(root / "ssh_config", {"login": server}, root / "known_hosts")
+    yield server
     server.stop()
 
 
-def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login: Path) -> None:
+def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login_node: Sshd) -> None:
     job = served["job"]
+    login = login_node.directory.parent / "ssh_config"
     done = rdbg(cluster, "run", "-H", f"slurm:{job}@login", "--", "sh", "-c",
                 "echo $SLURM_JOB_ID; cat", input=b"via login\n", ssh_config=login)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -307,14 +309,34 @@ def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login: Pa
     del env["SLURM_CONF"]
     process = subprocess.Popen(
         [sys.executable, "-m", "remotedbg", "run", "--transport", "ssh", "-H",
-         f"slurm:{job}@login", "--", "sleep", "60"], env=env,
+         f"slurm:{job}@login", "--", "sleep", "987"], env=env,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
-    assert wait_for(lambda: any(_cmdline(p) == b"sleep\x0060\x00" for p in _pids()), 20)
+    assert wait_for(lambda: any(_cmdline(p) == b"sleep\x00987\x00" for p in _pids()), 20)
     process.kill()
     process.communicate()
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
-    assert not [p for p in _pids() if _cmdline(p) == b"sleep\x0060\x00"]
+    assert not [p for p in _pids() if _cmdline(p) == b"sleep\x00987\x00"]
+    # the login node's connection lost under a command (its sshd's connection processes
+    # killed): one line that says so, not that the job ended; the step ends with srun's end
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}@login", "--", "sleep",
+         "987"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert wait_for(lambda: any(_cmdline(p) == b"sleep\x00987\x00" for p in _pids()), 20)
+    listener = login_node.process.pid
+    for pid in _pids():
+        try:
+            if parent_of(pid) == listener:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+    _, stderr = process.communicate(timeout=30)
+    lines = stderr.decode().strip().splitlines()
+    assert lines == [f"remotedbg: slurm:{job}@login: the step stopped under the command (srun "
+                     f"on login gone; job {job} still runs)"], lines
+    assert process.returncode == 255
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
 
 
 def test_run_t_gets_a_terminal_in_the_job(cluster: Cluster, served: dict) -> None:

@@ -152,12 +152,13 @@ class SlurmSession(ResidentSession):
             )
         return ids[0]
 
-    def job_state(self) -> str:
-        """The job's state now ("" when it has left the queue)."""
+    def job_state(self) -> str | None:
+        """The job's state now ("" when it has left the queue; None when squeue could not be
+        asked: the login node's connection gone)."""
         try:
             rows = self._squeue("--jobs", self.job_id, "--format=%i|%T")
         except RemotedbgError:
-            return ""
+            return None
         return next((row[1] for row in rows if row[0] == self.job_id and len(row) > 1), "")
 
     # -- the executor --------------------------------------------------------------------
@@ -193,7 +194,7 @@ class SlurmSession(ResidentSession):
             raise
         if executor is None:
             state = self.job_state()
-            if state != "RUNNING":
+            if state is not None and state != "RUNNING":
                 raise self._gone(state)
             if _TASK_EXITED.search(why):  # srun's summary; slurmstepd's execve() line is above
                 why += f" (is {agent_bundle.DEFAULT_PYTHON} on the job's PATH?)"
@@ -219,11 +220,21 @@ class SlurmSession(ResidentSession):
         return self._ready()
 
     def _executor_failed(self, error: Exception) -> RemotedbgError:
-        """The step ended under a request: the job's end says why in one line."""
+        """The step ended under a request: the job's end, or the lost login node, says why in
+        one line."""
         state = self.job_state()
+        if state is None:
+            return ConnectionFailed(
+                f"{self.name}: the step stopped and {self.host.name} does not answer: {error}"
+            )
         if state != "RUNNING":
             return self._gone(state)
-        return RemoteCommandError(f"{self.name}: the executor's step stopped: {error}")
+        where = "this machine" if self.host.kind == LOCAL else self.host.name
+        detail = f": {error}" if str(error) else ""
+        return RemoteCommandError(
+            f"{self.name}: the step stopped under the command (srun on {where} gone; job "
+            f"{self.job_id} still runs){detail}"
+        )
 
     def _execute(
         self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
