@@ -90,6 +90,17 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for child in _pids():
+        try:
+            if parent_of(child) == pid:
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
 def _environ(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/environ").read_bytes()
@@ -324,18 +335,30 @@ def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login_nod
          "987"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     assert wait_for(lambda: any(_cmdline(p) == b"sleep\x00987\x00" for p in _pids()), 20)
-    listener = login_node.process.pid
-    for pid in _pids():
-        try:
-            if parent_of(pid) == listener:
-                os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
+    for pid in _children(login_node.process.pid):
+        os.kill(pid, signal.SIGKILL)
     _, stderr = process.communicate(timeout=30)
     lines = stderr.decode().strip().splitlines()
     assert lines == [f"remotedbg: slurm:{job}@login: the step stopped under the command (srun "
                      f"on login gone; job {job} still runs)"], lines
     assert process.returncode == 255
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
+    # the login node gone for good (its sshd stopped too): a connection failure, one line
+    process = subprocess.Popen(
+        [sys.executable, "-m", "remotedbg", "run", "-H", f"slurm:{job}@login", "--", "sleep",
+         "987"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert wait_for(lambda: any(_cmdline(p) == b"sleep\x00987\x00" for p in _pids()), 20)
+    connections = _children(login_node.process.pid)
+    login_node.stop()
+    for pid in connections:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "login does not answer" in lines[0], lines
     assert wait_for(lambda: no_steps_left(cluster, job), timeout=15), cluster.steps(job)
 
 
