@@ -3,8 +3,9 @@
 A kind is a Session subclass with a `kind` name and an `open(options, max_output, via)`
 classmethod, listed here as `module:Class` so that choosing one imports only it (paramiko is
 never imported for a `local` or a system-ssh session). `via` is what the choice found on the
-way: an ssh host's resolved target; for a kind `on_host` (a container), the session of the host
-it is entered through, opened first as the options name it without the container. A new kind
+way: an ssh host's resolved target; for a kind `on_host` (a container, a Slurm job), the session
+it is entered through, opened first with the options its `via_options` gives (the host without
+the container; `local` or the login node of `slurm:JOB@LOGIN`). A new kind
 (say `kubectl exec`) adds one line to KINDS and, for a host form of its own, one to
 HOST_PREFIXES; what it declares is in Session (base.py): `on_host` and `via_options` (the
 options of the session it is entered through), `open`, and the executor's boot in its module
