@@ -21,6 +21,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from remotedbg.errors import UsageError
+from remotedbg.session.kinds import kind_of
+from remotedbg.session.slurm import JobSpec, SlurmSession, parse, srun_words
+from remotedbg.session.target import ConnectOptions
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
 from tests.procs import parent_of, persist_daemons, wait_for
@@ -29,13 +33,14 @@ from tests.sshd import Sshd, make_sshd, write_client_config
 from tests.test_probe import scripted_steps
 from tests.test_tty import Terminal
 
-pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
-
 HEALTHY = [3, 2, 3, 1]
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
+    why = available()
+    if why is not None:
+        pytest.skip(why)
     started = Cluster()
     try:
         yield started.start()
@@ -131,6 +136,28 @@ def no_steps_left(cluster: Cluster, job: str) -> bool:
     mark = f"SLURM_JOB_ID={job}\0".encode()
     executors = [p for p in _pids() if b"RDBG-AGENT" in _cmdline(p) and mark in _environ(p)]
     return cluster.steps(job) == [] and not executors
+
+
+def test_the_host_forms_a_user_types() -> None:
+    """Without a cluster: what each form names, and the forms that name nothing (exit 2)."""
+    assert parse("slurm:4242") == JobSpec("4242", None, None)
+    assert parse("slurm:4242_7").by_id and not parse("slurm:sglang-serve").by_id
+    assert parse("slurm:4242/gpu017@alice@login1:2222") == JobSpec(
+        "4242", "gpu017", "alice@login1:2222"
+    )
+    assert srun_words("4242", "gpu017")[:3] == ["srun", "--overlap", "--jobid=4242"]
+    assert "--nodelist=gpu017" in srun_words("4242", "gpu017")
+    for bad in ("slurm:", "slurm:/n1", "slurm:1/", "slurm:1@", "slurm:1/a/b", "slurm:a b"):
+        with pytest.raises(UsageError) as raised:
+            parse(bad)
+        assert raised.value.exit_code == 2 and "slurm:JOB[/NODE][@LOGIN]" in str(raised.value)
+    options = ConnectOptions(host="slurm:4242@login1", port=2222, user="alice")
+    assert kind_of(options) == ("slurm", None)
+    via = SlurmSession.via_options(options)
+    assert (via.host, via.port, via.user) == ("login1", 2222, "alice")
+    assert SlurmSession.via_options(ConnectOptions(host="slurm:4242")).host == "local"
+    with pytest.raises(UsageError):
+        SlurmSession.via_options(ConnectOptions(host="slurm:4242", container="c"))
 
 
 def test_a_step_of_a_running_job_reads_its_stdin(cluster: Cluster) -> None:
