@@ -25,7 +25,7 @@ from remotedbg.session.base import OutputCollector, Session
 from remotedbg.session.resident import ResidentSession
 from remotedbg.session.target import LOCAL, ConnectOptions
 
-if TYPE_CHECKING:  # executor_client brings paramiko, which srun run here never needs
+if TYPE_CHECKING:  # executor_client brings paramiko: imported when the executor starts
     from remotedbg.session.executor_client import ExecutorChannel
 
 PREFIX = "slurm:"
@@ -48,10 +48,6 @@ class JobSpec:
     @property
     def by_id(self) -> bool:
         return bool(_JOB_ID.match(self.job))
-
-
-def is_slurm_host(host: str) -> bool:
-    return host.startswith(PREFIX)
 
 
 def parse(host: str) -> JobSpec:
@@ -174,6 +170,8 @@ class SlurmSession(ResidentSession):
         return ProcessTransport(lambda command: ["/bin/sh", "-c", f"cd && {command}"])
 
     def _start(self) -> ExecutorChannel:
+        import paramiko
+
         from remotedbg.session import agent_bundle
         from remotedbg.session.executor_client import ExecutorChannel
 
@@ -186,12 +184,8 @@ class SlurmSession(ResidentSession):
             executor, why = ExecutorChannel.start_or_why(
                 self._channels(), boot, agent_bundle.executor_bundle, budget
             )
-        except (OSError, EOFError) as exc:
+        except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: cannot start srun: {exc}") from None
-        except Exception as exc:  # paramiko's SSHException, without importing paramiko here
-            if type(exc).__module__.startswith("paramiko"):
-                raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
-            raise
         if executor is None:
             state = self.job_state()
             if state is not None and state != "RUNNING":
