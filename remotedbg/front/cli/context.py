@@ -100,7 +100,8 @@ CONNECTION_PARAMETERS = [
                 "--host",
                 "-H",
                 envvar=ENVVARS["host"],
-                help="ssh_config alias, user@host[:port], or 'local'; playbooks take several, "
+                help="ssh_config alias, user@host[:port], 'local', or a Slurm job "
+                "slurm:JOB, slurm:JOB/NODE, slurm:JOB@LOGIN; playbooks take several, "
                 "comma-separated.",
                 rich_help_panel=HELP,
                 autocompletion=lambda incomplete: complete_hosts(incomplete),
