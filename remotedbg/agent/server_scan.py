@@ -910,17 +910,86 @@ def _fill_from_log(server, log_args):
         server["notes"].append("from the log's %s line: %s" % (line, ", ".join(sorted(filled))))
 
 
-def _http_figures(server, want_metrics, timeout):
+def _http_asks(server, want_metrics):
+    """Which of the server's HTTP figures to ask for ("metrics", "server_info"); a note says why
+    one is not asked."""
     port = server["spec"].get("port")
     if not port:
         server["notes"].append("no port known: metrics not fetched")
-        return
+        return []
+    asks = []
     if want_metrics or (want_metrics is None and server["spec"].get("enable_metrics")):
-        server["metrics"] = fetch_metrics(port, timeout)
+        asks.append("metrics")
     elif want_metrics is None:
         server["notes"].append("no --enable-metrics: /metrics not fetched")
     if server["engine"] == "sglang" and want_metrics is not False:
-        server["server_info"] = fetch_server_info(port, timeout)
+        asks.append("server_info")
+    return asks
+
+
+_FETCHES = {"metrics": fetch_metrics, "server_info": fetch_server_info}
+_EMPTY = {"metrics": {"spec_accept_length": None, "spec_accept_rate": None},
+          "server_info": {"avg_spec_accept_length": None}}  # fmt: skip
+HTTP_THREADS = 64  # requests in flight at once; more wait for a free thread
+
+
+def ask_servers(jobs, timeout):
+    """Every server's HTTP figures asked at once, a thread per request: a box with many servers
+    that accept and never answer (another user's hung server, a port held by something else)
+    costs one wait, not one per server. `jobs` is [(port, asks)]; answers come in that order,
+    each {kind: entry}. What has not answered by 2 * timeout + 1 s (/server_info, then
+    /get_server_info on a 404) is an entry whose error says so; its thread is left behind
+    (the scan's process ends after answering)."""
+    import threading
+
+    requests = [(i, kind) for i, (_, asks) in enumerate(jobs) for kind in asks]
+    done = {}
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                if not requests:
+                    return
+                index, kind = requests.pop(0)
+            entry = _FETCHES[kind](jobs[index][0], timeout)
+            with lock:
+                done[(index, kind)] = entry
+
+    waited = 2 * timeout + 1.0
+    deadline = time.time() + waited
+    threads = [threading.Thread(target=work) for _ in range(min(HTTP_THREADS, len(requests)))]
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.time()))
+    with lock:
+        requests[:] = []  # nothing more is started
+        answers = dict(done)
+    return [{kind: answers.get((i, kind)) or _unanswered(port, kind, waited) for kind in asks}
+            for i, (port, asks) in enumerate(jobs)]  # fmt: skip
+
+
+def _unanswered(port, kind, waited):
+    path = "/metrics" if kind == "metrics" else "/server_info"
+    entry = {"url": "http://127.0.0.1:%d%s" % (port, path)}
+    entry.update(_EMPTY[kind])
+    entry["error"] = "no answer within %gs (the scan asks every server at once)" % waited
+    return entry
+
+
+def _http_figures(servers, want_metrics, timeout):
+    """metrics and server_info of every server that serves them, asked all at once."""
+    jobs, asked = [], []
+    for server in servers:
+        asks = _http_asks(server, want_metrics)
+        if asks:
+            jobs.append((int(server["spec"]["port"]), asks))
+            asked.append(server)
+    answers = ask_servers(jobs, timeout)
+    for i, server in enumerate(asked):
+        server.update(answers[i])
 
 
 def _attach_log(server, pid, container, tail_lines, max_bytes):
@@ -969,7 +1038,7 @@ def launch_env(pid, names):
     return out
 
 
-def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledge_env=()):
+def _process_server(proc, tail_lines, max_bytes, knowledge_env=()):
     pid = proc["pid"]
     argv = proc["argv"]
     server = _server("process", proc["engine"], argv, parse_args(argv))
@@ -986,8 +1055,6 @@ def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledg
         _place_in_container(server, container)
     _attach_log(server, pid, container, tail_lines, max_bytes)
     _place_port(server, listening_ports([pid] + server["children"]))
-    if want_metrics is not False:
-        _http_figures(server, want_metrics, timeout)
     return server
 
 
@@ -1057,15 +1124,10 @@ def scan_servers(args):
     if args.get("processes", True):
         for proc in find_processes(knowledge.get("process_patterns"), wrappers):
             servers.append(
-                _process_server(
-                    proc,
-                    tail_lines,
-                    max_bytes,
-                    args.get("metrics"),
-                    timeout,
-                    knowledge.get("env_facts") or (),
-                )  # fmt: skip
+                _process_server(proc, tail_lines, max_bytes, knowledge.get("env_facts") or ())
             )
+        if args.get("metrics") is not False:
+            _http_figures(servers, args.get("metrics"), timeout)
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))
     if not servers:
