@@ -18,6 +18,7 @@ from remotedbg.agent import server_scan
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
+from tests.crowd import crowd
 from tests.procs import wait_for
 
 SCAN = calls.ScanServers
@@ -291,6 +292,32 @@ def test_running_server_args_log_and_metrics(remote, tmp_path, metrics_port):
     assert server["metrics"]["spec_accept_rate"] == 0.0
     assert server["server_info"]["avg_spec_accept_length"] == 1.01
     assert server["cwd"] and server["exe"]
+
+
+def test_25_hung_servers_of_another_user_neither_stall_nor_decide_the_scan(
+    remote, tmp_path, metrics_port
+):
+    """A shared box (issue 50): 25 servers of another user that accept and never answer. The
+    scan returns within the session's 30 s (asked one after another, they held it 100 s: 2 s
+    for /metrics and 2 s for /server_info each), the user's own server keeps its figures, and
+    each stranger is listed with why it has none, nothing of ours taken for theirs."""
+    log = write_sglang_log(tmp_path / "ours.log", [1.5, 1.5])
+    ours = start_fake(["-m", "sglang.launch_server", "--model-path", "/models/ours",
+                       "--enable-metrics", "--port", str(metrics_port)], log)  # fmt: skip
+    try:
+        with crowd(25) as others:
+            result = remote.call(SCAN(tail_lines=200))
+    finally:
+        stop_fake(ours)
+    mine = _mine(result, ours.pid)
+    assert mine["metrics"]["spec_accept_length"] == 1.0 and mine["metrics"]["error"] is None
+    assert mine["server_info"]["avg_spec_accept_length"] == 1.01
+    assert mine["log"]["figures"]["accept_length"]["last"] == 1.5
+    for pid, port in zip(others.pids, others.ports, strict=True):
+        theirs = _mine(result, pid)
+        assert theirs["spec"]["port"] == port and theirs["own"] is (others.uid == os.getuid())
+        assert theirs["metrics"]["spec_accept_length"] is None and theirs["metrics"]["error"]
+        assert theirs["server_info"]["error"] and theirs["log"] is None
 
 
 def test_unreachable_metrics_are_noted_not_fatal(remote, tmp_path):
