@@ -320,6 +320,21 @@ def test_25_hung_servers_of_another_user_neither_stall_nor_decide_the_scan(
         assert theirs["server_info"]["error"] and theirs["log"] is None
 
 
+def test_a_scan_that_fails_is_an_explicit_unknown_in_the_audit(cli):
+    """A server scan that cannot finish (here --timeout 1 while a hung server is asked for
+    2 s) leaves the audit's `servers` result with its shape: no servers, the reason, and the
+    audit inconclusive (exit 4); it was null, and readers of the JSON crashed on it."""
+    with crowd(1):
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "1",
+                     timeout=120)  # fmt: skip
+    doc = json.loads(result.stdout)
+    scan = doc["results"]["servers"]
+    assert scan["servers"] == [] and scan["processes"] == []
+    assert "scan_servers timed out after 1s" in scan["unknown"], scan
+    assert any(r.startswith("the server scan failed: ") for r in doc["inconclusive"])
+    assert result.returncode == 4, result.stderr.decode()[-2000:]
+
+
 def test_unreachable_metrics_are_noted_not_fatal(remote, tmp_path):
     port = free_port()
     proc = start_fake(

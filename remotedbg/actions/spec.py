@@ -47,7 +47,7 @@ from remotedbg.engines.loader_rules import (
     vllm_engine_params,
 )
 from remotedbg.engines.profiles import engine_profile
-from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.errors import Interrupted, RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -68,23 +68,34 @@ def find_servers(
     ask_runtime: bool = True,
     outside: Any = None,
     server: str = "",
+    unknown_on_failure: bool = False,
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
     metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
     launch arguments, only that server. Servers `outside` what was named (locate-engines'
     `also_on_box`) are left out: listed there, never asked or judged. `server` (a PID, a
     worker's PID or a port, as --server takes) keeps that server only: the others are listed
-    under `also_on_box`, so nothing of theirs (log, flags, draft) is judged as its."""
+    under `also_on_box`, so nothing of theirs (log, flags, draft) is judged as its.
+    `unknown_on_failure`: a scan that fails (timed out, the agent gone) answers an explicit
+    unknown, no servers and the reason (`unknown`, `inconclusive`), instead of raising: a
+    playbook's later steps and its JSON readers get the result's shape either way."""
     number = parse_server(str(server or ""))
-    scan = remote.call(
-        calls.ScanServers(
-            log=str(log or ""),
-            args=str(args or ""),
-            tail_lines=int(tail_lines or 200),
-            metrics=metrics if metrics in (True, False) else None,
-            knowledge=server_scan_knowledge(),
+    try:
+        scan = remote.call(
+            calls.ScanServers(
+                log=str(log or ""),
+                args=str(args or ""),
+                tail_lines=int(tail_lines or 200),
+                metrics=metrics if metrics in (True, False) else None,
+                knowledge=server_scan_knowledge(),
+            )
         )
-    )
+    except Interrupted:
+        raise
+    except RemoteCommandError as error:
+        if not unknown_on_failure:
+            raise
+        return scan_unknown(str(error))
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
     others: list[dict] = []
@@ -122,6 +133,12 @@ def find_servers(
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def scan_unknown(reason: str) -> dict[str, Any]:
+    """find_servers' answer when the scan itself failed: which servers run is not known."""
+    return {"servers": [], "processes": [], "also_on_box": [], "notes": [], "elapsed_s": None,
+            "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
 
 
 def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:
