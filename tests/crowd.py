@@ -11,6 +11,7 @@ Used by tests/test_server_scan.py and bench/scan_crowd.py.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -84,7 +85,8 @@ def crowd(count: int) -> Iterator[Crowd]:
             prefix, uid = ["runuser", "-u", user.pw_name, "--"], user.pw_uid
             python = "/usr/bin/python3"  # a pyenv under /root is not theirs to run
         started: list[subprocess.Popen] = []
-        stack.callback(lambda: [(p.kill(), p.wait()) for p in started])
+        servers: list[int] = []
+        stack.callback(_stop, started, servers)
         ports = [_free_port() for _ in range(count)]
         for index, port in enumerate(ports):
             argv = [*prefix, "env", f"PYTHONPATH={place / 'shim'}", python, "-m",
@@ -99,4 +101,17 @@ def crowd(count: int) -> Iterator[Crowd]:
             if time.monotonic() > deadline:
                 raise RuntimeError("the crowd's servers did not listen within 30 s")
             time.sleep(0.1)
-        yield Crowd([_server_pid(p) for p in started], ports, uid)
+        servers += [_server_pid(p) for p in started]
+        yield Crowd(list(servers), ports, uid)
+
+
+def _stop(started: list[subprocess.Popen], servers: list[int]) -> None:
+    """Each server, then its runuser (which ends with it): none is left for userdel to refuse."""
+    for pid in servers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for process in started:
+        process.kill()
+        process.wait()
