@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from remotedbg.actions.spec import find_servers
 from remotedbg.agent import server_scan
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.remote import calls
@@ -320,17 +321,64 @@ def test_25_hung_servers_of_another_user_neither_stall_nor_decide_the_scan(
         assert theirs["server_info"]["error"] and theirs["log"] is None
 
 
-def test_a_scan_that_fails_is_an_explicit_unknown_in_the_audit(cli):
-    """A server scan that cannot finish (here --timeout 1 while a hung server is asked for
-    2 s) leaves the audit's `servers` result with its shape: no servers, the reason, and the
-    audit inconclusive (exit 4); it was null, and readers of the JSON crashed on it."""
-    with crowd(1):
+def test_servers_outside_the_named_one_are_never_asked(remote, metrics_port):
+    """--var server=PID judges that server: the scan asks no server over HTTP (each says what
+    it would be asked, `http_asks`), find-servers then asks the named one's, and another
+    server's /metrics and /server_info are never requested (it is listed under also_on_box).
+    (Whether its port saw a request cannot be the check: other runs' scans on this box ask
+    every server they see.)"""
+    launch = ["-m", "sglang.launch_server", "--model-path", "/m", "--enable-metrics", "--port"]
+    ours = start_fake([*launch, str(metrics_port)], None)
+    theirs = start_fake([*launch, str(free_port())], None)
+    try:
+        scanned = remote.call(SCAN(http_later=True))
+        found = find_servers(remote, server=str(ours.pid))
+    finally:
+        stop_fake(ours)
+        stop_fake(theirs)
+    for pid in (ours.pid, theirs.pid):
+        server = _mine(scanned, pid)
+        assert server["http_asks"] == ["metrics", "server_info"]
+        assert server["metrics"] is None and server["server_info"] is None
+    [judged] = found["servers"]
+    assert judged["pid"] == ours.pid and judged["metrics"]["spec_accept_length"] == 1.0
+    assert judged["server_info"]["avg_spec_accept_length"] == 1.01 and "http_asks" not in judged
+    assert theirs.pid in [s["pid"] for s in found["also_on_box"]]
+
+
+def test_figures_that_time_out_are_explicit_unknowns_in_the_audit(cli):
+    """--timeout 1 while a hung server is asked for 2 s: the audit's `servers` result keeps
+    its servers, the hung one among them with each figure's error saying why it has none (the
+    step's result was null before, and readers of the JSON crashed on it: issue 50)."""
+    with crowd(1) as hung:
         result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "1",
                      timeout=120)  # fmt: skip
     doc = json.loads(result.stdout)
+    [server] = [s for s in doc["results"]["servers"]["servers"] if s["pid"] == hung.pids[0]]
+    assert server["metrics"]["spec_accept_length"] is None
+    assert "ask_http timed out after 1s" in server["metrics"]["error"]
+    assert "ask_http timed out after 1s" in server["server_info"]["error"]
+
+
+def test_a_scan_that_fails_is_an_explicit_unknown_in_the_audit(cli, tmp_path):
+    """A scan that cannot finish (--timeout 0.1, the least there is, while five servers' 16 MiB
+    logs are read: 0.4 s here) leaves the audit's `servers` result with its shape: no servers,
+    the reason, and the audit inconclusive (exit 4), never null."""
+    log = tmp_path / "access.log"
+    line = b'INFO:     127.0.0.1:5555 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    log.write_bytes(line * ((16 << 20) // len(line)))
+    launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", "/m", "--port", "1"]
+    servers = [start_fake(launch, log) for _ in range(5)]
+    try:
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "0.1",
+                     timeout=120)  # fmt: skip
+    finally:
+        for server in servers:
+            stop_fake(server)
+    doc = json.loads(result.stdout)
     scan = doc["results"]["servers"]
     assert scan["servers"] == [] and scan["processes"] == []
-    assert "scan_servers timed out after 1s" in scan["unknown"], scan
+    assert "scan_servers timed out after 0.1s" in scan["unknown"], scan
     assert any(r.startswith("the server scan failed: ") for r in doc["inconclusive"])
     assert result.returncode == 4, result.stderr.decode()[-2000:]
 

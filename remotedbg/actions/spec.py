@@ -27,7 +27,7 @@ from remotedbg.actions.engine_code import (
     registry_lookup,
 )
 from remotedbg.actions.server_arg import parse_server, servers_named
-from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
+from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
@@ -88,6 +88,7 @@ def find_servers(
                 tail_lines=int(tail_lines or 200),
                 metrics=metrics if metrics in (True, False) else None,
                 knowledge=server_scan_knowledge(),
+                http_later=True,
             )
         )
     except Interrupted:
@@ -111,6 +112,9 @@ def find_servers(
         others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
                   for s in servers if s is not named[0] and s.get("pid") is not None]  # fmt: skip
         servers = [s for s in servers if s is named[0] or s.get("pid") is None]
+    _ask_http(remote, servers)
+    for entry in scan["servers"]:
+        entry.pop("http_asks", None)
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     _speculator_as_model(remote, servers)
@@ -133,6 +137,24 @@ def find_servers(
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _ask_http(remote: Remote, servers: list[dict]) -> None:
+    """The HTTP figures (/metrics, /server_info) of the servers judged, all at once in one
+    round trip; the servers left out (outside what was named) are never asked."""
+    asked = [s for s in servers if s.get("http_asks")]
+    if not asked:
+        return
+    jobs = [[s["spec"]["port"], s["http_asks"]] for s in asked]
+    try:
+        answers = remote.call(calls.AskHttp(jobs=jobs))["answers"]
+    except Interrupted:
+        raise
+    except RemoteCommandError as error:  # the servers stay; their figures are unknown, and why
+        answers = [{kind: figure_unknown(port, kind, str(error)) for kind in asks}
+                   for port, asks in jobs]  # fmt: skip
+    for server, answer in zip(asked, answers, strict=True):
+        server.update(answer)
 
 
 def scan_unknown(reason: str) -> dict[str, Any]:

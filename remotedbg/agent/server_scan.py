@@ -2,8 +2,12 @@
 
 One round trip: `scan_servers(args)` with
     {"log": optional path, "args": optional launch-argument string, "tail_lines": 200,
-     "metrics": None | True | False, "max_log_bytes": 16 MiB, "timeout": 2.0}
-returns {"servers": [...], "notes": [...], "elapsed_s"}.
+     "metrics": None | True | False, "max_log_bytes": 16 MiB, "timeout": 2.0,
+     "http_later": False}
+returns {"servers": [...], "notes": [...], "elapsed_s"}. The servers' HTTP figures are asked all
+at once (a hung server costs one wait, not one per server); with "http_later" they are not
+asked: each server says which it serves (`http_asks`) and the caller asks those of the servers
+it judges with `ask_http` (a second round trip), none of the others.
 
 Each server is
     {"source": "process" | "--var args" | "--var log", "pid", "engine", "cmdline" (redacted),
@@ -28,6 +32,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import time
 
 from remotedbg.agent.containers import container_info, host_path, runtime_log_of
@@ -585,6 +590,32 @@ def chunks_backwards(handle, max_bytes):
         yield list(reversed(body)), read, pos == 0
 
 
+# Every line the log's reader looks at holds one of these (the decode figures' patterns, the
+# engines' marks, the launch-arguments lines): the rest of a log (access lines, a server without
+# speculation) is skipped by one search of each chunk, not a regex per line.
+_MARKS = (b"accept len", b"accept rate:", b"gen throughput", b"SpecDecoding metrics",
+          b"Avg generation throughput", b"Decode batch", b"vLLM API server version",
+          b"server_args=ServerArgs(", b"non-default args: {", b"args: Namespace(")  # fmt: skip
+_LOG_MARKS = re.compile(b"|".join(re.escape(mark) for mark in _MARKS))
+
+
+def marked_lines(lines):
+    """The lines (bytes, in their order) that hold a mark of _LOG_MARKS."""
+    blob = b"\n".join(lines)
+    if not any(mark in blob for mark in _MARKS):
+        return []  # a search per mark is faster than the alternation
+    out = []
+    end = -1
+    for m in _LOG_MARKS.finditer(blob):
+        if m.start() < end:
+            continue  # a second mark on a line already taken
+        start = blob.rfind(b"\n", 0, m.start()) + 1
+        end = blob.find(b"\n", m.end())
+        end = len(blob) if end < 0 else end
+        out.append(blob[start:end])
+    return out
+
+
 def _is_args_line(text):
     return (
         "server_args=ServerArgs(" in text
@@ -605,7 +636,7 @@ def tail_decode_lines(path, wanted, max_bytes):
     with open(path, "rb") as handle:
         for lines, read_so_far, _ in chunks_backwards(handle, max_bytes):
             read = read_so_far
-            for raw in lines:
+            for raw in marked_lines(lines):
                 text = raw.decode("utf-8", "replace")
                 if engine is None:
                     engine = engine_of_log_line(text)
@@ -618,8 +649,8 @@ def tail_decode_lines(path, wanted, max_bytes):
         if server_args is None and read < max_bytes:
             # the launch arguments are printed at startup: look at the head of the file too
             handle.seek(0)
-            head = handle.read(min(max_bytes - read, 4 << 20)).decode("utf-8", "replace")
-            for text in head.splitlines():
+            head = handle.read(min(max_bytes - read, 4 << 20))
+            for text in (raw.decode("utf-8", "replace") for raw in marked_lines([head])):
                 if _is_args_line(text):
                     server_args = text
                     engine = engine or engine_of_log_line(text)
@@ -642,6 +673,8 @@ def read_log(path, how_found, tail_lines, max_bytes):
         "error": None,
     }
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO's open would wait for a writer
+            raise ValueError("not a regular file")
         lines, args_line, read, engine = tail_decode_lines(path, tail_lines, max_bytes)
     except (OSError, ValueError) as exc:
         entry["error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
@@ -967,15 +1000,18 @@ def ask_servers(jobs, timeout):
     with lock:
         requests[:] = []  # nothing more is started
         answers = dict(done)
-    return [{kind: answers.get((i, kind)) or _unanswered(port, kind, waited) for kind in asks}
+    why = "no answer within %gs (the scan asks every server at once)" % waited
+    return [{kind: answers.get((i, kind)) or figure_unknown(port, kind, why) for kind in asks}
             for i, (port, asks) in enumerate(jobs)]  # fmt: skip
 
 
-def _unanswered(port, kind, waited):
+def figure_unknown(port, kind, why):
+    """The entry of a figure not read, with why (the shape of fetch_metrics' and
+    fetch_server_info's)."""
     path = "/metrics" if kind == "metrics" else "/server_info"
-    entry = {"url": "http://127.0.0.1:%d%s" % (port, path)}
+    entry = {"url": "http://127.0.0.1:%d%s" % (int(port), path)}
     entry.update(_EMPTY[kind])
-    entry["error"] = "no answer within %gs (the scan asks every server at once)" % waited
+    entry["error"] = why
     return entry
 
 
@@ -990,6 +1026,15 @@ def _http_figures(servers, want_metrics, timeout):
     answers = ask_servers(jobs, timeout)
     for i, server in enumerate(asked):
         server.update(answers[i])
+
+
+def ask_http(args):
+    """Entry: {"jobs": [[port, ["metrics" | "server_info", ...]], ...], "timeout": 2.0} ->
+    {"answers": [{kind: entry}, ...]}, the jobs asked all at once (ask_servers). The scan with
+    "http_later" names each server's jobs (`http_asks`), so a caller asks only the servers it
+    judges."""
+    jobs = [(int(port), list(asks)) for port, asks in args.get("jobs") or []]
+    return {"answers": ask_servers(jobs, float(args.get("timeout") or 2.0))}
 
 
 def _attach_log(server, pid, container, tail_lines, max_bytes):
@@ -1126,7 +1171,10 @@ def scan_servers(args):
             servers.append(
                 _process_server(proc, tail_lines, max_bytes, knowledge.get("env_facts") or ())
             )
-        if args.get("metrics") is not False:
+        if args.get("metrics") is not False and args.get("http_later"):
+            for server in servers:  # the caller picks whom to ask (ask_http)
+                server["http_asks"] = _http_asks(server, args.get("metrics"))
+        elif args.get("metrics") is not False:
             _http_figures(servers, args.get("metrics"), timeout)
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))
