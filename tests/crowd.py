@@ -70,7 +70,9 @@ def _server_pid(process: subprocess.Popen) -> int:
 
 
 @contextmanager
-def crowd(count: int) -> Iterator[Crowd]:
+def crowd(count: int, log_mib: int = 0) -> Iterator[Crowd]:
+    """`log_mib`: the servers' stdout goes to one log of that many MiB of access lines (a
+    server without speculation writes only those), which a scan reads back to its cap."""
     with ExitStack() as stack:
         place = stack.enter_context(shared_dir())
         shim = place / "shim" / "sglang"
@@ -84,6 +86,12 @@ def crowd(count: int) -> Iterator[Crowd]:
             user = stack.enter_context(throwaway_user("rdbgcr", place))  # killed with its user
             prefix, uid = ["runuser", "-u", user.pw_name, "--"], user.pw_uid
             python = "/usr/bin/python3"  # a pyenv under /root is not theirs to run
+        out: int | None = subprocess.DEVNULL
+        if log_mib:
+            log = place / "access.log"
+            line = b'INFO:     127.0.0.1:5555 - "POST /generate HTTP/1.1" 200 OK\n'
+            log.write_bytes(line * ((log_mib << 20) // len(line)))
+            out = stack.enter_context(open(log, "ab")).fileno()
         started: list[subprocess.Popen] = []
         servers: list[int] = []
         stack.callback(_stop, started, servers)
@@ -94,7 +102,7 @@ def crowd(count: int) -> Iterator[Crowd]:
                     "--speculative-algorithm", "EAGLE3", "--enable-metrics",
                     "--port", str(port)]  # fmt: skip
             started.append(subprocess.Popen(argv, cwd=place, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            stdout=out, stderr=subprocess.STDOUT,
                                             start_new_session=True))  # fmt: skip
         deadline = time.monotonic() + 30
         while not all(_listening(port) for port in ports):

@@ -592,28 +592,50 @@ def chunks_backwards(handle, max_bytes):
 
 # Every line the log's reader looks at holds one of these (the decode figures' patterns, the
 # engines' marks, the launch-arguments lines): the rest of a log (access lines, a server without
-# speculation) is skipped by one search of each chunk, not a regex per line.
+# speculation) is skipped by a search per mark of each chunk, not split and matched line by line.
 _MARKS = (b"accept len", b"accept rate:", b"gen throughput", b"SpecDecoding metrics",
           b"Avg generation throughput", b"Decode batch", b"vLLM API server version",
           b"server_args=ServerArgs(", b"non-default args: {", b"args: Namespace(")  # fmt: skip
 _LOG_MARKS = re.compile(b"|".join(re.escape(mark) for mark in _MARKS))
 
 
-def marked_lines(lines):
-    """The lines (bytes, in their order) that hold a mark of _LOG_MARKS."""
-    blob = b"\n".join(lines)
-    if not any(mark in blob for mark in _MARKS):
-        return []  # a search per mark is faster than the alternation
+def marked_lines(text):
+    """The lines of `text` (bytes) that hold a mark of _MARKS, in their order."""
+    if not any(mark in text for mark in _MARKS):
+        return []  # a search per mark: faster than the alternation's
     out = []
     end = -1
-    for m in _LOG_MARKS.finditer(blob):
+    for m in _LOG_MARKS.finditer(text):
         if m.start() < end:
             continue  # a second mark on a line already taken
-        start = blob.rfind(b"\n", 0, m.start()) + 1
-        end = blob.find(b"\n", m.end())
-        end = len(blob) if end < 0 else end
-        out.append(blob[start:end])
+        start = text.rfind(b"\n", 0, m.start()) + 1
+        end = text.find(b"\n", m.end())
+        end = len(text) if end < 0 else end
+        out.append(text[start:end])
     return out
+
+
+def _bodies_backwards(handle, max_bytes):
+    """A file's whole lines one 1 MiB chunk at a time back from the end, at most `max_bytes`
+    in all, as bytes (oldest first within a chunk), with the bytes read so far. A line split
+    across chunks is whole in the later one."""
+    handle.seek(0, os.SEEK_END)
+    pos = handle.tell()
+    carry = b""
+    read = 0
+    while pos > 0 and read < max_bytes:
+        step = min(1 << 20, pos, max_bytes - read)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step) + carry
+        read += step
+        if pos > 0:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                carry = chunk
+                continue
+            carry, chunk = chunk[:cut], chunk[cut + 1 :]
+        yield chunk, read
 
 
 def _is_args_line(text):
@@ -634,9 +656,9 @@ def tail_decode_lines(path, wanted, max_bytes):
     engine = None
     read = 0
     with open(path, "rb") as handle:
-        for lines, read_so_far, _ in chunks_backwards(handle, max_bytes):
+        for body, read_so_far in _bodies_backwards(handle, max_bytes):
             read = read_so_far
-            for raw in marked_lines(lines):
+            for raw in reversed(marked_lines(body)):  # newest first
                 text = raw.decode("utf-8", "replace")
                 if engine is None:
                     engine = engine_of_log_line(text)
@@ -650,7 +672,7 @@ def tail_decode_lines(path, wanted, max_bytes):
             # the launch arguments are printed at startup: look at the head of the file too
             handle.seek(0)
             head = handle.read(min(max_bytes - read, 4 << 20))
-            for text in (raw.decode("utf-8", "replace") for raw in marked_lines([head])):
+            for text in (raw.decode("utf-8", "replace") for raw in marked_lines(head)):
                 if _is_args_line(text):
                     server_args = text
                     engine = engine or engine_of_log_line(text)
