@@ -1105,7 +1105,7 @@ def launch_env(pid, names):
     return out
 
 
-def _process_server(proc, tail_lines, max_bytes, knowledge_env=()):
+def _process_server(proc, tail_lines, max_bytes, knowledge_env=(), shared=None):
     pid = proc["pid"]
     argv = proc["argv"]
     server = _server("process", proc["engine"], argv, parse_args(argv))
@@ -1117,11 +1117,11 @@ def _process_server(proc, tail_lines, max_bytes, knowledge_env=()):
     if proc.get("wrapped_by"):
         server["wrapped_by"] = proc["wrapped_by"]
     server["env"] = launch_env(pid, knowledge_env)
-    container = container_info(pid)
+    container = container_info(pid, shared)
     if container:
         _place_in_container(server, container)
     _attach_log(server, pid, container, tail_lines, max_bytes)
-    _place_port(server, listening_ports([pid] + server["children"]))
+    _place_port(server, listening_ports([pid] + server["children"], shared))
     return server
 
 
@@ -1189,10 +1189,10 @@ def scan_servers(args):
     knowledge = args.get("knowledge") or {}
     wrappers = tuple(knowledge.get("server_wrappers") or SERVER_WRAPPERS)
     if args.get("processes", True):
+        shared = {}  # what servers share, read once: socket tables, the conmon processes
+        env_facts = knowledge.get("env_facts") or ()
         for proc in find_processes(knowledge.get("process_patterns"), wrappers):
-            servers.append(
-                _process_server(proc, tail_lines, max_bytes, knowledge.get("env_facts") or ())
-            )
+            servers.append(_process_server(proc, tail_lines, max_bytes, env_facts, shared))
         if args.get("metrics") is not False and args.get("http_later"):
             for server in servers:  # the caller picks whom to ask (ask_http)
                 server["http_asks"] = _http_asks(server, args.get("metrics"))
