@@ -1,6 +1,7 @@
 """find-servers and spec-checks: the speculative-decoding configuration audit as actions.
 
-find_servers: one agent round trip (remotedbg.agent.server_scan:scan_servers).
+find_servers: one agent round trip (remotedbg.agent.server_scan:scan_servers), and one more
+for the HTTP figures of the servers it keeps (ask_http; none when no server serves them).
 spec_checks: per draft its tensor listing and config (1 round trip each), the target configs
 (1), then per engine install its serving code, draft and target model files and the modules
 their classes come from (remotedbg.actions.engine_code: 3 at most); every verdict is then a pure
