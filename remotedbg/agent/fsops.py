@@ -13,7 +13,13 @@ import subprocess
 import time
 
 from remotedbg.agent.file_stamp import add_file
-from remotedbg.agent.pathglob import expand_below, expand_path, literal_runs, plain_name
+from remotedbg.agent.pathglob import (
+    expand_below,
+    expand_path,
+    literal_runs,
+    plain_name,
+    read_parts,
+)
 
 PRUNED_DIRS = (
     "__pycache__",
@@ -57,7 +63,7 @@ def expand(pattern, budget=None, max_matches=None):
     max_matches = max(EXPAND_MAX_MATCHES, max_matches or 0)
     cut = parts.index("**")
     head = os.sep.join(parts[:cut]) or (os.sep if expanded.startswith(os.sep) else ".")
-    tail = ["*" if part == "**" else part for part in parts[cut + 1 :]]
+    tail = read_parts("*" if part == "**" else part for part in parts[cut + 1 :])
     bases = expand_path(head)
     found = []
     deadline = time.monotonic() + EXPAND_SECONDS

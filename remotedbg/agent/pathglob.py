@@ -74,7 +74,7 @@ def _bracket_regex(members, negated):
         parts.append(re.escape(low))
         index += 1
     if not parts:
-        return "[\\s\\S]" if negated else "(?!)"
+        return "." if negated else "(?!)"
     return "[" + ("^" if negated else "") + "".join(parts) + "]"
 
 
@@ -88,15 +88,15 @@ def regex(toks):
         if plain or char not in "*?[" or (char == "[" and end is None):
             out.append(re.escape(char))
         elif char == "*":
-            out.append("[\\s\\S]*")
+            out.append(".*")
         elif char == "?":
-            out.append("[\\s\\S]")
+            out.append(".")
         else:
             negated = toks[index + 1] == ("!", False)
             out.append(_bracket_regex(toks[index + 1 + negated : end], negated))
             index = end
         index += 1
-    return re.compile("".join(out) + "\\Z")
+    return re.compile("".join(out) + "\\Z", re.S)
 
 
 def literal_runs(part):
@@ -123,32 +123,48 @@ def plain_name(part):
     return None if is_magic(toks) else text(toks)
 
 
+class Part:
+    """One component, read once for every directory it is looked up in."""
+
+    def __init__(self, typed):
+        toks = tokens(typed)
+        self.typed = typed
+        self.magic = is_magic(toks)
+        self.named = text(toks)
+        self.escaped = "\\" in typed
+        self.pattern = regex(toks) if self.magic else None
+        self.hidden = toks[0][0] == "."  # a leading dot is matched only by one written, as glob's
+
+
 def step(directory, part):
-    """The paths one component takes below `directory` ("" for the current one)."""
-    typed = os.path.join(directory, part)
-    toks = tokens(part)
-    magic = is_magic(toks)
-    if (magic or "\\" in part) and os.path.lexists(typed):
-        return [typed]  # the name exists as typed: that file, even with glob characters
-    if not magic:
-        named = os.path.join(directory, text(toks))
+    """The paths one component (a Part) takes below `directory` ("" for the current one)."""
+    if part.magic or part.escaped:
+        typed = os.path.join(directory, part.typed)
+        if os.path.lexists(typed):
+            return [typed]  # the name exists as typed: that file, even with glob characters
+    if not part.magic:
+        named = os.path.join(directory, part.named)
         return [named] if os.path.lexists(named) else []
     try:
-        names = sorted(os.listdir(directory or os.curdir))
+        names = os.listdir(directory or os.curdir)  # callers sort what they keep
     except OSError:
         return []
-    pattern = regex(toks)
-    hidden = toks[0][0] == "."  # a leading dot is matched only by one written, as glob's
+    match = part.pattern.match
     return [
         os.path.join(directory, name)
         for name in names
-        if (hidden or not name.startswith(".")) and pattern.match(name)
+        if (part.hidden or not name.startswith(".")) and match(name)
     ]
 
 
+def read_parts(parts):
+    """Components as expand_below takes them: each read once (an empty one stays "")."""
+    return [Part(typed) if typed else "" for typed in parts]
+
+
 def expand_below(directory, parts):
-    """The paths the components `parts` take below `directory`; an empty last component (a
-    trailing slash) keeps directories only, written with the slash, as glob's."""
+    """The paths the components `parts` (read_parts) take below `directory`; an empty last
+    component (a trailing slash) keeps directories only, written with the slash, as glob's."""
     paths = [directory]
     for index, part in enumerate(parts):
         if not part:
@@ -162,10 +178,10 @@ def expand_below(directory, parts):
 
 
 def expand_path(path):
-    """The paths one pattern (`~` already expanded) takes, in no set order."""
+    """The paths one pattern (`~` already expanded) takes, in no set order: sort them."""
     if os.path.lexists(path):
         return [path]  # the whole name exists as typed
     parts = path.split(os.sep)
     if path.startswith(os.sep):
-        return expand_below(os.sep, parts[1:])
-    return expand_below("", parts)
+        return expand_below(os.sep, read_parts(parts[1:]))
+    return expand_below("", read_parts(parts))
