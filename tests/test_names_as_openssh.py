@@ -112,6 +112,9 @@ def test_get_glob_and_cat_take_the_files_scp_and_sftp_take(persistent, box, name
         assert all((folder / Path(m).name).read_text() == Path(m).read_text() for m in matches)
         assert all(e["text"] == Path(e["path"]).read_text() for e in printed), word
     assert seen == wanted  # per word: what glob, get and cat take, get's exit status
+    grepped = json.loads(cli("grep", "-H", "testbox", "--json", "-F", "g", f"{named}/g-wild\\*",
+                             f"{named}/g-q\\ space").stdout)["records"]  # fmt: skip
+    assert sorted(Path(r["path"]).name for r in grepped) == ["g-q space", "g-wild*"]
 
 
 def test_brackets_escapes_and_hidden_names_read_as_glob3(tmp_path):
