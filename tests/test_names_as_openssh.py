@@ -138,3 +138,24 @@ def test_brackets_escapes_and_hidden_names_read_as_glob3(tmp_path):
     assert names("*hidden") == [] and names("\\.h*") == [".hidden"]
     assert names("**/k\\*") == ["deep/x/k*"] and names("**/k?") == ["deep/x/k*", "deep/x/k1"]
     assert expand(f"{tmp_path}/d*/x/") == [f"{tmp_path}/deep/x/"]  # a trailing slash kept
+
+
+def test_get_r_of_a_directory_named_like_a_glob_copies_what_scp_r_copies(persistent, box, tmp_path):
+    """regress/scp.sh "unmatched glob dir recursive remote->local": `copy.dd.glob[456]` with
+    `copy` and `copy.glob[1234]` in it, copied down whole by `scp -r` and by `get -r`."""
+    tree = tmp_path / "copy.dd.glob[456]"
+    tree.mkdir()
+    for name in ("copy", "copy.glob[1234]"):
+        (tree / name).write_text(f"{name}\n")
+    theirs, ours = tmp_path / "scp", tmp_path / "ours"
+    subprocess.run([SCP, "-q", "-r", "-F", str(box.ssh_config), f"{box.alias}:{tree}",
+                    str(theirs)], check=True, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL)  # fmt: skip
+    result = persistent("get", "-H", "testbox", "-r", str(tree), str(ours))
+    assert result.returncode == 0, result.stderr
+
+    def files(top: Path) -> dict[str, str]:
+        return {p.relative_to(top).as_posix(): p.read_text() for p in top.rglob("*")}
+
+    wanted = {"copy": "copy\n", "copy.glob[1234]": "copy.glob[1234]\n"}
+    assert files(ours) == files(theirs) == wanted

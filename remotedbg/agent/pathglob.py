@@ -9,13 +9,6 @@ from __future__ import annotations
 import os
 import re
 
-SPECIAL = "\\*?["  # what escape() puts a backslash before
-
-
-def escape(path):
-    """`path` as a pattern that takes that name only, whatever it holds."""
-    return re.sub(r"([\\*?\[])", r"\\\1", path)
-
 
 def tokens(part):
     """(character, plain) for each character of one path component: plain is True where a

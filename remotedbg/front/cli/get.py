@@ -16,7 +16,6 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from remotedbg.agent.pathglob import escape
 from remotedbg.errors import ExitCode, LocalFileUnwritable, RemotedbgError, UsageError
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import environment, note, stderr_console
@@ -227,7 +226,8 @@ class Tree:
 def walk_tree(ctx: CommandContext, root: str, dest: Path, into_dir: bool, limit: int) -> Tree:
     """A remote directory's files, everything walked (nothing pruned), links to files
     followed as `get` follows them, links to directories named and not followed (as find)."""
-    found = ctx.remote.find(escape(root), limit=limit, prune=[])
+    # `root` exists (stat said so): a name that exists as typed is that name (agent/pathglob.py)
+    found = ctx.remote.find(root, limit=limit, prune=[])
     tree = Tree([], [], [], bool(found["truncated"]))
     if into_dir:  # the directory itself, even when empty (else it is the destination)
         tree.dirs.append((_root_name(root), root))
