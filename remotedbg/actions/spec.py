@@ -209,6 +209,8 @@ def _install_for(server: dict | None, located: dict | None) -> dict | None:
     engines = (located or {}).get("engines") or []
     pid = (server or {}).get("pid")
     name = (server or {}).get("engine")
+    if server and not name:
+        return None  # a launch of an engine no profile knows: no install's rules are its
     candidates = [e for e in engines if not name or e.get("name") == name] or engines
     for engine in candidates:
         if pid is not None and pid in (engine.get("running") or []):

@@ -47,7 +47,7 @@ from remotedbg.contract import (
 from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
 from remotedbg.engines.profile import EngineProfile
-from remotedbg.engines.profiles import engine_profile, launch_profile
+from remotedbg.engines.profiles import engine_profile, known_engine, launch_profile
 from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
@@ -968,10 +968,27 @@ CHECKS = (served_code_modified, *DRAFT_CHECKS, draft_settings, token_map_ignored
           accept_length_low)  # fmt: skip
 
 
+def _engine_unknown(dep: Deployment, no_draft: bool) -> dict[str, Any]:
+    """A server of an engine no profile was written for: every check is unknown, with what was
+    seen of its launch, and none is decided by another engine's rules."""
+    notes = [n for n in (dep.server or {}).get("notes") or [] if n.startswith("engine unknown")]
+    reason = notes[0] if notes else (
+        f"engine unknown: the server's engine ({dep.engine or 'unnamed'}) is not one remotedbg "
+        "has rules for: its launch was not read")
+    checks = {}
+    for check, check_id in zip(CHECKS, CHECK_IDS, strict=True):  # the same order
+        if no_draft and check in DRAFT_CHECKS:
+            continue
+        checks[check_id] = unknown(check_result(check_id), reason)
+    return {"findings": [], "inconclusive": [reason], "checks": checks}
+
+
 def run_checks(dep: Deployment) -> dict[str, Any]:
     """Every check for one draft (or, with no draft config and no draft error, one server's
     launch and figures). Returns {"findings", "inconclusive": [reasons], "checks": {id: result}}."""
     no_draft = dep.draft_config is None and dep.draft_error is None
+    if dep.server is not None and not known_engine(dep.engine):
+        return _engine_unknown(dep, no_draft)
     # a draft the release cannot read at all (its speculators format): that is the finding, and
     # what the other draft checks would read is not what any server runs
     unreadable = bool((dep.speculators or {}).get("error"))

@@ -10,8 +10,6 @@ PROFILES: dict[str, EngineProfile] = {p.name: p for p in (SGLANG, VLLM)}
 #: the engines' package names: what an interpreter that serves a model imports
 ENGINE_PACKAGES = tuple(p.scan["package"] for p in PROFILES.values())
 UNKNOWN_ENGINE = UnknownEngine()
-#: a launch line that names no engine (a playbook's --var args='...') is read with its flags
-LAUNCH_DEFAULT = SGLANG
 
 
 def engine_profile(name: str | None) -> EngineProfile:
@@ -22,5 +20,11 @@ def engine_profile(name: str | None) -> EngineProfile:
 
 def launch_profile(name: str | None) -> EngineProfile:
     """The profile whose launch flags and algorithm names a launch of this engine is read with:
-    the engine's, else LAUNCH_DEFAULT's."""
-    return PROFILES.get(name or "", LAUNCH_DEFAULT)
+    the engine's own; a launch of no known engine (the scan matched no profile: its program,
+    its log and its flags named none) gets none, never another engine's."""
+    return engine_profile(name)
+
+
+def known_engine(name: str | None) -> bool:
+    """A profile was written for this engine."""
+    return bool(name) and name in PROFILES
