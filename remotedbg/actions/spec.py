@@ -46,7 +46,7 @@ from remotedbg.engines.loader_rules import (
     PIPELINE_SIZE_FLAGS,
     vllm_engine_params,
 )
-from remotedbg.engines.profiles import engine_profile
+from remotedbg.engines.profiles import engine_profile, install_label
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -524,6 +524,23 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
         )
 
 
+def _auto_settings_in_code(dep: Deployment, remote: Remote, code: EngineCode) -> dict | None:
+    """The draft settings this install's own code picks when the launch gives none (a fork or
+    dev build, whose version gates no rule): the first of its profile's files that says."""
+    profile = dep.engine_profile
+    if not profile.auto_settings_files or (dep.spec or {}).get("num_steps") is not None:
+        return None
+    paths = [code.path(rel) for rel in profile.auto_settings_files]
+    read_files(remote, code, paths)
+    arch = ((dep.target_config or {}).get("architectures") or [None])[0]
+    for rel, path in zip(profile.auto_settings_files, paths, strict=True):
+        source = code.index.text_at(path)
+        found = profile.auto_settings_in_source(source, arch, dep.algorithm) if source else None
+        if found:
+            return {"settings": found[0], "where": f"{rel}:{found[1]}"}
+    return None
+
+
 def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
                 read: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
     """`read`: what one round trip each read for every draft: {"configs": target configs,
@@ -549,11 +566,16 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         dep.load_error = dep.code_error
         return dep
     dep.engine = dep.engine or install["name"]
-    dep.engine_version = install.get("version")
+    fork = install.get("fork")
+    # a fork's or dev build's version is no release the profile's rules were read from
+    dep.engine_version = None if fork else install.get("version")
+    dep.engine_label = install_label(dep.engine, install.get("version"), fork)
     dep.drift = install.get("drift")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
+    if fork:
+        dep.auto_settings = _auto_settings_in_code(dep, remote, code)
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
     archs = _architectures(dep.draft_config)

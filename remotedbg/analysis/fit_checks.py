@@ -347,6 +347,33 @@ def _int(value: Any) -> int | None:
         return None
 
 
+def _auto_settings(result: dict[str, Any], dep: Any) -> dict[str, Any]:
+    """What the engine picks for draft settings the launch leaves out: from the install's own
+    code where it was read (a fork, a dev build), else by its release's rule; with neither,
+    said not applied (never a release's rule for an install that is no release)."""
+    arch = ((dep.target_config or {}).get("architectures") or [None])[0]
+    name = dep.engine_label or f"{dep.engine_profile.label} {dep.engine_version or ''}".strip()
+    if dep.auto_settings:
+        auto, where = tuple(dep.auto_settings["settings"]), f" ({dep.auto_settings['where']})"
+    elif dep.engine_version:
+        auto = dep.launch_profile.auto_draft_settings(dep.engine_version, arch, dep.algorithm)
+        where = ""
+    else:
+        return not_applicable(result, f"which draft settings {name} picks without "
+                              "--speculative-num-steps was not decided: its version is no release "
+                              "the rules were read from and its own code did not say")  # fmt: skip
+    if auto is None:
+        return result
+    result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
+    return add_finding(result, finding(
+        "draft-settings", INFO,
+        f"{name} chooses steps {auto[0]}, topk {auto[1]}, {auto[2]} draft tokens",
+        f"No --speculative-num-steps: {name} picks these for {arch}{where}; the ceiling is "
+        f"{auto[0] + 1} tokens per verify step.",
+        {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2], "target": arch},
+    ))  # fmt: skip
+
+
 def draft_settings(dep: Any) -> dict[str, Any]:
     """The draft settings as the engine will take them: SGLang's start-up assertion and
     auto-choice, its topk-1 correction; vLLM's required num_speculative_tokens."""
@@ -388,16 +415,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             "1726; 0.4.6.post5 server_args.py:404-407).", {"topk": topk, "draft_tokens": tokens},
         ))  # fmt: skip
     if steps is None:
-        arch = ((dep.target_config or {}).get("architectures") or [None])[0]
-        auto = dep.launch_profile.auto_draft_settings(dep.engine_version, arch, dep.algorithm)
-        result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
-        return add_finding(result, finding(
-            "draft-settings", INFO,
-            f"SGLang chooses steps {auto[0]}, topk {auto[1]}, {auto[2]} draft tokens",
-            f"No --speculative-num-steps: {dep.engine_version} picks these for {arch}; the "
-            f"ceiling is {auto[0] + 1} tokens per verify step.",
-            {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2], "target": arch},
-        ))  # fmt: skip
+        return _auto_settings(result, dep)
     if topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,

@@ -115,6 +115,11 @@ class Deployment:
     includes_bonus: bool | None = None  # vLLM: mean acceptance length counts the bonus token
     tokenizers: dict | None = None  # {"draft", "target"}: agent.tokenizer_files fingerprints
     engine_version: str | None = None  # of the install that serves (or would serve) the draft
+    #: None for a fork or a dev build: its version is no release the rules were read from
+    engine_label: str | None = None  # engines.profiles.install_label: how outputs name it
+    #: {"settings": (steps, topk, draft tokens), "where": "file:line"}: what the install's own
+    #: code picks for unset draft settings (read where the version says nothing)
+    auto_settings: dict | None = None
     env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
     draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)

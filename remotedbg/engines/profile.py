@@ -153,6 +153,16 @@ class EngineProfile:
         """The attention backend the launch gives the draft's decode."""
         return None
 
+    #: files (relative to the package) whose code says which draft settings the release picks
+    #: when the launch gives none: read where the version says nothing (a fork, a dev build)
+    auto_settings_files: ClassVar[tuple[str, ...]] = ()
+
+    def auto_settings_in_source(
+        self, source: str, target_arch: str | None, algorithm: str | None
+    ) -> tuple[tuple[int, int, int], int] | None:
+        """((steps, topk, draft tokens), line) one of auto_settings_files chooses, else None."""
+        return None
+
     def auto_draft_settings(
         self, version: str | None, target_arch: str | None, algorithm: str | None = None
     ) -> tuple[int, int, int] | None:

@@ -25,6 +25,16 @@ def launch_profile(name: str | None) -> EngineProfile:
     return engine_profile(name)
 
 
+def install_label(name: str | None, version: str | None, fork: dict | None = None) -> str:
+    """How an install is named in every output: 'SGLang 0.5.23', or for a distribution of
+    another name or a development build, 'sglang-kt 0.7.2, a fork of SGLang'."""
+    label = engine_profile(name).label
+    if fork:
+        kind = "a development build" if fork.get("dev") else "a fork"
+        return f"{fork.get('distribution')} {fork.get('version')}, {kind} of {label}"
+    return f"{label} {version}" if version else f"{label} (version unknown)"
+
+
 def known_engine(name: str | None) -> bool:
     """A profile was written for this engine."""
     return bool(name) and name in PROFILES

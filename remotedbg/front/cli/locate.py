@@ -115,8 +115,10 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             if engine["running"]
             else ""
         )
+        heading = (engine.get("label") if engine.get("fork")
+                   else f"{engine['name']} {engine.get('version') or '(version unknown)'}")
         console.print(
-            f"\n[bold]{engine['name']} {engine.get('version') or '(version unknown)'}"
+            f"\n[bold]{heading}"
             f"[/] at {printable(engine['path'])}{running}"
         )
         console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)
