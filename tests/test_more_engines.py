@@ -97,3 +97,107 @@ def test_a_fork_s_draft_settings_come_from_its_own_code(cli, kt_world):
     assert said["title"] == ("sglang-kt 0.7.2, a fork of SGLang chooses steps 3, topk 1, "
                              "4 draft tokens"), said  # fmt: skip
     assert "srt/server_args.py:6994" in said["detail"] and "None" not in said["detail"]
+
+
+# ------------------------------------------------------------------------------- LMDeploy
+LMDEPLOY_LAUNCH = (
+    "lmdeploy serve api_server {target} --speculative-algorithm eagle3 "
+    "--speculative-draft-model {draft} --speculative-num-draft-tokens 3"
+)
+
+
+def _complete_eagle3(directory, architecture: str, defect: str | None = None):
+    """An EAGLE-3 draft with every tensor of a SpecForge checkpoint: the compact test one plus
+    the embedding and the midlayer's k/v/o, gate/up and post-attention norm, which LMDeploy's
+    Eagle3LlamaDecoderLayer holds (0.18.0 lmdeploy/pytorch/models/llama_eagle3.py:19-80), and
+    tie_word_embeddings false as SpecForge writes it."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from tests.checkpoints import write_eagle3_checkpoint
+
+    draft = write_eagle3_checkpoint(directory, defect=defect)
+    config = json.loads((draft / "config.json").read_text())
+    config.update(architectures=[architecture], tie_word_embeddings=False)
+    (draft / "config.json").write_text(json.dumps(config))
+    extra = {f"midlayer.{name}.weight": np.zeros((64, 64), dtype=np.float16) for name in (
+        "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+        "mlp.up_proj", "post_attention_layernorm")}  # fmt: skip
+    extra["embed_tokens.weight"] = np.zeros((16, 64), dtype=np.float16)
+    save_file(extra, str(draft / "extra.safetensors"))
+    return draft
+
+
+@pytest.fixture(scope="module")
+def lmdeploy_world(tmp_path_factory):
+    """lmdeploy 0.18.0 from the registry (the newest release; EAGLE-3 in its PyTorch engine), a
+    32-layer Llama target, and drafts: LlamaForCausalLM (renamed Eagle3LlamaForCausalLM under
+    eagle3: configurations/llama.py:20), SpecForge's LlamaForCausalLMEagle3, and absolute d2t."""
+    from tests.checkpoints import write_target_config
+    from tests.releases import ReleaseUnavailable, release
+
+    try:
+        rel = release("lmdeploy", "0.18.0")
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("lmdeploy")
+    target = write_target_config(root / "target")
+    config = json.loads((target / "config.json").read_text())
+    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32)
+    (target / "config.json").write_text(json.dumps(config))
+    return {"release": rel, "target": target,
+            "good": _complete_eagle3(root / "good", "LlamaForCausalLM"),
+            "specforge": _complete_eagle3(root / "specforge", "LlamaForCausalLMEagle3"),
+            "absolute": _complete_eagle3(root / "absolute", "LlamaForCausalLM", "absolute")}
+
+
+def _lmdeploy_audit(cli, world, draft: str, *extra: str) -> tuple[int, dict]:
+    line = LMDEPLOY_LAUNCH.format(target=world["target"], draft=world[draft])
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"roots={world['release'].package}", *extra, timeout=240)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_locate_eagle_finds_lmdeploy_and_how_its_loader_uses_d2t(cli, lmdeploy_world):
+    """Its EAGLE-3 Llama loader adds arange(draft_vocab_size) to d2t (0.18.0
+    lmdeploy/pytorch/models/llama_eagle3.py:291-296): offsets."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(lmdeploy_world["release"].package),
+                 "--json", timeout=180)  # fmt: skip
+    doc = json.loads(result.stdout)
+    (engine,) = doc["engines"]
+    assert engine["name"] == "lmdeploy" and engine["version"] == "0.18.0"
+    assert engine["label"] == "LMDeploy 0.18.0"
+    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+    assert handling["pytorch/models/llama_eagle3.py"] == "offsets"
+    # module_map.py:327-336 maps the EAGLE-3 architectures to their classes
+    assert engine["registry"]["Eagle3LlamaForCausalLM"] == ["llama_eagle3",
+                                                            "Eagle3LlamaForCausalLM"]
+
+
+def test_a_correct_lmdeploy_eagle3_setup_is_clean(cli, lmdeploy_world):
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "good")
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "lmdeploy"
+    assert row["draft_class"] == "pytorch/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
+    # LMDeploy captures (2, L // 2, L - 3) of a Llama target (configurations/llama.py:25-28)
+    facts = row["checks"]["aux-layers-mismatch"]["facts"]
+    assert facts["layers_to_capture"] == [2, 16, 29]
+
+
+def test_lmdeploy_names_specforge_s_architecture_spelling(cli, lmdeploy_world):
+    """LlamaForCausalLMEagle3 is not renamed (configurations/llama.py:11 takes LlamaForCausalLM
+    only) and MODULE_MAP has no entry for it: RuntimeError at start (models/patch.py:189-196)."""
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "specforge")
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"draft-arch-unsupported"} and code == 1, doc["findings"]
+    said = errors["draft-arch-unsupported"]
+    assert "LMDeploy cannot map" in said["title"] and "LlamaForCausalLMEagle3" in said["title"]
+    assert "SGLang" not in json.dumps(doc["findings"])
+
+
+def test_an_absolute_d2t_draft_for_lmdeploy_is_caught(cli, lmdeploy_world):
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "absolute")
+    assert "d2t-absolute-ids" in {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert code == 1

@@ -306,6 +306,10 @@ def _registry_lookup(
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
+    served = dep.engine_profile.served_architectures(archs, dep.algorithm)
+    if served is not None:  # the profile's fixed rule (LMDeploy's config builder)
+        dep.served_architectures = served
+        return served
     dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
     found = registry_lookup(code, archs, dep.algorithm or "")
     dep.class_by_method = found["class_by_method"]
@@ -392,6 +396,25 @@ def _registry_class(code: EngineCode, registry: dict | None, arch: str) -> Class
     path = _registry_path(code, entry[0]) if entry else None
     module = code.index.module_at(path) if path else None
     return code.index.resolve(module, entry[1]) if module is not None and entry else None
+
+
+def _capture(
+    dep: Deployment, remote: Remote, code: EngineCode, target_path: str, target_class: str
+) -> None:
+    """The layers the target captures: fixed by the engine (its profile), else from the
+    target's code; an engine that fixes them for other targets only leaves them unknown."""
+    profile = dep.engine_profile
+    fixed = profile.fixed_capture(dep.target_config or {})
+    if fixed is not None:
+        dep.capture = dict(fixed)
+        module = code.index.module_at(target_path)
+        if module is not None:
+            dep.capture_point = capture_point(module.source)
+    elif profile.capture_in_target_code:
+        _evaluate_capture(dep, remote, code, target_path, target_class)
+    else:
+        dep.code_error = (f"which layers {profile.label} captures for a {target_class} target "
+                          "was not read")  # fmt: skip
 
 
 def _evaluate_capture(
@@ -594,7 +617,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
               if dep.engine_profile.chooses_model_runner else None)  # fmt: skip
     _read_code_facts(dep, code, target)
     if target_path and target_class:
-        _evaluate_capture(dep, remote, code, target_path, target_class)
+        _capture(dep, remote, code, target_path, target_class)
     if loader is None:
         dep.load_error = (
             f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"

@@ -45,6 +45,7 @@ from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 PROCESS_PATTERNS = {
     "sglang": [r"\bsglang\.launch_server\b", r"-m\s+sglang\b", r"\bsglang\s+serve\b"],
     "vllm": [r"\bvllm\s+serve\b", r"\bvllm\.entrypoints\b", r"-m\s+vllm\b"],
+    "lmdeploy": [r"\blmdeploy\s+serve\s+api_server\b", r"-m\s+lmdeploy\b"],
 }
 # How each engine's launch line says its speculative settings, in spec_summary's names: the
 # flags read for each (first given wins), the program word the target follows, the JSON flag
@@ -76,6 +77,20 @@ LAUNCH_FORMS = {
         "port_flags": ["port"],
         "port": 8000,
         "own_flags": ["speculative-config", "hf-overrides", "max-model-len"],
+    },
+    # `lmdeploy serve api_server MODEL`: its flags (0.18.0 lmdeploy/cli/utils.py:835-849), N
+    # draft tokens are N draft steps (cli/utils.py:97-101), port 23333 (cli/serve.py:332)
+    "lmdeploy": {
+        "flags": {
+            "algorithm": ["speculative-algorithm"],
+            "draft_model": ["speculative-draft-model"],
+            "num_draft_tokens": ["speculative-num-draft-tokens"],
+        },
+        "target_after": "api_server",
+        "draft_tokens_are_steps": True,
+        "port_flags": ["server-port"],
+        "port": 23333,
+        "own_flags": ["server-port", "session-len", "backend"],
     },
 }
 DEFAULT_PORTS = {name: form["port"] for name, form in LAUNCH_FORMS.items()}

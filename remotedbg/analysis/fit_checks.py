@@ -166,6 +166,9 @@ def _length_flag(value: Any) -> int | None:
 
 def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result = check_result("context-exceeds-draft")
+    if not dep.engine_profile.reads_context_rules:
+        return not_applicable(result, f"{dep.engine_profile.label}'s context-length rules are not "
+                              "in its profile: not checked")  # fmt: skip
     draft_config = dep.draft_config or {}
     if dep.engine_profile.overrides_reach_draft():
         draft_config = _overridden(dep, draft_config)
@@ -407,7 +410,9 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
     steps, topk, tokens = (_int(spec.get(k)) for k in ("num_steps", "topk", "num_draft_tokens"))
-    if steps is None and (topk is not None or tokens is not None):
+    profile = dep.launch_profile
+    if profile.draft_settings_all_or_none and steps is None and (topk is not None
+                                                                 or tokens is not None):
         return add_finding(result, finding(
             "draft-settings", ERROR, "topk or draft tokens without --speculative-num-steps",
             "SGLang asserts that all three are given or none (AssertionError at start: 0.5.23 "
@@ -416,7 +421,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         return _auto_settings(result, dep)
-    if topk == 1 and tokens is not None and tokens != steps + 1:
+    if profile.chain_sets_draft_tokens and topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,
             f"{tokens} draft tokens with topk 1: SGLang uses {steps + 1}",

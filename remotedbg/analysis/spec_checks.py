@@ -309,20 +309,10 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
     result["facts"] = {"served_architectures": dep.served_architectures, "registered": known}
     if known:
         return result
-    add_finding(
-        result,
-        finding(
-            "draft-arch-unsupported",
-            ERROR,
-            f"vLLM does not register the draft architecture {dep.served_architectures}",
-            f"The draft config names {(dep.draft_config or {}).get('architectures')}, which this "
-            f"release looks up as {dep.served_architectures} (its EAGLEConfig rewrite for "
-            f"{dep.algorithm}); the registry has no such entry, so the server stops with 'Model "
-            "architectures ... are not supported'. Name an architecture the release registers "
-            "(e.g. LlamaForCausalLM, which it serves as Eagle3LlamaForCausalLM).",
-            {"served_architectures": dep.served_architectures},
-        ),
-    )
+    title, detail = dep.engine_profile.unregistered_draft(
+        dep.served_architectures, (dep.draft_config or {}).get("architectures") or [])
+    add_finding(result, finding("draft-arch-unsupported", ERROR, title, detail,
+                                {"served_architectures": dep.served_architectures}))  # fmt: skip
     return result
 
 

@@ -8,6 +8,7 @@ engine names, so a new engine or a new release's convention is one module to cha
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -72,6 +73,36 @@ class EngineProfile:
     counts_accepted_drafts: ClassVar[bool] = False
     #: files read besides the serving code the grep finds (relative to the package)
     extra_serving_files: ClassVar[tuple[str, ...]] = ()
+    #: its profile holds the release's context-length rules (served_context_length, ...)
+    reads_context_rules: ClassVar[bool] = True
+    #: the launch must give steps, topk and draft tokens all or none (SGLang's start assertion)
+    draft_settings_all_or_none: ClassVar[bool] = False
+    #: with topk 1 the engine sets draft tokens to steps + 1 (SGLang)
+    chain_sets_draft_tokens: ClassVar[bool] = False
+
+    #: which layers an EAGLE-3 target captures is decided by the target model's code (capture
+    #: methods the engine calls, followed by remotedbg.analysis.capture); else fixed_capture
+    capture_in_target_code: ClassVar[bool] = True
+
+    def fixed_capture(self, target_config: dict) -> dict | None:
+        """{"layers_to_capture", "where"} the engine itself sets for this target, else None."""
+        return None
+
+    def registry_entries(self, tree: ast.Module) -> dict[str, tuple]:
+        """Architecture -> (module, class) from the install's registry_file."""
+        return {}
+
+    def served_architectures(self, architectures: list[str], method: str | None
+                             ) -> list[str] | None:  # fmt: skip
+        """The architectures the engine looks the draft class up by, where a fixed rule says
+        (None: read from the install's own code, as vLLM's EAGLEConfig rewrite)."""
+        return None
+
+    def unregistered_draft(self, served: list[str], given: list) -> tuple[str, str]:
+        """(title, detail) of the finding for a draft architecture the registry lacks."""
+        return (f"{self.label} does not register the draft architecture {served}",
+                f"The draft config names {given}, which {self.label} looks up as {served}; its "
+                "registry has no such entry, so the server stops at start.")  # fmt: skip
 
     def served_family(self, algorithm: str | None) -> str | None:
         """'eagle3' | 'eagle' | 'mtp' for a launch's algorithm, else None."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from remotedbg.engines.lmdeploy import LMDEPLOY
 from remotedbg.engines.profile import EngineProfile, UnknownEngine
 from remotedbg.engines.sglang import SGLANG
 from remotedbg.engines.vllm import VLLM
 
-PROFILES: dict[str, EngineProfile] = {p.name: p for p in (SGLANG, VLLM)}
+PROFILES: dict[str, EngineProfile] = {p.name: p for p in (SGLANG, VLLM, LMDEPLOY)}
 #: the engines' package names: what an interpreter that serves a model imports
 ENGINE_PACKAGES = tuple(p.scan["package"] for p in PROFILES.values())
 UNKNOWN_ENGINE = UnknownEngine()

@@ -245,6 +245,8 @@ class SGLangProfile(EngineProfile):
                           "mtp": frozenset({"mtp", "eagle"})}  # fmt: skip
 
     checks_draft_decode_backend = True
+    draft_settings_all_or_none = True  # 0.5.23 speculative_hook.py:1159-1174
+    chain_sets_draft_tokens = True  # 0.5.23 speculative_hook.py:1255-1265
     # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
     tied_head_is_the_embedding = True
 
