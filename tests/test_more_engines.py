@@ -198,6 +198,70 @@ def test_lmdeploy_names_specforge_s_architecture_spelling(cli, lmdeploy_world):
 
 
 def test_an_absolute_d2t_draft_for_lmdeploy_is_caught(cli, lmdeploy_world):
+    """The checkpoint's own defect is the only error: LMDeploy adds arange to d2t
+    (llama_eagle3.py:291-296), and no other engine's rule is applied to its launch."""
     code, doc = _lmdeploy_audit(cli, lmdeploy_world, "absolute")
-    assert "d2t-absolute-ids" in {f["id"] for f in doc["findings"] if f["severity"] == "error"}
-    assert code == 1
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
+    assert {r["engine"] for r in doc["results"]["spec"]["spec"]} == {"lmdeploy"}
+
+
+LMDEPLOY_STANDIN = '''\
+"""`python -m lmdeploy serve api_server MODEL ... --server-port N`: listens as the real server
+does (lmdeploy/cli/serve.py:47, :332) and answers 404; serves no model."""
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+port = int(sys.argv[sys.argv.index("--server-port") + 1])
+HTTPServer(("127.0.0.1", port), BaseHTTPRequestHandler).serve_forever()
+'''
+
+
+def test_a_running_lmdeploy_server_is_found_and_judged_by_its_own_rules(
+    cli, lmdeploy_world, tmp_path
+):
+    """A stand-in started with LMDeploy's real launch form, importing a copy of the release (its
+    __init__ emptied: the stand-in imports no torch)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port
+    from tests.procs import wait_for
+
+    shim = tmp_path / "shim"
+    shutil.copytree(lmdeploy_world["release"].package, shim / "lmdeploy")
+    (shim / "lmdeploy" / "__init__.py").write_text("")
+    (shim / "lmdeploy" / "__main__.py").write_text(LMDEPLOY_STANDIN)
+    port = free_port()
+    line = LMDEPLOY_LAUNCH.format(target=lmdeploy_world["target"], draft=lmdeploy_world["good"])
+    server = subprocess.Popen([sys.executable, "-m", *line.split(), "--server-port", str(port)],
+                              cwd=shim, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: server.poll() is None and _listening(port), timeout=10)
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var",
+                     f"roots={shim / 'lmdeploy'}", "--var", f"server={server.pid}",
+                     timeout=240)  # fmt: skip
+        doc = json.loads(result.stdout)
+        (found,) = [s for s in doc["results"]["servers"]["servers"] if s.get("pid") == server.pid]
+        assert found["engine"] == "lmdeploy" and found["spec"]["port"] == port
+        assert found["spec"]["draft_model"] == str(lmdeploy_world["good"])
+        assert found["spec"]["num_steps"] == 3  # N draft tokens are N steps (cli/utils.py:100)
+        # nothing wrong; only its acceptance is unread (no log: remotedbg has no LMDeploy
+        # figures yet)
+        assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+        assert all("accept-length-low" in r for r in doc["inconclusive"]), doc["inconclusive"]
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
