@@ -46,7 +46,7 @@ from remotedbg.engines.loader_rules import (
     PIPELINE_SIZE_FLAGS,
     vllm_engine_params,
 )
-from remotedbg.engines.profiles import engine_profile, install_label
+from remotedbg.engines.profiles import engine_profile, engines_named, install_label
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -95,7 +95,7 @@ def find_servers(
             raise UsageError(
                 f"--var server={number}: " + (f"{len(named)} servers serve on that port: "
                                               f"{listed}; name one by its PID" if named else
-                                              "no SGLang or vLLM server has that PID or port")
+                                              f"no {engines_named()} server has that PID or port")
             )  # fmt: skip
         others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
                   for s in servers if s is not named[0] and s.get("pid") is not None]  # fmt: skip

@@ -36,6 +36,12 @@ def install_label(name: str | None, version: str | None, fork: dict | None = Non
     return f"{label} {version}" if version else f"{label} (version unknown)"
 
 
+def engines_named() -> str:
+    """The engines a profile knows, as a message names them: 'SGLang, vLLM or LMDeploy'."""
+    labels = [p.label for p in PROFILES.values()]
+    return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
+
+
 def known_engine(name: str | None) -> bool:
     """A profile was written for this engine."""
     return bool(name) and name in PROFILES
