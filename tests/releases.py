@@ -52,7 +52,7 @@ SWEEP = [("sglang", v) for v in SGLANG_SWEEP] + [("vllm", v) for v in VLLM_SWEEP
 
 SITE = "lib/python3.11/site-packages"
 #: Distributions that install an engine's package under their own name (forks): dist -> package
-FORK_PACKAGES = {"sglang-kt": "sglang"}
+FORK_PACKAGES = {"sglang-kt": "sglang", "aphrodite-engine": "aphrodite"}
 
 
 class ReleaseUnavailable(RuntimeError):

@@ -265,3 +265,66 @@ def _listening(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+# ------------------------------------------------------------------------------- Aphrodite
+@pytest.fixture(scope="module")
+def aphrodite_world(tmp_path_factory):
+    """aphrodite-engine 0.22.0 from the registry (package `aphrodite`, a vLLM fork), a Llama
+    target and SpecForge-spelled drafts, which its registry maps (0.22.0
+    aphrodite/model_executor/models/registry.py:618 LlamaForCausalLMEagle3 -> llama_eagle3)."""
+    from tests.checkpoints import write_target_config
+    from tests.releases import ReleaseUnavailable, release
+
+    try:
+        rel = release("aphrodite-engine", "0.22.0")
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("aphrodite")
+    target = write_target_config(root / "target")
+    config = json.loads((target / "config.json").read_text())
+    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32,
+                  max_position_embeddings=4096)  # fmt: skip
+    (target / "config.json").write_text(json.dumps(config))
+    world = {"release": rel, "target": target}
+    for name, defect in (("good", None), ("absolute", "absolute")):
+        draft = _complete_eagle3(root / name, "LlamaForCausalLMEagle3", defect)
+        config = json.loads((draft / "config.json").read_text())
+        config["max_position_embeddings"] = 4096
+        (draft / "config.json").write_text(json.dumps(config))
+        world[name] = draft
+    return world
+
+
+def _aphrodite_audit(cli, world, draft: str) -> tuple[int, dict]:
+    settings = json.dumps({"method": "eagle3", "model": str(world[draft]),
+                           "num_speculative_tokens": 3})  # fmt: skip
+    line = f"aphrodite run {world['target']} --speculative-config {settings}"
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"roots={world['release'].package}", timeout=240)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_locate_eagle_names_aphrodite_a_fork_of_vllm(cli, aphrodite_world):
+    """Its EAGLE-3 Llama loader keeps d2t as offsets, as vLLM's."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(aphrodite_world["release"].package),
+                 timeout=180)  # fmt: skip
+    assert "aphrodite-engine 0.22.0, a fork of vLLM" in result.stdout.decode()
+    doc = json.loads(cli("locate-eagle", "-H", "testbox", "--root",
+                         str(aphrodite_world["release"].package), "--json", timeout=180).stdout)
+    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+    assert handling["model_executor/models/llama_eagle3.py"] == "offsets"
+
+
+def test_a_correct_aphrodite_eagle3_setup_is_clean_and_absolute_d2t_is_caught(
+    cli, aphrodite_world
+):
+    code, doc = _aphrodite_audit(cli, aphrodite_world, "good")
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "aphrodite"
+    assert row["draft_class"] == "model_executor/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
+    code, doc = _aphrodite_audit(cli, aphrodite_world, "absolute")
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]

@@ -26,7 +26,7 @@ from remotedbg.analysis.d2t_handling import (
 from remotedbg.analysis.d2t_install import classify_install
 from remotedbg.analysis.served_code import summarize
 from remotedbg.engines.knowledge import ENGINES, scan_args
-from remotedbg.engines.profiles import install_label
+from remotedbg.engines.profiles import install_fork, install_label
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.calls import InstallDrift
 from remotedbg.remote.primitives import Remote
@@ -95,7 +95,8 @@ def locate_engines(
                 "name": install["engine"],
                 "version": install.get("version"),
                 # a distribution of another name or a dev build, named so in every output
-                "fork": install.get("fork"),
+                "fork": install_fork(install["engine"], install.get("version"),
+                                     install.get("fork")),
                 "label": install_label(install["engine"], install.get("version"),
                                        install.get("fork")),
                 "path": install["path"],

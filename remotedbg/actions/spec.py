@@ -46,7 +46,12 @@ from remotedbg.engines.loader_rules import (
     PIPELINE_SIZE_FLAGS,
     vllm_engine_params,
 )
-from remotedbg.engines.profiles import engine_profile, engines_named, install_label
+from remotedbg.engines.profiles import (
+    engine_profile,
+    engines_named,
+    install_label,
+    release_version,
+)
 from remotedbg.errors import RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -513,13 +518,16 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
     pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)
-    return vllm_engine_params(
+    params = vllm_engine_params(
         dep.draft_config or {},
         dep.target_config,
         merged,
         quantization if isinstance(quantization, str) else None,
         int(pipeline) if str(pipeline).isdigit() else DEFAULT_PIPELINE_SIZE,
     )
+    # the constructor's own name for it (a fork renames vLLM's `vllm_config`)
+    params[dep.engine_profile.loader_config_argument] = params.pop("vllm_config")
+    return params
 
 
 def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -> None:
@@ -591,13 +599,13 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     dep.engine = dep.engine or install["name"]
     fork = install.get("fork")
     # a fork's or dev build's version is no release the profile's rules were read from
-    dep.engine_version = None if fork else install.get("version")
+    dep.engine_version = release_version(dep.engine, install.get("version"), fork)
     dep.engine_label = install_label(dep.engine, install.get("version"), fork)
     dep.drift = install.get("drift")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
-    if fork:
+    if dep.engine_version is None:
         dep.auto_settings = _auto_settings_in_code(dep, remote, code)
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)

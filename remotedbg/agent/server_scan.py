@@ -78,6 +78,18 @@ LAUNCH_FORMS = {
         "port": 8000,
         "own_flags": ["speculative-config", "hf-overrides", "max-model-len"],
     },
+    # Aphrodite, a vLLM fork: `aphrodite run MODEL` / `aphrodite serve MODEL` (0.22.0
+    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config
+    "aphrodite": {
+        "flags": {"target_model": ["model-path", "model"]},
+        "target_after": ["run", "serve"],
+        "target_positional": True,
+        "settings": "speculative-config",
+        "draft_tokens_are_steps": True,
+        "port_flags": ["port"],
+        "port": 2242,  # aphrodite/entrypoints/openai/cli_args.py:223
+        "own_flags": [],
+    },
     # `lmdeploy serve api_server MODEL`: its flags (0.18.0 lmdeploy/cli/utils.py:835-849), N
     # draft tokens are N draft steps (cli/utils.py:97-101), port 23333 (cli/serve.py:332)
     "lmdeploy": {
@@ -383,8 +395,9 @@ def spec_summary(engine, parsed):
     target = spec["target_model"]
     program = parsed.get("program") or []
     after = form.get("target_after")
-    if not target and after in program and program.index(after) + 1 < len(program):
-        target = program[program.index(after) + 1]
+    for word in [after] if isinstance(after, str) else after or []:
+        if not target and word in program and program.index(word) + 1 < len(program):
+            target = program[program.index(word) + 1]
     if not target and form.get("target_positional") and parsed.get("positional"):
         target = parsed["positional"][0]
     settings = args.get(form["settings"]) if form.get("settings") else None

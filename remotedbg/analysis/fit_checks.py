@@ -267,6 +267,8 @@ def _scales_outcome(dep: Any, scaled: list[str]) -> str | None:
         return "dropped"
     # "loaded" is the loader model assuming a parameter it could not see: with no quantization
     # declared or inherited the layers have no scale parameters, so the release's rule decides
+    if not dep.engine_version:
+        return "undecided"  # no release (a fork, a dev build): no release's rule is applied
     return dep.engine_profile.unexpected_scales_outcome(dep.engine_version)
 
 
@@ -287,15 +289,15 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     elif scaled and not declared and not inherited:
         outcome = _scales_outcome(dep, scaled)
     if outcome:
-        how = (
-            "drops them without a message and uses the quantized codes as values"
-            if outcome == "dropped"
-            else "refuses them at start (KeyError / ValueError)"
-        )
+        how = {
+            "dropped": "drops them without a message and uses the quantized codes as values",
+            "undecided": "either refuses them at start or drops them silently (which one, its "
+            "releases differ on, and its version is no release the rules were read from)",
+        }.get(outcome, "refuses them at start (KeyError / ValueError)")
         add_finding(result, finding(
             "quantization-mismatch", ERROR,
             f"{len(scaled)} scale tensor(s) in a draft whose config declares no quantization",
-            f"{dep.engine} {dep.engine_version or ''} {how}: add the quantization_config the "
+            f"{dep.engine_label or dep.engine} {how}: add the quantization_config the "
             "draft was exported with, or export it in bf16.",
             {"scales": scaled[:10], "outcome": outcome},
         ))  # fmt: skip
@@ -332,12 +334,15 @@ def tied_head(dep: Any) -> dict[str, Any]:
     vocab, small = draft.get("vocab_size"), draft.get("draft_vocab_size")
     if not draft.get("tie_word_embeddings") or not small or not vocab or small >= vocab:
         return result
+    effect = ("(silently wrong drafts)" if outcome == "wrong-head" else "(fails indexing d2t)")
+    if not dep.engine_version:  # a fork or dev build: which release's behaviour is not decided
+        effect = "(silently wrong drafts, or a failure indexing d2t: its releases differ)"
     return add_finding(result, finding(
         "draft-head-tied", ERROR,
         "tie_word_embeddings makes the draft's head the target's embedding",
-        f"SGLang honours tie_word_embeddings: the head becomes the target's input embedding, "
-        f"whose first {small} rows are not the draft vocabulary "
-        + ("(silently wrong drafts)" if outcome == "wrong-head" else "(fails indexing d2t)")
+        f"{dep.engine_profile.label} honours tie_word_embeddings: the head becomes the target's "
+        f"input embedding, whose first {small} rows are not the draft vocabulary "
+        + effect
         + ". Set tie_word_embeddings to false: the draft has its own lm_head.",
         {"tie_word_embeddings": True, "draft_vocab_size": small, "vocab_size": vocab},
     ))  # fmt: skip

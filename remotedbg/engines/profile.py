@@ -19,6 +19,12 @@ class EngineProfile:
 
     #: the package and distribution name, and the name a scan gives an install or a server
     name: ClassVar[str]
+    #: the engine whose code this one's is a fork of (its rules are that engine's), and the
+    #: distribution it is installed as
+    fork_of: ClassVar[str | None] = None
+    distribution: ClassVar[str | None] = None
+    #: its version numbers are the releases its rules were read from (a fork's are its own)
+    versions_gate_rules: ClassVar[bool] = True
     #: how a person names it in a message
     label: ClassVar[str]
     #: where its code lives in an install (remotedbg.agent.engine_scan's knowledge); the draft
@@ -60,6 +66,8 @@ class EngineProfile:
     #: the draft loader's constructor takes settings from the launch and the draft's config
     #: (quantization, speculative config): remotedbg.engines.loader_rules
     loader_reads_launch: ClassVar[bool] = False
+    #: the draft constructor's argument that holds the engine's config (loader_reads_launch)
+    loader_config_argument: ClassVar[str] = "vllm_config"
     #: which model runner serves is the engine's own choice, per environment and target
     chooses_model_runner: ClassVar[bool] = False
     #: the draft decodes with an attention backend the launch chooses, which must have a
