@@ -51,6 +51,8 @@ VLLM_SWEEP = (
 SWEEP = [("sglang", v) for v in SGLANG_SWEEP] + [("vllm", v) for v in VLLM_SWEEP]
 
 SITE = "lib/python3.11/site-packages"
+#: Distributions that install an engine's package under their own name (forks): dist -> package
+FORK_PACKAGES = {"sglang-kt": "sglang", "aphrodite-engine": "aphrodite"}
 
 
 class ReleaseUnavailable(RuntimeError):
@@ -76,9 +78,14 @@ class Release:
         return self.venv / SITE
 
     @property
+    def package_name(self) -> str:
+        """The package it installs: its own name, or the engine's for a fork (sglang-kt)."""
+        return FORK_PACKAGES.get(self.name, self.name)
+
+    @property
     def package(self) -> Path:
-        """The installed package directory (site-packages/<name>)."""
-        return self.site_packages / self.name
+        """The installed package directory (site-packages/<package>)."""
+        return self.site_packages / self.package_name
 
     @property
     def tree(self) -> Path:
@@ -87,7 +94,7 @@ class Release:
 
     @property
     def tree_package(self) -> Path:
-        return self.tree / "python" / self.name
+        return self.tree / "python" / self.package_name
 
     @property
     def label(self) -> str:
@@ -100,8 +107,14 @@ def cache_dir() -> Path:
     return path
 
 
+def _wheels(dest: Path, name: str, version: str) -> list[Path]:
+    # a wheel's file name spells the distribution with '_' for '-' (sglang_kt-0.7.2-...)
+    return sorted({*dest.glob(f"{name}-{version}-*.whl"),
+                   *dest.glob(f"{name.replace('-', '_')}-{version}-*.whl")})  # fmt: skip
+
+
 def _download(name: str, version: str, dest: Path) -> Path:
-    found = sorted(dest.glob(f"{name}-{version}-*.whl"))
+    found = _wheels(dest, name, version)
     if found:
         return found[0]
     cmd = [
@@ -113,7 +126,7 @@ def _download(name: str, version: str, dest: Path) -> Path:
         f"{name}=={version}", "-d", str(dest),
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    found = sorted(dest.glob(f"{name}-{version}-*.whl"))
+    found = _wheels(dest, name, version)
     if proc.returncode != 0 or not found:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
         raise ReleaseUnavailable(f"pip download {name}=={version}: {' '.join(tail)}")
@@ -197,13 +210,14 @@ def _unpack(wheel: Path, release: Release, tree: bool = True) -> None:
     site = work / "venv" / SITE
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if _wanted(member, release.name):
+            if _wanted(member, release.package_name):
                 archive.extract(member, site)
     (work / "venv" / "bin").mkdir(parents=True)
     (work / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
     if tree:
         (work / "tree" / "python").mkdir(parents=True)
-        shutil.copytree(site / release.name, work / "tree" / "python" / release.name)
+        package = release.package_name
+        shutil.copytree(site / package, work / "tree" / "python" / package)
     work.rename(release.root)
 
 

@@ -26,6 +26,7 @@ from remotedbg.analysis.d2t_handling import (
 from remotedbg.analysis.d2t_install import classify_install
 from remotedbg.analysis.served_code import summarize
 from remotedbg.engines.knowledge import ENGINES, scan_args
+from remotedbg.engines.profiles import install_fork, install_label
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.calls import InstallDrift
 from remotedbg.remote.primitives import Remote
@@ -93,6 +94,11 @@ def locate_engines(
             {
                 "name": install["engine"],
                 "version": install.get("version"),
+                # a distribution of another name or a dev build, named so in every output
+                "fork": install_fork(install["engine"], install.get("version"),
+                                     install.get("fork")),
+                "label": install_label(install["engine"], install.get("version"),
+                                       install.get("fork")),
                 "path": install["path"],
                 "kind": install.get("kind"),
                 "how_found": install.get("how_found", []),
@@ -180,7 +186,8 @@ def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, A
         {"path": i["path"], "kind": i.get("kind"), "site_packages": i.get("site_packages"),
          "git": i.get("git"), "version": i.get("version"),
          "package": ENGINES.get(i["engine"], {}).get("package"),
-         "dist_names": ENGINES.get(i["engine"], {}).get("dist_names") or []}
+         "dist_names": [*(ENGINES.get(i["engine"], {}).get("dist_names") or []),
+                        *([i["fork"]["distribution"]] if i.get("fork") else [])]}
         for i in installs if not i.get("container") and i.get("path")
     ]  # fmt: skip
     out: dict[str, dict[str, Any]] = {

@@ -15,6 +15,7 @@ from remotedbg.actions.server_arg import (
 from remotedbg.agent.redact import redact_text
 from remotedbg.analysis.crosscheck import launch_spec
 from remotedbg.engines.knowledge import not_speculating, server_scan_knowledge
+from remotedbg.engines.profiles import engines_named
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -36,7 +37,8 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
         found = servers_named(servers(None), number, lambda s: launch_spec(s).get("port"))
     if not found:
         what = (
-            f"no SGLang or vLLM server with PID {server}" if server else "no SGLang or vLLM server"
+            f"no {engines_named()} server with PID {server}" if server
+            else f"no {engines_named()} server"
         )
         raise RemoteCommandError(f"{remote.session.name}: {what} is running; pass --log PATH")
     chosen = the_one_server(found, lambda s: f"pid {s['pid']} ({s['engine']})")

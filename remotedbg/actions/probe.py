@@ -21,7 +21,7 @@ from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
 from remotedbg.engines.knowledge import not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
-from remotedbg.engines.profiles import launch_profile
+from remotedbg.engines.profiles import engines_named, launch_profile
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -155,11 +155,11 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
         if named:
             return named[0]
         if not may_be_port(number):
-            raise UsageError(f"--server {wanted}: no SGLang or vLLM server has that PID")
+            raise UsageError(f"--server {wanted}: no {engines_named()} server has that PID")
         return None
     if not live:
         raise RemoteCommandError(
-            "no SGLang or vLLM server is running on the box (pass --server PORT to probe one "
+            f"no {engines_named()} server is running on the box (pass --server PORT to probe one "
             "the scan cannot see)"
         )
     def label(server: dict) -> str:

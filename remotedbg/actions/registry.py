@@ -13,6 +13,7 @@ from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
 from remotedbg.actions.spec import find_servers, spec_checks
 from remotedbg.analysis.d2t_handling import classify_source
+from remotedbg.engines.profiles import engines_named
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -69,7 +70,7 @@ def _locate(
     )
     reasons = [unreadable_line(server) for server in found["unreadable"]]
     if not found["engines"]:
-        reasons.insert(0, "no SGLang or vLLM install found")
+        reasons.insert(0, f"no {engines_named()} install found")
     if reasons:
         found["inconclusive"] = "; ".join(reasons)
     return found

@@ -47,7 +47,12 @@ from remotedbg.engines.loader_rules import (
     PIPELINE_SIZE_FLAGS,
     vllm_engine_params,
 )
-from remotedbg.engines.profiles import engine_profile
+from remotedbg.engines.profiles import (
+    engine_profile,
+    engines_named,
+    install_label,
+    release_version,
+)
 from remotedbg.errors import Interrupted, RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -108,7 +113,7 @@ def find_servers(
             raise UsageError(
                 f"--var server={number}: " + (f"{len(named)} servers serve on that port: "
                                               f"{listed}; name one by its PID" if named else
-                                              "no SGLang or vLLM server has that PID or port")
+                                              f"no {engines_named()} server has that PID or port")
             )  # fmt: skip
         others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
                   for s in servers if s is not named[0] and s.get("pid") is not None]  # fmt: skip
@@ -249,6 +254,8 @@ def _install_for(server: dict | None, located: dict | None) -> dict | None:
     engines = (located or {}).get("engines") or []
     pid = (server or {}).get("pid")
     name = (server or {}).get("engine")
+    if server and not name:
+        return None  # a launch of an engine no profile knows: no install's rules are its
     candidates = [e for e in engines if not name or e.get("name") == name] or engines
     for engine in candidates:
         if pid is not None and pid in (engine.get("running") or []):
@@ -344,6 +351,10 @@ def _registry_lookup(
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
+    served = dep.engine_profile.served_architectures(archs, dep.algorithm)
+    if served is not None:  # the profile's fixed rule (LMDeploy's config builder)
+        dep.served_architectures = served
+        return served
     dep.includes_bonus = engine_facts.acceptance_includes_bonus(code)
     found = registry_lookup(code, archs, dep.algorithm or "")
     dep.class_by_method = found["class_by_method"]
@@ -430,6 +441,25 @@ def _registry_class(code: EngineCode, registry: dict | None, arch: str) -> Class
     path = _registry_path(code, entry[0]) if entry else None
     module = code.index.module_at(path) if path else None
     return code.index.resolve(module, entry[1]) if module is not None and entry else None
+
+
+def _capture(
+    dep: Deployment, remote: Remote, code: EngineCode, target_path: str, target_class: str
+) -> None:
+    """The layers the target captures: fixed by the engine (its profile), else from the
+    target's code; an engine that fixes them for other targets only leaves them unknown."""
+    profile = dep.engine_profile
+    fixed = profile.fixed_capture(dep.target_config or {})
+    if fixed is not None:
+        dep.capture = dict(fixed)
+        module = code.index.module_at(target_path)
+        if module is not None:
+            dep.capture_point = capture_point(module.source)
+    elif profile.capture_in_target_code:
+        _evaluate_capture(dep, remote, code, target_path, target_class)
+    else:
+        dep.code_error = (f"which layers {profile.label} captures for a {target_class} target "
+                          "was not read")  # fmt: skip
 
 
 def _evaluate_capture(
@@ -528,13 +558,16 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
     pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)
-    return vllm_engine_params(
+    params = vllm_engine_params(
         dep.draft_config or {},
         dep.target_config,
         merged,
         quantization if isinstance(quantization, str) else None,
         int(pipeline) if str(pipeline).isdigit() else DEFAULT_PIPELINE_SIZE,
     )
+    # the constructor's own name for it (a fork renames vLLM's `vllm_config`)
+    params[dep.engine_profile.loader_config_argument] = params.pop("vllm_config")
+    return params
 
 
 def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -> None:
@@ -562,6 +595,23 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
         )
 
 
+def _auto_settings_in_code(dep: Deployment, remote: Remote, code: EngineCode) -> dict | None:
+    """The draft settings this install's own code picks when the launch gives none (a fork or
+    dev build, whose version gates no rule): the first of its profile's files that says."""
+    profile = dep.engine_profile
+    if not profile.auto_settings_files or (dep.spec or {}).get("num_steps") is not None:
+        return None
+    paths = [code.path(rel) for rel in profile.auto_settings_files]
+    read_files(remote, code, paths)
+    arch = ((dep.target_config or {}).get("architectures") or [None])[0]
+    for rel, path in zip(profile.auto_settings_files, paths, strict=True):
+        source = code.index.text_at(path)
+        found = profile.auto_settings_in_source(source, arch, dep.algorithm) if source else None
+        if found:
+            return {"settings": found[0], "where": f"{rel}:{found[1]}"}
+    return None
+
+
 def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
                 read: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
     """`read`: what one round trip each read for every draft: {"configs": target configs,
@@ -587,11 +637,16 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         dep.load_error = dep.code_error
         return dep
     dep.engine = dep.engine or install["name"]
-    dep.engine_version = install.get("version")
+    fork = install.get("fork")
+    # a fork's or dev build's version is no release the profile's rules were read from
+    dep.engine_version = release_version(dep.engine, install.get("version"), fork)
+    dep.engine_label = install_label(dep.engine, install.get("version"), fork)
     dep.drift = install.get("drift")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
+    if dep.engine_version is None:
+        dep.auto_settings = _auto_settings_in_code(dep, remote, code)
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
     archs = _architectures(dep.draft_config)
@@ -610,7 +665,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
               if dep.engine_profile.chooses_model_runner else None)  # fmt: skip
     _read_code_facts(dep, code, target)
     if target_path and target_class:
-        _evaluate_capture(dep, remote, code, target_path, target_class)
+        _capture(dep, remote, code, target_path, target_class)
     if loader is None:
         dep.load_error = (
             f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"

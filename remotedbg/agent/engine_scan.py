@@ -41,6 +41,9 @@ from remotedbg.agent.redact import redact_argv, redact_cmdline
 _VERSION_RE = re.compile(r"""(?m)^__version__\s*(?::[^=\n]+)?=\s*(?:\w+\s*=\s*)*["']([^"']+)["']""")
 _PYPROJECT_VERSION_RE = re.compile(r"""(?m)^\s*version\s*=\s*["']([^"']+)["']""")
 _METADATA_VERSION_RE = re.compile(r"(?m)^Version:\s*(\S+)")
+_METADATA_NAME_RE = re.compile(r"(?m)^Name:\s*(\S+)")
+# a version that is no release: a development or local build (PEP 440 `.dev`, `+local`)
+_DEV_VERSION_RE = re.compile(r"(?:\.?dev\d*|\+)")
 _MAX_LISTED_FILES = 2000
 
 
@@ -427,8 +430,16 @@ class _Scan(object):
         eng = self.engines[inst["engine"]]
         pkg = inst["path"]
         version, source = _version_of(inst, eng)
+        fork = None
+        if version is None:
+            version, source, fork = _other_distribution(inst, eng)
+        elif _DEV_VERSION_RE.search(version):
+            fork = {"distribution": eng["package"], "version": version, "dev": True}
         inst["version"] = version
         inst["version_source"] = source
+        if fork:
+            fork["of"] = inst["engine"]
+            inst["fork"] = fork
         git = _git_head(pkg)
         if git:
             inst["git"] = git
@@ -752,6 +763,30 @@ def _version_of(inst, eng):
         if m and 'name = "%s"' % eng["package"] in (text or ""):
             return m.group(1), rel[3:]
     return None, None
+
+
+def _other_distribution(inst, eng):
+    """The engine's package installed by a distribution of another name (a fork: KTransformers'
+    `sglang-kt` installs `sglang`): the dist-info beside it whose top_level.txt (else RECORD)
+    names the package. (version, source, fork) or (None, None, None)."""
+    pkg = inst["path"]
+    package = os.path.basename(pkg)
+    site = inst.get("site_packages") or os.path.dirname(pkg)
+    for d in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
+        top = _read_text(os.path.join(d, "top_level.txt"), 4096)
+        if top is not None:
+            owns = package in top.split()
+        else:
+            owns = (package + "/__init__.py,") in (_read_text(os.path.join(d, "RECORD"), 1 << 20)
+                                                   or "")  # fmt: skip
+        if not owns:
+            continue
+        text = _read_text(os.path.join(d, "METADATA"), 65536) or ""
+        name, version = _METADATA_NAME_RE.search(text), _METADATA_VERSION_RE.search(text)
+        if name and version and name.group(1).lower() not in (eng.get("dist_names") or []):
+            fork = {"distribution": name.group(1), "version": version.group(1)}
+            return version.group(1), os.path.basename(d) + "/METADATA", fork
+    return None, None, None
 
 
 def _git_head(pkg):

@@ -50,8 +50,67 @@ from remotedbg.agent.redact import is_secret_flag, redact_cmdline
 PROCESS_PATTERNS = {
     "sglang": [r"\bsglang\.launch_server\b", r"-m\s+sglang\b", r"\bsglang\s+serve\b"],
     "vllm": [r"\bvllm\s+serve\b", r"\bvllm\.entrypoints\b", r"-m\s+vllm\b"],
+    "lmdeploy": [r"\blmdeploy\s+serve\s+api_server\b", r"-m\s+lmdeploy\b"],
 }
-DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
+# How each engine's launch line says its speculative settings, in spec_summary's names: the
+# flags read for each (first given wins), the program word the target follows, the JSON flag
+# that holds them all, the default port, and the flags only that engine takes (a line of flags
+# alone is that engine's). A new engine is one entry here and one process pattern.
+LAUNCH_FORMS = {
+    "sglang": {
+        "flags": {
+            "algorithm": ["speculative-algorithm"],
+            "draft_model": ["speculative-draft-model-path", "speculative-draft-model"],
+            "num_steps": ["speculative-num-steps"],
+            "topk": ["speculative-eagle-topk"],
+            "num_draft_tokens": ["speculative-num-draft-tokens"],
+            "token_map": ["speculative-token-map"],
+            "target_model": ["model-path", "model"],
+        },
+        "port_flags": ["port"],
+        "port": 30000,
+        "own_flags": ["speculative-draft-model-path", "speculative-eagle-topk",
+                      "speculative-num-steps", "model-path", "json-model-override-args"],
+    },
+    "vllm": {
+        "flags": {"target_model": ["model-path", "model"]},
+        "target_after": "serve",
+        "target_positional": True,
+        "settings": "speculative-config",
+        "draft_tokens_are_steps": True,
+        "metrics_by_default": True,  # vLLM serves /metrics by default
+        "port_flags": ["port"],
+        "port": 8000,
+        "own_flags": ["speculative-config", "hf-overrides", "max-model-len"],
+    },
+    # Aphrodite, a vLLM fork: `aphrodite run MODEL` / `aphrodite serve MODEL` (0.22.0
+    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config
+    "aphrodite": {
+        "flags": {"target_model": ["model-path", "model"]},
+        "target_after": ["run", "serve"],
+        "target_positional": True,
+        "settings": "speculative-config",
+        "draft_tokens_are_steps": True,
+        "port_flags": ["port"],
+        "port": 2242,  # aphrodite/entrypoints/openai/cli_args.py:223
+        "own_flags": [],
+    },
+    # `lmdeploy serve api_server MODEL`: its flags (0.18.0 lmdeploy/cli/utils.py:835-849), N
+    # draft tokens are N draft steps (cli/utils.py:97-101), port 23333 (cli/serve.py:332)
+    "lmdeploy": {
+        "flags": {
+            "algorithm": ["speculative-algorithm"],
+            "draft_model": ["speculative-draft-model"],
+            "num_draft_tokens": ["speculative-num-draft-tokens"],
+        },
+        "target_after": "api_server",
+        "draft_tokens_are_steps": True,
+        "port_flags": ["server-port"],
+        "port": 23333,
+        "own_flags": ["server-port", "session-len", "backend"],
+    },
+}
+DEFAULT_PORTS = {name: form["port"] for name, form in LAUNCH_FORMS.items()}
 JSON_FLAGS = ("json-model-override-args", "speculative-config", "hf-overrides")
 # vLLM's short spellings of flags the checks read (0.33.0 vllm/engine/arg_utils.py:992,1209,1866)
 SHORT_FLAGS = {"-sc": "speculative-config", "-q": "quantization", "-tp": "tensor-parallel-size"}
@@ -309,9 +368,19 @@ def _int_or_none(value):
         return None
 
 
+def _first(args, names):
+    for name in names:
+        if args.get(name) is not None:
+            return args[name]
+    return None
+
+
 def spec_summary(engine, parsed):
-    """The speculative-decoding settings of one launch, in engine-neutral names."""
+    """The speculative-decoding settings of one launch, in engine-neutral names, read by the
+    engine's LAUNCH_FORMS entry; an engine without one (None: a launch no profile matched) has
+    none of them read: another engine's flags say nothing about it."""
     args = parsed["args"]
+    form = LAUNCH_FORMS.get(engine or "")
     spec = {
         "algorithm": None,
         "draft_model": None,
@@ -324,37 +393,47 @@ def spec_summary(engine, parsed):
         "enable_metrics": bool(args.get("enable-metrics")),
         "ceiling": None,
     }
-    target = args.get("model-path") or args.get("model")
-    if engine == "vllm":
-        program = parsed.get("program") or []
-        if not target and "serve" in program and program.index("serve") + 1 < len(program):
-            target = program[program.index("serve") + 1]
-        if not target and parsed.get("positional"):
-            target = parsed["positional"][0]
-        cfg = args.get("speculative-config")
-        if isinstance(cfg, dict):
-            spec["algorithm"] = cfg.get("method")
-            spec["draft_model"] = cfg.get("model")
-            spec["num_steps"] = _int_or_none(cfg.get("num_speculative_tokens"))
-            spec["num_draft_tokens"] = spec["num_steps"]
-        spec["enable_metrics"] = True  # vLLM serves /metrics by default
-    else:
-        spec["algorithm"] = args.get("speculative-algorithm")
-        spec["draft_model"] = args.get("speculative-draft-model-path") or args.get(
-            "speculative-draft-model"
-        )
-        spec["num_steps"] = _int_or_none(args.get("speculative-num-steps"))
-        spec["topk"] = _int_or_none(args.get("speculative-eagle-topk"))
-        spec["num_draft_tokens"] = _int_or_none(args.get("speculative-num-draft-tokens"))
-        spec["token_map"] = args.get("speculative-token-map")
+    if form is None:
+        return spec
+    for key, names in form["flags"].items():
+        spec[key] = _first(args, names)
+    target = spec["target_model"]
+    program = parsed.get("program") or []
+    after = form.get("target_after")
+    for word in [after] if isinstance(after, str) else after or []:
+        if not target and word in program and program.index(word) + 1 < len(program):
+            target = program[program.index(word) + 1]
+    if not target and form.get("target_positional") and parsed.get("positional"):
+        target = parsed["positional"][0]
+    settings = args.get(form["settings"]) if form.get("settings") else None
+    if isinstance(settings, dict):
+        spec["algorithm"] = settings.get("method")
+        spec["draft_model"] = settings.get("model")
+        spec["num_steps"] = settings.get("num_speculative_tokens")
+    for key in ("num_steps", "topk", "num_draft_tokens"):
+        spec[key] = _int_or_none(spec[key])
+    if form.get("draft_tokens_are_steps"):
+        spec["num_steps"] = spec["num_steps"] if spec["num_steps"] is not None else spec[
+            "num_draft_tokens"]
+        spec["num_draft_tokens"] = spec["num_steps"]
+    if form.get("metrics_by_default"):
+        spec["enable_metrics"] = True
     for key in ("algorithm", "draft_model", "token_map"):
         if spec[key] is not None and not isinstance(spec[key], str):
             spec[key] = str(spec[key])
     spec["target_model"] = target if isinstance(target, str) else None
-    spec["port"] = _int_or_none(args.get("port")) or DEFAULT_PORTS.get(engine)
+    spec["port"] = _int_or_none(_first(args, form["port_flags"])) or form.get("port")
     if spec["num_steps"] is not None:
         spec["ceiling"] = spec["num_steps"] + 1
     return spec
+
+
+def engine_of_flags(args, forms=None):
+    """The one engine whose own flags (those no other engine takes) a launch line of flags
+    alone uses, else None."""
+    named = [name for name, form in (forms or LAUNCH_FORMS).items()
+             if any(flag in args for flag in form.get("own_flags") or ())]  # fmt: skip
+    return named[0] if len(named) == 1 else None
 
 
 def server_args_from_log_line(line):
@@ -1139,10 +1218,12 @@ def _place_port(server, listening):
                                % listening[0])  # fmt: skip
 
 
-def _given_server(args_var, log_var, tail_lines, max_bytes):
-    """The server the user describes with --var args and/or --var log."""
+def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None):
+    """The server the user describes with --var args and/or --var log. Its engine is the one
+    its program names, else its log's, else the one whose own flags a line of flags alone
+    uses; else none: a launch no engine's rules were written for is never read by another's."""
     argv = split_args(args_var) if args_var else []
-    engine = engine_of_argv(argv) if argv else None
+    engine = engine_of_argv(argv, patterns) if argv else None
     log_entry, log_args = (None, None)
     if log_var:
         log_entry, log_args = read_log(
@@ -1158,12 +1239,16 @@ def _given_server(args_var, log_var, tail_lines, max_bytes):
     else:
         parsed = {"args": {}, "positional": [], "program": []}
         server_notes.append("launch arguments unknown: pass --var args='...'")
-    if engine is None and log_entry and log_entry.get("engine"):
+    program = parsed["program"]
+    if engine is None and not program and log_entry and log_entry.get("engine"):
         engine = log_entry["engine"]
         server_notes.append("engine %s: from its log's own lines" % engine)
+    if engine is None and not program:
+        engine = engine_of_flags(parsed["args"])
+        if engine:
+            server_notes.append("engine %s: the flags are its own" % engine)
     if engine is None:
-        engine = "vllm" if "speculative-config" in parsed["args"] else "sglang"
-        server_notes.append("engine assumed: %s" % engine)
+        server_notes.append(_unknown_engine_note(program, parsed["args"]))
     server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
     server["log"] = log_entry
     if argv:
@@ -1174,6 +1259,14 @@ def _given_server(args_var, log_var, tail_lines, max_bytes):
             "in the log's span read"
         )
     return server
+
+
+def _unknown_engine_note(program, args):
+    seen = " ".join(program[:4]) or "flags only"
+    flags = ", ".join("--" + name for name in sorted(args)[:6])
+    return ("engine unknown: the launch (%s%s) matches no engine remotedbg has rules for "
+            "(%s): its flags were not read" % (seen, "; " + flags if flags else "",
+                                               ", ".join(sorted(LAUNCH_FORMS))))
 
 
 def scan_servers(args):
@@ -1199,7 +1292,8 @@ def scan_servers(args):
         elif args.get("metrics") is not False:
             _http_figures(servers, args.get("metrics"), timeout)
     if args_var or log_var:
-        servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))
+        servers.append(_given_server(args_var, log_var, tail_lines, max_bytes,
+                                     knowledge.get("process_patterns")))  # fmt: skip
     if not servers:
         notes.append("no SGLang or vLLM server process running, and no --var log/args given")
     return {"servers": servers, "notes": notes, "elapsed_s": round(time.time() - started, 3)}

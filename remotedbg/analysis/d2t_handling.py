@@ -29,6 +29,7 @@ from remotedbg.engines.knowledge import (
     EVIDENCE_SYMBOLS,
     TARGET_ID_SINKS,
 )
+from remotedbg.engines.profiles import engine_profile
 from remotedbg.engines.sglang import entry_class_names
 from remotedbg.engines.vllm import registry_entries
 
@@ -947,12 +948,16 @@ def _lines_naming(source: str, lines: list[str], symbols: list[str]) -> list[int
     )
 
 
-def registry_architectures(source: str, only: Iterable[str] | None = None) -> dict[str, tuple]:
-    """Architecture -> (module, class) from a registry file's source (the engine's rule:
-    remotedbg.engines.vllm.registry_entries)."""
+def registry_architectures(
+    source: str, only: Iterable[str] | None = None, engine: str | None = None
+) -> dict[str, tuple]:
+    """Architecture -> (module, class) from a registry file's source, by the engine's rule
+    (its profile's registry_entries; remotedbg.engines.vllm.registry_entries when unnamed)."""
     tree = parse(source)
     if tree is None:
         raise SyntaxError("the registry file does not parse")
+    if engine is not None and only is None:
+        return engine_profile(engine).registry_entries(tree)
     return registry_entries(tree, only)
 
 

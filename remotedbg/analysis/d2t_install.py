@@ -61,7 +61,8 @@ def classify_install(
     reg = install.get("registry")
     if reg and reg.get("source"):
         try:
-            registry = {k: list(v) for k, v in registry_architectures(reg["source"]).items()}
+            registry = {k: list(v) for k, v in registry_architectures(
+                reg["source"], engine=install.get("engine")).items()}
         except SyntaxError:
             registry = None
     return {

@@ -166,6 +166,9 @@ def _length_flag(value: Any) -> int | None:
 
 def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result = check_result("context-exceeds-draft")
+    if not dep.engine_profile.reads_context_rules:
+        return not_applicable(result, f"{dep.engine_profile.label}'s context-length rules are not "
+                              "in its profile: not checked")  # fmt: skip
     draft_config = dep.draft_config or {}
     if dep.engine_profile.overrides_reach_draft():
         draft_config = _overridden(dep, draft_config)
@@ -264,6 +267,8 @@ def _scales_outcome(dep: Any, scaled: list[str]) -> str | None:
         return "dropped"
     # "loaded" is the loader model assuming a parameter it could not see: with no quantization
     # declared or inherited the layers have no scale parameters, so the release's rule decides
+    if not dep.engine_version:
+        return "undecided"  # no release (a fork, a dev build): no release's rule is applied
     return dep.engine_profile.unexpected_scales_outcome(dep.engine_version)
 
 
@@ -284,15 +289,15 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     elif scaled and not declared and not inherited:
         outcome = _scales_outcome(dep, scaled)
     if outcome:
-        how = (
-            "drops them without a message and uses the quantized codes as values"
-            if outcome == "dropped"
-            else "refuses them at start (KeyError / ValueError)"
-        )
+        how = {
+            "dropped": "drops them without a message and uses the quantized codes as values",
+            "undecided": "either refuses them at start or drops them silently (which one, its "
+            "releases differ on, and its version is no release the rules were read from)",
+        }.get(outcome, "refuses them at start (KeyError / ValueError)")
         add_finding(result, finding(
             "quantization-mismatch", ERROR,
             f"{len(scaled)} scale tensor(s) in a draft whose config declares no quantization",
-            f"{dep.engine} {dep.engine_version or ''} {how}: add the quantization_config the "
+            f"{dep.engine_label or dep.engine} {how}: add the quantization_config the "
             "draft was exported with, or export it in bf16.",
             {"scales": scaled[:10], "outcome": outcome},
         ))  # fmt: skip
@@ -329,12 +334,15 @@ def tied_head(dep: Any) -> dict[str, Any]:
     vocab, small = draft.get("vocab_size"), draft.get("draft_vocab_size")
     if not draft.get("tie_word_embeddings") or not small or not vocab or small >= vocab:
         return result
+    effect = ("(silently wrong drafts)" if outcome == "wrong-head" else "(fails indexing d2t)")
+    if not dep.engine_version:  # a fork or dev build: which release's behaviour is not decided
+        effect = "(silently wrong drafts, or a failure indexing d2t: its releases differ)"
     return add_finding(result, finding(
         "draft-head-tied", ERROR,
         "tie_word_embeddings makes the draft's head the target's embedding",
-        f"SGLang honours tie_word_embeddings: the head becomes the target's input embedding, "
-        f"whose first {small} rows are not the draft vocabulary "
-        + ("(silently wrong drafts)" if outcome == "wrong-head" else "(fails indexing d2t)")
+        f"{dep.engine_profile.label} honours tie_word_embeddings: the head becomes the target's "
+        f"input embedding, whose first {small} rows are not the draft vocabulary "
+        + effect
         + ". Set tie_word_embeddings to false: the draft has its own lm_head.",
         {"tie_word_embeddings": True, "draft_vocab_size": small, "vocab_size": vocab},
     ))  # fmt: skip
@@ -345,6 +353,33 @@ def _int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _auto_settings(result: dict[str, Any], dep: Any) -> dict[str, Any]:
+    """What the engine picks for draft settings the launch leaves out: from the install's own
+    code where it was read (a fork, a dev build), else by its release's rule; with neither,
+    said not applied (never a release's rule for an install that is no release)."""
+    arch = ((dep.target_config or {}).get("architectures") or [None])[0]
+    name = dep.engine_label or f"{dep.engine_profile.label} {dep.engine_version or ''}".strip()
+    if dep.auto_settings:
+        auto, where = tuple(dep.auto_settings["settings"]), f" ({dep.auto_settings['where']})"
+    elif dep.engine_version:
+        auto = dep.launch_profile.auto_draft_settings(dep.engine_version, arch, dep.algorithm)
+        where = ""
+    else:
+        return not_applicable(result, f"which draft settings {name} picks without "
+                              "--speculative-num-steps was not decided: its version is no release "
+                              "the rules were read from and its own code did not say")  # fmt: skip
+    if auto is None:
+        return result
+    result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
+    return add_finding(result, finding(
+        "draft-settings", INFO,
+        f"{name} chooses steps {auto[0]}, topk {auto[1]}, {auto[2]} draft tokens",
+        f"No --speculative-num-steps: {name} picks these for {arch}{where}; the ceiling is "
+        f"{auto[0] + 1} tokens per verify step.",
+        {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2], "target": arch},
+    ))  # fmt: skip
 
 
 def draft_settings(dep: Any) -> dict[str, Any]:
@@ -380,7 +415,9 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     spec = dep.spec or {}  # the launch flags, completed from the log's ServerArgs line
     steps, topk, tokens = (_int(spec.get(k)) for k in ("num_steps", "topk", "num_draft_tokens"))
-    if steps is None and (topk is not None or tokens is not None):
+    profile = dep.launch_profile
+    if profile.draft_settings_all_or_none and steps is None and (topk is not None
+                                                                 or tokens is not None):
         return add_finding(result, finding(
             "draft-settings", ERROR, "topk or draft tokens without --speculative-num-steps",
             "SGLang asserts that all three are given or none (AssertionError at start: 0.5.23 "
@@ -388,17 +425,8 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             "1726; 0.4.6.post5 server_args.py:404-407).", {"topk": topk, "draft_tokens": tokens},
         ))  # fmt: skip
     if steps is None:
-        arch = ((dep.target_config or {}).get("architectures") or [None])[0]
-        auto = dep.launch_profile.auto_draft_settings(dep.engine_version, arch, dep.algorithm)
-        result["facts"] = {"auto": {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2]}}
-        return add_finding(result, finding(
-            "draft-settings", INFO,
-            f"SGLang chooses steps {auto[0]}, topk {auto[1]}, {auto[2]} draft tokens",
-            f"No --speculative-num-steps: {dep.engine_version} picks these for {arch}; the "
-            f"ceiling is {auto[0] + 1} tokens per verify step.",
-            {"steps": auto[0], "topk": auto[1], "draft_tokens": auto[2], "target": arch},
-        ))  # fmt: skip
-    if topk == 1 and tokens is not None and tokens != steps + 1:
+        return _auto_settings(result, dep)
+    if profile.chain_sets_draft_tokens and topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,
             f"{tokens} draft tokens with topk 1: SGLang uses {steps + 1}",

@@ -289,6 +289,8 @@ class Interpreter(Visitor):
             # `self.self_attn = attn_cls(...)`: a module whose class is chosen at run time
             self.approximate = True
             return Obj(None, Node(name, wild=True, approximate=True), self.config)
+        if isinstance(name, str) and loader_rules.is_layer_factory(name):
+            return Obj(None, Node(name, wild=True), self.config)  # a leaf layer, as a class
         if not isinstance(name, str) or not name[:1].isupper():
             return None
         if loader_rules.is_paramless_class(name):

@@ -47,7 +47,7 @@ from remotedbg.contract import (
 from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
 from remotedbg.engines.profile import EngineProfile
-from remotedbg.engines.profiles import engine_profile, launch_profile
+from remotedbg.engines.profiles import engine_profile, known_engine, launch_profile
 from remotedbg.engines.text_config import text_config_key, text_field
 
 CHECK_IDS = (
@@ -115,6 +115,11 @@ class Deployment:
     includes_bonus: bool | None = None  # vLLM: mean acceptance length counts the bonus token
     tokenizers: dict | None = None  # {"draft", "target"}: agent.tokenizer_files fingerprints
     engine_version: str | None = None  # of the install that serves (or would serve) the draft
+    #: None for a fork or a dev build: its version is no release the rules were read from
+    engine_label: str | None = None  # engines.profiles.install_label: how outputs name it
+    #: {"settings": (steps, topk, draft tokens), "where": "file:line"}: what the install's own
+    #: code picks for unset draft settings (read where the version says nothing)
+    auto_settings: dict | None = None
     env: dict | None = None  # the server's launch environment (draft_fit_rules.ENV_FACTS)
     draft_backends: list[str] | None = None  # engine_facts.draft_decode_backends
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
@@ -304,20 +309,10 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
     result["facts"] = {"served_architectures": dep.served_architectures, "registered": known}
     if known:
         return result
-    add_finding(
-        result,
-        finding(
-            "draft-arch-unsupported",
-            ERROR,
-            f"vLLM does not register the draft architecture {dep.served_architectures}",
-            f"The draft config names {(dep.draft_config or {}).get('architectures')}, which this "
-            f"release looks up as {dep.served_architectures} (its EAGLEConfig rewrite for "
-            f"{dep.algorithm}); the registry has no such entry, so the server stops with 'Model "
-            "architectures ... are not supported'. Name an architecture the release registers "
-            "(e.g. LlamaForCausalLM, which it serves as Eagle3LlamaForCausalLM).",
-            {"served_architectures": dep.served_architectures},
-        ),
-    )
+    title, detail = dep.engine_profile.unregistered_draft(
+        dep.served_architectures, (dep.draft_config or {}).get("architectures") or [])
+    add_finding(result, finding("draft-arch-unsupported", ERROR, title, detail,
+                                {"served_architectures": dep.served_architectures}))  # fmt: skip
     return result
 
 
@@ -968,10 +963,27 @@ CHECKS = (served_code_modified, *DRAFT_CHECKS, draft_settings, token_map_ignored
           accept_length_low)  # fmt: skip
 
 
+def _engine_unknown(dep: Deployment, no_draft: bool) -> dict[str, Any]:
+    """A server of an engine no profile was written for: every check is unknown, with what was
+    seen of its launch, and none is decided by another engine's rules."""
+    notes = [n for n in (dep.server or {}).get("notes") or [] if n.startswith("engine unknown")]
+    reason = notes[0] if notes else (
+        f"engine unknown: the server's engine ({dep.engine or 'unnamed'}) is not one remotedbg "
+        "has rules for: its launch was not read")
+    checks = {}
+    for check, check_id in zip(CHECKS, CHECK_IDS, strict=True):  # the same order
+        if no_draft and check in DRAFT_CHECKS:
+            continue
+        checks[check_id] = unknown(check_result(check_id), reason)
+    return {"findings": [], "inconclusive": [reason], "checks": checks}
+
+
 def run_checks(dep: Deployment) -> dict[str, Any]:
     """Every check for one draft (or, with no draft config and no draft error, one server's
     launch and figures). Returns {"findings", "inconclusive": [reasons], "checks": {id: result}}."""
     no_draft = dep.draft_config is None and dep.draft_error is None
+    if dep.server is not None and not known_engine(dep.engine):
+        return _engine_unknown(dep, no_draft)
     # a draft the release cannot read at all (its speculators format): that is the finding, and
     # what the other draft checks would read is not what any server runs
     unreadable = bool((dep.speculators or {}).get("error"))

@@ -22,6 +22,11 @@ class KnownResult:
 #: Layer classes whose parameters are their own (`weight`, `bias`, scales...): leaves of the
 #: parameter tree. Matched on the class name as the engine's __init__ writes it.
 LEAF_CLASS_RE = re.compile(r"(Linear|Norm|Embedding|LMHead|Conv[123]?d?|Parameter|Experts)$")
+#: Functions that build and return a leaf layer: LMDeploy builds its linear layers through
+#: factories (0.18.0 lmdeploy/pytorch/nn/linear/__init__.py:29-464 build_linear,
+#: build_colwise_linear, build_rowwise_linear, build_merged_colwise_linear, build_qkv_proj,
+#: build_o_proj, build_gateup_linear, build_down_linear), each a module with its own weight.
+LAYER_FACTORY_RE = re.compile(r"^build_\w*(linear|_proj)$")
 #: Modules without parameters of their own: not part of the parameter tree.
 PARAMLESS_CLASS_RE = re.compile(
     r"^(RadixAttention|Attention|Sampler|SiluAndMul|GeluAndMul|MulAndSilu|Dropout|Identity|"
@@ -51,6 +56,10 @@ VOCAB_MAP_TENSORS = ("d2t", "t2d")
 
 def is_leaf_class(name: str) -> bool:
     return bool(LEAF_CLASS_RE.search(name)) and not name.endswith(("Model", "ForCausalLM"))
+
+
+def is_layer_factory(name: str) -> bool:
+    return bool(LAYER_FACTORY_RE.search(name))
 
 
 def is_paramless_class(name: str) -> bool:

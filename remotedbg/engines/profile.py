@@ -8,6 +8,7 @@ engine names, so a new engine or a new release's convention is one module to cha
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -18,6 +19,12 @@ class EngineProfile:
 
     #: the package and distribution name, and the name a scan gives an install or a server
     name: ClassVar[str]
+    #: the engine whose code this one's is a fork of (its rules are that engine's), and the
+    #: distribution it is installed as
+    fork_of: ClassVar[str | None] = None
+    distribution: ClassVar[str | None] = None
+    #: its version numbers are the releases its rules were read from (a fork's are its own)
+    versions_gate_rules: ClassVar[bool] = True
     #: how a person names it in a message
     label: ClassVar[str]
     #: where its code lives in an install (remotedbg.agent.engine_scan's knowledge); the draft
@@ -59,6 +66,8 @@ class EngineProfile:
     #: the draft loader's constructor takes settings from the launch and the draft's config
     #: (quantization, speculative config): remotedbg.engines.loader_rules
     loader_reads_launch: ClassVar[bool] = False
+    #: the draft constructor's argument that holds the engine's config (loader_reads_launch)
+    loader_config_argument: ClassVar[str] = "vllm_config"
     #: which model runner serves is the engine's own choice, per environment and target
     chooses_model_runner: ClassVar[bool] = False
     #: the draft decodes with an attention backend the launch chooses, which must have a
@@ -72,6 +81,36 @@ class EngineProfile:
     counts_accepted_drafts: ClassVar[bool] = False
     #: files read besides the serving code the grep finds (relative to the package)
     extra_serving_files: ClassVar[tuple[str, ...]] = ()
+    #: its profile holds the release's context-length rules (served_context_length, ...)
+    reads_context_rules: ClassVar[bool] = True
+    #: the launch must give steps, topk and draft tokens all or none (SGLang's start assertion)
+    draft_settings_all_or_none: ClassVar[bool] = False
+    #: with topk 1 the engine sets draft tokens to steps + 1 (SGLang)
+    chain_sets_draft_tokens: ClassVar[bool] = False
+
+    #: which layers an EAGLE-3 target captures is decided by the target model's code (capture
+    #: methods the engine calls, followed by remotedbg.analysis.capture); else fixed_capture
+    capture_in_target_code: ClassVar[bool] = True
+
+    def fixed_capture(self, target_config: dict) -> dict | None:
+        """{"layers_to_capture", "where"} the engine itself sets for this target, else None."""
+        return None
+
+    def registry_entries(self, tree: ast.Module) -> dict[str, tuple]:
+        """Architecture -> (module, class) from the install's registry_file."""
+        return {}
+
+    def served_architectures(self, architectures: list[str], method: str | None
+                             ) -> list[str] | None:  # fmt: skip
+        """The architectures the engine looks the draft class up by, where a fixed rule says
+        (None: read from the install's own code, as vLLM's EAGLEConfig rewrite)."""
+        return None
+
+    def unregistered_draft(self, served: list[str], given: list) -> tuple[str, str]:
+        """(title, detail) of the finding for a draft architecture the registry lacks."""
+        return (f"{self.label} does not register the draft architecture {served}",
+                f"The draft config names {given}, which {self.label} looks up as {served}; its "
+                "registry has no such entry, so the server stops at start.")  # fmt: skip
 
     def served_family(self, algorithm: str | None) -> str | None:
         """'eagle3' | 'eagle' | 'mtp' for a launch's algorithm, else None."""
@@ -151,6 +190,16 @@ class EngineProfile:
     # ---- draft settings given as flags of their own (no settings_arg)
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""
+        return None
+
+    #: files (relative to the package) whose code says which draft settings the release picks
+    #: when the launch gives none: read where the version says nothing (a fork, a dev build)
+    auto_settings_files: ClassVar[tuple[str, ...]] = ()
+
+    def auto_settings_in_source(
+        self, source: str, target_arch: str | None, algorithm: str | None
+    ) -> tuple[tuple[int, int, int], int] | None:
+        """((steps, topk, draft tokens), line) one of auto_settings_files chooses, else None."""
         return None
 
     def auto_draft_settings(

@@ -71,6 +71,81 @@ SHALLOW_TARGETS = (
 )  # 0.4.6.post5 server_args.py:1588-1604: 5/4/8 for every target  # fmt: skip
 
 
+#: Where a release chooses the draft settings a launch leaves out (a function whose name ends so):
+#: 0.4.6.post5-0.5.13 and forks of them (sglang-kt 0.7.2) srt/server_args.py
+#: `auto_choose_speculative_params` (sglang-kt 0.7.2 :6965-6999), 0.5.14+
+#: srt/arg_groups/speculative_hook.py `_auto_choose_speculative_params` (0.5.23 :1430-1461)
+AUTO_SETTINGS_FUNCTION = "auto_choose_speculative_params"
+AUTO_SETTINGS_FILES = ("srt/arg_groups/speculative_hook.py", "srt/server_args.py")
+
+
+def _decided(test: ast.expr, target_arch: str | None, algorithm: str | None) -> bool | None:
+    """An `if` test of the auto-choice function, for this target and algorithm: the two forms
+    its releases use (`<x>.speculative_algorithm == "NAME"`, `<arch> in [names]`), `and`/`or`
+    and `not` of them; None for any other test (then nothing is decided)."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_decided(v, target_arch, algorithm) for v in test.values]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(test.op, ast.And) else any(parts)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, target_arch, algorithm)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    left = test.left
+    if isinstance(left, ast.Attribute) and left.attr == "speculative_algorithm":
+        if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+            same = str(algorithm or "").upper() == str(right.value).upper()
+            return same if isinstance(op, ast.Eq) else not same
+        return None
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        names = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+        if len(names) != len(right.elts) or target_arch is None:
+            return None
+        return (target_arch in names) == isinstance(op, ast.In)
+    return None
+
+
+def _settings_returned(body: list[ast.stmt], target_arch: str | None, algorithm: str | None):
+    for stmt in body:
+        if isinstance(stmt, ast.Return):
+            value = stmt.value
+            if isinstance(value, ast.Tuple) and len(value.elts) == 3 and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, int) for e in value.elts
+            ):
+                return tuple(e.value for e in value.elts), stmt.lineno
+            return None
+        if isinstance(stmt, ast.If):
+            taken = _decided(stmt.test, target_arch, algorithm)
+            if taken is None:
+                return None
+            found = _settings_returned(stmt.body if taken else stmt.orelse, target_arch, algorithm)
+            if found is not None:
+                return found
+            branch = stmt.body if taken else stmt.orelse
+            if branch and isinstance(branch[-1], ast.Return):
+                return None  # the branch returns something not read
+    return None
+
+
+def auto_settings_in_source(
+    source: str, target_arch: str | None, algorithm: str | None
+) -> tuple[tuple[int, int, int], int] | None:
+    """((steps, topk, draft tokens), line) the code's auto-choice function returns for this
+    target and algorithm, followed through its if/elif chain; None where the file has no such
+    function or a branch on the way is not one of the forms read."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.endswith(AUTO_SETTINGS_FUNCTION):
+            return _settings_returned(node.body, target_arch, algorithm)
+    return None
+
+
 #: The module attribute that registers a model file's classes (srt/models/registry.py)
 ENTRY_CLASS = "EntryClass"
 
@@ -170,6 +245,8 @@ class SGLangProfile(EngineProfile):
                           "mtp": frozenset({"mtp", "eagle"})}  # fmt: skip
 
     checks_draft_decode_backend = True
+    draft_settings_all_or_none = True  # 0.5.23 speculative_hook.py:1159-1174
+    chain_sets_draft_tokens = True  # 0.5.23 speculative_hook.py:1255-1265
     # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
     tied_head_is_the_embedding = True
 
@@ -262,6 +339,13 @@ class SGLangProfile(EngineProfile):
             if args.get(name):
                 return str(args[name])
         return None
+
+    auto_settings_files = AUTO_SETTINGS_FILES
+
+    def auto_settings_in_source(
+        self, source: str, target_arch: str | None, algorithm: str | None
+    ) -> tuple[tuple[int, int, int], int] | None:
+        return auto_settings_in_source(source, target_arch, algorithm)
 
     def auto_draft_settings(
         self, version: str | None, target_arch: str | None, algorithm: str | None = None

@@ -160,6 +160,18 @@ class VLLMProfile(EngineProfile):
     counts_accepted_drafts = True
     extra_serving_files = (*code_markers.VLLM_SPEC_CONFIGS, *code_markers.VLLM_RUNNER_FILES)
 
+    def registry_entries(self, tree: ast.Module) -> dict[str, tuple]:
+        return registry_entries(tree)
+
+    def unregistered_draft(self, served: list[str], given: list) -> tuple[str, str]:
+        return (
+            f"vLLM does not register the draft architecture {served}",
+            f"The draft config names {given}, which this release looks up as {served} (its "
+            "EAGLEConfig rewrite for the method); the registry has no such entry, so the server "
+            "stops with 'Model architectures ... are not supported'. Name an architecture the "
+            "release registers (e.g. LlamaForCausalLM, which it serves as Eagle3LlamaForCausalLM).",
+        )
+
     def served_context_length(self, config: dict, version: str | None) -> int | None:
         return context_length(config, version)
 

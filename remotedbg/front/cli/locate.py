@@ -10,6 +10,7 @@ from rich.table import Table
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
 from remotedbg.analysis.served_code import drift_line
+from remotedbg.engines.profiles import engines_named
 from remotedbg.errors import ExitCode
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import stderr_console, stdout_console
@@ -99,7 +100,7 @@ def container_line(place: dict) -> str:
 def render_locate(found: dict, show_evidence: bool = True) -> None:
     console = stdout_console()
     if not found["engines"]:
-        stderr_console().print("no SGLang or vLLM install found. Searched:", markup=False)
+        stderr_console().print(f"no {engines_named()} install found. Searched:", markup=False)
         for place in found["searched"][:30]:
             stderr_console().print(f"  {printable(place)}", markup=False)
         stderr_console().print(
@@ -115,8 +116,10 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
             if engine["running"]
             else ""
         )
+        heading = (engine.get("label") if engine.get("fork")
+                   else f"{engine['name']} {engine.get('version') or '(version unknown)'}")
         console.print(
-            f"\n[bold]{engine['name']} {engine.get('version') or '(version unknown)'}"
+            f"\n[bold]{heading}"
             f"[/] at {printable(engine['path'])}{running}"
         )
         console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)

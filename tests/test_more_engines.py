@@ -1,0 +1,330 @@
+"""Engines beyond SGLang and vLLM (issue 44): a launch of an engine no profile knows is read by
+no engine's rules; forks are named as forks; LMDeploy has a profile of its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from remotedbg.agent.server_scan import scan_servers
+from tests.test_spec_checks import spec_world  # noqa: F401  (fixture)
+
+# TokenSpeed's launch form as issue 44 quotes it: an engine remotedbg has no profile for
+UNKNOWN_LAUNCH = ("tokenspeed serve {target} --speculative-algorithm EAGLE3 "
+                  "--speculative-draft-model {draft} --speculative-num-draft-tokens 3")  # fmt: skip
+
+
+def _given(line: str) -> dict:
+    (server,) = scan_servers({"args": line, "processes": False})["servers"]
+    return server
+
+
+def test_a_launch_no_profile_matches_is_read_by_no_engine():
+    server = _given(UNKNOWN_LAUNCH.format(target="/m/t", draft="/m/d"))
+    assert server["engine"] is None
+    # SGLang's flag names are not read into settings: they are another engine's
+    assert server["spec"]["algorithm"] is None and server["spec"]["num_draft_tokens"] is None
+    (note,) = [n for n in server["notes"] if n.startswith("engine unknown")]
+    assert "tokenspeed serve /m/t" in note and "--speculative-num-draft-tokens" in note
+
+
+def test_a_line_of_flags_alone_is_the_engine_whose_own_flags_it_uses():
+    sglang = _given("--model-path /m/t --speculative-algorithm EAGLE3 "
+                    "--speculative-draft-model-path /m/d --speculative-num-steps 3")  # fmt: skip
+    assert sglang["engine"] == "sglang" and sglang["spec"]["draft_model"] == "/m/d"
+    vllm = _given('--model /m/t --speculative-config {"method":"eagle3","model":"/m/d"}')
+    assert vllm["engine"] == "vllm" and vllm["spec"]["algorithm"] == "eagle3"
+    # flags SGLang and LMDeploy both take say neither
+    shared = _given("--speculative-algorithm eagle3 --speculative-draft-model /m/d")
+    assert shared["engine"] is None and shared["spec"]["draft_model"] is None
+
+
+def test_spec_audit_of_an_unknown_engine_is_inconclusive_not_an_sglang_error(cli, spec_world):  # noqa: F811
+    line = UNKNOWN_LAUNCH.format(target=spec_world["target"], draft=spec_world["good"])
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"draft={spec_world['good']}", "--var", f"roots={spec_world['engine']}",
+                 timeout=180)  # fmt: skip
+    doc = json.loads(result.stdout)
+    errors = [f["id"] for f in doc["findings"] if f["severity"] == "error"]
+    assert errors == [] and doc["verdict"] == "inconclusive", doc["findings"]
+    assert result.returncode == 4
+    assert "engine unknown" in json.dumps(doc["inconclusive"]) and "tokenspeed serve" in json.dumps(
+        doc["inconclusive"])
+
+
+# ---------------------------------------------------------------------------------- forks
+@pytest.fixture(scope="module")
+def kt_world(tmp_path_factory):
+    """KTransformers' SGLang fork as the registry ships it: package `sglang`, dist-info
+    `sglang_kt-0.7.2.dist-info` (Name: sglang-kt), its sglang/version.py reading the version of
+    a distribution named `sglang` (which is not installed)."""
+    from tests.checkpoints import write_eagle3_checkpoint, write_target_config
+    from tests.releases import ReleaseUnavailable, release
+
+    try:
+        kt = release("sglang-kt", "0.7.2")
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("kt")
+    return {"release": kt, "target": write_target_config(root / "target"),
+            "draft": write_eagle3_checkpoint(root / "draft")}  # fmt: skip
+
+
+def test_locate_eagle_names_a_fork_by_its_distribution(cli, kt_world):
+    rel = kt_world["release"]
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(rel.package), timeout=180)
+    out = result.stdout.decode()
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert "sglang-kt 0.7.2, a fork of SGLang" in out
+    doc = json.loads(cli("locate-eagle", "-H", "testbox", "--root", str(rel.package), "--json",
+                         timeout=180).stdout)  # fmt: skip
+    (engine,) = doc["engines"]
+    assert engine["fork"] == {"distribution": "sglang-kt", "version": "0.7.2", "of": "sglang"}
+
+
+def test_a_fork_s_draft_settings_come_from_its_own_code(cli, kt_world):
+    """No --speculative-num-steps, a DeepseekV3 target: sglang-kt 0.7.2 picks 3/1/4
+    (sglang/srt/server_args.py:6965 auto_choose_speculative_params, the DeepseekV3 branch
+    returning (3, 1, 4) at :6994), where the oldest SGLang rule (5/4/8) was taken before."""
+    rel = kt_world["release"]
+    line = (f"python -m sglang.launch_server --model-path {kt_world['target']} "
+            f"--speculative-algorithm EAGLE3 --speculative-draft-model-path {kt_world['draft']}")
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"roots={rel.package}", timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    (said,) = [f for f in doc["findings"] if f["id"] == "draft-settings"]
+    assert said["title"] == ("sglang-kt 0.7.2, a fork of SGLang chooses steps 3, topk 1, "
+                             "4 draft tokens"), said  # fmt: skip
+    assert "srt/server_args.py:6994" in said["detail"] and "None" not in said["detail"]
+
+
+# ------------------------------------------------------------------------------- LMDeploy
+LMDEPLOY_LAUNCH = (
+    "lmdeploy serve api_server {target} --speculative-algorithm eagle3 "
+    "--speculative-draft-model {draft} --speculative-num-draft-tokens 3"
+)
+
+
+def _complete_eagle3(directory, architecture: str, defect: str | None = None):
+    """An EAGLE-3 draft with every tensor of a SpecForge checkpoint: the compact test one plus
+    the embedding and the midlayer's k/v/o, gate/up and post-attention norm, which LMDeploy's
+    Eagle3LlamaDecoderLayer holds (0.18.0 lmdeploy/pytorch/models/llama_eagle3.py:19-80), and
+    tie_word_embeddings false as SpecForge writes it."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from tests.checkpoints import write_eagle3_checkpoint
+
+    draft = write_eagle3_checkpoint(directory, defect=defect)
+    config = json.loads((draft / "config.json").read_text())
+    config.update(architectures=[architecture], tie_word_embeddings=False)
+    (draft / "config.json").write_text(json.dumps(config))
+    extra = {f"midlayer.{name}.weight": np.zeros((64, 64), dtype=np.float16) for name in (
+        "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+        "mlp.up_proj", "post_attention_layernorm")}  # fmt: skip
+    extra["embed_tokens.weight"] = np.zeros((16, 64), dtype=np.float16)
+    save_file(extra, str(draft / "extra.safetensors"))
+    return draft
+
+
+@pytest.fixture(scope="module")
+def lmdeploy_world(tmp_path_factory):
+    """lmdeploy 0.18.0 from the registry (the newest release; EAGLE-3 in its PyTorch engine), a
+    32-layer Llama target, and drafts: LlamaForCausalLM (renamed Eagle3LlamaForCausalLM under
+    eagle3: configurations/llama.py:20), SpecForge's LlamaForCausalLMEagle3, and absolute d2t."""
+    from tests.checkpoints import write_target_config
+    from tests.releases import ReleaseUnavailable, release
+
+    try:
+        rel = release("lmdeploy", "0.18.0")
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("lmdeploy")
+    target = write_target_config(root / "target")
+    config = json.loads((target / "config.json").read_text())
+    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32)
+    (target / "config.json").write_text(json.dumps(config))
+    return {"release": rel, "target": target,
+            "good": _complete_eagle3(root / "good", "LlamaForCausalLM"),
+            "specforge": _complete_eagle3(root / "specforge", "LlamaForCausalLMEagle3"),
+            "absolute": _complete_eagle3(root / "absolute", "LlamaForCausalLM", "absolute")}
+
+
+def _lmdeploy_audit(cli, world, draft: str, *extra: str) -> tuple[int, dict]:
+    line = LMDEPLOY_LAUNCH.format(target=world["target"], draft=world[draft])
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"roots={world['release'].package}", *extra, timeout=240)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_locate_eagle_finds_lmdeploy_and_how_its_loader_uses_d2t(cli, lmdeploy_world):
+    """Its EAGLE-3 Llama loader adds arange(draft_vocab_size) to d2t (0.18.0
+    lmdeploy/pytorch/models/llama_eagle3.py:291-296): offsets."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(lmdeploy_world["release"].package),
+                 "--json", timeout=180)  # fmt: skip
+    doc = json.loads(result.stdout)
+    (engine,) = doc["engines"]
+    assert engine["name"] == "lmdeploy" and engine["version"] == "0.18.0"
+    assert engine["label"] == "LMDeploy 0.18.0"
+    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+    assert handling["pytorch/models/llama_eagle3.py"] == "offsets"
+    # module_map.py:327-336 maps the EAGLE-3 architectures to their classes
+    assert engine["registry"]["Eagle3LlamaForCausalLM"] == ["llama_eagle3",
+                                                            "Eagle3LlamaForCausalLM"]
+
+
+def test_a_correct_lmdeploy_eagle3_setup_is_clean(cli, lmdeploy_world):
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "good")
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "lmdeploy"
+    assert row["draft_class"] == "pytorch/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
+    # LMDeploy captures (2, L // 2, L - 3) of a Llama target (configurations/llama.py:25-28)
+    facts = row["checks"]["aux-layers-mismatch"]["facts"]
+    assert facts["layers_to_capture"] == [2, 16, 29]
+
+
+def test_lmdeploy_names_specforge_s_architecture_spelling(cli, lmdeploy_world):
+    """LlamaForCausalLMEagle3 is not renamed (configurations/llama.py:11 takes LlamaForCausalLM
+    only) and MODULE_MAP has no entry for it: RuntimeError at start (models/patch.py:189-196)."""
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "specforge")
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"draft-arch-unsupported"} and code == 1, doc["findings"]
+    said = errors["draft-arch-unsupported"]
+    assert "LMDeploy cannot map" in said["title"] and "LlamaForCausalLMEagle3" in said["title"]
+    assert "SGLang" not in json.dumps(doc["findings"])
+
+
+def test_an_absolute_d2t_draft_for_lmdeploy_is_caught(cli, lmdeploy_world):
+    """The checkpoint's own defect is the only error: LMDeploy adds arange to d2t
+    (llama_eagle3.py:291-296), and no other engine's rule is applied to its launch."""
+    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "absolute")
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
+    assert {r["engine"] for r in doc["results"]["spec"]["spec"]} == {"lmdeploy"}
+
+
+LMDEPLOY_STANDIN = '''\
+"""`python -m lmdeploy serve api_server MODEL ... --server-port N`: listens as the real server
+does (lmdeploy/cli/serve.py:47, :332) and answers 404; serves no model."""
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+port = int(sys.argv[sys.argv.index("--server-port") + 1])
+HTTPServer(("127.0.0.1", port), BaseHTTPRequestHandler).serve_forever()
+'''
+
+
+def test_a_running_lmdeploy_server_is_found_and_judged_by_its_own_rules(
+    cli, lmdeploy_world, tmp_path
+):
+    """A stand-in started with LMDeploy's real launch form, importing a copy of the release (its
+    __init__ emptied: the stand-in imports no torch)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port
+    from tests.procs import wait_for
+
+    shim = tmp_path / "shim"
+    shutil.copytree(lmdeploy_world["release"].package, shim / "lmdeploy")
+    (shim / "lmdeploy" / "__init__.py").write_text("")
+    (shim / "lmdeploy" / "__main__.py").write_text(LMDEPLOY_STANDIN)
+    port = free_port()
+    line = LMDEPLOY_LAUNCH.format(target=lmdeploy_world["target"], draft=lmdeploy_world["good"])
+    server = subprocess.Popen([sys.executable, "-m", *line.split(), "--server-port", str(port)],
+                              cwd=shim, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: server.poll() is None and _listening(port), timeout=10)
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var",
+                     f"roots={shim / 'lmdeploy'}", "--var", f"server={server.pid}",
+                     timeout=240)  # fmt: skip
+        doc = json.loads(result.stdout)
+        (found,) = [s for s in doc["results"]["servers"]["servers"] if s.get("pid") == server.pid]
+        assert found["engine"] == "lmdeploy" and found["spec"]["port"] == port
+        assert found["spec"]["draft_model"] == str(lmdeploy_world["good"])
+        assert found["spec"]["num_steps"] == 3  # N draft tokens are N steps (cli/utils.py:100)
+        # nothing wrong; only its acceptance is unread (no log: remotedbg has no LMDeploy
+        # figures yet)
+        assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+        assert all("accept-length-low" in r for r in doc["inconclusive"]), doc["inconclusive"]
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------------------- Aphrodite
+@pytest.fixture(scope="module")
+def aphrodite_world(tmp_path_factory):
+    """aphrodite-engine 0.22.0 from the registry (package `aphrodite`, a vLLM fork), a Llama
+    target and SpecForge-spelled drafts, which its registry maps (0.22.0
+    aphrodite/model_executor/models/registry.py:618 LlamaForCausalLMEagle3 -> llama_eagle3)."""
+    from tests.checkpoints import write_target_config
+    from tests.releases import ReleaseUnavailable, release
+
+    try:
+        rel = release("aphrodite-engine", "0.22.0")
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("aphrodite")
+    target = write_target_config(root / "target")
+    config = json.loads((target / "config.json").read_text())
+    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32,
+                  max_position_embeddings=4096)  # fmt: skip
+    (target / "config.json").write_text(json.dumps(config))
+    world = {"release": rel, "target": target}
+    for name, defect in (("good", None), ("absolute", "absolute")):
+        draft = _complete_eagle3(root / name, "LlamaForCausalLMEagle3", defect)
+        config = json.loads((draft / "config.json").read_text())
+        config["max_position_embeddings"] = 4096
+        (draft / "config.json").write_text(json.dumps(config))
+        world[name] = draft
+    return world
+
+
+def _aphrodite_audit(cli, world, draft: str) -> tuple[int, dict]:
+    settings = json.dumps({"method": "eagle3", "model": str(world[draft]),
+                           "num_speculative_tokens": 3})  # fmt: skip
+    line = f"aphrodite run {world['target']} --speculative-config {settings}"
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
+                 "--var", f"roots={world['release'].package}", timeout=240)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_locate_eagle_names_aphrodite_a_fork_of_vllm(cli, aphrodite_world):
+    """Its EAGLE-3 Llama loader keeps d2t as offsets, as vLLM's."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(aphrodite_world["release"].package),
+                 timeout=180)  # fmt: skip
+    assert "aphrodite-engine 0.22.0, a fork of vLLM" in result.stdout.decode()
+    doc = json.loads(cli("locate-eagle", "-H", "testbox", "--root",
+                         str(aphrodite_world["release"].package), "--json", timeout=180).stdout)
+    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+    assert handling["model_executor/models/llama_eagle3.py"] == "offsets"
+
+
+def test_a_correct_aphrodite_eagle3_setup_is_clean_and_absolute_d2t_is_caught(
+    cli, aphrodite_world
+):
+    code, doc = _aphrodite_audit(cli, aphrodite_world, "good")
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "aphrodite"
+    assert row["draft_class"] == "model_executor/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
+    code, doc = _aphrodite_audit(cli, aphrodite_world, "absolute")
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
