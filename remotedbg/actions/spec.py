@@ -287,6 +287,17 @@ def _launched(item: dict, trained: list[int] | None) -> Deployment:
     )
 
 
+def _method_from_draft_name(dep: Deployment) -> None:
+    """The algorithm the engine derives from the draft's name when the launch names none (vLLM's
+    SpeculativeConfig: remotedbg.engines.vllm)."""
+    spec = dep.spec or {}
+    if spec.get("algorithm") or not isinstance(spec.get("draft_model"), str):
+        return
+    derived = dep.engine_profile.method_from_draft_name(spec["draft_model"], dep.engine_version)
+    if derived:
+        dep.spec = dict(spec, algorithm=derived[0], algorithm_from=derived[1])
+
+
 def _set_target_config(dep: Deployment, cfg: Any) -> None:
     if isinstance(cfg, dict) and "error" in cfg:
         dep.target_error = str(cfg["error"])
@@ -554,6 +565,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     item["install"] = install["path"]
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
+    _method_from_draft_name(dep)
     archs = _architectures(dep.draft_config)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip

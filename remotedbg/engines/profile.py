@@ -148,6 +148,11 @@ class EngineProfile:
         'runtime-error', or None (the flag is ignored)."""
         return None
 
+    def method_from_draft_name(self, draft: str, version: str | None) -> tuple[str, str] | None:
+        """(algorithm, where) the engine derives from the draft's model string when the launch
+        names no algorithm; None when it derives none that serves an EAGLE or MTP head."""
+        return None
+
     # ---- draft settings given as flags of their own (no settings_arg)
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""
