@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,14 @@ from remotedbg.diagnose import diagnose_host
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, open_session
 from tests import realshape as rs
-from tests.oracle_table import CONFIGS, NOT_BUILT, SWEEP_VERSIONS, Config, release_cite
+from tests.oracle_table import (
+    CONFIGS,
+    ENGINE_REFUSES,
+    NOT_BUILT,
+    SWEEP_VERSIONS,
+    Config,
+    release_cite,
+)
 from tests.releases import RELEASES, cache_dir, sweep_release
 from tests.sweep_table import GROUPS
 from tests.test_conformance import hub_cache, vocab_audit
@@ -190,6 +198,7 @@ FAST = [
     ("sglang-mtp-dsv3-nextn", "0.5.6"),
     ("vllm-eagle3-llama31-8b", "0.10.1.1"),
     ("vllm-speculators-llama31-8b", "0.33.0"),
+    ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
 ]
 
 
@@ -224,6 +233,16 @@ def test_a_planted_absolute_d2t_is_still_caught(tmp_path, monkeypatch, config_id
     assert (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("defect",) * 3, got
     assert "d2t-absolute-ids" in got["diagnose_errors"], got
     assert "d2t-absolute-ids" in got["vocab_audit_errors"], got
+
+
+def test_what_the_docs_show_and_the_release_refuses_is_said(tmp_path, monkeypatch):
+    """vLLM 0.8.5's docs serve yuhuili/EAGLE-LLaMA3-Instruct-8B without num_speculative_tokens;
+    0.8.5 refuses it at start (oracle_table.ENGINE_REFUSES): the error is the engine's own."""
+    (config_id, versions, finding, _why), = ENGINE_REFUSES
+    config = replace(BY_ID[config_id], spec={"draft_tensor_parallel_size": 1})
+    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, versions[0]))
+    assert (got["diagnose"], got["diagnose_errors"]) == ("defect", [finding]), got
+    assert not got["diagnose_unknown"], got
 
 
 # ------------------------------------------------------------------ the table against the releases
