@@ -115,6 +115,17 @@ SGLANG_CONFIGS = [
         "SGLang's export keeps layer 61 (realshape.nextn_tensors, 8 experts written)",
         constant="DEFAULT_MODEL_NAME_FOR_TEST_MLA_NEXTN",
     ),
+    Config(
+        "sglang-mtp-dsv3-in-target", "sglang", "MTP", "lmsys/sglang-ci-dsv3-test", "",
+        "EAGLE", "--speculative-num-steps 2 --speculative-eagle-topk 4 "
+        "--speculative-num-draft-tokens 4 --trust-remote-code",
+        f"{_SGL_MLA}:94-114 (TestDeepseekV3MTP: EAGLE with no draft path, the target's own MTP "
+        "layer)", SGLANG_SWEEP, "mtp-dsv3-in-target",
+        "DeepSeek-V3's config.json stands in for the CI's reduced model (as sglang-mtp-dsv3-"
+        "nextn); its checkpoint is written with what the draft loads from it (layer 61, the "
+        "embedding, the head), not the 61 target layers",
+        constant="DEFAULT_MODEL_NAME_FOR_TEST_MLA",
+    ),
 ]
 
 # vLLM: release -> where the draft repo is named (the archive's tests, examples, docs), in ranges
@@ -248,10 +259,6 @@ NOT_BUILT = [
     ("vllm", "(the docs' EAGLE-1 table: Vicuna, LLaMA2-chat, Mixtral, Qwen2 heads)",
      "yuhuili/EAGLE-*", "EAGLE-1", "docs/features/spec_decode.md@v0.9.0:219-236",
      "listed as compatible heads, not run by the engine's tests; the LLaMA3 rows are built"),
-    ("sglang", "lmsys/sglang-ci-dsv3-test", "(the target's own MTP layer)", "MTP",
-     f"{_SGL_MLA}:94-114 (TestDeepseekV3MTP: EAGLE without a draft path)",
-     "the draft is the target checkpoint's layer 61: a full DeepSeek-V3 target checkpoint is not "
-     "built by tests/realshape.py"),
     ("sglang", "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
      "EAGLE-1", f"{_SGL_EAGLE_A}:148-158 (TestEAGLEEngineTokenMap, FR-Spec token map)",
      "the token map is a torch pickle (freq_32768.pt) the suite does not build"),

@@ -91,6 +91,9 @@ BUILDS = {
     "eagle3-qwen3-30b-a3b": lambda: (rs.QWEN3_30B_A3B, _eagle3(
         rs.QWEN3_30B_A3B, "LlamaForCausalLMEagle3")),
     "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
+    # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
+    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, (rs.DEEPSEEK_V3.config(), dict(
+        rs.nextn_tensors(experts=8), **{"lm_head.weight": ("BF16", [129280, 7168], None)}))),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
     "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
@@ -116,8 +119,9 @@ def _launch(config: Config, target: Path, draft: Path) -> str:
     if config.engine == "sglang":
         # the CI's MTP test names the draft by argparse's prefix of --speculative-draft-model-path
         flag = "--speculative-draft" if config.fmt == "MTP" else "--speculative-draft-model-path"
+        given = f"{flag} {draft} " if config.draft else ""  # none: the target's own MTP layer
         return (f"python -m sglang.launch_server --model-path {target} --speculative-algorithm "
-                f"{config.algorithm} {flag} {draft} {config.flags}")  # fmt: skip
+                f"{config.algorithm} {given}{config.flags}")  # fmt: skip
     if config.launch == "serve-speculator":
         return f"vllm serve {draft} {config.flags}"
     spec = {"model": str(draft), **config.spec}
@@ -133,7 +137,11 @@ def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
         tensors = plant_absolute_d2t(tensors)
     # each in a folder named as its repo, as a download keeps it (vLLM derives the method from
     # the draft's name when the launch gives none: the docs' EAGLE example)
-    target = rs.write_target(root / config.target.split(" ")[0].rsplit("/", 1)[-1], shape)
+    name = config.target.split(" ")[0].rsplit("/", 1)[-1]
+    if not config.draft:  # the target's checkpoint is the draft
+        target = draft = rs.write_checkpoint(root / name, draft_config, tensors)
+        return {"args": _launch(config, target, draft), "draft": "", "target_path": str(target)}
+    target = rs.write_target(root / name, shape)
     draft = rs.write_checkpoint(root / config.draft.rsplit("/", 1)[-1], draft_config, tensors)
     if config.launch == "serve-speculator":
         # `vllm serve SPECULATOR`: the verifier is a hub repo id, found in the box's hub cache
@@ -147,13 +155,16 @@ def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
 
 def judge(variables: dict, roots: str) -> dict:
     """diagnose --no-probe (its spec-audit outcome too) and vocab-audit of one box."""
-    given = {"args": variables["args"], "draft": variables["draft"], "roots": roots,
-             "search_home": "false"}  # fmt: skip
+    given = {"args": variables["args"], "roots": roots, "search_home": "false"}
+    if variables["draft"]:
+        given["draft"] = variables["draft"]
     with open_session(ConnectOptions(host="local", timeout=120)) as session:
         found = diagnose_host(Remote(session), "", given, probe=False)
     diagnosis, outcome = found["diagnosis"], found["outcome"]
     target = variables["target_path"] if Path(variables["target_path"]).is_dir() else ""
-    vocab = vocab_audit(dict(variables, target_path=target), roots)
+    # vocab-audit names the draft (the target's checkpoint where the target carries it)
+    draft = variables["draft"] or variables["target_path"]
+    vocab = vocab_audit(dict(variables, draft=draft, target_path=target), roots)
     return {
         "diagnose": diagnosis.verdict,
         "diagnose_errors": sorted({c.id for c in diagnosis.causes if c.severity == ERROR}),
@@ -196,6 +207,7 @@ FAST = [
     ("sglang-eagle1-llama2-7b", "0.5.23"),
     ("sglang-eagle3-llama31-8b-lmsys", "0.5.23"),
     ("sglang-mtp-dsv3-nextn", "0.5.6"),
+    ("sglang-mtp-dsv3-in-target", "0.5.23"),  # no draft path: the target's own MTP layer
     ("vllm-eagle3-llama31-8b", "0.10.1.1"),
     ("vllm-speculators-llama31-8b", "0.33.0"),
     ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
@@ -254,7 +266,8 @@ def _test_utils(version: str) -> str:
 
 def _sglang_names(config: Config, text: str) -> bool:
     """The release's test_utils.py assigns the row's draft repo to one of its constant names."""
-    return any(f'{name} = "{config.draft}"' in text for name in config.constant.split("|"))
+    repo = config.draft or config.target  # no draft: the target carries it
+    return any(f'{name} = "{repo}"' in text for name in config.constant.split("|"))
 
 
 SGLANG_ROWS = [c for c in CONFIGS if c.engine == "sglang"]
