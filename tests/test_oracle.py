@@ -295,12 +295,16 @@ def test_every_release_s_ci_names_its_rows():
         sweep_release("vllm", version)  # downloads the archive where the registry has one
         if not archive.is_file():
             continue
-        with tarfile.open(archive) as tar:
-            for config in (c for c in CONFIGS if c.engine == "vllm" and version in c.versions):
-                path = release_cite(config, version).split(" ", 1)[1].rsplit(":", 1)[0]
-                member = tar.extractfile(f"vllm-{version}/{path}")
-                if config.draft not in member.read().decode():
-                    wrong.append((config.id, version, path))
+        wanted = {}  # archive member -> the rows citing it
+        for config in (c for c in CONFIGS if c.engine == "vllm" and version in c.versions):
+            path = release_cite(config, version).split(" ", 1)[1].rsplit(":", 1)[0]
+            wanted.setdefault(f"vllm-{version}/{path}", []).append(config)
+        with tarfile.open(archive) as tar:  # one pass: a gzip stream has no random access
+            for member in tar:
+                for config in wanted.pop(member.name, []):
+                    if config.draft not in tar.extractfile(member).read().decode():
+                        wrong.append((config.id, version, member.name))
+        wrong += [(c.id, version, name) for name, rows in wanted.items() for c in rows]
     assert not wrong, wrong
 
 
