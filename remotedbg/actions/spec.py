@@ -124,6 +124,7 @@ def find_servers(
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     _speculator_as_model(remote, servers)
+    _draft_in_target(remote, servers)
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [
         {
@@ -167,6 +168,31 @@ def scan_unknown(reason: str) -> dict[str, Any]:
     """find_servers' answer when the scan itself failed: which servers run is not known."""
     return {"servers": [], "processes": [], "also_on_box": [], "notes": [], "elapsed_s": None,
             "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
+
+
+def _draft_in_target(remote: Remote, servers: list[dict]) -> None:
+    """A speculative launch with no draft on a target that carries its own MTP layer: the engine
+    loads the draft from the target's checkpoint (remotedbg.engines.sglang draft_in_target). One
+    round trip for every such server's target config."""
+    bare = [s for s in servers if (s.get("spec") or {}).get("algorithm")
+            and (s.get("spec") or {}).get("target_model")
+            and not (s.get("spec") or {}).get("draft_model")]  # fmt: skip
+    if not bare:
+        return
+    try:
+        configs = remote.call(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
+                                                              for s in bare})))  # fmt: skip
+    except RemoteCommandError:
+        return
+    for server in bare:
+        spec = server["spec"]
+        config = configs.get(spec["target_model"])
+        archs = (config.get("architectures") or [None]) if isinstance(config, dict) else [None]
+        profile = engine_profile(server.get("engine"))
+        draft_arch = profile.draft_in_target(spec.get("algorithm"), archs[0])
+        if draft_arch:
+            spec["draft_model"] = spec["target_model"]
+            spec["draft_in_target"] = draft_arch
 
 
 def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:
@@ -332,6 +358,17 @@ def _launched(item: dict, trained: list[int] | None) -> Deployment:
         server_running=server.get("pid") is not None,
         train_layers=trained,
     )
+
+
+def _method_from_draft_name(dep: Deployment) -> None:
+    """The algorithm the engine derives from the draft's name when the launch names none (vLLM's
+    SpeculativeConfig: remotedbg.engines.vllm)."""
+    spec = dep.spec or {}
+    if spec.get("algorithm") or not isinstance(spec.get("draft_model"), str):
+        return
+    derived = dep.engine_profile.method_from_draft_name(spec["draft_model"], dep.engine_version)
+    if derived:
+        dep.spec = dict(spec, algorithm=derived[0], algorithm_from=derived[1])
 
 
 def _set_target_config(dep: Deployment, cfg: Any) -> None:
@@ -649,6 +686,10 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         dep.auto_settings = _auto_settings_in_code(dep, remote, code)
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
+    _method_from_draft_name(dep)
+    renamed = (dep.spec or {}).get("draft_in_target")
+    if renamed and isinstance(dep.draft_config, dict):
+        dep.draft_config = dict(dep.draft_config, architectures=[renamed])
     archs = _architectures(dep.draft_config)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip

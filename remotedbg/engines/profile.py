@@ -187,6 +187,16 @@ class EngineProfile:
         'runtime-error', or None (the flag is ignored)."""
         return None
 
+    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
+        """The draft architecture the engine loads from the target's own checkpoint when the
+        launch names no draft (a target that carries its MTP layer); None when it takes none."""
+        return None
+
+    def method_from_draft_name(self, draft: str, version: str | None) -> tuple[str, str] | None:
+        """(algorithm, where) the engine derives from the draft's model string when the launch
+        names no algorithm; None when it derives none that serves an EAGLE or MTP head."""
+        return None
+
     # ---- draft settings given as flags of their own (no settings_arg)
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""

@@ -247,6 +247,19 @@ class SGLangProfile(EngineProfile):
     checks_draft_decode_backend = True
     draft_settings_all_or_none = True  # 0.5.23 speculative_hook.py:1159-1174
     chain_sets_draft_tokens = True  # 0.5.23 speculative_hook.py:1255-1265
+
+    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
+        """EAGLE (NEXTN becomes EAGLE) with no draft path on a DeepSeek-V3 target: the draft path
+        is set to the target's (0.4.6.post5 srt/server_args.py:378-396; 0.5.6 :1708-1715; 0.5.23
+        srt/arg_groups/speculative_hook.py:1120-1143) and its architecture, loaded as the draft,
+        becomes DeepseekV3ForCausalLMNextN (0.4.6.post5 srt/configs/model_config.py:95-99; 0.5.6
+        :253-257; 0.5.23 :1030-1036). DeepseekV3ForCausalLM is in that list in every release of
+        the sweep; the architectures later releases add (DeepseekV32, Glm4Moe, BailingMoe, ...)
+        are not modelled: their drafts are looked for as before."""
+        eagle = str(algorithm or "").upper() in ("EAGLE", "NEXTN")
+        if eagle and target_arch == "DeepseekV3ForCausalLM":
+            return "DeepseekV3ForCausalLMNextN"
+        return None
     # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
     tied_head_is_the_embedding = True
 

@@ -203,6 +203,22 @@ class VLLMProfile(EngineProfile):
             return OVERRUN
         return None
 
+    def method_from_draft_name(self, draft: str, version: str | None) -> tuple[str, str] | None:
+        """SpeculativeConfig detects the method from the draft's model string (the repo id or path
+        as given) when the speculative config names none: before 0.10.2 "eagle-" or "eagle3-" in
+        it gives eagle (0.8.5 config.py:2377-2381; 0.10.1.1 config/__init__.py:2135-2139); from
+        0.10.2 "eagle-" gives eagle, else "eagle3" gives eagle3 (0.10.2 config/__init__.py:
+        2143-2146; 0.33.0 config/speculative.py:1445-1448); anything else is a plain draft
+        model (medusa, mlp_speculator or draft_model), no EAGLE method."""
+        name, v = draft.lower(), release(version)
+        if "eagle-" in name:  # eagle in every release (and when the release is unknown)
+            return "eagle", "SpeculativeConfig: 'eagle-' in the draft's name"
+        if v and v < (0, 10, 2) and "eagle3-" in name:
+            return "eagle", "SpeculativeConfig before 0.10.2: 'eagle3-' in the draft's name"
+        if v >= (0, 10, 2) and "eagle3" in name:
+            return "eagle3", "SpeculativeConfig: 'eagle3' in the draft's name"
+        return None
+
     def draft_quantization_ignored(self, version: str | None) -> bool:
         """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
         model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises

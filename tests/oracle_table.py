@@ -1,0 +1,290 @@
+"""The engines as the oracle: the speculative configurations SGLang's and vLLM's own tests, docs and
+examples run, per release of the sweep (tests/releases.py SWEEP), written down as facts with their
+cites; tests/test_oracle.py builds each as real-shape checkpoints and runs `diagnose --no-probe`
+(spec-audit inside it) and `vocab-audit` on every release where the configuration runs.
+
+Where a row's facts come from:
+- SGLang: the release's own `sglang/test/test_utils.py` (shipped in every wheel of the sweep) names
+  the CI's target and draft repos; `release_cites` gives the line in each release and
+  tests/test_oracle.py checks the names against the downloaded release. The launch flags come from
+  the CI test files on GitHub (`sgl-project/sglang`, path@commit:line).
+- vLLM: each release's source archive holds its tests, examples and docs; `VLLM_SOURCES` gives the
+  file:line where the draft repo is named in each release (the e2e test while it exists, else the
+  next test or example), checked against the archives by tests/test_oracle.py (sweep). vLLM
+  0.15.0 and 0.15.1 have no source archive on the registry: they are between releases that both
+  run the configuration and are counted with them (their wheels carry no tests).
+
+The published configs (hidden size, layers, vocabulary, draft vocabulary, RoPE, eos) are written in
+tests/test_oracle.py's shapes from the models' config.json facts as the engines' repositories and
+the existing shapes (tests/realshape.py) state them; where a value cannot be known offline the row's
+`published` says which documented config stands in. Nothing here was derived from remotedbg's
+output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tests.releases import SGLANG_SWEEP, VLLM_SWEEP
+
+SWEEP_VERSIONS = {"sglang": SGLANG_SWEEP, "vllm": VLLM_SWEEP}
+
+
+def between(engine: str, first: str, last: str | None = None) -> tuple[str, ...]:
+    versions = SWEEP_VERSIONS[engine]
+    end = versions.index(last) + 1 if last else len(versions)
+    return tuple(versions[versions.index(first) : end])
+
+
+@dataclass(frozen=True)
+class Config:
+    id: str
+    engine: str
+    fmt: str  # EAGLE-1, EAGLE-3, MTP, speculators
+    target: str  # the target's repo id
+    draft: str  # the draft's repo id; "" when the engine takes the target's own MTP layer
+    algorithm: str
+    flags: str  # SGLang: the speculative launch flags; vLLM: other CLI flags
+    cite: str  # where the flags are (repo/path@commit:line)
+    versions: tuple[str, ...]  # the sweep's releases whose own tests/docs run it
+    build: str  # tests/test_oracle.py BUILDS key
+    published: str  # what the built config.json files are written from
+    launch: str = "args"  # "args" (draft given as a flag), "serve-speculator" (vllm serve DIR)
+    constant: str = ""  # SGLang: test_utils.py's name of the draft repo
+    spec: dict = field(default_factory=dict)  # vLLM: --speculative-config keys beside "model"
+    notes: dict = field(default_factory=dict)
+
+
+_SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
+_SGL_MLA = "sgl-project/sglang/test/srt/test_mla_deepseek_v3.py@d245e9b8e5d2"
+
+SGLANG_CONFIGS = [
+    Config(
+        "sglang-eagle1-llama2-7b", "sglang", "EAGLE-1", "meta-llama/Llama-2-7b-chat-hf",
+        "lmsys/sglang-EAGLE-llama2-chat-7B", "EAGLE",
+        "--speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8",
+        f"{_SGL_EAGLE_A}:28-34 (TestEAGLEEngine.BASE_CONFIG)", SGLANG_SWEEP, "eagle1-llama2-7b",
+        "Llama-2-7b-chat-hf config.json (hidden 4096, 32 layers, 32 heads and kv heads, vocab "
+        "32000, rope_theta 10000, 4096 positions, eos 2); the head: one layer of the target's "
+        "shape, LlamaForCausalLMEagle (SGLang's EAGLE-1 EntryClass, srt/models/llama_eagle.py)",
+        constant="DEFAULT_EAGLE_DRAFT_MODEL_FOR_TEST|DEFAULT_DRAFT_MODEL_EAGLE",
+    ),
+    Config(
+        "sglang-eagle3-llama31-8b-jamesliu1", "sglang", "EAGLE-3",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B", "EAGLE3",
+        "--speculative-num-steps 5 --speculative-eagle-topk 16 --speculative-num-draft-tokens 64 "
+        "--dtype float16", f"{_SGL_EAGLE_A}:168-177 (TestEAGLE3Engine.BASE_CONFIG)",
+        between("sglang", "0.4.6.post5", "0.5.2"), "eagle3-llama31-8b-sglang",
+        "Llama-3.1-8B-Instruct config.json (llama3 rope_scaling factor 8 from 8192, 131072 "
+        "positions, eos 128001/128008/128009); the head: LlamaForCausalLMEagle3, draft_vocab_size "
+        "32000, trained at 2048 positions (the EAGLE-3 authors' config)",
+        constant="DEFAULT_MODEL_NAME_FOR_TEST_EAGLE3",
+    ),
+    Config(
+        "sglang-eagle3-llama31-8b-lmsys", "sglang", "EAGLE-3", "meta-llama/Llama-3.1-8B-Instruct",
+        "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", "EAGLE3",
+        "--speculative-num-steps 5 --speculative-eagle-topk 16 --speculative-num-draft-tokens 64 "
+        "--dtype float16", f"{_SGL_EAGLE_A}:168-177 (TestEAGLE3Engine.BASE_CONFIG)",
+        between("sglang", "0.5.3"), "eagle3-llama31-8b-sglang",
+        "as sglang-eagle3-llama31-8b-jamesliu1 (the same head republished under lmsys/)",
+        constant="DEFAULT_MODEL_NAME_FOR_TEST_EAGLE3|DEFAULT_DRAFT_MODEL_EAGLE3",
+    ),
+    Config(
+        "sglang-eagle3-qwen3-30b-a3b", "sglang", "EAGLE-3", "Qwen/Qwen3-30B-A3B",
+        "Tengyunw/qwen3_30b_moe_eagle3", "EAGLE3",
+        "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 32 "
+        "--trust-remote-code --tp-size 8 --dp-size 2 --enable-dp-attention",
+        "sgl-project/sglang/test/srt/test_eagle_infer_a.py (TestEAGLE3EngineDPAttention, from "
+        "0.5.4.post2; the stored copy read has no commit: flags as its other_args list them)",
+        between("sglang", "0.5.4.post2"), "eagle3-qwen3-30b-a3b",
+        "Qwen3-30B-A3B config.json (tests/realshape.py QWEN3_30B_A3B); the head's config is not "
+        "known offline: SpecForge's qwen3-30B-A3B EAGLE-3 template stands in (hidden 2048, 32 "
+        "heads, 4 kv heads, head_dim 128, draft_vocab_size 32000)",
+        constant="DEFAULT_EAGLE_DP_ATTENTION_DRAFT_MODEL_FOR_TEST|DEFAULT_DRAFT_MODEL_EAGLE_DP_ATTN",
+    ),
+    Config(
+        "sglang-mtp-dsv3-nextn", "sglang", "MTP", "lmsys/sglang-ci-dsv3-test",
+        "lmsys/sglang-ci-dsv3-test-NextN", "EAGLE",
+        "--speculative-num-steps 2 --speculative-eagle-topk 4 --speculative-num-draft-tokens 4 "
+        "--trust-remote-code", f"{_SGL_MLA}:153-175 (TestDeepseekV3MTPWithDraft, the draft given "
+        "as `--speculative-draft`, argparse's prefix of --speculative-draft-model-path)",
+        SGLANG_SWEEP, "mtp-dsv3-nextn",
+        "the CI's sglang-ci-dsv3-test is a reduced DeepSeek-V3 whose config is not known offline: "
+        "DeepSeek-V3's config.json stands in (tests/realshape.py DEEPSEEK_V3); the NextN head as "
+        "SGLang's export keeps layer 61 (realshape.nextn_tensors, 8 experts written)",
+        constant="DEFAULT_MODEL_NAME_FOR_TEST_MLA_NEXTN",
+    ),
+    Config(
+        "sglang-mtp-dsv3-in-target", "sglang", "MTP", "lmsys/sglang-ci-dsv3-test", "",
+        "EAGLE", "--speculative-num-steps 2 --speculative-eagle-topk 4 "
+        "--speculative-num-draft-tokens 4 --trust-remote-code",
+        f"{_SGL_MLA}:94-114 (TestDeepseekV3MTP: EAGLE with no draft path, the target's own MTP "
+        "layer)", SGLANG_SWEEP, "mtp-dsv3-in-target",
+        "DeepSeek-V3's config.json stands in for the CI's reduced model (as sglang-mtp-dsv3-"
+        "nextn); its checkpoint is written with what the draft loads from it (layer 61, the "
+        "embedding, the head), not the 61 target layers",
+        constant="DEFAULT_MODEL_NAME_FOR_TEST_MLA",
+    ),
+]
+
+# vLLM: release -> where the draft repo is named (the archive's tests, examples, docs), in ranges
+# that keep one path; a line moves within a range (the archive is checked, the first line kept).
+VLLM_SOURCES = {
+    "yuhuili/EAGLE-LLaMA3.1-Instruct-8B": [
+        ("0.8.5", "tests/v1/e2e/test_spec_decode.py:56"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:640"),
+        ("0.27.0", "tests/entrypoints/llm/test_struct_output_generate.py:138"),
+    ],
+    "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B": [
+        ("0.8.5", "tests/v1/e2e/test_spec_decode.py:60"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:587"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:130"),
+    ],
+    "AngelSlim/Qwen3-8B_eagle3": [
+        ("0.10.1", "tests/v1/e2e/test_spec_decode.py:132"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:540"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:79"),
+    ],
+    "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3": [
+        ("0.11.1", "tests/v1/e2e/test_spec_decode.py:205"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:278"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/speculators/test_speculators.py:16"),
+    ],
+    "RedHatAI/Qwen3-8B-speculator.eagle3": [
+        ("0.11.1", "tests/v1/e2e/test_spec_decode.py:206"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:279"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/speculators/test_speculators.py:17"),
+    ],
+    "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
+        ("0.8.5", "docs/source/features/spec_decode.md:189"),
+        ("0.9.0", "docs/features/spec_decode.md:192"),
+        ("0.16.0", "docs/features/spec_decode/README.md:245"),
+        ("0.17.0", "docs/features/speculative_decoding/eagle.md:17"),
+    ],
+}
+
+_VLLM_E2E = ("vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.8.5:128-136 "
+             "(test_eagle_correctness: speculative_config method, model, num_speculative_tokens 3, "
+             "max_model_len 2048; LLM(max_model_len=2048))")
+_E2E_SPEC = {"num_speculative_tokens": 3, "max_model_len": 2048}
+
+VLLM_CONFIGS = [
+    Config(
+        "vllm-eagle1-llama31-8b", "vllm", "EAGLE-1", "meta-llama/Llama-3.1-8B-Instruct",
+        "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "eagle", "--max-model-len 2048", _VLLM_E2E,
+        VLLM_SWEEP, "eagle1-llama31-8b-vllm",
+        "Llama-3.1-8B-Instruct config.json; the EAGLE authors' head: LlamaForCausalLM, one layer, "
+        "embed_tokens, fc [4096, 8192] with bias, no lm_head (vLLM's docs: EAGLE-1 heads from "
+        "SafeAILab/EAGLE)",
+        spec=_E2E_SPEC,
+    ),
+    Config(
+        "vllm-eagle3-llama31-8b", "vllm", "EAGLE-3", "meta-llama/Llama-3.1-8B-Instruct",
+        "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", "--max-model-len 2048", _VLLM_E2E,
+        VLLM_SWEEP, "eagle3-llama31-8b-vllm",
+        "Llama-3.1-8B-Instruct config.json; the EAGLE-3 authors' head names the plain "
+        "LlamaForCausalLM (vLLM 0.9.0-0.10.1.1 serve it in CI, where only that name becomes "
+        "Eagle3LlamaForCausalLM: tests/sweep_table.py VLLM_PLAIN_LLAMA_ARCH), draft_vocab_size "
+        "32000, 2048 positions",
+        spec=_E2E_SPEC,
+    ),
+    Config(
+        "vllm-eagle3-qwen3-8b", "vllm", "EAGLE-3", "Qwen/Qwen3-8B", "AngelSlim/Qwen3-8B_eagle3",
+        "eagle3", "--max-model-len 2048", _VLLM_E2E,
+        between("vllm", "0.10.1"), "eagle3-qwen3-8b-vllm",
+        "Qwen3-8B config.json (tests/realshape.py QWEN3_8B with its 40960 positions); the head's "
+        "config is not known offline: a SpecForge-style head of the target's shape naming "
+        "LlamaForCausalLM stands in (vLLM 0.10.1-0.10.1.1 serve it in CI, where the SpecForge "
+        "name is unregistered)",
+        spec=_E2E_SPEC,
+    ),
+    Config(
+        "vllm-speculators-llama31-8b", "vllm", "speculators",
+        "meta-llama/Llama-3.1-8B-Instruct (the speculator's verifier)",
+        "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3", "eagle3 (from speculators_config)",
+        "--max-model-len 1024",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py (v0.11.1:200-215 "
+        "test_speculators_model_integration: LLM(model=model_path, max_model_len=1024))",
+        between("vllm", "0.11.1"), "speculators-llama31-8b", launch="serve-speculator",
+        published="vllm-project/speculators' Eagle3SpeculatorConfig (tests/realshape.py "
+        "speculators_eagle3_config) for Llama-3.1-8B-Instruct, 3 speculative tokens",
+    ),
+    Config(
+        "vllm-speculators-qwen3-8b", "vllm", "speculators", "Qwen/Qwen3-8B (the verifier)",
+        "RedHatAI/Qwen3-8B-speculator.eagle3", "eagle3 (from speculators_config)",
+        "--max-model-len 1024", "as vllm-speculators-llama31-8b (v0.11.1:206)",
+        between("vllm", "0.11.1"), "speculators-qwen3-8b", launch="serve-speculator",
+        published="Eagle3SpeculatorConfig for Qwen3-8B (the layer config of the target's shape, "
+        "verifier Qwen3ForCausalLM)",
+    ),
+    Config(
+        "vllm-eagle1-llama3-8b", "vllm", "EAGLE-1", "meta-llama/Meta-Llama-3-8B-Instruct",
+        "yuhuili/EAGLE-LLaMA3-Instruct-8B", "(none: the method from the draft's name)",
+        "--tensor-parallel-size 4",
+        "vllm-project/vllm docs/features/spec_decode.md@v0.9.2:198-205 (LLM(model=Meta-Llama-3-"
+        "8B-Instruct, tensor_parallel_size=4, speculative_config={model, "
+        "draft_tensor_parallel_size 1, num_speculative_tokens 2}): no method, derived from the "
+        "draft's name; later docs add method eagle)", between("vllm", "0.9.2"),
+        "eagle1-llama3-8b-vllm",
+        "Meta-Llama-3-8B-Instruct config.json (8192 positions, no rope_scaling, eos 128009); the "
+        "EAGLE authors' head of its shape, LlamaForCausalLM",
+        spec={"draft_tensor_parallel_size": 1, "num_speculative_tokens": 2},
+    ),
+]
+
+CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
+
+# Configurations the engines run that the oracle does not build yet, each with why.
+NOT_BUILT = [
+    ("vllm", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+     "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct", "EAGLE-1",
+     "tests/v1/e2e/test_spec_decode.py@v0.10.0:113",
+     "no real shape for Llama-4 (a multimodal MoE target) in tests/realshape.py"),
+    ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "EAGLE-3",
+     "tests/v1/e2e/test_spec_decode.py@v0.11.1:290", "skipped by vLLM's own test (head_dim)"),
+    ("vllm", "Qwen/Qwen3-VL-8B-Instruct", "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "EAGLE-3",
+     "tests/v1/e2e/test_spec_decode.py@v0.12.0:290", "skipped by vLLM's own test"),
+    ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
+     "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
+     "is not known offline"),
+    ("vllm", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "(the target's MTP layers)", "MTP",
+     "tests/v1/e2e/test_spec_decode.py@v0.11.0:231", "vLLM's deepseek_mtp drafts are not "
+     "modelled by the sweep (tests/test_conformance_sweep.py test_sweep_covers_every_release)"),
+    ("vllm", "openai/gpt-oss-20b", "RedHatAI/gpt-oss-20b-speculator.eagle3", "speculators",
+     "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:64", "no real shape for gpt-oss"),
+    ("vllm", "Qwen/Qwen3-VL-30B-A3B", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
+     "speculators", "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:74",
+     "no real shape for the Qwen3-VL MoE target"),
+    ("vllm", "(the docs' EAGLE-1 table: Vicuna, LLaMA2-chat, Mixtral, Qwen2 heads)",
+     "yuhuili/EAGLE-*", "EAGLE-1", "docs/features/spec_decode.md@v0.9.0:219-236",
+     "listed as compatible heads, not run by the engine's tests; the LLaMA3 rows are built"),
+    ("sglang", "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+     "EAGLE-1", f"{_SGL_EAGLE_A}:148-158 (TestEAGLEEngineTokenMap, FR-Spec token map)",
+     "the token map is a torch pickle (freq_32768.pt) the suite does not build"),
+]
+
+
+# What an engine's own docs show and the same release refuses: remotedbg must say so (the row's
+# configuration, the releases, the error-level finding, the engine's code that refuses it).
+ENGINE_REFUSES = [
+    ("vllm-eagle1-llama3-8b", between("vllm", "0.8.5", "0.9.1"), "draft-settings",
+     "docs/source/features/spec_decode.md@v0.8.5:185-191 gives no num_speculative_tokens, and the "
+     "EAGLE config has no n_predict: SpeculativeConfig._verify_args raises 'num_speculative_tokens "
+     "must be provided' (0.8.5 config.py:2413-2418, 2544-2548); the docs add it in 0.9.2"),
+]
+
+
+def release_cite(config: Config, version: str) -> str:
+    """Where the release names the configuration's draft (vLLM: its archive's file:line)."""
+    if config.engine == "vllm":
+        ranges = VLLM_SOURCES[config.draft]
+        versions = SWEEP_VERSIONS["vllm"]
+        at = versions.index(version)
+        chosen = [where for first, where in ranges if versions.index(first) <= at]
+        return f"vllm-project/vllm@v{version} {chosen[-1]}"
+    return f"sglang=={version} sglang/test/test_utils.py ({config.constant})"
+
+
+def runs() -> list[tuple[Config, str]]:
+    return [(c, v) for c in CONFIGS for v in c.versions]

@@ -1,0 +1,329 @@
+"""The engines as the oracle (issue 42): every configuration of tests/oracle_table.py, which
+SGLang's and vLLM's own tests, docs and examples run, built as real-shape sparse checkpoints with
+the published configs and judged, on the releases where it runs, by `diagnose --no-probe`
+(spec-audit runs inside it) and `vocab-audit`. What the engines run as correct must come out
+clean: no error-level finding, no defect verdict, nothing inconclusive. A planted absolute d2t on
+one row of each format with a vocab map (EAGLE-3, speculators) is still caught, and what an
+engine's own docs show but the same release refuses is said as the engine says it.
+
+The whole catalog runs on first releases of the content groups of the draft loader files
+(tests/sweep_table.py GROUPS) where the configuration runs (sweep_releases), marked `sweep`; one
+row per draft format runs with the rest of the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from remotedbg.agent.findings import ERROR
+from remotedbg.diagnose import diagnose_host
+from remotedbg.remote.primitives import Remote
+from remotedbg.session import ConnectOptions, open_session
+from tests import realshape as rs
+from tests.oracle_table import (
+    CONFIGS,
+    ENGINE_REFUSES,
+    NOT_BUILT,
+    SWEEP_VERSIONS,
+    Config,
+    release_cite,
+)
+from tests.releases import RELEASES, cache_dir, sweep_release
+from tests.sweep_table import GROUPS
+from tests.test_conformance import hub_cache, vocab_audit
+
+pytestmark = pytest.mark.network
+
+# Published config facts of the targets the catalog needs beyond tests/realshape.py's.
+LLAMA2_7B_CHAT = rs.TargetShape(  # meta-llama/Llama-2-7b-chat-hf config.json
+    "llama-2-7b-chat", "LlamaForCausalLM", "llama", 4096, 11008, 32, 32, 32, 32000, 2,
+    rope_theta=10000.0, extra={"max_position_embeddings": 4096, "bos_token_id": 1},
+)  # fmt: skip
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
+LLAMA31_8B_INSTRUCT = rs.TargetShape(  # meta-llama/Llama-3.1-8B-Instruct config.json
+    "llama-3.1-8b-instruct", "LlamaForCausalLM", "llama", 4096, 14336, 32, 32, 8, 128256,
+    [128001, 128008, 128009], extra={"rope_scaling": LLAMA3_SCALING, "bos_token_id": 128000},
+)  # fmt: skip
+LLAMA3_8B_INSTRUCT = rs.TargetShape(  # meta-llama/Meta-Llama-3-8B-Instruct config.json
+    "llama-3-8b-instruct", "LlamaForCausalLM", "llama", 4096, 14336, 32, 32, 8, 128256, 128009,
+    extra={"max_position_embeddings": 8192, "bos_token_id": 128000},
+)  # fmt: skip
+QWEN3_8B = rs.TargetShape(  # Qwen/Qwen3-8B config.json
+    "qwen3-8b", "Qwen3ForCausalLM", "qwen3", 4096, 12288, 36, 32, 8, 151936, 151645,
+    rope_theta=1000000.0,
+    extra={"max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "bos_token_id": 151643},
+)  # fmt: skip
+EAGLE3_AUTHORS_CONTEXT = 2048  # the EAGLE-3 authors' heads are trained at 2048 positions
+
+
+def _eagle1(target: rs.TargetShape, arch: str) -> tuple[dict, dict]:
+    config = rs.eagle1_config(target)
+    config["architectures"] = [arch]
+    config["max_position_embeddings"] = target.config()["max_position_embeddings"]
+    return config, rs.eagle1_tensors(target)
+
+
+def _eagle3(target: rs.TargetShape, arch: str, context: int | None = None) -> tuple[dict, dict]:
+    config = rs.eagle3_config(target)
+    config["architectures"] = [arch]
+    config["max_position_embeddings"] = context or target.config()["max_position_embeddings"]
+    return config, rs.eagle3_tensors(target)
+
+
+def _speculator(target: rs.TargetShape, verifier: str) -> tuple[dict, dict]:
+    config = rs.speculators_eagle3_config(target, verifier)
+    config["speculators_config"]["verifier"]["architectures"] = [target.architecture]
+    return config, rs.speculators_eagle3_tensors(target)
+
+
+# build key -> (target shape, (draft config, draft tensors))
+BUILDS = {
+    "eagle1-llama2-7b": lambda: (LLAMA2_7B_CHAT, _eagle1(LLAMA2_7B_CHAT, "LlamaForCausalLMEagle")),
+    "eagle3-llama31-8b-sglang": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
+        LLAMA31_8B_INSTRUCT, "LlamaForCausalLMEagle3", EAGLE3_AUTHORS_CONTEXT)),
+    "eagle3-qwen3-30b-a3b": lambda: (rs.QWEN3_30B_A3B, _eagle3(
+        rs.QWEN3_30B_A3B, "LlamaForCausalLMEagle3")),
+    "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
+    # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
+    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, (rs.DEEPSEEK_V3.config(), dict(
+        rs.nextn_tensors(experts=8), **{"lm_head.weight": ("BF16", [129280, 7168], None)}))),
+    "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
+        LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
+    "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
+        LLAMA31_8B_INSTRUCT, "LlamaForCausalLM", EAGLE3_AUTHORS_CONTEXT)),
+    "eagle3-qwen3-8b-vllm": lambda: (QWEN3_8B, _eagle3(QWEN3_8B, "LlamaForCausalLM")),
+    "speculators-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, _speculator(
+        LLAMA31_8B_INSTRUCT, "meta-llama/Llama-3.1-8B-Instruct")),
+    "speculators-qwen3-8b": lambda: (QWEN3_8B, _speculator(QWEN3_8B, "Qwen/Qwen3-8B")),
+    "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
+        LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
+}
+
+
+def plant_absolute_d2t(tensors: dict) -> dict:
+    """d2t holding target ids instead of offsets (tests/test_conformance.py d2t-absolute)."""
+    dtype, shape, data = tensors["d2t"]
+    offsets = rs.np.frombuffer(data, dtype="<i8")
+    absolute = offsets + rs.np.arange(len(offsets), dtype="<i8")
+    return dict(tensors, d2t=(dtype, shape, absolute.astype("<i8").tobytes()))
+
+
+def _launch(config: Config, target: Path, draft: Path) -> str:
+    if config.engine == "sglang":
+        # the CI's MTP test names the draft by argparse's prefix of --speculative-draft-model-path
+        flag = "--speculative-draft" if config.fmt == "MTP" else "--speculative-draft-model-path"
+        given = f"{flag} {draft} " if config.draft else ""  # none: the target's own MTP layer
+        return (f"python -m sglang.launch_server --model-path {target} --speculative-algorithm "
+                f"{config.algorithm} {given}{config.flags}")  # fmt: skip
+    if config.launch == "serve-speculator":
+        return f"vllm serve {draft} {config.flags}"
+    spec = {"model": str(draft), **config.spec}
+    if not config.algorithm.startswith("("):
+        spec = {"method": config.algorithm, **spec}
+    return f"vllm serve {target} --speculative-config {json.dumps(spec)} {config.flags}"
+
+
+def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
+    """The box for one configuration: the playbook variables a user would pass."""
+    shape, (draft_config, tensors) = BUILDS[config.build]()
+    if plant:
+        tensors = plant_absolute_d2t(tensors)
+    # each in a folder named as its repo, as a download keeps it (vLLM derives the method from
+    # the draft's name when the launch gives none: the docs' EAGLE example)
+    name = config.target.split(" ")[0].rsplit("/", 1)[-1]
+    if not config.draft:  # the target's checkpoint is the draft
+        target = draft = rs.write_checkpoint(root / name, draft_config, tensors)
+        return {"args": _launch(config, target, draft), "draft": "", "target_path": str(target)}
+    target = rs.write_target(root / name, shape)
+    draft = rs.write_checkpoint(root / config.draft.rsplit("/", 1)[-1], draft_config, tensors)
+    if config.launch == "serve-speculator":
+        # `vllm serve SPECULATOR`: the verifier is a hub repo id, found in the box's hub cache
+        verifier = draft_config["speculators_config"]["verifier"]["name_or_path"]
+        hub_cache(root / "hf", verifier, target)
+        monkeypatch.setenv("HF_HOME", str(root / "hf"))
+        shutil.rmtree(target)
+    return {"args": _launch(config, target, draft), "draft": str(draft),
+            "target_path": str(target)}  # fmt: skip
+
+
+def judge(variables: dict, roots: str) -> dict:
+    """diagnose --no-probe (its spec-audit outcome too) and vocab-audit of one box."""
+    given = {"args": variables["args"], "roots": roots, "search_home": "false"}
+    if variables["draft"]:
+        given["draft"] = variables["draft"]
+    with open_session(ConnectOptions(host="local", timeout=120)) as session:
+        found = diagnose_host(Remote(session), "", given, probe=False)
+    diagnosis, outcome = found["diagnosis"], found["outcome"]
+    target = variables["target_path"] if Path(variables["target_path"]).is_dir() else ""
+    # vocab-audit names the draft (the target's checkpoint where the target carries it)
+    draft = variables["draft"] or variables["target_path"]
+    vocab = vocab_audit(dict(variables, draft=draft, target_path=target), roots)
+    return {
+        "diagnose": diagnosis.verdict,
+        "diagnose_errors": sorted({c.id for c in diagnosis.causes if c.severity == ERROR}),
+        "diagnose_unknown": [u.get("reason") or str(u) for u in diagnosis.unknown],
+        "spec_audit": outcome.verdict,
+        "spec_audit_errors": sorted({f["id"] for f in outcome.findings if f["severity"] == ERROR}),
+        "spec_audit_inconclusive": list(outcome.inconclusive),
+        "vocab_audit": vocab["verdict"],
+        "vocab_audit_errors": vocab["errors"],
+        "vocab_audit_inconclusive": vocab["inconclusive"],
+    }
+
+
+def clean(got: dict) -> bool:
+    return (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("ok", "ok", "ok") and not (
+        got["diagnose_errors"] or got["spec_audit_errors"] or got["vocab_audit_errors"]
+        or got["diagnose_unknown"] or got["spec_audit_inconclusive"]
+        or got["vocab_audit_inconclusive"]
+    )  # fmt: skip
+
+
+def _root(engine: str, version: str) -> str:
+    return str(sweep_release(engine, version).venv)  # a table release as release() has it
+
+
+def _failures(tmp_path: Path, monkeypatch, cases: list[tuple[Config, str]]) -> list[str]:
+    failures = []
+    for config, version in cases:
+        root = tmp_path / f"{config.id}-{version}"
+        got = judge(build(root, config, monkeypatch), _root(config.engine, version))
+        if not clean(got):
+            failures.append(f"{config.id} on {config.engine} {version} "
+                            f"({release_cite(config, version)}): {got}")  # fmt: skip
+    return failures
+
+
+BY_ID = {c.id: c for c in CONFIGS}
+# one row per draft format, on a release of the table (downloaded by the rest of the suite)
+FAST = [
+    ("sglang-eagle1-llama2-7b", "0.5.23"),
+    ("sglang-eagle3-llama31-8b-lmsys", "0.5.23"),
+    ("sglang-mtp-dsv3-nextn", "0.5.6"),
+    ("sglang-mtp-dsv3-in-target", "0.5.23"),  # no draft path: the target's own MTP layer
+    ("vllm-eagle3-llama31-8b", "0.10.1.1"),
+    ("vllm-speculators-llama31-8b", "0.33.0"),
+    ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
+]
+
+
+@pytest.mark.parametrize("config_id,version", FAST, ids=[f"{c}-{v}" for c, v in FAST])
+def test_what_the_engines_ci_runs_is_clean(tmp_path, monkeypatch, config_id, version):
+    failures = _failures(tmp_path, monkeypatch, [(BY_ID[config_id], version)])
+    assert not failures, "\n".join(failures)
+
+
+def group_firsts(config: Config) -> list[str]:
+    """The first release of each content group (tests/sweep_table.py GROUPS) where it runs."""
+    groups = [[v for v in group if v in config.versions] for group in GROUPS[config.engine]]
+    return [group[0] for group in groups if group]
+
+
+def sweep_releases(config: Config) -> list[str]:
+    """What the sweep runs a row on: every other group's first release and the row's first and
+    last (about half of the 314 runs, within the suite's time budget); every group's with
+    REMOTEDBG_ORACLE_FULL=1 (all 314 were run so, README "The engines as the oracle")."""
+    firsts = group_firsts(config)
+    if os.environ.get("REMOTEDBG_ORACLE_FULL") == "1":
+        return firsts
+    return list(dict.fromkeys(firsts[::2] + firsts[-1:]))
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
+def test_catalog_is_clean_on_every_group(tmp_path, monkeypatch, config):
+    failures = _failures(tmp_path, monkeypatch, [(config, v) for v in sweep_releases(config)])
+    assert not failures, "\n".join(failures)
+
+
+PLANTED = [("vllm-eagle3-llama31-8b", "0.33.0"), ("sglang-eagle3-llama31-8b-lmsys", "0.5.23"),
+           ("vllm-speculators-qwen3-8b", "0.33.0")]  # fmt: skip
+
+
+@pytest.mark.parametrize("config_id,version", PLANTED, ids=[f"{c}-{v}" for c, v in PLANTED])
+def test_a_planted_absolute_d2t_is_still_caught(tmp_path, monkeypatch, config_id, version):
+    config = BY_ID[config_id]
+    variables = build(tmp_path, config, monkeypatch, plant=True)
+    got = judge(variables, _root(config.engine, version))
+    assert (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("defect",) * 3, got
+    assert "d2t-absolute-ids" in got["diagnose_errors"], got
+    assert "d2t-absolute-ids" in got["vocab_audit_errors"], got
+
+
+def test_what_the_docs_show_and_the_release_refuses_is_said(tmp_path, monkeypatch):
+    """vLLM 0.8.5's docs serve yuhuili/EAGLE-LLaMA3-Instruct-8B without num_speculative_tokens;
+    0.8.5 refuses it at start (oracle_table.ENGINE_REFUSES): the error is the engine's own."""
+    (config_id, versions, finding, _why), = ENGINE_REFUSES
+    config = replace(BY_ID[config_id], spec={"draft_tensor_parallel_size": 1})
+    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, versions[0]))
+    assert (got["diagnose"], got["diagnose_errors"]) == ("defect", [finding]), got
+    assert not got["diagnose_unknown"], got
+
+
+# ------------------------------------------------------------------ the table against the releases
+
+
+def _test_utils(version: str) -> str:
+    return (sweep_release("sglang", version).package / "test" / "test_utils.py").read_text()
+
+
+def _sglang_names(config: Config, text: str) -> bool:
+    """The release's test_utils.py assigns the row's draft repo to one of its constant names."""
+    repo = config.draft or config.target  # no draft: the target carries it
+    return any(f'{name} = "{repo}"' in text for name in config.constant.split("|"))
+
+
+SGLANG_ROWS = [c for c in CONFIGS if c.engine == "sglang"]
+
+
+@pytest.mark.parametrize("version", [v for e, v in RELEASES if e == "sglang"])
+def test_sglang_rows_are_what_the_release_s_ci_names(version):
+    text = _test_utils(version)
+    for config in SGLANG_ROWS:
+        assert _sglang_names(config, text) is (version in config.versions), (config.id, version)
+
+
+@pytest.mark.sweep
+def test_every_release_s_ci_names_its_rows():
+    """Every SGLang release of the sweep names exactly the rows that list it (its own
+    test_utils.py), and every vLLM release's source archive names each row's draft repo at the
+    cited file (0.15.0 and 0.15.1 have no archive)."""
+    wrong = []
+    for version in SWEEP_VERSIONS["sglang"]:
+        text = _test_utils(version)
+        wrong += [(c.id, version) for c in SGLANG_ROWS
+                  if _sglang_names(c, text) is not (version in c.versions)]  # fmt: skip
+    for version in SWEEP_VERSIONS["vllm"]:
+        archive = cache_dir() / "sdists" / f"vllm-{version}.tar.gz"
+        sweep_release("vllm", version)  # downloads the archive where the registry has one
+        if not archive.is_file():
+            continue
+        wanted = {}  # archive member -> the rows citing it
+        for config in (c for c in CONFIGS if c.engine == "vllm" and version in c.versions):
+            path = release_cite(config, version).split(" ", 1)[1].rsplit(":", 1)[0]
+            wanted.setdefault(f"vllm-{version}/{path}", []).append(config)
+        with tarfile.open(archive) as tar:  # one pass: a gzip stream has no random access
+            for member in tar:
+                for config in wanted.pop(member.name, []):
+                    if config.draft not in tar.extractfile(member).read().decode():
+                        wrong.append((config.id, version, member.name))
+        wrong += [(c.id, version, name) for name, rows in wanted.items() for c in rows]
+    assert not wrong, wrong
+
+
+def test_every_row_is_cited_and_every_gap_says_why():
+    for config in CONFIGS:
+        assert config.cite and config.published and config.versions, config.id
+        assert config.build in BUILDS, config.id
+        for version in config.versions:
+            assert release_cite(config, version), (config.id, version)
+    for row in NOT_BUILT:
+        assert len(row) == 6 and all(row), row
