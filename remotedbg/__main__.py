@@ -18,8 +18,11 @@ def main() -> None:
 
 
 def _run(words: list[str]) -> int:
+    from remotedbg.front.ssh_habits import options_after_command
     from remotedbg.persist import client
+    from remotedbg.persist.protocol import ROOT_FLAGS
 
+    words = options_after_command(words, ROOT_FLAGS)  # `-H box run ...`, as ssh users type it
     code = client.run(words)
     if code is None:
         from remotedbg import local_gc

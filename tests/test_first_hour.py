@@ -4,6 +4,7 @@ what works (or works already), in one line, with the README's exit codes."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -26,3 +27,95 @@ def test_a_closed_pipe_is_silent_as_with_ssh_and_exits_141(box, isolated_state):
                   box, isolated_state)  # fmt: skip
     assert ours.stdout == b"1\n"
     assert ours.stderr == b"status=141\n", ours.stderr
+
+
+def test_connection_options_before_the_command_work_as_after_it(cli, box, tmp_path):
+    """ssh users type the host first (`ssh -l me -p 22 box cmd`): `remotedbg -H box run -- cmd`
+    runs as `remotedbg run -H box -- cmd` does, on every command and in every spelling."""
+    user, port = box.server.user, str(box.server.port)
+    first = cli("-H", "testbox", "run", "--", "echo", "typed first")
+    assert (first.returncode, first.stdout) == (0, b"typed first\n"), first.stderr
+    ssh = cli("-l", user, "-q", f"-p{port}", "--host=testbox", "run", "whoami")
+    assert (ssh.returncode, ssh.stdout) == (0, f"{user}\n".encode()), ssh.stderr
+    (tmp_path / "a.py").write_text("hot_token_id = d2t\n")
+    grep = cli("-H", "testbox", "grep", "-rn", "d2t", str(tmp_path))
+    assert grep.stdout.decode() == f"{tmp_path}/a.py:1:hot_token_id = d2t\n", grep.stderr
+    status = cli("-H", "testbox", "run", "--", "sh", "-c", "exit 7")
+    assert status.returncode == 7  # run's own status passing, unchanged
+    root = cli("--help").stdout.decode()
+    assert "remotedbg -H gpu-box run -- nvidia-smi     the same: options may come first" in root
+
+
+def test_typed_first_through_the_persistent_session(persistent):
+    """The persistent-session client reads the moved options too: the command is served by a
+    daemon, as `run -H box` is."""
+    from tests.procs import persist_daemons
+
+    done = persistent("-H", "testbox", "run", "--", "echo", "warm")
+    assert (done.returncode, done.stdout) == (0, b"warm\n"), done.stderr
+    assert persist_daemons(persistent.runtime), "served by a daemon"
+
+
+def test_the_options_moved_are_the_connection_options():
+    """ssh_habits keeps its own list (the client reads it before typer is imported): it is
+    the connection options, every spelling of each."""
+    import typer
+
+    from remotedbg.front.cli import app
+    from remotedbg.front.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.front.ssh_habits import CONNECTION_FLAGS, CONNECTION_VALUES
+
+    run = typer.main.get_command(app).commands["run"]
+    names = {p.name for p in CONNECTION_PARAMETERS}
+    params = [p for p in run.params if p.name in names]
+    assert len(params) == len(names)
+    assert CONNECTION_VALUES == {o for p in params if not p.is_flag for o in p.opts}
+    assert CONNECTION_FLAGS == {o for p in params if p.is_flag for o in p.opts}
+
+
+def _said(cli, *words: str) -> str:
+    done = cli(*words)
+    assert done.returncode == 2 and not done.stdout, done
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_ssh_forms_are_answered_with_the_form_that_works(cli):
+    """`remotedbg HOST CMD` as ssh takes it: exit 2 (usage), one line with the command to type."""
+    assert _said(cli, "gpu-box", "nvidia-smi", "-L") == (
+        "remotedbg: no command 'gpu-box'; to run a command on a host (ssh gpu-box CMD): "
+        "remotedbg run -H gpu-box -- nvidia-smi -L")  # fmt: skip
+    assert _said(cli, "user@box", "ls") == (
+        "remotedbg: no command 'user@box'; to run a command on a host (ssh user@box CMD): "
+        "remotedbg run -H user@box -- ls")  # fmt: skip
+    assert _said(cli, "user@box") == (
+        "remotedbg: no command 'user@box'; for a shell on a host (ssh user@box): "
+        "remotedbg repl -H user@box")  # fmt: skip
+    assert _said(cli, "-H", "gpu-box", "nvidia-smi") == (
+        "remotedbg: no command 'nvidia-smi' (remotedbg --help lists them); to run it on "
+        "gpu-box: remotedbg run -H gpu-box -- nvidia-smi")  # fmt: skip
+    assert _said(cli, "-H", "gpu-box", "--", "uptime") == (
+        "remotedbg: no command given; to run one on the box: remotedbg run -H gpu-box -- uptime")
+    assert _said(cli, "-H", "gpu-box") == (
+        "remotedbg: -H gpu-box: name the command, e.g. remotedbg run -H gpu-box -- CMD "
+        "(remotedbg --help lists the commands)")  # fmt: skip
+    typo = cli("dignose", "-H", "gpu-box")  # a typo of ours: click's own suggestion stays
+    assert typo.returncode == 2 and "Did you mean 'diagnose'?" in typo.stderr.decode()
+
+
+def test_ls_points_at_glob_and_find_and_the_advice_works(cli, tmp_path):
+    tmp_path = tmp_path / "dir"
+    tmp_path.mkdir()
+    (tmp_path / "listed.txt").write_text("x")
+    assert _said(cli, "ls") == (
+        "remotedbg: no command 'ls'; to list files on the box: remotedbg glob -H HOST 'PATH/*' "
+        "(or remotedbg find -H HOST PATH --max-depth 1)")  # fmt: skip
+    line = _said(cli, "ls", "-H", "testbox", "-l", str(tmp_path))
+    advice = line.split("on the box: ", 1)[1].split(" (or ")[0]
+    assert advice == f"remotedbg glob -H testbox '{tmp_path}/*'"
+    listed = cli(*shlex.split(advice)[1:])
+    assert listed.stdout.decode() == f"{tmp_path}/listed.txt\n", listed.stderr
+    assert _said(cli, "cp", "-H", "testbox", "/var/log/x.log", ".") == (
+        "remotedbg: no command 'cp'; to copy files from the box: "
+        "remotedbg get -H testbox /var/log/x.log ./")  # fmt: skip

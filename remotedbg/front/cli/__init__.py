@@ -10,6 +10,7 @@ import typer
 
 from remotedbg import __version__, settings
 from remotedbg.errors import UsageError
+from remotedbg.front import ssh_habits
 from remotedbg.front.cli import gnu_spelling, help_text
 from remotedbg.front.environment import (
     Environment,
@@ -54,6 +55,7 @@ Examples:
   remotedbg run -H gpu-box -- nvidia-smi     a command, as ssh runs it
   remotedbg repl -H gpu-box                  a shell on the box
   remotedbg help connection                  -H, -l, -p, -i, timeouts
+  remotedbg -H gpu-box run -- nvidia-smi     the same: options may come first, as in ssh
 
 Each command: remotedbg COMMAND --help."""
 
@@ -149,7 +151,9 @@ def worth_recording(words: list[str]) -> bool:
 def run_words(words: list[str]) -> int:
     """Run one command line in this process, in an environment of its own (consoles for the
     terminal of this moment, the words as typed); its exit code (a persistent-session daemon
-    runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
+    runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt.
+    Connection options typed before the command (`-H box run ...`) are read as after it."""
+    words = ssh_habits.options_after_command(words, ROOT_FLAGS)
     with entered(Environment(words=list(words))):
         return _run_words(words)
 
@@ -168,6 +172,11 @@ def _run_words(words: list[str]) -> int:
             status = error.exit_code
             return status
         defaults = settings.default_map(command, config)
+        mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS)
+        if mistaken:  # `remotedbg gpu-box nvidia-smi`, `remotedbg ls`: the form that works
+            error_line(mistaken)
+            status = UsageError.exit_code
+            return status
         try:
             given = gnu_spelling.typed_as_ours(command, words, ROOT_FLAGS)
         except UsageError as error:
