@@ -119,3 +119,19 @@ def test_ls_points_at_glob_and_find_and_the_advice_works(cli, tmp_path):
     assert _said(cli, "cp", "-H", "testbox", "/var/log/x.log", ".") == (
         "remotedbg: no command 'cp'; to copy files from the box: "
         "remotedbg get -H testbox /var/log/x.log ./")  # fmt: skip
+
+
+def test_a_tilde_the_local_shell_expanded_is_named_when_nothing_matches(cli):
+    """`grep -rn d2t ~/sglang -H box` unquoted: the shell hands remotedbg the local home's path;
+    when it matches nothing on the box, the hint says so and how to mean the box's home."""
+    home = os.path.expanduser("~")
+    hint = (f"  your shell expanded ~ to {home}; quote it ('~/no-such-sglang-50') to mean the "
+            "box's home")  # fmt: skip
+    for words in (["grep", "-rn", "d2t", f"{home}/no-such-sglang-50", "-H", "testbox"],
+                  ["find", "-H", "testbox", f"{home}/no-such-sglang-50", "-name", "*.py"],
+                  ["get", "-H", "testbox", f"{home}/no-such-sglang-50", "/tmp/"]):  # fmt: skip
+        done = cli(*words)
+        assert done.returncode == 1, (words, done.stderr)
+        assert hint in done.stderr.decode().splitlines(), (words, done.stderr)
+    elsewhere = cli("glob", "-H", "testbox", "/no-such-dir-50/x")  # not under the local home
+    assert elsewhere.returncode == 1 and "expanded ~" not in elsewhere.stderr.decode()
