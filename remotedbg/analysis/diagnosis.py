@@ -133,11 +133,12 @@ class Diagnosis:
 
 
 def fix_of(item: dict[str, Any]) -> str:
-    """The fix a finding states ("... Fix: X"), else its title turned around."""
+    """The fix a finding states ("... Fix: X"), else its whole detail: never cut (its last
+    sentence is often what to do: "... Use --speculative-algorithm EAGLE3.")."""
     detail = str(item.get("detail") or "")
     if "Fix:" in detail:
         return detail.split("Fix:", 1)[1].strip()
-    return f"see {item.get('id')}: {detail[:200]}".strip()
+    return f"see {item.get('id')}: {' '.join(detail.split())}".strip()
 
 
 #: The tier of a warning that a measurement near the ceiling contradicts.
