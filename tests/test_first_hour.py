@@ -3,10 +3,15 @@ what works (or works already), in one line, with the README's exit codes."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+from pathlib import Path
+
+from tests.procs import wait_for
 
 
 def _piped(line: str, box, isolated_state) -> subprocess.CompletedProcess:
@@ -135,3 +140,39 @@ def test_a_tilde_the_local_shell_expanded_is_named_when_nothing_matches(cli):
         assert hint in done.stderr.decode().splitlines(), (words, done.stderr)
     elsewhere = cli("glob", "-H", "testbox", "/no-such-dir-50/x")  # not under the local home
     assert elsewhere.returncode == 1 and "expanded ~" not in elsewhere.stderr.decode()
+
+
+def test_a_port_several_servers_listen_on_is_never_taken_silently(cli, standin, tmp_path):
+    """Two servers listening on the same port number, one in a network namespace of its own
+    (as in two containers): `--server PORT` lists both (PID, owner, where, command) and asks for
+    a PID, exit 2, in every command that takes it; `--server PID` then takes that one."""
+    first = standin("sglang")
+    argv = Path(f"/proc/{first.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    launch_env = dict(item.split(b"=", 1) for item in
+                      Path(f"/proc/{first.pid}/environ").read_bytes().split(b"\0") if b"=" in item)
+    env = dict(os.environ, PYTHONPATH=launch_env[b"PYTHONPATH"].decode(),
+               STANDIN_SCRIPT=launch_env[b"STANDIN_SCRIPT"].decode())  # fmt: skip
+    log = tmp_path / "netns.log"
+    with open(log, "wb") as out:
+        second = subprocess.Popen(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"',
+                                   "sh", *argv], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: b"serving on" in log.read_bytes(), timeout=15), log.read_text()
+        port = str(first.port)
+        for words in (["logs", "-H", "testbox", "--server", port],
+                      ["diagnose", "-H", "testbox", "--server", port, "--no-probe"]):  # fmt: skip
+            done = cli(*words, timeout=180)
+            said = done.stderr.decode()
+            assert done.returncode == 2, (words, said)
+            assert f"--server {port}: 2 servers serve on port {port}: " in said, said
+            for pid in (first.pid, second.pid):
+                assert f"pid {pid} (yours, on the host): " in said, said
+            assert said.rstrip().endswith("choose one with --server PID"), said
+            assert "python" in said and "launch_server" in said  # what each runs
+        chosen = cli("logs", "-H", "testbox", "--server", str(second.pid), "--json")
+        assert chosen.returncode == 0, chosen.stderr
+        assert json.loads(chosen.stdout)["server"]["pid"] == second.pid
+    finally:
+        os.killpg(second.pid, signal.SIGKILL)
+        second.wait()
