@@ -43,7 +43,8 @@ def test_connection_options_before_the_command_work_as_after_it(cli, box, tmp_pa
     ssh = cli("-l", user, "-q", f"-p{port}", "--host=testbox", "run", "whoami")
     assert (ssh.returncode, ssh.stdout) == (0, f"{user}\n".encode()), ssh.stderr
     (tmp_path / "a.py").write_text("hot_token_id = d2t\n")
-    grep = cli("-H", "testbox", "grep", "-rn", "d2t", str(tmp_path))
+    # ssh's -l USER, moved onto grep, stays the user (grep's own -l lists files)
+    grep = cli("-l", user, "-H", "testbox", "grep", "-rn", "d2t", str(tmp_path))
     assert grep.stdout.decode() == f"{tmp_path}/a.py:1:hot_token_id = d2t\n", grep.stderr
     status = cli("-H", "testbox", "run", "--", "sh", "-c", "exit 7")
     assert status.returncode == 7  # run's own status passing, unchanged

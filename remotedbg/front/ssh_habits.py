@@ -19,6 +19,9 @@ CONNECTION_VALUES = frozenset({
 CONNECTION_FLAGS = frozenset({"--accept-new-host-key", "--no-persist", "--json"})
 _SHORT_VALUES = frozenset(o for o in CONNECTION_VALUES if len(o) == 2)
 _PATHLESS = CONNECTION_VALUES - {"-l"}  # after a shell command, `-l` is its own (`ls -l`)
+#: Commands whose own short options are spelled as a connection option's: the connection
+#: option, moved there, is given its long name (`-l me grep ...` is `grep ... --user me`).
+OWN_SHORTS = {"grep": {"-l": "--user", "-i": "--identity"}}
 #: Commands whose options end at their first argument (click's allow_interspersed_args=False):
 #: moved options go right after the name, never among the remote command's words.
 OPTIONS_FIRST = frozenset({"run"})
@@ -58,10 +61,22 @@ def options_after_command(words: list[str], root_flags: frozenset[str]) -> list[
     if not moved or at == len(words) or words[at].startswith("-"):
         return list(words)  # nothing moved, or no command to move them to: typer says so
     command, rest = words[at], words[at + 1 :]
+    moved = _long_where_taken(moved, OWN_SHORTS.get(command, {}))
     if command in OPTIONS_FIRST:
         return [*root, command, *moved, *rest]
     end = rest.index("--") if "--" in rest else len(rest)
     return [*root, command, *rest[:end], *moved, *rest[end:]]
+
+
+def _long_where_taken(moved: list[str], taken: dict[str, str]) -> list[str]:
+    """The moved options, a short one the command uses for itself given its long name."""
+    out: list[str] = []
+    for word in moved:
+        if word[:2] in taken and (out[-1:] == [] or out[-1] not in CONNECTION_VALUES):
+            out += [taken[word[:2]], *([word[2:]] if len(word) > 2 else [])]
+        else:
+            out.append(word)
+    return out
 
 
 #: Shell commands people type for ours: what to use instead ({host}, {path} and {glob} filled in
