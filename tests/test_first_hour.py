@@ -106,6 +106,9 @@ def test_ssh_forms_are_answered_with_the_form_that_works(cli):
     assert _said(cli, "-H", "gpu-box") == (
         "remotedbg: -H gpu-box: name the command, e.g. remotedbg run -H gpu-box -- CMD "
         "(remotedbg --help lists the commands)")  # fmt: skip
+    assert _said(cli, "testbox") == (  # an alias of the ssh_config, alone: `ssh testbox`
+        "remotedbg: no command 'testbox'; for a shell on a host (ssh testbox): "
+        "remotedbg repl -H testbox")  # fmt: skip
     typo = cli("dignose", "-H", "gpu-box")  # a typo of ours: click's own suggestion stays
     assert typo.returncode == 2 and "Did you mean 'diagnose'?" in typo.stderr.decode()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 
 #: The connection options every remote command takes (front/cli/context.py
 #: CONNECTION_PARAMETERS; tests/test_first_hour.py keeps the two alike): those with a value,
@@ -137,12 +138,15 @@ def _shell_advice(name: str, rest: list[str], host: str | None) -> str:
 
 
 def mistaken_form(
-    words: list[str], commands: list[str], root_flags: frozenset[str]
+    words: list[str],
+    commands: list[str],
+    root_flags: frozenset[str],
+    hosts: Callable[[], list[str]] = list,
 ) -> str | None:
     """What to type instead, when the command line's first word is no command of ours but reads
-    as ssh's `[user@]HOST [COMMAND]`, a shell command (`ls`), or a remote command after -H
-    (`-H box nvidia-smi`); None for a command of ours, a typo of one (click suggests it), an
-    option, or nothing at all."""
+    as ssh's `[user@]HOST [COMMAND]` (a lone word: when it is one of `hosts`, the ssh_config's
+    aliases), a shell command (`ls`), or a remote command after -H (`-H box nvidia-smi`); None
+    for a command of ours, a typo of one (click suggests it), an option, or nothing at all."""
     at = next((i for i, word in enumerate(words) if word not in root_flags), len(words))
     if at == len(words):
         return None
@@ -171,7 +175,7 @@ def mistaken_form(
         right = shlex.join(["remotedbg", "run", "-H", host, "--", first,
                             *_without_connection(rest)])  # fmt: skip
         return f"no command {first!r} (remotedbg --help lists them); to run it on {host}: {right}"
-    if "@" in first or rest:  # ssh's `[user@]host [command]`
+    if "@" in first or rest or first in hosts():  # ssh's `[user@]host [command]`
         command = rest[1:] if rest[:1] == ["--"] else rest
         if command:
             right = shlex.join(["remotedbg", "run", "-H", first, "--", *command])

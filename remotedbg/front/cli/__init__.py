@@ -148,6 +148,13 @@ def worth_recording(words: list[str]) -> bool:
     return bool(words) and not quiet.intersection(before_dashes)
 
 
+def _aliases() -> list[str]:
+    """The ssh_config's aliases (a lone `remotedbg gpu-box` is ssh's `ssh gpu-box`)."""
+    from remotedbg.front.cli.context import complete_hosts
+
+    return complete_hosts("")
+
+
 def run_words(words: list[str]) -> int:
     """Run one command line in this process, in an environment of its own (consoles for the
     terminal of this moment, the words as typed); its exit code (a persistent-session daemon
@@ -172,7 +179,7 @@ def _run_words(words: list[str]) -> int:
             status = error.exit_code
             return status
         defaults = settings.default_map(command, config)
-        mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS)
+        mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS, _aliases)
         if mistaken:  # `remotedbg gpu-box nvidia-smi`, `remotedbg ls`: the form that works
             error_line(mistaken)
             status = UsageError.exit_code
