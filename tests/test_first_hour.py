@@ -95,6 +95,9 @@ def test_ssh_forms_are_answered_with_the_form_that_works(cli):
     assert _said(cli, "user@box", "ls") == (
         "remotedbg: no command 'user@box'; to run a command on a host (ssh user@box CMD): "
         "remotedbg run -H user@box -- ls")  # fmt: skip
+    assert _said(cli, "-p", "2222", "user@box", "ls", "-l", "/tmp") == (  # ssh -p 2222 user@box
+        "remotedbg: no command 'user@box'; to run a command on a host (ssh user@box CMD): "
+        "remotedbg run -p 2222 -H user@box -- ls -l /tmp")  # fmt: skip
     assert _said(cli, "user@box") == (
         "remotedbg: no command 'user@box'; for a shell on a host (ssh user@box): "
         "remotedbg repl -H user@box")  # fmt: skip

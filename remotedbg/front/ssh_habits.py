@@ -111,19 +111,6 @@ def _value_of(words: list[str], *names: str) -> str | None:
     return None
 
 
-def _without_connection(words: list[str]) -> list[str]:
-    """The words less the connection options (and their values) before `--`, and less `--`."""
-    out, at = [], 0
-    while at < len(words):
-        if words[at] == "--":
-            return out + words[at + 1 :]
-        taken = _leading(words, at)
-        if not taken:
-            out.append(words[at])
-        at += taken or 1
-    return out
-
-
 def _shell_advice(name: str, rest: list[str], host: str | None) -> str:
     # the shell command's own flags stay its own (`ls -l` is no --user): only -H and the like
     # take the next word
@@ -137,34 +124,45 @@ def _shell_advice(name: str, rest: list[str], host: str | None) -> str:
     )
 
 
+def _split_connection(words: list[str]) -> tuple[list[str], list[str]]:
+    """(the connection options with their values, the other words) of words before `--`."""
+    options, others, at = [], [], 0
+    while at < len(words) and words[at] != "--":
+        taken = _leading(words, at)
+        (options if taken else others).extend(words[at : at + (taken or 1)])
+        at += taken or 1
+    return options, others + words[at:]
+
+
 def mistaken_form(
     words: list[str],
     commands: list[str],
     root_flags: frozenset[str],
     hosts: Callable[[], list[str]] = list,
 ) -> str | None:
-    """What to type instead, when the command line's first word is no command of ours but reads
-    as ssh's `[user@]HOST [COMMAND]` (a lone word: when it is one of `hosts`, the ssh_config's
-    aliases), a shell command (`ls`), or a remote command after -H (`-H box nvidia-smi`); None
-    for a command of ours, a typo of one (click suggests it), an option, or nothing at all."""
-    at = next((i for i, word in enumerate(words) if word not in root_flags), len(words))
-    if at == len(words):
+    """What to type instead, when the command line (as typed: connection options may lead) has
+    no command of ours where one goes but reads as ssh's `[user@]HOST [COMMAND]` (a lone word:
+    when it is one of `hosts`, the ssh_config's aliases), a shell command (`ls`), a remote
+    command after -H (`-H box nvidia-smi`), or options alone; None for a command of ours, a
+    typo of one (click suggests it), an option, or nothing at all."""
+    leading, at = [], 0
+    while at < len(words):
+        taken = 1 if words[at] in root_flags else _leading(words, at)
+        if not taken:
+            break
+        leading += [] if words[at] in root_flags else words[at : at + taken]
+        at += taken
+    given, after = shlex.join(leading), words[at:]
+    if leading and after[:1] == ["--"] and after[1:]:
+        right = f"remotedbg run {given} -- {shlex.join(after[1:])}"
+        return f"no command given; to run one on the box: {right}"
+    if leading and (not after or after[0].startswith("-")):
+        return f"{given}: name the command, e.g. remotedbg run {given} -- CMD" \
+            " (remotedbg --help lists the commands)"  # fmt: skip
+    if not after or after[0] in commands or after[0].startswith("-"):
         return None
-    first, rest = words[at], words[at + 1 :]
-    end = at
-    while end < len(words) and _leading(words, end):
-        end += _leading(words, end)
-    if end > at:  # options that options_after_command found no command to move to
-        given, after = shlex.join(words[at:end]), words[end:]
-        if after[:1] == ["--"] and after[1:]:
-            right = f"remotedbg run {given} -- {shlex.join(after[1:])}"
-            return f"no command given; to run one on the box: {right}"
-        if not after or after[0].startswith("-"):
-            return f"{given}: name the command, e.g. remotedbg run {given} -- CMD" \
-                " (remotedbg --help lists the commands)"  # fmt: skip
-    if first in commands or first.startswith("-"):
-        return None
-    host = _value_of(rest, "-H", "--host")
+    first, rest = after[0], after[1:]
+    host = _value_of(leading, "-H", "--host") or _value_of(rest, "-H", "--host")
     if first in SHELL_COMMANDS:
         return f"no command {first!r}; {_shell_advice(first, rest, host)}"
     import difflib  # here: the persistent-session client imports this module, never needs it
@@ -172,15 +170,15 @@ def mistaken_form(
     if difflib.get_close_matches(first, commands):
         return None  # a typo of ours: click's "Did you mean" names it
     if host is not None:  # `remotedbg -H box nvidia-smi`: `run --` left out
-        right = shlex.join(["remotedbg", "run", "-H", host, "--", first,
-                            *_without_connection(rest)])  # fmt: skip
+        options, command = _split_connection(rest)
+        right = shlex.join(["remotedbg", "run", *leading, *options, "--", first, *command])
         return f"no command {first!r} (remotedbg --help lists them); to run it on {host}: {right}"
     if "@" in first or rest or first in hosts():  # ssh's `[user@]host [command]`
         command = rest[1:] if rest[:1] == ["--"] else rest
         if command:
-            right = shlex.join(["remotedbg", "run", "-H", first, "--", *command])
+            right = shlex.join(["remotedbg", "run", *leading, "-H", first, "--", *command])
             return f"no command {first!r}; to run a command on a host (ssh {first} CMD): {right}"
-        right = shlex.join(["remotedbg", "repl", "-H", first])
+        right = shlex.join(["remotedbg", "repl", *leading, "-H", first])
         return f"no command {first!r}; for a shell on a host (ssh {first}): {right}"
     return None
 

@@ -160,12 +160,13 @@ def run_words(words: list[str]) -> int:
     terminal of this moment, the words as typed); its exit code (a persistent-session daemon
     runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt.
     Connection options typed before the command (`-H box run ...`) are read as after it."""
+    mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS, _aliases)
     words = ssh_habits.options_after_command(words, ROOT_FLAGS)
     with entered(Environment(words=list(words))):
-        return _run_words(words)
+        return _run_words(words, mistaken)
 
 
-def _run_words(words: list[str]) -> int:
+def _run_words(words: list[str], mistaken: str | None = None) -> int:
     command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
     help_text.tidy(command)
@@ -179,7 +180,6 @@ def _run_words(words: list[str]) -> int:
             status = error.exit_code
             return status
         defaults = settings.default_map(command, config)
-        mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS, _aliases)
         if mistaken:  # `remotedbg gpu-box nvidia-smi`, `remotedbg ls`: the form that works
             error_line(mistaken)
             status = UsageError.exit_code
