@@ -152,7 +152,8 @@ def test_a_tilde_the_local_shell_expanded_is_named_when_nothing_matches(cli):
 def test_a_port_several_servers_listen_on_is_never_taken_silently(cli, standin, tmp_path):
     """Two servers listening on the same port number, one in a network namespace of its own
     (as in two containers): `--server PORT` lists both (PID, owner, where, command) and asks for
-    a PID, exit 2, in every command that takes it; `--server PID` then takes that one."""
+    a PID, exit 2, in every command that takes it (spec-audit's `--var server=`: in its verdict,
+    inconclusive); `--server PID` then takes that one."""
     first = standin("sglang")
     argv = Path(f"/proc/{first.pid}/cmdline").read_bytes().split(b"\0")[:-1]
     launch_env = dict(item.split(b"=", 1) for item in
@@ -167,16 +168,21 @@ def test_a_port_several_servers_listen_on_is_never_taken_silently(cli, standin, 
     try:
         assert wait_for(lambda: b"serving on" in log.read_bytes(), timeout=15), log.read_text()
         port = str(first.port)
-        for words in (["logs", "-H", "testbox", "--server", port],
-                      ["diagnose", "-H", "testbox", "--server", port, "--no-probe"]):  # fmt: skip
+        for flag, words, code in (
+            ("--server ", ["logs", "-H", "testbox", "--server", port], 2),
+            ("--server ", ["diagnose", "-H", "testbox", "--server", port, "--no-probe"], 2),
+            # a playbook says a step's failure in its verdict: inconclusive, exit 4
+            ("--var server=", ["playbook", "spec-audit", "-H", "testbox", "--var",
+                               f"server={port}"], 4),
+        ):  # fmt: skip
             done = cli(*words, timeout=180)
-            said = done.stderr.decode()
-            assert done.returncode == 2, (words, said)
-            assert f"--server {port}: 2 servers serve on port {port}: " in said, said
+            said = " ".join((done.stdout + done.stderr).decode().replace("│", " ").split())
+            assert done.returncode == code, (words, said)
+            assert f"{flag}{port}: 2 servers serve on port {port}: " in said, said
             for pid in (first.pid, second.pid):
                 assert f"pid {pid} (yours, on the host): " in said, said
-            assert said.rstrip().endswith("choose one with --server PID"), said
-            assert "python" in said and "launch_server" in said  # what each runs
+            assert f"choose one with {flag}PID" in said, said
+            assert "python -m sglang.launch_server" in said  # what each runs
         chosen = cli("logs", "-H", "testbox", "--server", str(second.pid), "--json")
         assert chosen.returncode == 0, chosen.stderr
         assert json.loads(chosen.stdout)["server"]["pid"] == second.pid

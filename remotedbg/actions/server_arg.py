@@ -59,8 +59,10 @@ def the_server_named(
     named = servers_named(servers, number, port_of)
     if len(named) > 1:
         listed = "; ".join(server_line(s) for s in named)
-        raise UsageError(f"{flag} {number}: {len(named)} servers serve on port {number}: "
-                         f"{listed}; choose one with {flag} PID")  # fmt: skip
+        given, choose = (f"{flag}{number}", f"{flag}PID") if flag.endswith("=") else \
+            (f"{flag} {number}", f"{flag} PID")  # fmt: skip
+        raise UsageError(f"{given}: {len(named)} servers serve on port {number}: {listed}; "
+                         f"choose one with {choose}")  # fmt: skip
     return named[0] if named else None
 
 
