@@ -80,6 +80,7 @@ def cases(box: Path) -> list[tuple[str, AgentCall[Any]]]:
         ("vllm-0.33.0-log", calls.ReadLogTail(path=str(log), lines=2)),
         ("vllm-0.33.0-log", calls.ReadLogFrom(path=str(log), offset=0, inode=os.stat(log).st_ino)),
         ("nothing-listening", calls.HttpProbe(port=1, requests=[], budget_s=2)),
+        ("nothing-listening", calls.AskHttp(jobs=[[1, ["metrics", "server_info"]]], timeout=1)),
         ("checkout", calls.InstallDrift(installs=[{"path": str(_checkout(box)), "version": "1.0",
                                                    "kind": "checkout"}])),  # fmt: skip
     ]

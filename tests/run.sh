@@ -10,6 +10,9 @@ if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
 fi
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
+# a one-node Slurm cluster for the Slurm tests (tests/slurm.py)
+[ -x /usr/sbin/slurmctld ] || missing="$missing slurm-wlm"
+[ -x /usr/sbin/munged ] || missing="$missing munge"
 # the login shells of tests/test_login_shells.py (dash and rbash come with Debian itself)
 for shell in zsh fish tcsh mksh; do command -v "$shell" >/dev/null 2>&1 || missing="$missing $shell"; done
 # the container image is built from it; the install test makes its venvs with it

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from remotedbg.actions.spec import find_servers
 from remotedbg.agent import server_scan
 from remotedbg.agent.redact import redact_argv, redact_cmdline
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
+from tests.crowd import crowd
 from tests.procs import wait_for
 
 SCAN = calls.ScanServers
@@ -291,6 +293,94 @@ def test_running_server_args_log_and_metrics(remote, tmp_path, metrics_port):
     assert server["metrics"]["spec_accept_rate"] == 0.0
     assert server["server_info"]["avg_spec_accept_length"] == 1.01
     assert server["cwd"] and server["exe"]
+
+
+def test_25_hung_servers_of_another_user_neither_stall_nor_decide_the_scan(
+    remote, tmp_path, metrics_port
+):
+    """A shared box (issue 50): 25 servers of another user that accept and never answer. The
+    scan returns within the session's 30 s (asked one after another, they held it 100 s: 2 s
+    for /metrics and 2 s for /server_info each), the user's own server keeps its figures, and
+    each stranger is listed with why it has none, nothing of ours taken for theirs."""
+    log = write_sglang_log(tmp_path / "ours.log", [1.5, 1.5])
+    ours = start_fake(["-m", "sglang.launch_server", "--model-path", "/models/ours",
+                       "--enable-metrics", "--port", str(metrics_port)], log)  # fmt: skip
+    try:
+        with crowd(25) as others:
+            result = remote.call(SCAN(tail_lines=200))
+    finally:
+        stop_fake(ours)
+    mine = _mine(result, ours.pid)
+    assert mine["metrics"]["spec_accept_length"] == 1.0 and mine["metrics"]["error"] is None
+    assert mine["server_info"]["avg_spec_accept_length"] == 1.01
+    assert mine["log"]["figures"]["accept_length"]["last"] == 1.5
+    for pid, port in zip(others.pids, others.ports, strict=True):
+        theirs = _mine(result, pid)
+        assert theirs["spec"]["port"] == port and theirs["own"] is (others.uid == os.getuid())
+        assert theirs["metrics"]["spec_accept_length"] is None and theirs["metrics"]["error"]
+        assert theirs["server_info"]["error"] and theirs["log"] is None
+
+
+def test_servers_outside_the_named_one_are_never_asked(remote, metrics_port):
+    """--var server=PID judges that server: the scan asks no server over HTTP (each says what
+    it would be asked, `http_asks`), find-servers then asks the named one's, and another
+    server's /metrics and /server_info are never requested (it is listed under also_on_box).
+    (Whether its port saw a request cannot be the check: other runs' scans on this box ask
+    every server they see.)"""
+    launch = ["-m", "sglang.launch_server", "--model-path", "/m", "--enable-metrics", "--port"]
+    ours = start_fake([*launch, str(metrics_port)], None)
+    theirs = start_fake([*launch, str(free_port())], None)
+    try:
+        scanned = remote.call(SCAN(http_later=True))
+        found = find_servers(remote, server=str(ours.pid))
+    finally:
+        stop_fake(ours)
+        stop_fake(theirs)
+    for pid in (ours.pid, theirs.pid):
+        server = _mine(scanned, pid)
+        assert server["http_asks"] == ["metrics", "server_info"]
+        assert server["metrics"] is None and server["server_info"] is None
+    [judged] = found["servers"]
+    assert judged["pid"] == ours.pid and judged["metrics"]["spec_accept_length"] == 1.0
+    assert judged["server_info"]["avg_spec_accept_length"] == 1.01 and "http_asks" not in judged
+    assert theirs.pid in [s["pid"] for s in found["also_on_box"]]
+
+
+def test_figures_that_time_out_are_explicit_unknowns_in_the_audit(cli):
+    """--timeout 1 while a hung server is asked for 2 s: the audit's `servers` result keeps
+    its servers, the hung one among them with each figure's error saying why it has none (the
+    step's result was null before, and readers of the JSON crashed on it: issue 50)."""
+    with crowd(1) as hung:
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "1",
+                     timeout=120)  # fmt: skip
+    doc = json.loads(result.stdout)
+    [server] = [s for s in doc["results"]["servers"]["servers"] if s["pid"] == hung.pids[0]]
+    assert server["metrics"]["spec_accept_length"] is None
+    assert "ask_http timed out after 1s" in server["metrics"]["error"]
+    assert "ask_http timed out after 1s" in server["server_info"]["error"]
+
+
+def test_a_scan_that_fails_is_an_explicit_unknown_in_the_audit(cli, tmp_path):
+    """A scan that cannot finish (--timeout 0.1, the least there is, while five servers' 16 MiB
+    logs are read: 0.4 s here) leaves the audit's `servers` result with its shape: no servers,
+    the reason, and the audit inconclusive (exit 4), never null."""
+    log = tmp_path / "access.log"
+    line = b'INFO:     127.0.0.1:5555 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    log.write_bytes(line * ((16 << 20) // len(line)))
+    launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", "/m", "--port", "1"]
+    servers = [start_fake(launch, log) for _ in range(5)]
+    try:
+        result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "0.1",
+                     timeout=120)  # fmt: skip
+    finally:
+        for server in servers:
+            stop_fake(server)
+    doc = json.loads(result.stdout)
+    scan = doc["results"]["servers"]
+    assert scan["servers"] == [] and scan["processes"] == []
+    assert "scan_servers timed out after 0.1s" in scan["unknown"], scan
+    assert any(r.startswith("the server scan failed: ") for r in doc["inconclusive"])
+    assert result.returncode == 4, result.stderr.decode()[-2000:]
 
 
 def test_unreachable_metrics_are_noted_not_fatal(remote, tmp_path):

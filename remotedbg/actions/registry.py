@@ -146,7 +146,8 @@ ACTIONS: dict[str, Action] = {
         Action(
             "find-servers",
             lambda r, log="", args="", outside=None, server="": find_servers(
-                r, str(log or ""), str(args or ""), outside=outside, server=str(server or "")
+                r, str(log or ""), str(args or ""), outside=outside, server=str(server or ""),
+                unknown_on_failure=True,
             ),
             ("log", "args", "outside", "server"),
             description="running SGLang/vLLM servers: launch args, decode-log figures, metrics",

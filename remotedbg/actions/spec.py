@@ -1,6 +1,7 @@
 """find-servers and spec-checks: the speculative-decoding configuration audit as actions.
 
-find_servers: one agent round trip (remotedbg.agent.server_scan:scan_servers).
+find_servers: one agent round trip (remotedbg.agent.server_scan:scan_servers), and one more
+for the HTTP figures of the servers it keeps (ask_http; none when no server serves them).
 spec_checks: per draft its tensor listing and config (1 round trip each), the target configs
 (1), then per engine install its serving code, draft and target model files and the modules
 their classes come from (remotedbg.actions.engine_code: 3 at most); every verdict is then a pure
@@ -27,7 +28,7 @@ from remotedbg.actions.engine_code import (
     registry_lookup,
 )
 from remotedbg.actions.server_arg import parse_server, the_server_named
-from remotedbg.agent.server_scan import figures_from_lines, parse_decode_line
+from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
@@ -47,7 +48,7 @@ from remotedbg.engines.loader_rules import (
     vllm_engine_params,
 )
 from remotedbg.engines.profiles import engine_profile
-from remotedbg.errors import RemoteCommandError, UsageError
+from remotedbg.errors import Interrupted, RemoteCommandError, UsageError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -68,23 +69,35 @@ def find_servers(
     ask_runtime: bool = True,
     outside: Any = None,
     server: str = "",
+    unknown_on_failure: bool = False,
 ) -> dict[str, Any]:
     """Running servers (and/or the --var log / --var args one): parsed args, log figures,
     metrics. `processes` is shaped for find-drafts (`processes:` parameter): when the user gave
     launch arguments, only that server. Servers `outside` what was named (locate-engines'
     `also_on_box`) are left out: listed there, never asked or judged. `server` (a PID, a
     worker's PID or a port, as --server takes) keeps that server only: the others are listed
-    under `also_on_box`, so nothing of theirs (log, flags, draft) is judged as its."""
+    under `also_on_box`, so nothing of theirs (log, flags, draft) is judged as its.
+    `unknown_on_failure`: a scan that fails (timed out, the agent gone) answers an explicit
+    unknown, no servers and the reason (`unknown`, `inconclusive`), instead of raising: a
+    playbook's later steps and its JSON readers get the result's shape either way."""
     number = parse_server(str(server or ""))
-    scan = remote.call(
-        calls.ScanServers(
-            log=str(log or ""),
-            args=str(args or ""),
-            tail_lines=int(tail_lines or 200),
-            metrics=metrics if metrics in (True, False) else None,
-            knowledge=server_scan_knowledge(),
+    try:
+        scan = remote.call(
+            calls.ScanServers(
+                log=str(log or ""),
+                args=str(args or ""),
+                tail_lines=int(tail_lines or 200),
+                metrics=metrics if metrics in (True, False) else None,
+                knowledge=server_scan_knowledge(),
+                http_later=True,
+            )
         )
-    )
+    except Interrupted:
+        raise
+    except RemoteCommandError as error:
+        if not unknown_on_failure:
+            raise
+        return scan_unknown(str(error))
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
     others: list[dict] = []
@@ -97,6 +110,9 @@ def find_servers(
         others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
                   for s in servers if s is not named and s.get("pid") is not None]  # fmt: skip
         servers = [s for s in servers if s is named or s.get("pid") is None]
+    _ask_http(remote, servers)
+    for entry in scan["servers"]:
+        entry.pop("http_asks", None)
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
     _speculator_as_model(remote, servers)
@@ -119,6 +135,30 @@ def find_servers(
         "notes": scan.get("notes", []),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _ask_http(remote: Remote, servers: list[dict]) -> None:
+    """The HTTP figures (/metrics, /server_info) of the servers judged, all at once in one
+    round trip; the servers left out (outside what was named) are never asked."""
+    asked = [s for s in servers if s.get("http_asks")]
+    if not asked:
+        return
+    jobs = [[s["spec"]["port"], s["http_asks"]] for s in asked]
+    try:
+        answers = remote.call(calls.AskHttp(jobs=jobs))["answers"]
+    except Interrupted:
+        raise
+    except RemoteCommandError as error:  # the servers stay; their figures are unknown, and why
+        answers = [{kind: figure_unknown(port, kind, str(error)) for kind in asks}
+                   for port, asks in jobs]  # fmt: skip
+    for server, answer in zip(asked, answers, strict=True):
+        server.update(answer)
+
+
+def scan_unknown(reason: str) -> dict[str, Any]:
+    """find_servers' answer when the scan itself failed: which servers run is not known."""
+    return {"servers": [], "processes": [], "also_on_box": [], "notes": [], "elapsed_s": None,
+            "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
 
 
 def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:

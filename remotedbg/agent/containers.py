@@ -101,19 +101,26 @@ def binds(container_mounts, host_mounts):
     return out
 
 
-def _conmon(container):
-    """The command line and uid of the conmon process podman keeps beside a container (readable
-    by anyone): it carries `-c ID`, `-n NAME` and `-l k8s-file:PATH` (the container's log); its
-    uid is the user whose podman (and storage) the container belongs to."""
+def conmons():
+    """[(argv, uid)] of the conmon processes podman keeps beside its containers (their command
+    lines are readable by anyone): one walk of /proc, which a scan shares between servers."""
+    out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         raw = _read("/proc/%s/cmdline" % entry, 65536)
-        if not raw or "conmon" not in raw.split("\0", 1)[0]:
-            continue
-        argv = raw.split("\0")
+        if raw and "conmon" in raw.split("\0", 1)[0]:
+            out.append((raw.split("\0"), process_uid(int(entry))))
+    return out
+
+
+def _conmon(container, found=None):
+    """The command line and uid of the conmon process beside a container: it carries `-c ID`,
+    `-n NAME` and `-l k8s-file:PATH` (the container's log); its uid is the user whose podman
+    (and storage) the container belongs to. `found`: conmons() already walked."""
+    for argv, uid in conmons() if found is None else found:
         if container in argv:
-            return argv, process_uid(int(entry))
+            return argv, uid
     return [], None
 
 
@@ -163,9 +170,10 @@ def _docker_name(container):
     return (doc.get("Name") or "").lstrip("/") or None, (doc.get("Config") or {}).get("Image")
 
 
-def container_info(pid):
+def container_info(pid, shared=None):
     """None when the process shares the agent's mount namespace; else what is known of its
-    container and how to reach its files."""
+    container and how to reach its files. `shared`: a dict a scan keeps across its servers
+    (the conmon processes, walked once)."""
     own_ns = _readlink("/proc/self/ns/mnt")
     its_ns = _readlink("/proc/%d/ns/mnt" % pid)
     runtime, cid = container_id(_read("/proc/%d/cgroup" % pid, 65536))
@@ -177,7 +185,9 @@ def container_info(pid):
     readable = os.access(root + "/", os.R_OK | os.X_OK) and _readlink(root) is not None
     name = image = log_option = owner = None
     if runtime == "podman" and cid:
-        conmon, owner = _conmon(cid)  # one walk of /proc gives the name, image and log
+        if shared is not None and "conmons" not in shared:
+            shared["conmons"] = conmons()
+        conmon, owner = _conmon(cid, None if shared is None else shared["conmons"])
         name = _flag(conmon, "-n", "--name")
         image = _podman_image(_flag(conmon, "-b", "--bundle"), cid)
         log_option = _flag(conmon, "-l", "--log-path")

@@ -133,26 +133,45 @@ def _socket_inodes(pid):
     return out
 
 
-def listening_ports(pids):
-    """TCP ports the processes `pids` listen on (the socket table of the first one's network
-    namespace, /proc/PID/net/tcp and tcp6, matched to their sockets by inode), sorted."""
-    inodes = set()
-    for pid in pids:
-        inodes |= _socket_inodes(pid)
-    if not inodes or not pids:
-        return []
-    ports = set()
+def _listening_inodes(pid):
+    """{socket inode: port} of the TCP sockets listening in `pid`'s network namespace."""
+    out = {}
     for table in ("tcp", "tcp6"):
         try:
-            with open("/proc/%d/net/%s" % (pids[0], table)) as handle:
+            with open("/proc/%d/net/%s" % (pid, table)) as handle:
                 lines = handle.read(4 << 20).splitlines()[1:]
         except (OSError, ValueError):
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) > 9 and fields[3] == _LISTEN and fields[9] in inodes:
+            if len(fields) > 9 and fields[3] == _LISTEN:
                 try:
-                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+                    out[fields[9]] = int(fields[1].rsplit(":", 1)[1], 16)
                 except (IndexError, ValueError):
                     continue
-    return sorted(ports)
+    return out
+
+
+def listening_ports(pids, tables=None):
+    """TCP ports the processes `pids` listen on (the socket table of the first one's network
+    namespace, /proc/PID/net/tcp and tcp6, matched to their sockets by inode), sorted.
+    `tables`: a dict a scan keeps, so each namespace's table is read once, not per server (a
+    busy box's table holds thousands of sockets)."""
+    inodes = set()
+    for pid in pids:
+        inodes |= _socket_inodes(pid)
+    if not inodes or not pids:
+        return []
+    key = None
+    if tables is not None:
+        try:
+            key = os.readlink("/proc/%d/ns/net" % pids[0])
+        except OSError:
+            pass  # another user's namespace link: read its table, uncached
+    if key is None or key not in tables:
+        listening = _listening_inodes(pids[0])
+        if key is not None:
+            tables[key] = listening
+    else:
+        listening = tables[key]
+    return sorted({listening[inode] for inode in inodes if inode in listening})

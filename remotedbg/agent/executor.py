@@ -18,7 +18,9 @@ Frames both ways: 1 byte kind, 4 bytes request id, 4 bytes length (big-endian), 
 The client numbers each command and call; every frame names the request it belongs to, so
 output of a command the client gave up on is never taken for the next one's, and a kill for
 an ended request stops nothing.
-  to executor:   X exec {"cmd", "stdin": bool}   I stdin bytes   J end of stdin   K kill
+  to executor:   X exec {"cmd", "stdin": bool, "env"?: {name: value}} (env: the values ssh's
+                   SendEnv/SetEnv give this command, of the names sshd accepted)
+                 I stdin bytes   J end of stdin   K kill
                  C call {"entry", "args", "cwd", "timeout", "memory"}
                  F read a file {"path", "offset", "length"}
                  H heartbeat (at least one frame a second while a request runs; after
@@ -281,8 +283,28 @@ class _Call:
         self.sending_file = False  # an F request's child: raw bytes on stdout, no frames
 
 
+def arrived_env(sent):
+    """Of the env requests the client sent on our channel ({name: value}), the names that
+    reached us with that value: those sshd's AcceptEnv took (and no start-up file changed)."""
+    if not isinstance(sent, dict):
+        return []
+    return sorted(name for name, value in sent.items() if os.environ.get(name) == value)
+
+
+def command_environ(request, from_channel):
+    """A command's environment: ours, less what our start channel's env requests set, plus
+    this command's own values of them (None: ours as is, for a client that sends none)."""
+    wanted = request.get("env")
+    if not isinstance(wanted, dict):
+        return None
+    environ = {k: v for k, v in os.environ.items() if k not in from_channel}
+    environ.update((str(k), str(v)) for k, v in wanted.items())
+    return environ
+
+
 class Executor:
-    def __init__(self):
+    def __init__(self, from_channel=()):
+        self.from_channel = frozenset(from_channel)  # names our channel's env requests set
         self.shell = _login_shell()
         self.frames = _Frames()
         self.selector = selectors.DefaultSelector()
@@ -477,8 +499,10 @@ class Executor:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 cwd=_home(),
+                env=command_environ(request, self.from_channel),
             )
-        except OSError as exc:  # e.g. the login shell vanished, or no more processes
+        except (OSError, ValueError) as exc:  # the login shell vanished, no more processes,
+            # a NUL or `=` in a name of the request's env
             why = "remotedbg executor: cannot start %s: %s\n" % (self.shell, exc)
             _send("E", why.encode(), rid)
             _send_json("S", {"exit": 127}, rid)
@@ -672,8 +696,9 @@ def serve(args):
         login = pwd.getpwuid(os.getuid()).pw_shell
     except KeyError:
         login = ""
-    _send_json("P", {"pid": os.getpid(), "ready": True, "shell": login})
-    executor = Executor()
+    arrived = arrived_env(args.get("sent_env"))
+    _send_json("P", {"pid": os.getpid(), "ready": True, "shell": login, "env": arrived})
+    executor = Executor(arrived)
     try:
         executor.serve()
     except (BrokenPipeError, _Signalled):  # the channel is gone, or we were told to go

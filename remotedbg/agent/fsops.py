@@ -1,11 +1,10 @@
 """File-system primitives that run on the remote: glob (with suggestions), find, grep, read,
-stat, sha256. Globs are expanded here, by Python's glob module, and nowhere else."""
+stat, sha256. Globs are expanded here (names read by agent/pathglob.py) and nowhere else."""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
-import glob as globmod
 import hashlib
 import os
 import re
@@ -14,6 +13,13 @@ import subprocess
 import time
 
 from remotedbg.agent.file_stamp import add_file
+from remotedbg.agent.pathglob import (
+    expand_below,
+    expand_path,
+    literal_runs,
+    plain_name,
+    read_parts,
+)
 
 PRUNED_DIRS = (
     "__pycache__",
@@ -41,24 +47,24 @@ class ExpandTruncated(Exception):
 
 
 def expand(pattern, budget=None, max_matches=None):
-    """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive).
+    """Remote-side expansion of one pattern: `~`, `*`, `?`, `[...]`, `**` (recursive), each
+    name read as agent/pathglob.py says (a name that exists as typed is that name; a backslash
+    makes the next character plain).
 
     `**` walks below the directories before it without following symlinked directories (as
     `find` does: a symlink loop is not a way down) and skips hidden ones (as glob does), within
     EXPAND_MAX_DIRS directories, EXPAND_MAX_MATCHES matches and EXPAND_SECONDS; past a bound
     the matches so far are returned and `budget["truncated"]` says why."""
     expanded = os.path.expanduser(pattern)
-    if not globmod.has_magic(expanded):
-        return [expanded] if os.path.lexists(expanded) else []
+    parts = expanded.split(os.sep)
+    if "**" not in parts or os.path.lexists(expanded):
+        return sorted(set(expand_path(expanded)))
     budget = {} if budget is None else budget
     max_matches = max(EXPAND_MAX_MATCHES, max_matches or 0)
-    if "**" not in expanded.split(os.sep):
-        return sorted(globmod.glob(expanded))
-    parts = expanded.split(os.sep)
     cut = parts.index("**")
     head = os.sep.join(parts[:cut]) or (os.sep if expanded.startswith(os.sep) else ".")
-    tail = parts[cut + 1 :]
-    bases = globmod.glob(head) if globmod.has_magic(head) else [head]
+    tail = read_parts("*" if part == "**" else part for part in parts[cut + 1 :])
+    bases = expand_path(head)
     found = []
     deadline = time.monotonic() + EXPAND_SECONDS
     walked = 0
@@ -72,8 +78,7 @@ def expand(pattern, budget=None, max_matches=None):
                     raise ExpandTruncated("the walk passed its bounds (%d dirs)" % walked)
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 if tail:
-                    rest = os.sep.join(tail).replace("**", "*")
-                    found.extend(globmod.glob(os.path.join(globmod.escape(dirpath), rest)))
+                    found.extend(expand_below(dirpath, tail))
                 else:
                     found.append(dirpath)
                     found.extend(
@@ -86,10 +91,6 @@ def expand(pattern, budget=None, max_matches=None):
     return sorted(set(found))
 
 
-def _literal_runs(text):
-    return [run for run in re.split(r"\*+|\?|\[[^\]]*\]", text) if run]
-
-
 def _deepest_existing_dir(expanded):
     parts = expanded.split(os.sep)
     base = os.sep if expanded.startswith(os.sep) else "."
@@ -98,8 +99,10 @@ def _deepest_existing_dir(expanded):
         part = parts[index]
         if not part:
             continue
-        candidate = os.path.join(base, part)
-        if globmod.has_magic(part) or not os.path.isdir(candidate):
+        typed = os.path.join(base, part)
+        name = part if os.path.isdir(typed) else plain_name(part)
+        candidate = os.path.join(base, name) if name is not None else None
+        if candidate is None or not os.path.isdir(candidate):
             return base, parts[index:]
         base = candidate
     return base, []
@@ -116,7 +119,7 @@ def suggest(pattern, limit=10):
     except OSError:
         names = []
     if first:
-        literal = "".join(_literal_runs(first))
+        literal = "".join(literal_runs(first))
         scored = [
             (difflib.SequenceMatcher(None, literal.lower(), n.lower()).ratio(), n) for n in names
         ]
@@ -126,7 +129,7 @@ def suggest(pattern, limit=10):
             if score >= 0.5
         ][:5]
     last = rest[-1] if rest else ""
-    runs = [r for r in _literal_runs(last) if re.search(r"[A-Za-z0-9]", r)]
+    runs = [r for r in literal_runs(last) if re.search(r"[A-Za-z0-9]", r)]
     ext = ""
     if runs and runs[-1].startswith(".") and last.endswith(runs[-1]):
         ext = runs[-1]

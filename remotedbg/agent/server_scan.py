@@ -2,8 +2,12 @@
 
 One round trip: `scan_servers(args)` with
     {"log": optional path, "args": optional launch-argument string, "tail_lines": 200,
-     "metrics": None | True | False, "max_log_bytes": 16 MiB, "timeout": 2.0}
-returns {"servers": [...], "notes": [...], "elapsed_s"}.
+     "metrics": None | True | False, "max_log_bytes": 16 MiB, "timeout": 2.0,
+     "http_later": False}
+returns {"servers": [...], "notes": [...], "elapsed_s"}. The servers' HTTP figures are asked all
+at once (a hung server costs one wait, not one per server); with "http_later" they are not
+asked: each server says which it serves (`http_asks`) and the caller asks those of the servers
+it judges with `ask_http` (a second round trip), none of the others.
 
 Each server is
     {"source": "process" | "--var args" | "--var log", "pid", "engine", "cmdline" (redacted),
@@ -28,6 +32,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import time
 
 from remotedbg.agent.containers import container_info, host_path, runtime_log_of
@@ -585,6 +590,54 @@ def chunks_backwards(handle, max_bytes):
         yield list(reversed(body)), read, pos == 0
 
 
+# Every line the log's reader looks at holds one of these (the decode figures' patterns, the
+# engines' marks, the launch-arguments lines): the rest of a log (access lines, a server without
+# speculation) is skipped by a search per mark of each chunk, not split and matched line by line.
+_MARKS = (b"accept len", b"accept rate:", b"gen throughput", b"SpecDecoding metrics",
+          b"Avg generation throughput", b"Decode batch", b"vLLM API server version",
+          b"server_args=ServerArgs(", b"non-default args: {", b"args: Namespace(")  # fmt: skip
+_LOG_MARKS = re.compile(b"|".join(re.escape(mark) for mark in _MARKS))
+
+
+def marked_lines(text):
+    """The lines of `text` (bytes) that hold a mark of _MARKS, in their order."""
+    if not any(mark in text for mark in _MARKS):
+        return []  # a search per mark: faster than the alternation's
+    out = []
+    end = -1
+    for m in _LOG_MARKS.finditer(text):
+        if m.start() < end:
+            continue  # a second mark on a line already taken
+        start = text.rfind(b"\n", 0, m.start()) + 1
+        end = text.find(b"\n", m.end())
+        end = len(text) if end < 0 else end
+        out.append(text[start:end])
+    return out
+
+
+def _bodies_backwards(handle, max_bytes):
+    """A file's whole lines one 1 MiB chunk at a time back from the end, at most `max_bytes`
+    in all, as bytes (oldest first within a chunk), with the bytes read so far. A line split
+    across chunks is whole in the later one."""
+    handle.seek(0, os.SEEK_END)
+    pos = handle.tell()
+    carry = b""
+    read = 0
+    while pos > 0 and read < max_bytes:
+        step = min(1 << 20, pos, max_bytes - read)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step) + carry
+        read += step
+        if pos > 0:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                carry = chunk
+                continue
+            carry, chunk = chunk[:cut], chunk[cut + 1 :]
+        yield chunk, read
+
+
 def _is_args_line(text):
     return (
         "server_args=ServerArgs(" in text
@@ -603,9 +656,9 @@ def tail_decode_lines(path, wanted, max_bytes):
     engine = None
     read = 0
     with open(path, "rb") as handle:
-        for lines, read_so_far, _ in chunks_backwards(handle, max_bytes):
+        for body, read_so_far in _bodies_backwards(handle, max_bytes):
             read = read_so_far
-            for raw in lines:
+            for raw in reversed(marked_lines(body)):  # newest first
                 text = raw.decode("utf-8", "replace")
                 if engine is None:
                     engine = engine_of_log_line(text)
@@ -618,8 +671,8 @@ def tail_decode_lines(path, wanted, max_bytes):
         if server_args is None and read < max_bytes:
             # the launch arguments are printed at startup: look at the head of the file too
             handle.seek(0)
-            head = handle.read(min(max_bytes - read, 4 << 20)).decode("utf-8", "replace")
-            for text in head.splitlines():
+            head = handle.read(min(max_bytes - read, 4 << 20))
+            for text in (raw.decode("utf-8", "replace") for raw in marked_lines(head)):
                 if _is_args_line(text):
                     server_args = text
                     engine = engine or engine_of_log_line(text)
@@ -642,6 +695,8 @@ def read_log(path, how_found, tail_lines, max_bytes):
         "error": None,
     }
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO's open would wait for a writer
+            raise ValueError("not a regular file")
         lines, args_line, read, engine = tail_decode_lines(path, tail_lines, max_bytes)
     except (OSError, ValueError) as exc:
         entry["error"] = "%s: %s" % (path, getattr(exc, "strerror", None) or exc)
@@ -910,17 +965,98 @@ def _fill_from_log(server, log_args):
         server["notes"].append("from the log's %s line: %s" % (line, ", ".join(sorted(filled))))
 
 
-def _http_figures(server, want_metrics, timeout):
+def _http_asks(server, want_metrics):
+    """Which of the server's HTTP figures to ask for ("metrics", "server_info"); a note says why
+    one is not asked."""
     port = server["spec"].get("port")
     if not port:
         server["notes"].append("no port known: metrics not fetched")
-        return
+        return []
+    asks = []
     if want_metrics or (want_metrics is None and server["spec"].get("enable_metrics")):
-        server["metrics"] = fetch_metrics(port, timeout)
+        asks.append("metrics")
     elif want_metrics is None:
         server["notes"].append("no --enable-metrics: /metrics not fetched")
     if server["engine"] == "sglang" and want_metrics is not False:
-        server["server_info"] = fetch_server_info(port, timeout)
+        asks.append("server_info")
+    return asks
+
+
+_FETCHES = {"metrics": fetch_metrics, "server_info": fetch_server_info}
+_EMPTY = {"metrics": {"spec_accept_length": None, "spec_accept_rate": None},
+          "server_info": {"avg_spec_accept_length": None}}  # fmt: skip
+HTTP_THREADS = 64  # requests in flight at once; more wait for a free thread
+
+
+def ask_servers(jobs, timeout):
+    """Every server's HTTP figures asked at once, a thread per request: a box with many servers
+    that accept and never answer (another user's hung server, a port held by something else)
+    costs one wait, not one per server. `jobs` is [(port, asks)]; answers come in that order,
+    each {kind: entry}. What has not answered by 2 * timeout + 1 s (/server_info, then
+    /get_server_info on a 404) is an entry whose error says so; its thread is left behind
+    (the scan's process ends after answering)."""
+    import threading
+
+    requests = [(i, kind) for i, (_, asks) in enumerate(jobs) for kind in asks]
+    done = {}
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                if not requests:
+                    return
+                index, kind = requests.pop(0)
+            entry = _FETCHES[kind](jobs[index][0], timeout)
+            with lock:
+                done[(index, kind)] = entry
+
+    waited = 2 * timeout + 1.0
+    deadline = time.time() + waited
+    threads = [threading.Thread(target=work) for _ in range(min(HTTP_THREADS, len(requests)))]
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.time()))
+    with lock:
+        requests[:] = []  # nothing more is started
+        answers = dict(done)
+    why = "no answer within %gs (the scan asks every server at once)" % waited
+    return [{kind: answers.get((i, kind)) or figure_unknown(port, kind, why) for kind in asks}
+            for i, (port, asks) in enumerate(jobs)]  # fmt: skip
+
+
+def figure_unknown(port, kind, why):
+    """The entry of a figure not read, with why (the shape of fetch_metrics' and
+    fetch_server_info's)."""
+    path = "/metrics" if kind == "metrics" else "/server_info"
+    entry = {"url": "http://127.0.0.1:%d%s" % (int(port), path)}
+    entry.update(_EMPTY[kind])
+    entry["error"] = why
+    return entry
+
+
+def _http_figures(servers, want_metrics, timeout):
+    """metrics and server_info of every server that serves them, asked all at once."""
+    jobs, asked = [], []
+    for server in servers:
+        asks = _http_asks(server, want_metrics)
+        if asks:
+            jobs.append((int(server["spec"]["port"]), asks))
+            asked.append(server)
+    answers = ask_servers(jobs, timeout)
+    for i, server in enumerate(asked):
+        server.update(answers[i])
+
+
+def ask_http(args):
+    """Entry: {"jobs": [[port, ["metrics" | "server_info", ...]], ...], "timeout": 2.0} ->
+    {"answers": [{kind: entry}, ...]}, the jobs asked all at once (ask_servers). The scan with
+    "http_later" names each server's jobs (`http_asks`), so a caller asks only the servers it
+    judges."""
+    jobs = [(int(port), list(asks)) for port, asks in args.get("jobs") or []]
+    return {"answers": ask_servers(jobs, float(args.get("timeout") or 2.0))}
 
 
 def _attach_log(server, pid, container, tail_lines, max_bytes):
@@ -969,7 +1105,7 @@ def launch_env(pid, names):
     return out
 
 
-def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledge_env=()):
+def _process_server(proc, tail_lines, max_bytes, knowledge_env=(), shared=None):
     pid = proc["pid"]
     argv = proc["argv"]
     server = _server("process", proc["engine"], argv, parse_args(argv))
@@ -981,13 +1117,11 @@ def _process_server(proc, tail_lines, max_bytes, want_metrics, timeout, knowledg
     if proc.get("wrapped_by"):
         server["wrapped_by"] = proc["wrapped_by"]
     server["env"] = launch_env(pid, knowledge_env)
-    container = container_info(pid)
+    container = container_info(pid, shared)
     if container:
         _place_in_container(server, container)
     _attach_log(server, pid, container, tail_lines, max_bytes)
-    _place_port(server, listening_ports([pid] + server["children"]))
-    if want_metrics is not False:
-        _http_figures(server, want_metrics, timeout)
+    _place_port(server, listening_ports([pid] + server["children"], shared))
     return server
 
 
@@ -1055,17 +1189,15 @@ def scan_servers(args):
     knowledge = args.get("knowledge") or {}
     wrappers = tuple(knowledge.get("server_wrappers") or SERVER_WRAPPERS)
     if args.get("processes", True):
+        shared = {}  # what servers share, read once: socket tables, the conmon processes
+        env_facts = knowledge.get("env_facts") or ()
         for proc in find_processes(knowledge.get("process_patterns"), wrappers):
-            servers.append(
-                _process_server(
-                    proc,
-                    tail_lines,
-                    max_bytes,
-                    args.get("metrics"),
-                    timeout,
-                    knowledge.get("env_facts") or (),
-                )  # fmt: skip
-            )
+            servers.append(_process_server(proc, tail_lines, max_bytes, env_facts, shared))
+        if args.get("metrics") is not False and args.get("http_later"):
+            for server in servers:  # the caller picks whom to ask (ask_http)
+                server["http_asks"] = _http_asks(server, args.get("metrics"))
+        elif args.get("metrics") is not False:
+            _http_figures(servers, args.get("metrics"), timeout)
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes))
     if not servers:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, WARNING
+from remotedbg.engines.finding_catalog import fix_for
 
 #: Findings whose cause, when proven, leaves (almost) nothing accepted or nothing served.
 DECISIVE = {
@@ -133,12 +134,15 @@ class Diagnosis:
 
 
 def fix_of(item: dict[str, Any]) -> str:
-    """The fix a finding states ("... Fix: X"), else its whole detail: never cut (its last
-    sentence is often what to do: "... Use --speculative-algorithm EAGLE3.")."""
+    """The fix a finding states ("... Fix: X"), else the catalog's fix for its id (whole,
+    never cut: `remotedbg explain ID` says more), else its detail."""
     detail = str(item.get("detail") or "")
     if "Fix:" in detail:
         return detail.split("Fix:", 1)[1].strip()
-    return f"see {item.get('id')}: {' '.join(detail.split())}".strip()
+    known = fix_for(str(item.get("id")))
+    if known:
+        return f"{known} (remotedbg explain {item.get('id')})"
+    return detail.strip()
 
 
 #: The tier of a warning that a measurement near the ceiling contradicts.

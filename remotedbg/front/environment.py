@@ -52,6 +52,23 @@ class Environment:
                     return True
         return False
 
+    def typed_before(self, first: tuple[str, ...], then: tuple[str, ...]) -> bool:
+        """Whether an option of `first` was typed before any of `then` (ssh takes the first
+        value it obtains: `-H user@host -l other` is `user`); False when `first` was not
+        typed (a default host's user@ gives way to a typed -l)."""
+        words = self.words or []
+        ours = words[: words.index("--")] if "--" in words else words
+
+        def at(names: tuple[str, ...]) -> int:
+            for index, word in enumerate(ours):
+                for name in names:
+                    attached = len(name) == 2 and word.startswith(name) and word != name
+                    if word == name or word.startswith(name + "=") or attached:
+                        return index
+            return len(ours)
+
+        return at(first) < at(then)
+
     def note(self, message: str) -> None:
         """An informational line on stderr, unless -q."""
         if not self.quiet:

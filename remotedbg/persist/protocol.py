@@ -157,6 +157,21 @@ def option_value(words: list[str], *names: str) -> str | None:
     return found
 
 
+def _typed_first(words: list[str], first: tuple[str, ...], then: tuple[str, ...]) -> bool:
+    """Was an option of `first` typed before every one of `then` (before `--`)?"""
+
+    def at(names: tuple[str, ...]) -> int:
+        for index, word in enumerate(words):
+            if word == "--":
+                break
+            if any(word == n or word.startswith(n + "=") or (len(n) == 2 and word.startswith(n))
+                   for n in names):  # fmt: skip
+                return index
+        return len(words)
+
+    return at(first) < at(then)
+
+
 def command_words(words: list[str]) -> list[str]:
     """The command line from its command on: the root options before it left out."""
     start = 0
@@ -228,6 +243,11 @@ def socket_key(words: list[str], host: str, ssh_config: str | None, version: str
     user_options = ("--user",) if _command(words) == "grep" else USER_OPTIONS
     user = option_value(words, *user_options) or typed_user
     port = option_value(words, *PORT_OPTIONS) or (str(typed_port) if typed_port else None)
+    # ssh's first obtained value: `-H me@box -l other` is `me` (target.command_line_user)
+    if typed_user and _typed_first(words, ("--host", "-H"), user_options):
+        user = typed_user
+    if typed_port and _typed_first(words, ("--host", "-H"), PORT_OPTIONS):
+        port = str(typed_port)
     digest = hashlib.sha256()
     digest.update(f"{os.getuid()}\0{version}\0{code_stamp()}\0".encode())
     digest.update(f"{ssh_config or ''}\0".encode())

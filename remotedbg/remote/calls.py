@@ -325,6 +325,19 @@ class ScanServers(AgentCall[ServerScan]):
 
 
 @dataclass(frozen=True)
+class HttpAnswers:
+    answers: list[dict[str, Any]]
+
+
+class AskHttp(AgentCall[HttpAnswers]):
+    """/metrics and /server_info of the servers asked (a scan's `http_asks`), all at once."""
+
+    entry = f"{AGENT}.server_scan:ask_http"
+    shape = {"answers": [dict]}
+    answer = HttpAnswers
+
+
+@dataclass(frozen=True)
 class Fingerprints:
     files: dict[str, Any]
     tensors: dict[str, Any]

@@ -43,19 +43,20 @@ def _boot_code() -> str:
 ANSWER_MARKER = b"\x1eRDBG-ANSWER\x1e"  # written by agent/_boot.py before its JSON answer
 
 
-def executor_bundle(marker: str = "") -> bytes:
+def executor_bundle(marker: str = "", sent_env: dict[str, str] | None = None) -> bytes:
     """Every agent module, with the executor as entry; `marker` is written before its first
-    frame, so the client can skip whatever the login printed."""
+    frame, so the client can skip whatever the login printed; `sent_env`: the env requests
+    (SendEnv/SetEnv) sent on its channel, whose arrival it reports (session/send_env.py)."""
     return bundle_bytes(
         {
             "modules": sources(),
             "entry": f"{EXECUTOR}:serve",
-            "args": {"marker": marker},
+            "args": {"marker": marker, "sent_env": sent_env or {}},
         }
     )
 
 
-def command_bundle(marker: str = "") -> bytes:
+def command_bundle(marker: str = "", sent_env: dict[str, str] | None = None) -> bytes:
     """The executor alone, for a session that only runs commands (no checks): a tenth of the
     bytes of executor_bundle."""
     modules = {
@@ -64,7 +65,8 @@ def command_bundle(marker: str = "") -> bytes:
         if not name.startswith(f"{AGENT}.") or name in (f"{AGENT}.__init__", EXECUTOR)
     }
     entry = f"{EXECUTOR}:serve"
-    return bundle_bytes({"modules": modules, "entry": entry, "args": {"marker": marker}})
+    args = {"marker": marker, "sent_env": sent_env or {}}
+    return bundle_bytes({"modules": modules, "entry": entry, "args": args})
 
 
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:

@@ -237,6 +237,11 @@ class Session(ABC):
     on_host: ClassVar[bool] = False  # entered through a session of another kind (kinds.py)
 
     @classmethod
+    def via_options(cls, options: ConnectOptions) -> ConnectOptions:
+        """For a kind `on_host`: the options of the session it is entered through."""
+        raise NotImplementedError(cls.kind)
+
+    @classmethod
     def open(cls, options: ConnectOptions, max_output: int, via: Any) -> Session:
         """The session `options` name; `via` as session/kinds.py finds it. A kind's constructor
         takes the same three unless it says otherwise here."""

@@ -11,6 +11,7 @@ inside the container either.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Any
 
@@ -43,6 +44,11 @@ class ContainerSession(ResidentSession):
     owns_host = False  # closing this session closes the host's too (`--container NAME`)
 
     on_host = True
+
+    @classmethod
+    def via_options(cls, options: ConnectOptions) -> ConnectOptions:
+        """The host's session: the options as given, without the container."""
+        return dataclasses.replace(options, container=None)
 
     @classmethod
     def open(cls, options: ConnectOptions, max_output: int, via: Any) -> ContainerSession:

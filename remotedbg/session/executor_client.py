@@ -25,6 +25,7 @@ from remotedbg.local_stdin import Input, InputStream
 from remotedbg.session import answers
 from remotedbg.session.base import OutputCollector
 from remotedbg.session.chunk_pipe import ChunkPipe
+from remotedbg.session.send_env import env_request_bytes
 
 HEADER = struct.Struct("!BII")  # kind, request id, length
 STOP_WAIT = 2.0  # seconds to wait for the executor to report a stopped command
@@ -144,6 +145,7 @@ class ExecutorChannel:
         self.last_sent = time.monotonic()
         self.pid: int | None = None  # the executor's pid on the remote
         self.login_shell = ""  # the user's login shell there (which parses exec requests)
+        self.env_arrived: list[str] = []  # names of the start channel's env requests it got
         self.last_id = 0
         self.open_id: int | None = None  # the request whose end frame is not read yet
         self.open_end = ""  # that end frame's kind: S for a command, R for a call
@@ -158,13 +160,14 @@ class ExecutorChannel:
         cls,
         transport: paramiko.Transport,
         boot: str,
-        bundle_for: Callable[[str], bytes],
+        bundle_for: Callable[..., bytes],
         timeout: float,
+        env: dict[str, str] | None = None,
     ) -> tuple[ExecutorChannel | None, str]:
         """The executor, or None and the last line its command wrote to stderr (or that it did
         not answer within `timeout`)."""
         try:
-            return cls.start(transport, boot, bundle_for, timeout), ""
+            return cls.start(transport, boot, bundle_for, timeout, env=env), ""
         except NotStarted as why:
             return None, str(why)
         except TimeoutError:
@@ -175,8 +178,9 @@ class ExecutorChannel:
         cls,
         transport: paramiko.Transport,
         boot: str,
-        bundle_for: Callable[[str], bytes],
+        bundle_for: Callable[..., bytes],
         timeout: float,
+        env: dict[str, str] | None = None,
         **sizes: int,
     ) -> ExecutorChannel:
         """The executor; NotStarted (the remote cannot run it: no Python there) with the last
@@ -184,7 +188,10 @@ class ExecutorChannel:
         `timeout` (the channel closed). `sizes`: the channel's window_size and max_packet_size
         (paramiko's; file reads want a bulk channel's). The executor writes a fresh random
         marker before its first frame: whatever the login printed before it (banners, MOTDs)
-        is skipped, and the time a slow login takes is paid here once."""
+        is skipped, and the time a slow login takes is paid here once. `env`: the SendEnv and
+        SetEnv values of the moment, sent as env requests on a paramiko channel (a system ssh
+        process sends them itself, from the same config and environment); the executor says
+        which arrived (`env_arrived`)."""
         marker = "\x1eRDBG" + secrets.token_hex(12) + "\x1e"
         start = time.monotonic()
         channel = transport.open_session(timeout=timeout, **sizes)
@@ -193,8 +200,11 @@ class ExecutorChannel:
         timeout = max(0.1, timeout - (time.monotonic() - start))
         executor = cls(channel)
         try:
+            if env and isinstance(channel, paramiko.Channel):
+                # no reply asked, as ssh: sshd keeps what its AcceptEnv allows
+                channel.update_environment(env_request_bytes(env))
             channel.exec_command(boot)
-            channel.sendall(bundle_for(marker))
+            channel.sendall(bundle_for(marker, env) if env else bundle_for(marker))
             executor.skip_to(marker.encode("ascii"), time.monotonic() + timeout)
             kind, _, payload = executor.next_frame(time.monotonic() + timeout)
         except TimeoutError:
@@ -218,6 +228,9 @@ class ExecutorChannel:
             channel.close()
             raise
         executor.login_shell = str(hello.get("shell") or "")
+        arrived = hello.get("env")
+        if isinstance(arrived, list):
+            executor.env_arrived = [str(name) for name in arrived]
         return executor
 
     def why(self) -> str:
@@ -342,13 +355,23 @@ class ExecutorChannel:
         return True
 
     def execute(
-        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
+        self,
+        text: str,
+        stdin: Input | None,
+        collector: OutputCollector,
+        timeout: float | None,
+        env: dict[str, str] | None = None,
     ) -> tuple[int | None, bool]:
+        """`env`: the command's SendEnv/SetEnv values (of the names sshd accepts); the
+        executor's own ones from its start are not the command's."""
         deadline = None if timeout is None else time.monotonic() + timeout
         rid = self._begin("S")
         feed = _InputFeed(stdin, rid) if stdin is not None else None
+        request: dict[str, Any] = {"cmd": text, "stdin": stdin is not None}
+        if env is not None:
+            request["env"] = env
         try:
-            self.send_json("X", {"cmd": text, "stdin": stdin is not None}, rid)
+            self.send_json("X", request, rid)
             stopping = False
             while True:
                 try:

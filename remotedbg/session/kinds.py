@@ -3,14 +3,16 @@
 A kind is a Session subclass with a `kind` name and an `open(options, max_output, via)`
 classmethod, listed here as `module:Class` so that choosing one imports only it (paramiko is
 never imported for a `local` or a system-ssh session). `via` is what the choice found on the
-way: an ssh host's resolved target; for a kind `on_host` (a container), the session of the host
-it is entered through, opened first as the options name it without the container. A new kind
-(say `kubectl exec`) adds one line to KINDS and a branch to `kind_of`; what it declares is in
-Session (base.py)."""
+way: an ssh host's resolved target; for a kind `on_host` (a container, a Slurm job), the session
+it is entered through, opened first with the options its `via_options` gives (the host without
+the container; `local` or the login node of `slurm:JOB@LOGIN`). A new kind
+(say `kubectl exec`) adds one line to KINDS and, for a host form of its own, one to
+HOST_PREFIXES; what it declares is in Session (base.py): `on_host` and `via_options` (the
+options of the session it is entered through), `open`, and the executor's boot in its module
+(session/slurm.py, session/container.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -25,7 +27,10 @@ KINDS = {
     "ssh": "remotedbg.session.ssh:SSHSession",  # paramiko
     "ssh-binary": "remotedbg.session.ssh_process:SystemSSHSession",  # the system ssh client
     "container": "remotedbg.session.container:ContainerSession",  # a runtime's exec on a host
+    "slurm": "remotedbg.session.slurm:SlurmSession",  # a step of a Slurm job, by srun on a host
 }
+# host forms a kind owns by their prefix (`-H slurm:JOB[/NODE][@LOGIN]`, session/slurm.py)
+HOST_PREFIXES = {"slurm:": "slurm"}
 # --transport's words for the two ssh kinds
 _TRANSPORT_KINDS = {"paramiko": "ssh", "ssh": "ssh-binary"}
 
@@ -52,6 +57,9 @@ def kind_of(options: ConnectOptions) -> tuple[str, ResolvedTarget | None]:
         raise UsageError("--host is required (an ssh_config alias, user@host[:port] or 'local')")
     if "," in options.host:
         raise UsageError(f"--host {options.host}: several hosts are for playbooks only")
+    for prefix, name in HOST_PREFIXES.items():
+        if options.host.startswith(prefix):
+            return name, None
     if options.host == LOCAL:
         if options.container:
             raise UsageError("--container works through an ssh host; give --host")
@@ -84,5 +92,5 @@ def open_kind(options: ConnectOptions, max_output: int) -> Session:
     kind = kind_class(name)
     if not kind.on_host:
         return kind.open(options, max_output, target)
-    host = open_kind(dataclasses.replace(options, container=None), max_output)
+    host = open_kind(kind.via_options(options), max_output)
     return kind.open(options, max_output, host)

@@ -4,6 +4,7 @@ of them; each kind says where its executor is and what it forgets when a call ti
 
 from __future__ import annotations
 
+import os
 import time
 from abc import abstractmethod
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from remotedbg.errors import RemoteCommandError, RemotedbgError, RemoteTimeout
 from remotedbg.session import transcript
 from remotedbg.session.base import Session
 from remotedbg.session.result import RunResult
+from remotedbg.session.send_env import EnvLearning, command_env
 from remotedbg.session.ssh_pipe import LOGIN_BUDGET
 
 if TYPE_CHECKING:  # executor_client brings paramiko, which a one-shot system-ssh run never needs
@@ -23,6 +25,39 @@ if TYPE_CHECKING:  # executor_client brings paramiko, which a one-shot system-ss
 class ResidentSession(Session):
     supports_agent_call = True
     _where = ""  # said after an agent call's timeout: where it ran, when the name does not say
+    _env_learning: EnvLearning | None = None
+
+    # -- SendEnv / SetEnv (session/send_env.py) --------------------------------------------
+    def _sends_env(self) -> bool:
+        target = getattr(self, "target", None)
+        return target is not None and bool(target.send_env or target.set_env)
+
+    def _command_env(self) -> dict[str, str]:
+        """What ssh would send for a command typed now: read from this process's environment,
+        which a persistent session's daemon sets to each client's for its command."""
+        if not self._sends_env():
+            return {}
+        target = self.target  # type: ignore[attr-defined]
+        return command_env(target.send_env, target.set_env, os.environ)
+
+    @property
+    def env_learning(self) -> EnvLearning:
+        if self._env_learning is None:
+            self._env_learning = EnvLearning()
+        return self._env_learning
+
+    def _env_for_executor(self, env: dict[str, str]) -> dict[str, str] | None:
+        """The values a command run by the executor gets (None: the target sets none)."""
+        return self.env_learning.for_command(env) if self._sends_env() else None
+
+    def _executor_stale(self, env: dict[str, str]) -> bool:
+        """The executor's start channel never tried one of these names: a fresh one must
+        (sshd tells whether it accepts a name only on the channel that starts a command)."""
+        return self._sends_env() and self.env_learning.unknown(env)
+
+    def _learn_env(self, sent: dict[str, str], executor: ExecutorChannel | None) -> None:
+        if executor is not None and self._sends_env():
+            self.env_learning.learn(sent, executor.env_arrived)
 
     def _agent_call(
         self, entry: str, args: dict, timeout: float | None, cwd: str | None
@@ -100,8 +135,10 @@ class ProcessResidentSession(ResidentSession):
         self._executor_unavailable = False
 
     def executor(self) -> ExecutorChannel | None:
+        env = self._command_env()
         if self._executor is not None and self._executor.settled():
-            return self._executor
+            if not self._executor_stale(env):
+                return self._executor
         if self._executor is not None:
             self._executor.close()
         self._executor = None
@@ -115,7 +152,9 @@ class ProcessResidentSession(ResidentSession):
             agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
             agent_bundle.executor_bundle,
             self._start_budget(),
+            env=env,
         )
+        self._learn_env(env, executor)
         if executor is None:
             if self._processes.last is not None:
                 self._no_executor(self._processes.last)

@@ -40,6 +40,7 @@ from remotedbg.session.executor_client import (
 )
 from remotedbg.session.resident import ResidentSession
 from remotedbg.session.result import RunResult
+from remotedbg.session.send_env import env_request_bytes
 from remotedbg.session.ssh_words import connect_failure, missing_identities, unresolved
 from remotedbg.session.target import (
     ConnectOptions,
@@ -286,9 +287,12 @@ class SSHSession(ResidentSession):
         it (no python3 there), and then every command gets its own exec channel instead.
         `budget`: seconds the login may take (the command's timeout; RemoteTimeout past it).
         `commands_only`: the executor without the agent's checks (a session for one command)."""
+        env = self._command_env()
         current = self._executor
         if current is not None and current.settled():
-            if commands_only or not self._executor_commands_only:
+            if (commands_only or not self._executor_commands_only) and not self._executor_stale(
+                env
+            ):
                 return current
         if current is not None:
             current.close()  # a request of it did not end, or it lacks the checks: a fresh one
@@ -308,6 +312,7 @@ class SSHSession(ResidentSession):
                 agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON),
                 bundle,
                 login,
+                env=env,
                 window_size=EXECUTOR_WINDOW,
                 max_packet_size=BULK_PACKET,
             )
@@ -331,6 +336,7 @@ class SSHSession(ResidentSession):
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise ConnectionFailed(f"{self.name}: cannot start a channel: {exc}") from None
         self._executor_commands_only = commands_only
+        self._learn_env(env, self._executor)
         return self._executor
 
     def _executor_failed(self, error: ExecutorGone) -> ConnectionFailed | RemoteCommandError:
@@ -360,8 +366,9 @@ class SSHSession(ResidentSession):
         if executor is None:
             return self._execute_on_channel(text, stdin, collector, timeout)
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        env = self._env_for_executor(self._command_env())
         try:
-            status, timed_out = executor.execute(text, stdin, collector, remaining)
+            status, timed_out = executor.execute(text, stdin, collector, remaining, env)
         except ExecutorGone as gone:
             raise self._executor_failed(gone) from None
         self._drop_if_wedged(executor)
@@ -382,6 +389,7 @@ class SSHSession(ResidentSession):
         deadline = None if timeout is None else time.monotonic() + timeout
         collector.expect_marker()
         try:
+            self._send_env(channel)
             channel.exec_command((PID_PREFIX + text).encode("utf-8", "surrogateescape"))
             # input goes out as the window takes it, between reads of the output: a `cat` of
             # more than both windows hold would otherwise stop both ends
@@ -449,6 +457,7 @@ class SSHSession(ResidentSession):
         columns, lines = terminal.size()
         try:
             channel.get_pty(os.environ.get("TERM") or "xterm-256color", columns, lines)
+            self._send_env(channel)
             channel.exec_command(text.encode("utf-8", "surrogateescape"))
             with terminal.raw_mode(in_fd) as keys, terminal.on_resize(channel.resize_pty):
                 watched: list[Any] = [channel, in_fd] if keys else [channel]
@@ -473,6 +482,13 @@ class SSHSession(ResidentSession):
             raise ConnectionFailed(f"{self.name}: connection lost: {exc}") from None
         finally:
             channel.close()
+
+    def _send_env(self, channel: paramiko.Channel) -> None:
+        """SendEnv/SetEnv as env requests on a command's own channel, as ssh sends them (no
+        reply asked: sshd keeps what its AcceptEnv allows)."""
+        env = self._command_env()
+        if env:
+            channel.update_environment(env_request_bytes(env))
 
     @staticmethod
     def _transport_dies(transport: paramiko.Transport, within: float = 0.5) -> bool:

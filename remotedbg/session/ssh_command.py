@@ -13,6 +13,8 @@ from remotedbg.session.ssh_words import missing_identities, unresolved
 from remotedbg.session.target import (
     ConnectOptions,
     ResolvedTarget,
+    command_line_port,
+    command_line_user,
     parse_host_spec,
     user_known_hosts,
 )
@@ -37,7 +39,9 @@ def ssh_argv(
     ssh: str, target: ResolvedTarget, options: ConnectOptions, command: str, tty: bool = False
 ) -> list[str]:
     """The ssh command line that runs `command` on the target."""
-    user, host, port = parse_host_spec(target.spec)
+    host = parse_host_spec(target.spec)[1]
+    user = command_line_user(options, target.spec)
+    port = command_line_port(options, target.spec)
     argv = [ssh, "-tt" if tty else "-T"]
     if target.ssh_config_explicit and target.ssh_config:
         argv += ["-F", target.ssh_config]
@@ -58,10 +62,10 @@ def ssh_argv(
         argv += ["-o", setting]
     for identity in options.identity:
         argv += ["-i", os.path.expanduser(identity)]
-    if options.user or user:
-        argv += ["-l", options.user or user or ""]
-    if options.port or port:
-        argv += ["-p", str(options.port or port)]
+    if user:
+        argv += ["-l", user]
+    if port:
+        argv += ["-p", str(port)]
     return [*argv, "--", host, command]
 
 

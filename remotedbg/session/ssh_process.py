@@ -114,8 +114,9 @@ class SystemSSHSession(ProcessResidentSession):
             if executor is not None:
                 from remotedbg.session.executor_client import ExecutorGone
 
+                env = self._env_for_executor(self._command_env())
                 try:
-                    return executor.execute(text, stdin, collector, timeout)
+                    return executor.execute(text, stdin, collector, timeout, env)
                 except ExecutorGone as gone:
                     raise self._executor_failed(gone) from None
         return self._execute_in_process(text, stdin, collector, timeout)

@@ -61,6 +61,10 @@ class ResolvedTarget:
     # settings that would keep ssh from running our command on our stdin (`SessionType none`,
     # `StdinNull yes`, `ForkAfterAuthentication yes`): the system client overrides them
     ssh_overrides: list[str] = field(default_factory=list)
+    # SendEnv's patterns and SetEnv's NAME=VALUE pairs: applied to every command as it is
+    # sent, from the environment the command was typed in (send_env.py), never cached
+    send_env: list[str] = field(default_factory=list)
+    set_env: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def known_hosts_key(self) -> str:
@@ -211,12 +215,18 @@ def config_path(explicit: str | None) -> tuple[str | None, bool]:
     return (default if os.path.isfile(default) else None), False
 
 
-def _ssh_dash_g(host: str, config: str | None, explicit: bool) -> dict[str, list[str]] | None:
-    """Resolve with `ssh -G`, which honours Include, Match and every default. None without ssh."""
+def _ssh_dash_g(
+    host: str, config: str | None, explicit: bool, user: str | None = None, port: int | None = None
+) -> dict[str, list[str]] | None:
+    """Resolve with `ssh -G`, which honours Include, Match and every default (with the command
+    line's user and port, as `ssh -l USER -p PORT` resolves: `Match user`, the %r and %p it
+    expands). None without ssh."""
     ssh = shutil.which("ssh")
     if not ssh:
         return None
-    argv = [ssh, "-G"] + (["-F", config or "/dev/null"] if explicit else []) + ["--", host]
+    argv = [ssh, "-G"] + (["-F", config or "/dev/null"] if explicit else [])
+    argv += (["-l", user] if user else []) + (["-p", str(port)] if port else [])
+    argv += ["--", host]
     try:
         proc = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
@@ -241,30 +251,53 @@ def _paramiko_lookup(host: str, config: str | None) -> dict[str, list[str]]:
         values[key.lower()] = value if isinstance(value, list) else [str(value)]
     if "userknownhostsfile" in values:
         values["userknownhostsfile"] = " ".join(values["userknownhostsfile"]).split()
+    if "setenv" in values:  # one line as written: its words as ssh splits them (quotes)
+        values["setenv"] = [w for line in values["setenv"] for w in _config_words("x " + line)[1:]]
     return values
+
+
+def command_line_user(options: ConnectOptions, spec: str) -> str | None:
+    """The user the command line names: -l, else the `user@` of the host (the front has
+    dropped a -l typed after `user@host`: ssh takes the first value it obtains)."""
+    return options.user or parse_host_spec(spec)[0]
+
+
+def command_line_port(options: ConnectOptions, spec: str) -> int | None:
+    """The port the command line names: -p, else the host's `:port` (likewise)."""
+    return options.port or parse_host_spec(spec)[2]
 
 
 def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
     spec = spec or options.host
-    user, host, port = parse_host_spec(spec)
+    host = parse_host_spec(spec)[1]
+    user, port = command_line_user(options, spec), command_line_port(options, spec)
     config, explicit = config_path(options.ssh_config)
-    values = _ssh_dash_g(host, config, explicit) or _paramiko_lookup(host, config)
+    values = _ssh_dash_g(host, config, explicit, user, port) or _paramiko_lookup(host, config)
 
     def first(key: str, default: str | None = None) -> str | None:
         return values.get(key, [default])[0]
 
     hostname = first("hostname", host) or host
-    resolved_port = options.port or port or int(first("port", "22") or 22)
-    resolved_user = options.user or user or first("user") or _local_user()
+    resolved_port = port or int(first("port", "22") or 22)
+    resolved_user = user or first("user") or _local_user()
     for path in options.identity:
         if not os.path.isfile(os.path.expanduser(path)):
             raise UsageError(f"identity file {path}: no such file")
+    alias = first("hostkeyalias")
+    alias = None if alias in (None, "none", "") else alias
+    tokens = connection_tokens(hostname, resolved_port, resolved_user, host, alias,
+                               first("proxyjump"))  # fmt: skip
+    # IdentityFile and CertificateFile as ssh reads them: ~, ${VAR} and %-tokens expanded
+    # (`ssh -G` prints them unexpanded); OpenSSH's unexpanded defaults stay as they are
+    named = [(p, p if p in OPENSSH_DEFAULT_IDENTITIES else expand_path(p, tokens))
+             for p in values.get("identityfile", [])]  # fmt: skip
+    values["certificatefile"] = [expand_path(p, tokens) for p in values.get("certificatefile", [])]
     identities = [os.path.expanduser(path) for path in options.identity]
-    identities += [os.path.expanduser(p) for p in values.get("identityfile", [])]
+    identities += [os.path.expanduser(path) for _, path in named]
     missing = [
-        p
-        for p in values.get("identityfile", [])
-        if p not in OPENSSH_DEFAULT_IDENTITIES and not os.path.isfile(os.path.expanduser(p))
+        path
+        for typed, path in named
+        if typed not in OPENSSH_DEFAULT_IDENTITIES and not os.path.isfile(os.path.expanduser(path))
     ]
     known_hosts: list[str] = []
     for entry in values.get("userknownhostsfile", ["~/.ssh/known_hosts"]):
@@ -275,7 +308,6 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         proxy = None
     else:
         proxy = expand_tokens(proxy, hostname, resolved_port, resolved_user, host)
-    alias = first("hostkeyalias")
     return ResolvedTarget(
         spec=spec,
         hostname=hostname,
@@ -286,7 +318,7 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
         known_hosts_files=known_hosts,
         ssh_config=config,
         proxy_command=proxy,
-        host_key_alias=None if alias in (None, "none", "") else alias,
+        host_key_alias=alias,
         missing_identity_files=missing,
         # paramiko's own search of ~/.ssh only where nothing (not even `ssh -G`) named keys
         look_for_keys=not values.get("identityfile") and not options.identity,
@@ -306,7 +338,20 @@ def resolve(options: ConnectOptions, spec: str | None = None) -> ResolvedTarget:
             )
             if (first(key, value) or value).lower() != value
         ],
+        send_env=[p for entry in values.get("sendenv", []) for p in entry.split()],
+        set_env=set_env_pairs(values.get("setenv", [])),
     )
+
+
+def set_env_pairs(entries: list[str]) -> list[tuple[str, str]]:
+    """SetEnv's NAME=VALUE entries (one a line from `ssh -G`, quotes removed), the first of
+    each name: ssh's rule."""
+    pairs: dict[str, str] = {}
+    for entry in entries:
+        name, sep, value = entry.partition("=")
+        if sep and name and name not in pairs:
+            pairs[name] = value
+    return list(pairs.items())
 
 
 #: ssh_config settings that change where or how ssh connects and that paramiko cannot do:
@@ -400,6 +445,49 @@ def expand_tokens(text: str, hostname: str, port: int, user: str, alias: str) ->
     """ProxyCommand's tokens, as ssh expands them: %h %p %r %n %%."""
     table = {"h": hostname, "p": str(port), "r": user, "n": alias, "%": "%"}
     return re.sub(r"%(.)", lambda m: table.get(m.group(1), m.group(0)), text)
+
+
+def connection_tokens(
+    hostname: str, port: int, user: str, alias: str, key_alias: str | None, jump: str | None
+) -> dict[str, str]:
+    """ssh_config(5)'s TOKENS for a connection, as ssh fills them: %C %d %h %i %j %k %L %l %n
+    %p %r %u (and %%)."""
+    import hashlib
+    import pwd
+    import socket
+
+    local = socket.gethostname()
+    try:
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        home = os.path.expanduser("~")
+    # %C as OpenSSH 9.2 computes it (ssh_connection_hash: %l%h%p%r)
+    digest = hashlib.sha1(f"{local}{hostname}{port}{user}".encode()).hexdigest()
+    return {
+        "%": "%",
+        "C": digest,
+        "d": home,
+        "h": hostname,
+        "i": str(os.getuid()),
+        "j": "" if jump in (None, "none") else jump,
+        "k": key_alias or alias,
+        "L": local.split(".")[0],
+        "l": local,
+        "n": alias,
+        "p": str(port),
+        "r": user,
+        "u": _local_user(),
+    }
+
+
+def expand_path(text: str, tokens: dict[str, str]) -> str:
+    """A path setting as ssh reads it (IdentityFile, CertificateFile): a leading ~, then
+    ${VAR} from the environment, then %-tokens; an unknown token or variable stays as typed
+    (ssh refuses the line; then the file is reported missing)."""
+    text = os.path.expanduser(text)
+    text = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}",
+                  lambda m: os.environ.get(m.group(1), m.group(0)), text)  # fmt: skip
+    return re.sub(r"%(.)", lambda m: tokens.get(m.group(1), m.group(0)), text)
 
 
 def _local_user() -> str:

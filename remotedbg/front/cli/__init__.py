@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str, dict]] = {
     "sessions": ("local_commands", "sessions_command", {}),
     "config": ("local_commands", "config_command", {}),
     "help": ("local_commands", "help_command", {}),
+    "explain": ("local_commands", "explain_command", {}),
 }
 ROOT_HELP = """Remote debugging over SSH for speculative-decoding deployments (SGLang, vLLM).
 

@@ -100,7 +100,8 @@ CONNECTION_PARAMETERS = [
                 "--host",
                 "-H",
                 envvar=ENVVARS["host"],
-                help="ssh_config alias, user@host[:port], or 'local'; playbooks take several, "
+                help="ssh_config alias, user@host[:port], 'local', or a Slurm job "
+                "slurm:JOB, slurm:JOB/NODE, slurm:JOB@LOGIN; playbooks take several, "
                 "comma-separated.",
                 rich_help_panel=HELP,
                 autocompletion=lambda incomplete: complete_hosts(incomplete),
@@ -332,6 +333,22 @@ def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
     raise typer.Exit(code or ExitCode.OK)
 
 
+def _first_obtained(connection: dict[str, Any]) -> None:
+    """ssh takes the first value it obtains of each parameter: of `-H user@host` and a -l
+    typed after it the user is `user` (`-l other -H user@host`: `other`), and so for
+    `host:port` and -p. The one typed later is dropped here."""
+    from remotedbg.host_spec import split_host_spec
+
+    parts = split_host_spec(connection.get("host") or "")
+    if parts is None:
+        return
+    typed = environment()
+    if parts[0] and typed.typed_before(("--host", "-H"), ("--user", "-l")):
+        connection["user"] = None
+    if parts[2] and typed.typed_before(("--host", "-H"), ("--port", "-p")):
+        connection["port"] = None
+
+
 def remote_command(
     func: Callable[..., int | None] | None = None, *, json_output: bool = True
 ) -> Any:
@@ -355,6 +372,7 @@ def remote_command(
         connection.pop("persist")
         connection.pop("no_persist")
         connection["identity"] = connection["identity"] or []
+        _first_obtained(connection)
         ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
         try:
             run_guarded(lambda: func(ctx, **kwargs), as_json)

@@ -202,6 +202,7 @@ def glob(
     ] = 10000,
 ) -> int:
     """Expand globs on the host (`~`, `*`, `?`, `[..]`, `**`); suggest names when none match.
+    A name that exists as typed is that name; a backslash makes the next character plain.
 
     Example: remotedbg glob -H gpu-box '~/sglang/python/sglang/srt/models/*eagle*.py'"""
     results = ctx.remote.glob(patterns, limit)

@@ -4,7 +4,6 @@ asked. Bytes travel through the same range reader as `tensors pull`."""
 from __future__ import annotations
 
 import contextlib
-import glob as globmod
 import hashlib
 import json
 import os
@@ -228,7 +227,8 @@ class Tree:
 def walk_tree(ctx: CommandContext, root: str, dest: Path, into_dir: bool, limit: int) -> Tree:
     """A remote directory's files, everything walked (nothing pruned), links to files
     followed as `get` follows them, links to directories named and not followed (as find)."""
-    found = ctx.remote.find(globmod.escape(root), limit=limit, prune=[])
+    # `root` exists (stat said so): a name that exists as typed is that name (agent/pathglob.py)
+    found = ctx.remote.find(root, limit=limit, prune=[])
     tree = Tree([], [], [], bool(found["truncated"]))
     if into_dir:  # the directory itself, even when empty (else it is the destination)
         tree.dirs.append((_root_name(root), root))

@@ -102,6 +102,46 @@ def help_command(
     raise typer.Exit(run_words([*words, "--help"]))
 
 
+def explain_command(
+    finding_id: Annotated[
+        str | None, typer.Argument(help="A finding id (d2t-absolute-ids); none lists them all.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """What a finding id means and how to fix it.
+
+    Each entry: its meaning, the engine code it rests on, the fix and an example (the same
+    entries as docs/findings.md); without an id, every id with its severities.
+
+    Example: remotedbg explain context-exceeds-draft"""
+    from dataclasses import asdict
+
+    from remotedbg.engines import finding_catalog
+    from remotedbg.errors import UsageError
+
+    if finding_id is None:
+        entries = list(finding_catalog.CATALOG.values())
+        if as_json:
+            emit_json({"findings": [asdict(entry) for entry in entries]})
+            return
+        width = max(len(entry.id) for entry in entries)
+        for entry in entries:
+            line = f"{entry.id:<{width}}  {'/'.join(entry.severities):<21} {entry.reported_by}"
+            stdout_console().print(line, markup=False, highlight=False)
+        return
+    entry = finding_catalog.entry_for(finding_id.strip())
+    if entry is None:
+        close = finding_catalog.close_ids(finding_id)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; remotedbg explain lists them"
+        raise typer.Exit(_fail(UsageError(f"no finding id {finding_id!r}{hint}")))
+    if as_json:
+        emit_json(asdict(entry))
+        return
+    from rich.markdown import Markdown
+
+    stdout_console().print(Markdown(finding_catalog.as_markdown(entry)))
+
+
 def _fail(error: Exception) -> int:
     from remotedbg.front.environment import error_line
 

@@ -1,0 +1,253 @@
+"""A session inside a running Slurm job: `-H slurm:JOB[/NODE][@LOGIN]`.
+
+JOB is a job id (`4242`, an array task `4242_7`) or the name of one running job of the user;
+NODE one node of a multi-node job (the first when left out); LOGIN the host `srun` runs on,
+in any form `--host` takes (an ssh_config alias, `user@host[:port]`), this machine when left out.
+
+The executor (remotedbg/agent/executor.py) runs in a job step of its own, `srun --overlap
+--jobid JOB -N1 -n1 [-w NODE] ... python3 -`, beside the job's own steps and on its resources,
+so every command sees the job's node as the server does: its processes, its files, its
+loopback ports. The step ends when the executor does, and the executor ends when its stdin
+closes: srun hands the task EOF when its own stdin closes (the session closed, remotedbg or
+the login node's ssh gone), and srun's end (a signal) ends the step with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemotedbgError, UsageError
+from remotedbg.local_stdin import Input
+from remotedbg.session.base import OutputCollector, Session
+from remotedbg.session.resident import ResidentSession
+from remotedbg.session.target import LOCAL, ConnectOptions
+
+if TYPE_CHECKING:  # executor_client brings paramiko: imported when the executor starts
+    from remotedbg.session.executor_client import ExecutorChannel
+
+PREFIX = "slurm:"
+START_TIMEOUT = 60.0  # srun may wait for the controller to create the step
+_JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
+_WORD = re.compile(r"^[^\s/@,]+$")
+_TASK_EXITED = re.compile(r"task \d+: Exited with exit code")
+
+
+class SlurmJobGone(RemoteCommandError):
+    """The job ended (cancelled, its time limit, its script done) under a command."""
+
+
+@dataclasses.dataclass(frozen=True)
+class JobSpec:
+    job: str  # an id or a name
+    node: str | None
+    login: str | None  # the host srun runs on; None: this machine
+
+    @property
+    def by_id(self) -> bool:
+        return bool(_JOB_ID.match(self.job))
+
+
+def parse(host: str) -> JobSpec:
+    """`slurm:JOB[/NODE][@LOGIN]` as typed; UsageError for what is none of it."""
+    rest = host[len(PREFIX) :]
+    where, at, login = rest.partition("@")
+    job, slash, node = where.partition("/")
+    usage = (
+        f"--host {host}: expected slurm:JOB[/NODE][@LOGIN] (a job id or name, a node of it, "
+        "the login node srun runs on)"
+    )
+    if not _WORD.match(job) or (slash and not _WORD.match(node)) or (at and not login.strip()):
+        raise UsageError(usage)
+    return JobSpec(job, node or None, login.strip() or None)
+
+
+def srun_words(job_id: str, node: str | None) -> list[str]:
+    """The step the executor runs in: one task on one node of the job, beside its other steps
+    (`--overlap`), stdio unbuffered (the executor's frames are binary, not lines), srun's own
+    notices quiet."""
+    words = ["srun", "--overlap", f"--jobid={job_id}", "--nodes=1", "--ntasks=1", "--unbuffered",
+             "--quiet", "--job-name=remotedbg"]  # fmt: skip
+    if node:
+        words.append(f"--nodelist={node}")
+    return words
+
+
+class SlurmSession(ResidentSession):
+    """Commands and agent calls in a step of a running Slurm job, through `srun` run by the
+    host session (this machine's, or a login node's over ssh)."""
+
+    kind = "slurm"
+    on_host = True
+
+    @classmethod
+    def via_options(cls, options: ConnectOptions) -> ConnectOptions:
+        """The session srun runs in: the login node's (with the options given), or `local`."""
+        if options.container:
+            raise UsageError(f"--host {options.host}: --container does not work inside a job")
+        spec = parse(options.host)
+        return dataclasses.replace(options, host=spec.login or LOCAL)
+
+    @classmethod
+    def open(cls, options: ConnectOptions, max_output: int, via: Any) -> SlurmSession:
+        assert isinstance(via, Session)
+        try:
+            return cls(via, parse(options.host), options.host)
+        except BaseException:
+            via.close()
+            raise
+
+    def __init__(self, host: Session, spec: JobSpec, name: str) -> None:
+        super().__init__(name, host.default_timeout, host.max_output)
+        self.host = host
+        self.spec = spec
+        self._closed = False
+        self.job_id = self._job_id()
+        self._where = f" in job {self.job_id}"
+        self._executor = self._start()
+
+    # -- the job -------------------------------------------------------------------------
+    def _squeue(self, *words: str) -> list[list[str]]:
+        """squeue's rows (fields split on `|`) on the host srun runs on."""
+        result = self.host.run(["squeue", "--noheader", *words], timeout=30)
+        if "Invalid job id" in result.stderr:  # a job the controller has forgotten
+            return []
+        if result.exit_status == 127:
+            where = self.host.name if self.host.kind != LOCAL else "this machine"
+            raise RemoteCommandError(f"{self.name}: no squeue on {where}: no Slurm client there")
+        if not result.ok:
+            said = result.stderr.strip().splitlines()
+            raise RemoteCommandError(
+                f"{self.name}: squeue failed: {said[-1] if said else f'exit {result.exit_status}'}"
+            )
+        return [line.split("|") for line in result.stdout.splitlines() if line.strip()]
+
+    def _job_id(self) -> str:
+        """The running job the spec names; one line when there is none or several."""
+        if self.spec.by_id:
+            rows = self._squeue("--jobs", self.spec.job, "--format=%i|%T|%N")
+            states = {row[1] for row in rows if row[0] == self.spec.job}
+            if not states:
+                raise SlurmJobGone(f"{self.name}: no job {self.spec.job} in the queue")
+            if states != {"RUNNING"}:
+                raise SlurmJobGone(
+                    f"{self.name}: job {self.spec.job} is {'/'.join(sorted(states))}, not running"
+                )
+            return self.spec.job
+        rows = self._squeue("--me", "--name", self.spec.job, "--states=RUNNING",
+                            "--format=%i|%T|%N")  # fmt: skip
+        ids = sorted({row[0] for row in rows})
+        if not ids:
+            raise SlurmJobGone(f"{self.name}: no running job named {self.spec.job}")
+        if len(ids) > 1:
+            raise UsageError(
+                f"{self.name}: {len(ids)} running jobs named {self.spec.job} "
+                f"({', '.join(ids)}): name one by id (slurm:{ids[0]})"
+            )
+        return ids[0]
+
+    def job_state(self) -> str | None:
+        """The job's state now ("" when it has left the queue; None when squeue could not be
+        asked: the login node's connection gone)."""
+        try:
+            rows = self._squeue("--jobs", self.job_id, "--format=%i|%T")
+        except RemotedbgError:
+            return None
+        return next((row[1] for row in rows if row[0] == self.job_id and len(row) > 1), "")
+
+    # -- the executor --------------------------------------------------------------------
+    def _channels(self) -> Any:
+        channels = self.host.byte_channels()
+        if channels is not None:
+            return channels
+        if self.host.kind != LOCAL:
+            raise ConnectionFailed(f"{self.name}: {self.host.kind} sessions cannot start srun")
+        from remotedbg.session.ssh_pipe import ProcessTransport
+
+        # as a local session's commands: in the home directory, which a step inherits
+        return ProcessTransport(lambda command: ["/bin/sh", "-c", f"cd && {command}"])
+
+    def _start(self) -> ExecutorChannel:
+        import paramiko
+
+        from remotedbg.session import agent_bundle
+        from remotedbg.session.executor_client import ExecutorChannel
+
+        boot = shlex.join(srun_words(self.job_id, self.spec.node)) + " "
+        boot += agent_bundle.boot_command(agent_bundle.DEFAULT_PYTHON)
+        budget = START_TIMEOUT
+        if self.host.default_timeout is not None:
+            budget = min(budget, max(self.host.default_timeout, 5.0))
+        try:
+            executor, why = ExecutorChannel.start_or_why(
+                self._channels(), boot, agent_bundle.executor_bundle, budget
+            )
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise ConnectionFailed(f"{self.name}: cannot start srun: {exc}") from None
+        if executor is None:
+            state = self.job_state()
+            if state is not None and state != "RUNNING":
+                raise self._gone(state)
+            if _TASK_EXITED.search(why):  # srun's summary; slurmstepd's execve() line is above
+                why += f" (is {agent_bundle.DEFAULT_PYTHON} on the job's PATH?)"
+            raise RemoteCommandError(
+                f"{self.name}: srun into job {self.job_id} failed: {why or 'no answer'}"
+            )
+        return executor
+
+    def _gone(self, state: str) -> SlurmJobGone:
+        return SlurmJobGone(
+            f"{self.name}: job {self.job_id} ended"
+            + (f" ({state})" if state else " (no longer in the queue)")
+        )
+
+    def _ready(self) -> ExecutorChannel:
+        """The executor, replaced when a request of it did not end (or it closed)."""
+        if not self._executor.settled():
+            self._executor.close()
+            self._executor = self._start()
+        return self._executor
+
+    def _resident(self, timeout: float | None) -> ExecutorChannel:
+        return self._ready()
+
+    def _executor_failed(self, error: Exception) -> RemotedbgError:
+        """The step ended under a request: the job's end, or the lost login node, says why in
+        one line."""
+        state = self.job_state()
+        if state is None:
+            return ConnectionFailed(
+                f"{self.name}: the step stopped and {self.host.name} does not answer: {error}"
+            )
+        if state != "RUNNING":
+            return self._gone(state)
+        where = "this machine" if self.host.kind == LOCAL else self.host.name
+        detail = f": {error}" if str(error) else ""
+        return RemoteCommandError(
+            f"{self.name}: the step stopped under the command (srun on {where} gone; job "
+            f"{self.job_id} still runs){detail}"
+        )
+
+    def _execute(
+        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
+    ) -> tuple[int | None, bool]:
+        from remotedbg.session.executor_client import ExecutorGone
+
+        try:
+            return self._ready().execute(text, stdin, collector, timeout)
+        except ExecutorGone as gone:
+            raise self._executor_failed(gone) from None
+
+    def _execute_tty(self, text: str) -> int:
+        words = [*srun_words(self.job_id, self.spec.node), "--pty", "sh", "-c"]
+        words.remove("--unbuffered")
+        return self.host._execute_tty(f"{shlex.join(words)} {shlex.quote(text)}")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._executor.close()
+        self.host.close()
