@@ -18,9 +18,12 @@ def main() -> None:
 
 
 def _run(words: list[str]) -> int:
+    from remotedbg.front.ssh_habits import options_after_command
     from remotedbg.persist import client
+    from remotedbg.persist.protocol import ROOT_FLAGS
 
-    code = client.run(words)
+    # `-H box run ...`, as ssh users type it: the client finds the host where the daemon would
+    code = client.run(options_after_command(words, ROOT_FLAGS))
     if code is None:
         from remotedbg import local_gc
         from remotedbg.local_signals import Terminated, unwind_on_termination

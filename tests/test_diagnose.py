@@ -179,3 +179,24 @@ def test_two_servers_sharing_a_draft_are_each_judged_with_their_own_facts(cli, s
     assert wrong.pid in [s["pid"] for s in doc["results"]["servers"]["also_on_box"]]
     assert not [f for f in doc["findings"] if f["id"] in ("algorithm-mismatch",
                                                           "accept-length-low")], doc["findings"]
+
+
+def test_fix_lines_wrap_at_words_to_the_terminal_never_cut(cli, standin, world):
+    """On a 60-column terminal each `fix:` is whole, wrapped at words, its lines under its
+    text (issue 50: printed as one line, the terminal broke it mid-word at its edge)."""
+    server = standin("sglang", {"pattern": {"default": [0, 1, 0, 0]}},
+                     args=_launch(world, "good", "EAGLE"), engine_tree=world["engine"])  # fmt: skip
+    words = ["diagnose", "-H", "testbox", "--server", str(server.pid), "--no-probe"]
+    doc = json.loads(cli(*words, "--json", timeout=180).stdout)
+    lines = cli(*words, env={"COLUMNS": "60"}, timeout=180).stdout.decode().splitlines()
+    fixes = []
+    for at, line in enumerate(lines):
+        if line.startswith("      fix: "):
+            block = [line]
+            while at + len(block) < len(lines) and lines[at + len(block)].startswith(" " * 11):
+                block.append(lines[at + len(block)])
+            assert all(len(b) <= 60 or len(b.split()) == 1 for b in block[1:]), block
+            assert len(block[0]) <= 60 or len(block[0].split()) == 2, block
+            fixes.append(" ".join(" ".join(block).split()[1:]))
+    assert doc["causes"] and fixes == [" ".join(c["fix"].split()) for c in doc["causes"]]
+    assert len(fixes[0]) > 60  # wrapped: longer than a line

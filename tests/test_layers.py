@@ -39,6 +39,7 @@ LAYERS = {
     # any upward import, fails here
     "remotedbg.front.output": 7,
     "remotedbg.front.demo": 7,
+    "remotedbg.front.ssh_habits": 7,
     "remotedbg.front.environment": 8,
     "remotedbg.front.report": 8,
     "remotedbg.front.cli": 9,

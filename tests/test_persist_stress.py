@@ -67,9 +67,7 @@ def test_a_broken_stdout_stops_the_command_never_runs_it_twice(persistent, tmp_p
     assert done.stdout == b"1\n"
     time.sleep(1.0)  # a second run, were there one, would have appended by now
     assert counter.read_text() == "run\n", done.stderr
-    assert done.stderr.endswith(
-        b"remotedbg: stdout closed; the remote command was stopped\nclient=141\n"
-    ), done.stderr
+    assert done.stderr == b"client=141\n", done.stderr  # silent, as ssh: 141 says it
 
 
 def test_a_daemon_lost_mid_command_is_reported_never_rerun(persistent, tmp_path):  # noqa: F811

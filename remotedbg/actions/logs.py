@@ -9,8 +9,8 @@ from remotedbg.actions import runtime_logs
 from remotedbg.actions.server_arg import (
     may_be_port,
     parse_server,
-    servers_named,
     the_one_server,
+    the_server_named,
 )
 from remotedbg.agent.redact import redact_text
 from remotedbg.analysis.crosscheck import launch_spec
@@ -34,7 +34,8 @@ def find_log(remote: Remote, server: str = "", log: str = "") -> dict[str, Any]:
 
     found = servers(number)
     if number is not None and not found and may_be_port(number):  # no server's PID: its port?
-        found = servers_named(servers(None), number, lambda s: launch_spec(s).get("port"))
+        named = the_server_named(servers(None), number, lambda s: launch_spec(s).get("port"))
+        found = [named] if named else []
     if not found:
         what = (
             f"no {engines_named()} server with PID {server}" if server

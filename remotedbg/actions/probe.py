@@ -12,8 +12,8 @@ from remotedbg.actions.logs import read_tail
 from remotedbg.actions.server_arg import (
     may_be_port,
     parse_server,
-    servers_named,
     the_one_server,
+    the_server_named,
 )
 from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
@@ -151,9 +151,9 @@ def choose_server(servers: list[dict], wanted: str) -> dict | None:
     live = [s for s in servers if s.get("pid") is not None]
     number = parse_server(wanted)
     if number is not None:
-        named = servers_named(live, number)
+        named = the_server_named(live, number)
         if named:
-            return named[0]
+            return named
         if not may_be_port(number):
             raise UsageError(f"--server {wanted}: no {engines_named()} server has that PID")
         return None

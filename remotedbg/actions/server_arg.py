@@ -4,6 +4,7 @@ port it serves on."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,40 @@ def servers_named(
         return by_pid[:1]
     listening = [s for s in live if number in (s.get("listening") or [])]
     return listening or [s for s in live if port_of(s) == number]
+
+
+def the_server_named(
+    servers: list[dict],
+    number: int,
+    port_of: Callable[[dict], Any] = _spec_port,
+    flag: str = "--server",
+) -> dict | None:
+    """The one server `--server NUMBER` names (servers_named), None when none; when several
+    serve on that port (each in a network namespace or container of its own), a usage error
+    that lists them, for the user to choose one by PID: never one taken silently."""
+    named = servers_named(servers, number, port_of)
+    if len(named) > 1:
+        listed = "; ".join(server_line(s) for s in named)
+        given, choose = (f"{flag}{number}", f"{flag}PID") if flag.endswith("=") else \
+            (f"{flag} {number}", f"{flag} PID")  # fmt: skip
+        raise UsageError(f"{given}: {len(named)} servers serve on port {number}: {listed}; "
+                         f"choose one with {choose}")  # fmt: skip
+    return named[0] if named else None
+
+
+def server_line(server: dict, width: int = 80) -> str:
+    """`pid 123 (yours, on the host): python -m sglang.launch_server ...`: which one, whose,
+    where and what it runs, for a user to tell servers apart by."""
+    owner = "yours" if server.get("own") else "another user's"
+    container = server.get("container") or {}
+    where = (f"in {container.get('runtime') or 'container'} container "
+             f"{container.get('name') or str(container.get('id') or '?')[:12]}"
+             if container else "on the host")  # fmt: skip
+    words = str(server.get("cmdline") or "").split()
+    command = " ".join([posixpath.basename(words[0]), *words[1:]] if words else [])
+    if len(command) > width:
+        command = command[: width - 3] + "..."
+    return f"pid {server.get('pid')} ({owner}, {where}): {command}"
 
 
 def the_one_server(live: list[dict], label: Callable[[dict], str]) -> dict:

@@ -27,7 +27,7 @@ from remotedbg.actions.engine_code import (
     read_files,
     registry_lookup,
 )
-from remotedbg.actions.server_arg import parse_server, servers_named
+from remotedbg.actions.server_arg import parse_server, the_server_named
 from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, parse_decode_line
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
@@ -107,17 +107,14 @@ def find_servers(
     servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
     others: list[dict] = []
     if number is not None:
-        named = servers_named(servers, number)
-        if len(named) != 1:
-            listed = ", ".join(_label(s) for s in named)
+        named = the_server_named(servers, number, flag="--var server=")
+        if named is None:
             raise UsageError(
-                f"--var server={number}: " + (f"{len(named)} servers serve on that port: "
-                                              f"{listed}; name one by its PID" if named else
-                                              f"no {engines_named()} server has that PID or port")
-            )  # fmt: skip
+                f"--var server={number}: no {engines_named()} server has that PID or port"
+            )
         others = [{"pid": s.get("pid"), "engine": s.get("engine"), "cmdline": s.get("cmdline")}
-                  for s in servers if s is not named[0] and s.get("pid") is not None]  # fmt: skip
-        servers = [s for s in servers if s is named[0] or s.get("pid") is None]
+                  for s in servers if s is not named and s.get("pid") is not None]  # fmt: skip
+        servers = [s for s in servers if s is named or s.get("pid") is None]
     _ask_http(remote, servers)
     for entry in scan["servers"]:
         entry.pop("http_asks", None)

@@ -5,7 +5,7 @@ in the time Python itself takes. Whenever a daemon cannot serve (a terminal comm
 `--no-persist`, a daemon busy past its queue wait or vanished before it accepted the command,
 a directory that is not private) `run()` answers None and the caller runs the command itself,
 as if persistence did not exist. Once the daemon has accepted the command it is never run
-again here: a lost daemon is reported (exit 5), a closed stdout stops it (exit 141)."""
+again here: a lost daemon is reported (exit 5), a closed stdout stops it (exit 141, silently)."""
 
 from __future__ import annotations
 
@@ -184,8 +184,7 @@ def _relay(sock: socket.socket, words: list[str]) -> int | None:
         """The daemon went away, or broke the protocol, before the command's exit."""
         if interrupts:
             return 130
-        if stdout_broken:
-            _say(protocol.BROKEN_STDOUT_MESSAGE)
+        if stdout_broken:  # said by the exit status alone, as ssh says it
             return protocol.BROKEN_STDOUT_EXIT
         if protocol.unknown_outcome(accepted) == protocol.RERUN:
             return None

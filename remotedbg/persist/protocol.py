@@ -49,7 +49,6 @@ LOST_MESSAGE = (
     " (not run again)"
 )
 BROKEN_STDOUT_EXIT = 141  # as remotedbg.errors.StdoutClosed, without importing it
-BROKEN_STDOUT_MESSAGE = "remotedbg: stdout closed; the remote command was stopped"
 
 
 SSH_FAILURE_EXIT = 255  # `run` is ssh: remotedbg's own failures are 255 (errors.ExitCode)

@@ -10,6 +10,7 @@ import typer
 
 from remotedbg import __version__, settings
 from remotedbg.errors import UsageError
+from remotedbg.front import ssh_habits
 from remotedbg.front.cli import gnu_spelling, help_text
 from remotedbg.front.environment import (
     Environment,
@@ -55,6 +56,7 @@ Examples:
   remotedbg run -H gpu-box -- nvidia-smi     a command, as ssh runs it
   remotedbg repl -H gpu-box                  a shell on the box
   remotedbg help connection                  -H, -l, -p, -i, timeouts
+  remotedbg -H gpu-box run -- nvidia-smi     the same: options may come first, as in ssh
 
 Each command: remotedbg COMMAND --help."""
 
@@ -147,15 +149,25 @@ def worth_recording(words: list[str]) -> bool:
     return bool(words) and not quiet.intersection(before_dashes)
 
 
+def _aliases() -> list[str]:
+    """The ssh_config's aliases (a lone `remotedbg gpu-box` is ssh's `ssh gpu-box`)."""
+    from remotedbg.front.cli.context import complete_hosts
+
+    return complete_hosts("")
+
+
 def run_words(words: list[str]) -> int:
     """Run one command line in this process, in an environment of its own (consoles for the
     terminal of this moment, the words as typed); its exit code (a persistent-session daemon
-    runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt."""
+    runs its clients' command lines through here too). Ctrl-C propagates as KeyboardInterrupt.
+    Connection options typed before the command (`-H box run ...`) are read as after it."""
+    mistaken = ssh_habits.mistaken_form(words, list(COMMANDS), ROOT_FLAGS, _aliases)
+    words = ssh_habits.options_after_command(words, ROOT_FLAGS)
     with entered(Environment(words=list(words))):
-        return _run_words(words)
+        return _run_words(words, mistaken)
 
 
-def _run_words(words: list[str]) -> int:
+def _run_words(words: list[str], mistaken: str | None = None) -> int:
     command = typer.main.get_command(build_app(command_named(words)))
     help_text.name_values(command)
     help_text.tidy(command)
@@ -169,6 +181,10 @@ def _run_words(words: list[str]) -> int:
             status = error.exit_code
             return status
         defaults = settings.default_map(command, config)
+        if mistaken:  # `remotedbg gpu-box nvidia-smi`, `remotedbg ls`: the form that works
+            error_line(mistaken)
+            status = UsageError.exit_code
+            return status
         try:
             given = gnu_spelling.typed_as_ours(command, words, ROOT_FLAGS)
         except UsageError as error:

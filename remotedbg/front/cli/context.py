@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from remotedbg.errors import ExitCode, RemotedbgError, UsageError
+from remotedbg.errors import ExitCode, RemotedbgError, StdoutClosed, UsageError
 from remotedbg.front.cli import help_text
 from remotedbg.front.environment import environment, error_line
 from remotedbg.front.output import emit_json
@@ -308,7 +308,11 @@ def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:
 
 
 def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
-    """The error's one line on stderr (and a JSON document with --json), exit `code`."""
+    """The error's one line on stderr (and a JSON document with --json), exit `code`. A closed
+    stdout (`| head -1`) is said by its exit status alone (141), as ssh and every local command
+    say it: the reader left on purpose."""
+    if isinstance(error, StdoutClosed):
+        return typer.Exit(error.exit_code)
     error_line(str(error))
     if as_json:
         emit_json({"error": str(error), "exit_code": code})

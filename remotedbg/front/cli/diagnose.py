@@ -158,7 +158,8 @@ def render(doc: dict[str, Any]) -> None:
         )
         for line in _evidence_lines(cause["evidence"]):
             console.print(f"      {line}", markup=False, highlight=False)
-        console.print(f"      fix: {printable(cause['fix'])}", markup=False, highlight=False)
+        for line in hanging("      fix: ", printable(cause["fix"]), console.width):
+            console.print(line, markup=False, highlight=False)
     if doc["ruled_out"]:
         console.print("\n[bold]ruled out[/]")
     for item in doc["ruled_out"]:
@@ -171,6 +172,17 @@ def render(doc: dict[str, Any]) -> None:
         console.print("\n[bold]could not be checked[/]")
     for item in doc["unknown"]:
         console.print(printable(f"  - {item['check']}: {item['reason']}"), markup=False)
+
+
+def hanging(head: str, text: str, width: int) -> list[str]:
+    """`head` and `text` wrapped at words to `width` columns, the lines after the first indented
+    under the text: whole on any terminal (the console's own soft wrap would break words and
+    indentation where the terminal ends). A word longer than the width stays whole."""
+    import textwrap
+
+    return textwrap.wrap(text, width=max(width, len(head) + 20), initial_indent=head,
+                         subsequent_indent=" " * len(head), break_long_words=False,
+                         break_on_hyphens=False) or [head.rstrip()]  # fmt: skip
 
 
 def measured_line(measured: dict[str, Any]) -> str:

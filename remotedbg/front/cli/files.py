@@ -18,6 +18,7 @@ from remotedbg.errors import (
 from remotedbg.front.cli.context import CommandContext, fail_with, remote_command, run_guarded
 from remotedbg.front.environment import environment, stderr_console, stdout_console
 from remotedbg.front.output import emit_json, one_line, printable, write_raw
+from remotedbg.front.ssh_habits import local_home_hint
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import piped_input
 from remotedbg.session import transcript
@@ -151,8 +152,17 @@ def _remote_word(word: str) -> str:
     return shlex.quote(word)
 
 
+def say_missing(line: str, path: str) -> None:
+    """`line` (no match for PATH, no such directory) on stderr, and below it the hint when the
+    path is under the local home: an unquoted `~` the local shell expanded."""
+    stderr_console().print(line, markup=False)
+    hint = local_home_hint(path)
+    if hint:
+        stderr_console().print(f"  {printable(hint)}", markup=False)
+
+
 def _print_suggestions(pattern: str, suggestions: dict | None) -> None:
-    stderr_console().print(f"no match for {printable(pattern)}", markup=False)
+    say_missing(f"no match for {printable(pattern)}", pattern)
     if not suggestions:
         return
     where = printable(suggestions.get("searched_from", ""))
@@ -249,7 +259,7 @@ def find(
         emit_json(found)
     else:
         if not found["roots"]:
-            stderr_console().print(f"no such directory: {printable(root)}", markup=False)
+            say_missing(f"no such directory: {printable(root)}", root)
         for entry in found["results"]:
             write_raw(one_line(entry["path"]) + "\n")
     for why in found.get("stopped", []):
@@ -376,10 +386,12 @@ def cat(
                 if entry.get("suggestions"):
                     _print_suggestions(entry["pattern"], entry["suggestions"])
                 else:
-                    stderr_console().print(
-                        f"{printable(entry.get('path', entry['pattern']))}: {entry['error']}",
-                        markup=False,
-                    )
+                    path = entry.get("path", entry["pattern"])
+                    line = f"{printable(path)}: {entry['error']}"
+                    if str(entry["error"]).lower().startswith("no such"):
+                        say_missing(line, path)
+                    else:  # there, but unreadable: no `~` to blame
+                        stderr_console().print(line, markup=False)
             continue
         if ctx.json:
             continue

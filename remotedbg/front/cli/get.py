@@ -18,6 +18,7 @@ from rich.progress import Progress
 
 from remotedbg.errors import ExitCode, LocalFileUnwritable, RemotedbgError, UsageError
 from remotedbg.front.cli.context import CommandContext, remote_command
+from remotedbg.front.cli.files import say_missing
 from remotedbg.front.environment import environment, note, stderr_console
 from remotedbg.front.output import emit_json, printable
 from remotedbg.local_signals import Terminated
@@ -284,7 +285,7 @@ def get(
     missing = [entry for entry in found if not entry["matches"]]
     cut_globs = [entry for entry in found if entry.get("truncated")]
     for entry in missing:
-        stderr_console().print(f"no match for {printable(entry['pattern'])}", markup=False)
+        say_missing(f"no match for {printable(entry['pattern'])}", entry["pattern"])
     paths = list(dict.fromkeys(p for entry in found for p in entry["matches"]))
     infos = ctx.remote.stat(paths, follow=True) if paths else []
     copied = [
