@@ -120,8 +120,7 @@ def find_servers(
         entry.pop("http_asks", None)
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
-    _speculator_as_model(remote, servers)
-    _draft_in_target(remote, servers)
+    _servers_without_draft(remote, servers)
     user = [s for s in servers if s.get("source") in USER_SOURCES]
     processes = [
         {
@@ -167,40 +166,14 @@ def scan_unknown(reason: str) -> dict[str, Any]:
             "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
 
 
-def _draft_in_target(remote: Remote, servers: list[dict]) -> None:
-    """A speculative launch with no draft on a target that carries its own MTP layer: the engine
-    loads the draft from the target's checkpoint (remotedbg.engines.sglang draft_in_target). One
-    round trip for every such server's target config."""
-    bare = [s for s in servers if (s.get("spec") or {}).get("algorithm")
-            and (s.get("spec") or {}).get("target_model")
-            and not (s.get("spec") or {}).get("draft_model")]  # fmt: skip
-    if not bare:
-        return
-    try:
-        configs = remote.call(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
-                                                              for s in bare})))  # fmt: skip
-    except RemoteCommandError:
-        return
-    for server in bare:
-        spec = server["spec"]
-        config = configs.get(spec["target_model"])
-        archs = (config.get("architectures") or [None]) if isinstance(config, dict) else [None]
-        profile = engine_profile(server.get("engine"))
-        draft_arch = profile.draft_in_target(spec.get("algorithm"), archs[0])
-        if draft_arch:
-            spec["draft_model"] = spec["target_model"]
-            spec["draft_in_target"] = draft_arch
-
-
-def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:
-    """`vllm serve SPECULATOR_DIR`: a speculators checkpoint as the only model is a speculative
-    launch, the checkpoint the draft, its verifier the target, its method and token count the
-    settings (0.33.0 transformers_utils/config.py:800-874 maybe_override_with_speculators; the
-    launch's --speculative-config is applied over it, the method kept). One round trip for
-    every such server's model config."""
-    bare = [s for s in servers if engine_profile(s.get("engine")).reads_speculators_format
-            and (s.get("spec") or {}).get("target_model")
-            and not (s.get("spec") or {}).get("draft_model")]  # fmt: skip
+def _servers_without_draft(remote: Remote, servers: list[dict]) -> None:
+    """Speculative launches that name no draft, whose draft the engine takes from the model
+    named: one round trip for every such server's model config, then `_speculator_as_model`
+    and `_draft_in_target` read it."""
+    bare = [s for s in servers if (s.get("spec") or {}).get("target_model")
+            and not (s.get("spec") or {}).get("draft_model")
+            and (s["spec"].get("algorithm")
+                 or engine_profile(s.get("engine")).reads_speculators_format)]  # fmt: skip
     if not bare:
         return
     try:
@@ -209,16 +182,41 @@ def _speculator_as_model(remote: Remote, servers: list[dict]) -> None:
     except RemoteCommandError:
         return  # the model's config is read again, and its error said, by the checks
     for server in bare:
-        spec = server["spec"]
-        config = configs.get(spec["target_model"])
-        if not speculators.is_speculators(config) or not isinstance(config, dict):
+        config = configs.get(server["spec"]["target_model"])
+        if not isinstance(config, dict):
             continue
-        launch = speculators.launch(config)
-        spec["draft_model"], spec["target_model"] = spec["target_model"], launch["verifier"]
-        spec["algorithm"] = launch["method"] or spec.get("algorithm")
-        if spec.get("num_steps") is None:
-            spec["num_steps"] = launch["num_speculative_tokens"]
-        spec["speculators_model"] = True
+        _speculator_as_model(server, config)
+        _draft_in_target(server, config)
+
+
+def _speculator_as_model(server: dict, config: dict) -> None:
+    """`vllm serve SPECULATOR_DIR`: a speculators checkpoint as the only model is a speculative
+    launch, the checkpoint the draft, its verifier the target, its method and token count the
+    settings (0.33.0 transformers_utils/config.py:800-874 maybe_override_with_speculators; the
+    launch's --speculative-config is applied over it, the method kept)."""
+    profile = engine_profile(server.get("engine"))
+    if not profile.reads_speculators_format or not speculators.is_speculators(config):
+        return
+    spec = server["spec"]
+    launch = speculators.launch(config)
+    spec["draft_model"], spec["target_model"] = spec["target_model"], launch["verifier"]
+    spec["algorithm"] = launch["method"] or spec.get("algorithm")
+    if spec.get("num_steps") is None:
+        spec["num_steps"] = launch["num_speculative_tokens"]
+    spec["speculators_model"] = True
+
+
+def _draft_in_target(server: dict, config: dict) -> None:
+    """A speculative launch with no draft on a target that carries its own MTP layer: the engine
+    loads the draft from the target's checkpoint (remotedbg.engines.sglang draft_in_target)."""
+    spec = server["spec"]
+    if spec.get("draft_model") or not spec.get("algorithm"):
+        return
+    archs = config.get("architectures") or [None]
+    draft_arch = engine_profile(server.get("engine")).draft_in_target(spec["algorithm"], archs[0])
+    if draft_arch:
+        spec["draft_model"] = spec["target_model"]
+        spec["draft_in_target"] = draft_arch
 
 
 def _runtime_log(remote: Remote, server: dict, tail_lines: int) -> None:
