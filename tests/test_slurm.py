@@ -329,6 +329,35 @@ def login_node(cluster: Cluster, ssh_world: SshWorld, tmp_path_factory) -> Itera
     server.stop()
 
 
+def test_the_repl_in_the_job_as_a_user_drives_it(cluster: Cluster, served: dict,
+                                                 login_node: Sshd) -> None:  # fmt: skip
+    """At a terminal: the prompt, a glob and a shell line run in the job's node (its
+    SLURM_ JOB and node), `exit`; piped through the login node: the same lines as a script.
+    No step is left after either. (Before the login-node test, which stops that sshd.)"""
+    job, draft = served["job"], served["draft"]
+    env = cli_env(cluster, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    term = Terminal(["repl", "-H", f"slurm:{job}"], env, columns=120, lines=30)
+    term.wait_for(f"slurm:{job}:~$".encode(), timeout=60)
+    term.type(f"cd {draft}\r".encode())
+    term.wait_for(f"slurm:{job}:{draft}$".encode())
+    mark = len(term.seen)
+    term.type(b":glob '*.js''on'\r")  # the quotes split the typed line from what it prints
+    term.wait_for(b"config.json\r\n", after=mark)
+    mark = len(term.seen)
+    term.type(b'echo "in""side=$SLURM_JOB_ID/$SLURMD_NODENAME"\r')
+    term.wait_for(f"inside={job}/{NODES[0]}".encode(), after=mark)
+    term.type(b"exit\r")
+    assert term.exit_status() == 0
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+    login = login_node.directory.parent / "ssh_config"
+    lines = [f"cd {draft}", ":glob '*.json'", "echo $SLURM_JOB_ID/$SLURMD_NODENAME", "pwd"]
+    done = rdbg(cluster, "repl", "-H", f"slurm:{job}@login", ssh_config=login,
+                input="".join(f"{line}\n" for line in lines).encode())  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines() == ["config.json", f"{job}/{NODES[0]}", str(draft)]
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
 def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login_node: Sshd) -> None:
     job = served["job"]
     login = login_node.directory.parent / "ssh_config"
