@@ -434,17 +434,26 @@ def test_a_job_and_the_jobs_a_filter_selects_run_as_a_fleet(cluster: Cluster, se
         doc = json.loads(done.stdout)
         assert [(h["host"], h["exit_code"]) for h in doc["hosts"]] == [
             (f"slurm:{job}", 1), (f"slurm:{other}", 1)], done.stderr  # fmt: skip
+        # diagnose over every node of the job (the nodes share this machine: each sees it)
+        done = rdbg(cluster, "diagnose", "-H", f"slurm:{job}/*", "--server", str(served["port"]),
+                    "--json", "--no-probe", timeout=180)  # fmt: skip
+        doc = json.loads(done.stdout)
+        assert [(h["host"], h["first_cause"]) for h in doc["hosts"]] == [
+            (f"slurm:{job}/{node}", "algorithm-mismatch") for node in NODES], done.stderr
     finally:
         cluster.cancel(other)
-    for host, said in (
-        ("slurm:name=fleet-b", "--host slurm:name=fleet-b: no running job of yours matches "
-                               "name=fleet-b"),
-        ("slurm:user=nobody:name=sglang-srv", "no running job matches name=sglang-srv:user=nobody"),
-        ("slurm:colour=red", "colour=red: filters are user=VALUE, name=VALUE, partition=VALUE"),
+    for host, code, said in (
+        ("slurm:name=fleet-b", 2, "--host slurm:name=fleet-b: no running job of yours matches "
+                                  "name=fleet-b"),
+        ("slurm:user=nobody:name=sglang-srv", 2,
+         "no running job matches name=sglang-srv:user=nobody"),
+        ("slurm:colour=red", 2, "colour=red: filters are user=VALUE, name=VALUE, partition=VALUE"),
+        # as slurm:JOB: "no job N in the queue", or "job N is CANCELLED" while squeue has it
+        (f"slurm:{other}/*", 4, f"remotedbg: slurm:{other}/*: "),
     ):  # fmt: skip
         done = rdbg(cluster, "run", "-H", host, *echo)
         lines = done.stderr.decode().strip().splitlines()
-        assert (done.returncode, len(lines)) == (2, 1) and said in lines[0], done.stderr
+        assert (done.returncode, len(lines)) == (code, 1) and said in lines[0], done.stderr
     done = rdbg(cluster, "get", "-H", f"slurm:{job}/*", "/etc/hostname", "/tmp")
     lines = done.stderr.decode().strip().splitlines()
     assert (done.returncode, len(lines)) == (2, 1) and "a fleet's form" in lines[0], lines
