@@ -653,20 +653,8 @@ def chunks_backwards(handle, max_bytes):
     `max_bytes` in all: yields (lines of the chunk as bytes, newest first, bytes read so far,
     whether the start of the file was reached). A line split across chunks is whole in the
     later one; the empty piece after a final newline is included."""
-    handle.seek(0, os.SEEK_END)
-    pos = handle.tell()
-    carry = b""
-    read = 0
-    while pos > 0 and read < max_bytes:
-        step = min(1 << 20, pos, max_bytes - read)
-        pos -= step
-        handle.seek(pos)
-        chunk = handle.read(step) + carry
-        read += step
-        lines = chunk.split(b"\n")
-        carry = lines[0] if pos > 0 else b""
-        body = lines[1:] if pos > 0 else lines
-        yield list(reversed(body)), read, pos == 0
+    for body, read, at_start in _bodies_backwards(handle, max_bytes):
+        yield list(reversed(body.split(b"\n"))), read, at_start
 
 
 # Every line the log's reader looks at holds one of these (the decode figures' patterns, the
@@ -696,8 +684,8 @@ def marked_lines(text):
 
 def _bodies_backwards(handle, max_bytes):
     """A file's whole lines one 1 MiB chunk at a time back from the end, at most `max_bytes`
-    in all, as bytes (oldest first within a chunk), with the bytes read so far. A line split
-    across chunks is whole in the later one."""
+    in all, as bytes (oldest first within a chunk), with the bytes read so far and whether the
+    start of the file was reached. A line split across chunks is whole in the later one."""
     handle.seek(0, os.SEEK_END)
     pos = handle.tell()
     carry = b""
@@ -714,7 +702,7 @@ def _bodies_backwards(handle, max_bytes):
                 carry = chunk
                 continue
             carry, chunk = chunk[:cut], chunk[cut + 1 :]
-        yield chunk, read
+        yield chunk, read, pos == 0
 
 
 def _is_args_line(text):
@@ -735,7 +723,7 @@ def tail_decode_lines(path, wanted, max_bytes):
     engine = None
     read = 0
     with open(path, "rb") as handle:
-        for body, read_so_far in _bodies_backwards(handle, max_bytes):
+        for body, read_so_far, _ in _bodies_backwards(handle, max_bytes):
             read = read_so_far
             for raw in reversed(marked_lines(body)):  # newest first
                 text = raw.decode("utf-8", "replace")

@@ -23,10 +23,9 @@ from remotedbg.errors import (
     RemoteCommandError,
     RemotedbgError,
 )
-from remotedbg.local_stdin import Input
-from remotedbg.session.base import OutputCollector, Session
-from remotedbg.session.executor_client import ExecutorChannel, ExecutorGone
-from remotedbg.session.resident import ResidentSession
+from remotedbg.session.base import Session
+from remotedbg.session.entered import EnteredSession
+from remotedbg.session.executor_client import ExecutorChannel
 from remotedbg.session.target import ConnectOptions
 
 RUNTIMES = ("docker", "podman")
@@ -37,13 +36,11 @@ def exec_prefix(runtime: str, container: str, tty: bool = False) -> list[str]:
     return [runtime, "exec", "-it" if tty else "-i", container]
 
 
-class ContainerSession(ResidentSession):
+class ContainerSession(EnteredSession):
     """Commands and agent checks inside a container, through the host session's byte channels."""
 
     kind = "container"
-    owns_host = False  # closing this session closes the host's too (`--container NAME`)
-
-    on_host = True
+    owns_host = False  # `--container NAME` sets it: closing this session closes the host's
 
     @classmethod
     def via_options(cls, options: ConnectOptions) -> ConnectOptions:
@@ -61,13 +58,10 @@ class ContainerSession(ResidentSession):
             raise ContainerUnreachable(
                 f"{host.name}: container {label}: no exec route for runtime {runtime or '?'}"
             )
-        super().__init__(f"{host.name}[{label}]", host.default_timeout, host.max_output)
-        self.host = host
+        super().__init__(f"{host.name}[{label}]", host, f" in {label}")
         self.runtime = runtime
         self.container = container
         self.label = label
-        self._closed = False
-        self._where = f" in {label}"
         self._executor = self._start()
 
     def _start(self) -> ExecutorChannel:
@@ -100,38 +94,12 @@ class ContainerSession(ResidentSession):
             )
         return executor
 
-    def _ready(self) -> ExecutorChannel:
-        """The executor, replaced when a request of it did not end (or it closed)."""
-        if not self._executor.settled():
-            self._executor.close()
-            self._executor = self._start()
-        return self._executor
-
-    def _resident(self, timeout: float | None) -> ExecutorChannel:
-        return self._ready()
-
     def _executor_failed(self, error: Exception) -> RemoteCommandError:
         return RemoteCommandError(f"{self.name}: the executor stopped: {error}")
-
-    def _execute(
-        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
-    ) -> tuple[int | None, bool]:
-        try:
-            return self._ready().execute(text, stdin, collector, timeout)
-        except ExecutorGone as gone:
-            raise self._executor_failed(gone) from None
 
     def _execute_tty(self, text: str) -> int:
         inner = shlex.join([*exec_prefix(self.runtime, self.container, tty=True), "sh", "-c"])
         return self.host._execute_tty(f"{inner} {shlex.quote(text)}")
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._executor.close()
-        if self.owns_host:
-            self.host.close()
 
 
 def inside(host: Session, runtime: str, container: str, label: str) -> ContainerSession:

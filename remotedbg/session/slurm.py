@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemotedbgError, UsageError
 from remotedbg.host_spec import is_slurm_selection
-from remotedbg.local_stdin import Input
-from remotedbg.session.base import OutputCollector, Session
-from remotedbg.session.resident import ResidentSession
+from remotedbg.session.base import Session
+from remotedbg.session.entered import EnteredSession
 from remotedbg.session.target import LOCAL, ConnectOptions
 
 if TYPE_CHECKING:  # executor_client brings paramiko: imported when the executor starts
@@ -209,12 +208,11 @@ def srun_words(job_id: str, node: str | None) -> list[str]:
     return words
 
 
-class SlurmSession(ResidentSession):
+class SlurmSession(EnteredSession):
     """Commands and agent calls in a step of a running Slurm job, through `srun` run by the
     host session (this machine's, or a login node's over ssh)."""
 
     kind = "slurm"
-    on_host = True
 
     @classmethod
     def via_options(cls, options: ConnectOptions) -> ConnectOptions:
@@ -231,10 +229,8 @@ class SlurmSession(ResidentSession):
             raise
 
     def __init__(self, host: Session, spec: JobSpec, name: str) -> None:
-        super().__init__(name, host.default_timeout, host.max_output)
-        self.host = host
+        super().__init__(name, host, "")
         self.spec = spec
-        self._closed = False
         self.job_id = self._job_id()
         self._where = f" in job {self.job_id}"
         self._executor = self._start()
@@ -302,16 +298,6 @@ class SlurmSession(ResidentSession):
             + (f" ({state})" if state else " (no longer in the queue)")
         )
 
-    def _ready(self) -> ExecutorChannel:
-        """The executor, replaced when a request of it did not end (or it closed)."""
-        if not self._executor.settled():
-            self._executor.close()
-            self._executor = self._start()
-        return self._executor
-
-    def _resident(self, timeout: float | None) -> ExecutorChannel:
-        return self._ready()
-
     def _executor_failed(self, error: Exception) -> RemotedbgError:
         """The step ended under a request: the job's end, or the lost login node, says why in
         one line."""
@@ -329,24 +315,7 @@ class SlurmSession(ResidentSession):
             f"{self.job_id} still runs){detail}"
         )
 
-    def _execute(
-        self, text: str, stdin: Input | None, collector: OutputCollector, timeout: float | None
-    ) -> tuple[int | None, bool]:
-        from remotedbg.session.executor_client import ExecutorGone
-
-        try:
-            return self._ready().execute(text, stdin, collector, timeout)
-        except ExecutorGone as gone:
-            raise self._executor_failed(gone) from None
-
     def _execute_tty(self, text: str) -> int:
         words = [*srun_words(self.job_id, self.spec.node), "--pty", "sh", "-c"]
         words.remove("--unbuffered")
         return self.host._execute_tty(f"{shlex.join(words)} {shlex.quote(text)}")
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._executor.close()
-        self.host.close()
