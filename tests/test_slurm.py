@@ -443,10 +443,9 @@ def test_a_job_and_the_jobs_a_filter_selects_run_as_a_fleet(cluster: Cluster, se
     finally:
         cluster.cancel(other)
     for host, code, said in (
-        ("slurm:name=fleet-b", 2, "--host slurm:name=fleet-b: no running job of yours matches "
-                                  "name=fleet-b"),
+        ("slurm:name=fleet-b", 2, "--host slurm:name=fleet-b: selects no running job of yours"),
         ("slurm:user=nobody:name=sglang-srv", 2,
-         "no running job matches name=sglang-srv:user=nobody"),
+         "--host slurm:user=nobody:name=sglang-srv: selects no running job"),
         ("slurm:colour=red", 2, "colour=red: filters are user=VALUE, name=VALUE, partition=VALUE"),
         # as slurm:JOB: "no job N in the queue", or "job N is CANCELLED" while squeue has it
         (f"slurm:{other}/*", 4, f"remotedbg: slurm:{other}/*: "),

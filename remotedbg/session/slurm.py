@@ -136,9 +136,8 @@ def select_hosts(host: str, options: ConnectOptions) -> list[str]:
     finally:
         via.close()
     if not rows:
-        said = ":".join(f"{k}={','.join(v)}" for k, v in sorted(selection.filters.items()))
         mine = "" if "user" in selection.filters else " of yours"
-        raise UsageError(f"--host {host}: no running job{mine} matches {said}")
+        raise UsageError(f"--host {host}: selects no running job{mine}")
     hosts = []
     for job_id, nodelist in sorted({(r[0], r[-1]) for r in rows}, key=lambda r: _id_key(r[0])):
         if not selection.every_node:
