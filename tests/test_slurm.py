@@ -334,6 +334,7 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster, tmp_path:
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert f"2 running jobs named twin ({', '.join(sorted(twins))})" in lines[0]
+    assert lines[0].endswith("or all of them as a fleet (slurm:name=twin)")
     # a node not in the job; a job whose PATH has no python3: srun's own words, one line
     bare = tmp_path / "bin"
     bare.mkdir()

@@ -191,7 +191,7 @@ def _find_job(host: Session, name: str, job: str) -> tuple[str, str]:
     if len(ids) > 1:
         raise UsageError(
             f"{name}: {len(ids)} running jobs named {job} ({', '.join(ids)}): name one by id "
-            f"(slurm:{ids[0]})"
+            f"(slurm:{ids[0]}), or all of them as a fleet (slurm:name={job})"
         )
     return ids[0], next(row[2] for row in rows if row[0] == ids[0])
 
