@@ -14,6 +14,7 @@ from typing import Any
 
 from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ConnectionFailed, ExitCode, Interrupted, RemotedbgError, UsageError
+from remotedbg.host_spec import is_slurm_selection
 from remotedbg.inventory import expand, hosts_from_file
 from remotedbg.playbook import Playbook, RunOutcome, run_playbook
 from remotedbg.remote import calls
@@ -124,9 +125,16 @@ FINGERPRINT_TENSORS = ["d2t", "t2d", "fc.weight", "lm_head.weight"]
 EXIT_RANK = [ExitCode.OK, ExitCode.FINDINGS, ExitCode.REMOTE, ExitCode.CONNECTION]
 
 
-def parse_hosts(host_option: str, hosts_file: Path | None, group: str | None = None) -> list[str]:
+def parse_hosts(
+    host_option: str,
+    hosts_file: Path | None,
+    group: str | None = None,
+    options: ConnectOptions | None = None,
+) -> list[str]:
     """Every host of a fleet run: `--host` as a hostlist (`gpu[01-16],box`), then the hosts
-    file (a plain list or an Ansible inventory, `--group` choosing a group of it)."""
+    file (a plain list or an Ansible inventory, `--group` choosing a group of it); a Slurm
+    selection (`slurm:JOB/*`, `slurm:name=serve`) becomes the nodes squeue names, squeue run
+    where srun would run with `options` (the login node's)."""
     hosts = expand(host_option) if host_option else []
     if hosts_file is not None:
         try:
@@ -140,7 +148,15 @@ def parse_hosts(host_option: str, hosts_file: Path | None, group: str | None = N
     hosts = [h for h in dict.fromkeys(hosts) if h]
     if not hosts:
         raise UsageError("no host given: --host H[,H...], --host 'gpu[01-16]' or --hosts-file FILE")
-    return hosts
+    if not any(is_slurm_selection(host) for host in hosts):
+        return hosts
+    from remotedbg.session.slurm import select_hosts
+
+    selected: list[str] = []
+    for host in hosts:
+        is_selection = is_slurm_selection(host)
+        selected += select_hosts(host, options or ConnectOptions(host)) if is_selection else [host]
+    return list(dict.fromkeys(selected))
 
 
 @dataclasses.dataclass

@@ -23,3 +23,14 @@ def split_host_spec(spec: str) -> tuple[str | None, str, int | None] | None:
         return None
     port = int(match.group("port")) if match.group("port") else None
     return match.group("user"), match.group("ipv6") or match.group("host"), port
+
+
+# `slurm:JOB/*` (every node of a job) and `slurm:KEY=VALUE[:...]` (the jobs squeue selects):
+# Slurm host forms that name nodes known only once squeue is asked (session/slurm.py)
+_SLURM_SELECTION = re.compile(r"^slurm:(?:[^/@]*=|[^/@]*/\*(?:@|$))")
+
+
+def is_slurm_selection(spec: str) -> bool:
+    """Whether `spec` is a Slurm form that selects several nodes by asking squeue: a fleet's
+    form, read without a cluster (the persistent-session client reads it too)."""
+    return bool(_SLURM_SELECTION.match(spec.strip()))

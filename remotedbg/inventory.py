@@ -10,6 +10,7 @@ from typing import Any
 import hostlist
 
 from remotedbg.errors import UsageError
+from remotedbg.host_spec import is_slurm_selection
 
 _INI_SECTION = re.compile(r"^\s*\[([^\]\s]+)\]\s*$")
 _ANSIBLE_RANGE = re.compile(r"\[(\d+):(\d+)\]")
@@ -17,8 +18,9 @@ _HOSTLIST_RANGE = re.compile(r"\[[\d,\-]+\]")  # gpu[01-16]; an IPv6 [::1] has c
 
 
 def is_host_list(option: str) -> bool:
-    """Whether a --host value names several hosts (a comma, or a hostlist range)."""
-    return "," in option or bool(_HOSTLIST_RANGE.search(option))
+    """Whether a --host value names several hosts (a comma, a hostlist range, or a Slurm form
+    that selects nodes: `slurm:JOB/*`, `slurm:name=serve`)."""
+    return "," in option or bool(_HOSTLIST_RANGE.search(option)) or is_slurm_selection(option)
 
 
 def expand(expression: str) -> list[str]:

@@ -7,8 +7,10 @@ After each command no step of remotedbg's is left in the job."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -22,8 +24,17 @@ import pytest
 from safetensors.numpy import load_file
 
 from remotedbg.errors import UsageError
+from remotedbg.inventory import is_host_list
+from remotedbg.persist.client import _is_fleet
 from remotedbg.session.kinds import kind_of
-from remotedbg.session.slurm import JobSpec, SlurmSession, parse, srun_words
+from remotedbg.session.slurm import (
+    JobSpec,
+    Selection,
+    SlurmSession,
+    parse,
+    parse_selection,
+    srun_words,
+)
 from remotedbg.session.target import ConnectOptions
 from tests.checkpoints import write_eagle3_checkpoint, write_target_config
 from tests.conftest import REPO, SshWorld, free_port
@@ -158,6 +169,34 @@ def test_the_host_forms_a_user_types() -> None:
     assert SlurmSession.via_options(ConnectOptions(host="slurm:4242")).host == "local"
     with pytest.raises(UsageError):
         SlurmSession.via_options(ConnectOptions(host="slurm:4242", container="c"))
+
+
+def test_the_forms_that_select_nodes_of_jobs() -> None:
+    """`slurm:JOB/*` and `slurm:KEY=VALUE[:...][/*][@LOGIN]` are fleet forms (never through a
+    persistent session's daemon), asked of squeue with the user's filters; one line, exit 2,
+    for a key squeue is not asked by, another node part, or one host's command."""
+    assert parse_selection("slurm:4242/*@login1") == Selection("4242", {}, True, "login1")
+    picked = parse_selection("slurm:name=serve:partition=gpu:name=eagle/*")
+    assert picked == Selection(None, {"name": ("serve", "eagle"), "partition": ("gpu",)}, True,
+                               None)  # fmt: skip
+    assert picked.squeue_words() == ["--me", "--name=serve,eagle", "--partition=gpu",
+                                     "--states=RUNNING", "--format=%i|%N"]  # fmt: skip
+    assert parse_selection("slurm:user=alice").squeue_words()[0] == "--user=alice"  # not --me
+    assert not parse_selection("slurm:user=alice@login1").every_node  # each job's first node
+    for host in ("slurm:4242/*", "slurm:serve/*@login1", "slurm:name=serve",
+                 "slurm:user=alice:name=x/*@a@login1:2222"):  # fmt: skip
+        assert is_host_list(host) and _is_fleet(["run", "-H", host], host), host
+        with pytest.raises(UsageError, match="a fleet's form"):
+            parse(host)
+    for host in ("slurm:4242", "slurm:4242/rdbg1", "slurm:serve@login1", "slurm:4242/*x"):
+        assert not is_host_list(host) and not _is_fleet(["run", "-H", host], host), host
+    for bad, said in (("slurm:color=red", "color=red: filters are user=VALUE, name=VALUE"),
+                      ("slurm:name=", "name=: filters are"),
+                      ("slurm:name=a/rdbg1", "expected slurm:JOB/* or slurm:KEY=VALUE"),
+                      ("slurm:name=a@", "expected slurm:JOB/* or")):  # fmt: skip
+        with pytest.raises(UsageError, match=re.escape(said)) as raised:
+            parse_selection(bad)
+        assert raised.value.exit_code == 2
 
 
 def test_a_step_of_a_running_job_reads_its_stdin(cluster: Cluster) -> None:
@@ -295,6 +334,7 @@ def test_a_job_that_ends_under_a_command_is_one_line(cluster: Cluster, tmp_path:
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert f"2 running jobs named twin ({', '.join(sorted(twins))})" in lines[0]
+    assert lines[0].endswith("or all of them as a fleet (slurm:name=twin)")
     # a node not in the job; a job whose PATH has no python3: srun's own words, one line
     bare = tmp_path / "bin"
     bare.mkdir()
@@ -327,6 +367,97 @@ def login_node(cluster: Cluster, ssh_world: SshWorld, tmp_path_factory) -> Itera
     write_client_config(root / "ssh_config", {"login": server}, root / "known_hosts")
     yield server
     server.stop()
+
+
+def test_the_repl_in_the_job_as_a_user_drives_it(cluster: Cluster, served: dict,
+                                                 login_node: Sshd) -> None:  # fmt: skip
+    """At a terminal: the prompt, a glob and a shell line run in the job's node (its
+    SLURM_ JOB and node), `exit`; piped through the login node: the same lines as a script.
+    No step is left after either. (Before the login-node test, which stops that sshd.)"""
+    job, draft = served["job"], served["draft"]
+    env = cli_env(cluster, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    term = Terminal(["repl", "-H", f"slurm:{job}"], env, columns=120, lines=30)
+    term.wait_for(f"slurm:{job}:~$".encode(), timeout=60)
+    term.type(f"cd {draft}\r".encode())
+    term.wait_for(f"slurm:{job}:{draft}$".encode())
+    mark = len(term.seen)
+    term.type(b":glob '*.js''on'\r")  # the quotes split the typed line from what it prints
+    term.wait_for(b"config.json\r\n", after=mark)
+    mark = len(term.seen)
+    term.type(b'echo "in""side=$SLURM_JOB_ID/$SLURMD_NODENAME"\r')
+    term.wait_for(f"inside={job}/{NODES[0]}".encode(), after=mark)
+    term.type(b"exit\r")
+    assert term.exit_status() == 0
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+    login = login_node.directory.parent / "ssh_config"
+    lines = [f"cd {draft}", ":glob '*.json'", "echo $SLURM_JOB_ID/$SLURMD_NODENAME", "pwd"]
+    done = rdbg(cluster, "repl", "-H", f"slurm:{job}@login", ssh_config=login,
+                input="".join(f"{line}\n" for line in lines).encode())  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines() == ["config.json", f"{job}/{NODES[0]}", str(draft)]
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
+
+
+def _rows(done: subprocess.CompletedProcess[bytes]) -> list[str]:
+    return [line for line in done.stdout.decode().splitlines() if line.strip()]
+
+
+def test_a_job_and_the_jobs_a_filter_selects_run_as_a_fleet(cluster: Cluster, served: dict,
+                                                            login_node: Sshd) -> None:  # fmt: skip
+    """`slurm:JOB/*`: every node of the job, a row each; `slurm:KEY=VALUE[:...]`: each running
+    job squeue selects (the user's own unless `user=`), its first node or, with `/*`, every
+    node; directly and through the login node. (Before the login-node test, which stops that
+    sshd.)"""
+    job = served["job"]
+    echo = ["--", "sh", "-c", "echo $SLURM_JOB_ID $SLURMD_NODENAME"]
+    every = [part for node in NODES for part in (f"── slurm:{job}/{node}: exit 0", f"{job} {node}")]
+    for host in (f"slurm:{job}/*", "slurm:sglang-srv/*"):
+        done = rdbg(cluster, "run", "-H", host, *echo)
+        assert done.returncode == 0 and _rows(done) == every, done.stderr
+    other = cluster.submit("sleep 300", name="fleet-b")
+    try:
+        node = cluster.run("squeue", "-h", "-j", other, "-o", "%N").stdout.strip()
+        first = [f"── slurm:{job}: exit 0", f"{job} {NODES[0]}",
+                 f"── slurm:{other}: exit 0", f"{other} {node}"]  # fmt: skip
+        done = rdbg(cluster, "run", "-H", "slurm:partition=debug", *echo)
+        assert done.returncode == 0 and _rows(done) == first, done.stderr
+        # filters combine as squeue's (a key's values: any of them), `/*` every node of each
+        host = f"slurm:user={getpass.getuser()}:name=fleet-b:name=sglang-srv:partition=debug/*"
+        done = rdbg(cluster, "run", "-H", host, *echo)
+        assert _rows(done) == [*every, f"── slurm:{other}/{node}: exit 0", f"{other} {node}"]
+        login = login_node.directory.parent / "ssh_config"
+        done = rdbg(cluster, "run", "-H", "slurm:name=fleet-b:name=sglang-srv@login", *echo,
+                    ssh_config=login)  # fmt: skip
+        assert _rows(done) == [line.replace(": exit", "@login: exit") for line in first]
+        # a playbook over the filter: a row each
+        done = rdbg(cluster, "playbook", "spec-audit", "-H", "slurm:partition=debug", "--json",
+                    "--var", f"server={served['port']}", timeout=180)  # fmt: skip
+        doc = json.loads(done.stdout)
+        assert [(h["host"], h["exit_code"]) for h in doc["hosts"]] == [
+            (f"slurm:{job}", 1), (f"slurm:{other}", 1)], done.stderr  # fmt: skip
+        # diagnose over every node of the job (the nodes share this machine: each sees it)
+        done = rdbg(cluster, "diagnose", "-H", f"slurm:{job}/*", "--server", str(served["port"]),
+                    "--json", "--no-probe", timeout=180)  # fmt: skip
+        doc = json.loads(done.stdout)
+        assert [(h["host"], h["first_cause"]) for h in doc["hosts"]] == [
+            (f"slurm:{job}/{node}", "algorithm-mismatch") for node in NODES], done.stderr
+    finally:
+        cluster.cancel(other)
+    for host, code, said in (
+        ("slurm:name=fleet-b", 2, "--host slurm:name=fleet-b: selects no running job of yours"),
+        ("slurm:user=nobody:name=sglang-srv", 2,
+         "--host slurm:user=nobody:name=sglang-srv: selects no running job"),
+        ("slurm:colour=red", 2, "colour=red: filters are user=VALUE, name=VALUE, partition=VALUE"),
+        # as slurm:JOB: "no job N in the queue", or "job N is CANCELLED" while squeue has it
+        (f"slurm:{other}/*", 4, f"remotedbg: slurm:{other}/*: "),
+    ):  # fmt: skip
+        done = rdbg(cluster, "run", "-H", host, *echo)
+        lines = done.stderr.decode().strip().splitlines()
+        assert (done.returncode, len(lines)) == (code, 1) and said in lines[0], done.stderr
+    done = rdbg(cluster, "get", "-H", f"slurm:{job}/*", "/etc/hostname", "/tmp")
+    lines = done.stderr.decode().strip().splitlines()
+    assert (done.returncode, len(lines)) == (2, 1) and "a fleet's form" in lines[0], lines
+    assert wait_for(lambda: no_steps_left(cluster, job), timeout=10), cluster.steps(job)
 
 
 def test_through_a_login_node_over_ssh(cluster: Cluster, served: dict, login_node: Sshd) -> None:

@@ -18,6 +18,7 @@ import sys
 import time
 
 from remotedbg import __version__
+from remotedbg.host_spec import is_slurm_selection
 from remotedbg.local_stdin import has_piped_input
 from remotedbg.persist import protocol
 
@@ -81,9 +82,11 @@ def _ahead_options(
 
 
 def _is_fleet(words: list[str], host: str) -> bool:
-    """Several hosts (`a,b`, a hostlist `gpu[01-16]`, a hosts file): never through a daemon."""
+    """Several hosts (`a,b`, a hostlist `gpu[01-16]`, `slurm:JOB/*`, a hosts file): never
+    through a daemon."""
     hostlist = "[" in host and not host.startswith("[")  # `[::1]:22` is one host
-    return "," in host or hostlist or protocol.option_value(words, "--hosts-file") is not None
+    several = "," in host or hostlist or is_slurm_selection(host)
+    return several or protocol.option_value(words, "--hosts-file") is not None
 
 
 def _connect(path: str) -> socket.socket | None:

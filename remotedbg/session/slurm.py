@@ -20,6 +20,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from remotedbg.errors import ConnectionFailed, RemoteCommandError, RemotedbgError, UsageError
+from remotedbg.host_spec import is_slurm_selection
 from remotedbg.session.base import Session
 from remotedbg.session.entered import EnteredSession
 from remotedbg.session.target import LOCAL, ConnectOptions
@@ -32,6 +33,7 @@ START_TIMEOUT = 60.0  # srun may wait for the controller to create the step
 _JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 _WORD = re.compile(r"^[^\s/@,]+$")
 _TASK_EXITED = re.compile(r"task \d+: Exited with exit code")
+FILTER_KEYS = ("user", "name", "partition")  # squeue's --user, --name, --partition
 
 
 class SlurmJobGone(RemoteCommandError):
@@ -60,7 +62,138 @@ def parse(host: str) -> JobSpec:
     )
     if not _WORD.match(job) or (slash and not _WORD.match(node)) or (at and not login.strip()):
         raise UsageError(usage)
+    if is_slurm_selection(host):
+        raise UsageError(
+            f"--host {host}: selects nodes of jobs, a fleet's form: for run, diagnose, probe, "
+            "logs and playbooks; name one node here (slurm:JOB[/NODE])"
+        )
     return JobSpec(job, node or None, login.strip() or None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """`slurm:JOB/*` or `slurm:KEY=VALUE[:KEY=VALUE...][/*][@LOGIN]` as typed: the nodes of
+    one job, or the running jobs squeue's filters select (the user's own unless `user=`)."""
+
+    job: str | None  # `JOB/*`: an id or a name
+    filters: dict[str, tuple[str, ...]]  # key -> values (one key's values: any of them)
+    every_node: bool  # `/*`; else each job's first node
+    login: str | None
+
+    def squeue_words(self) -> list[str]:
+        words = [] if "user" in self.filters else ["--me"]
+        for key, values in sorted(self.filters.items()):
+            words.append(f"--{key}={','.join(values)}")
+        return [*words, "--states=RUNNING", "--format=%i|%N"]
+
+    def host(self, job_id: str, node: str | None) -> str:
+        where = f"{job_id}/{node}" if node else job_id
+        return f"{PREFIX}{where}@{self.login}" if self.login else PREFIX + where
+
+
+def parse_selection(host: str) -> Selection:
+    """A selection form as typed; UsageError (exit 2) for a key squeue is not asked by or a
+    node part other than `/*`."""
+    rest = host.strip()[len(PREFIX) :]
+    where, at, login = rest.partition("@")
+    jobs, slash, node = where.partition("/")
+    if (slash and node != "*") or (at and not login.strip()) or not jobs:
+        raise UsageError(
+            f"--host {host}: expected slurm:JOB/* or slurm:KEY=VALUE[:KEY=VALUE...][/*][@LOGIN]"
+        )
+    login = login.strip() or None
+    if "=" not in jobs:
+        if not _WORD.match(jobs):
+            raise UsageError(f"--host {host}: expected slurm:JOB/* (a job id or name)")
+        return Selection(jobs, {}, True, login)
+    filters: dict[str, tuple[str, ...]] = {}
+    for part in jobs.split(":"):
+        key, _, value = part.partition("=")
+        if key not in FILTER_KEYS or not _WORD.match(value):
+            raise UsageError(
+                f"--host {host}: {part or 'an empty filter'}: filters are "
+                f"{', '.join(f'{k}=VALUE' for k in FILTER_KEYS)}, joined by ':'"
+            )
+        filters[key] = (*filters.get(key, ()), value)
+    return Selection(None, filters, bool(slash), login)
+
+
+def select_hosts(host: str, options: ConnectOptions) -> list[str]:
+    """The hosts a selection form names, one per node (`slurm:ID/NODE[@LOGIN]`, or `slurm:ID`
+    for a job's first node), jobs in id order: squeue asked where srun would run (this machine,
+    or the login node). A filter that selects no running job is a UsageError (exit 2)."""
+    import hostlist
+
+    from remotedbg.session import open_session
+
+    selection = parse_selection(host)
+    via = open_session(_via(dataclasses.replace(options, host=host), selection.login))
+    try:
+        if selection.job is not None:
+            rows = [list(_find_job(via, host, selection.job))]
+        else:
+            rows = _squeue(via, host, *selection.squeue_words())
+    finally:
+        via.close()
+    if not rows:
+        mine = "" if "user" in selection.filters else " of yours"
+        raise UsageError(f"--host {host}: selects no running job{mine}")
+    hosts = []
+    for job_id, nodelist in sorted({(r[0], r[-1]) for r in rows}, key=lambda r: _id_key(r[0])):
+        if not selection.every_node:
+            hosts.append(selection.host(job_id, None))
+            continue
+        hosts += [selection.host(job_id, node) for node in hostlist.expand_hostlist(nodelist)]
+    return hosts
+
+
+def _via(options: ConnectOptions, login: str | None) -> ConnectOptions:
+    if options.container:
+        raise UsageError(f"--host {options.host}: --container does not work inside a job")
+    return dataclasses.replace(options, host=login or LOCAL)
+
+
+def _id_key(job_id: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", job_id))
+
+
+def _squeue(host: Session, name: str, *words: str) -> list[list[str]]:
+    """squeue's rows (fields split on `|`) on the host srun runs on."""
+    result = host.run(["squeue", "--noheader", *words], timeout=30)
+    if "Invalid job id" in result.stderr:  # a job the controller has forgotten
+        return []
+    if result.exit_status == 127:
+        where = host.name if host.kind != LOCAL else "this machine"
+        raise RemoteCommandError(f"{name}: no squeue on {where}: no Slurm client there")
+    if not result.ok:
+        said = result.stderr.strip().splitlines()
+        raise RemoteCommandError(
+            f"{name}: squeue failed: {said[-1] if said else f'exit {result.exit_status}'}"
+        )
+    return [line.split("|") for line in result.stdout.splitlines() if line.strip()]
+
+
+def _find_job(host: Session, name: str, job: str) -> tuple[str, str]:
+    """The running job `job` names (an id, or the name of one job of the user's) and its
+    nodes as squeue prints them; one line when there is none or several."""
+    if _JOB_ID.match(job):
+        rows = _squeue(host, name, "--jobs", job, "--format=%i|%T|%N")
+        states = {row[1] for row in rows if row[0] == job}
+        if not states:
+            raise SlurmJobGone(f"{name}: no job {job} in the queue")
+        if states != {"RUNNING"}:
+            raise SlurmJobGone(f"{name}: job {job} is {'/'.join(sorted(states))}, not running")
+        return job, next(row[2] for row in rows if row[0] == job)
+    rows = _squeue(host, name, "--me", "--name", job, "--states=RUNNING", "--format=%i|%T|%N")
+    ids = sorted({row[0] for row in rows})
+    if not ids:
+        raise SlurmJobGone(f"{name}: no running job named {job}")
+    if len(ids) > 1:
+        raise UsageError(
+            f"{name}: {len(ids)} running jobs named {job} ({', '.join(ids)}): name one by id "
+            f"(slurm:{ids[0]}), or all of them as a fleet (slurm:name={job})"
+        )
+    return ids[0], next(row[2] for row in rows if row[0] == ids[0])
 
 
 def srun_words(job_id: str, node: str | None) -> list[str]:
@@ -83,10 +216,7 @@ class SlurmSession(EnteredSession):
     @classmethod
     def via_options(cls, options: ConnectOptions) -> ConnectOptions:
         """The session srun runs in: the login node's (with the options given), or `local`."""
-        if options.container:
-            raise UsageError(f"--host {options.host}: --container does not work inside a job")
-        spec = parse(options.host)
-        return dataclasses.replace(options, host=spec.login or LOCAL)
+        return _via(options, parse(options.host).login)
 
     @classmethod
     def open(cls, options: ConnectOptions, max_output: int, via: Any) -> SlurmSession:
@@ -106,43 +236,11 @@ class SlurmSession(EnteredSession):
 
     # -- the job -------------------------------------------------------------------------
     def _squeue(self, *words: str) -> list[list[str]]:
-        """squeue's rows (fields split on `|`) on the host srun runs on."""
-        result = self.host.run(["squeue", "--noheader", *words], timeout=30)
-        if "Invalid job id" in result.stderr:  # a job the controller has forgotten
-            return []
-        if result.exit_status == 127:
-            where = self.host.name if self.host.kind != LOCAL else "this machine"
-            raise RemoteCommandError(f"{self.name}: no squeue on {where}: no Slurm client there")
-        if not result.ok:
-            said = result.stderr.strip().splitlines()
-            raise RemoteCommandError(
-                f"{self.name}: squeue failed: {said[-1] if said else f'exit {result.exit_status}'}"
-            )
-        return [line.split("|") for line in result.stdout.splitlines() if line.strip()]
+        return _squeue(self.host, self.name, *words)
 
     def _job_id(self) -> str:
         """The running job the spec names; one line when there is none or several."""
-        if self.spec.by_id:
-            rows = self._squeue("--jobs", self.spec.job, "--format=%i|%T|%N")
-            states = {row[1] for row in rows if row[0] == self.spec.job}
-            if not states:
-                raise SlurmJobGone(f"{self.name}: no job {self.spec.job} in the queue")
-            if states != {"RUNNING"}:
-                raise SlurmJobGone(
-                    f"{self.name}: job {self.spec.job} is {'/'.join(sorted(states))}, not running"
-                )
-            return self.spec.job
-        rows = self._squeue("--me", "--name", self.spec.job, "--states=RUNNING",
-                            "--format=%i|%T|%N")  # fmt: skip
-        ids = sorted({row[0] for row in rows})
-        if not ids:
-            raise SlurmJobGone(f"{self.name}: no running job named {self.spec.job}")
-        if len(ids) > 1:
-            raise UsageError(
-                f"{self.name}: {len(ids)} running jobs named {self.spec.job} "
-                f"({', '.join(ids)}): name one by id (slurm:{ids[0]})"
-            )
-        return ids[0]
+        return _find_job(self.host, self.name, self.spec.job)[0]
 
     def job_state(self) -> str | None:
         """The job's state now ("" when it has left the queue; None when squeue could not be

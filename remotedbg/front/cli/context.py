@@ -102,7 +102,7 @@ CONNECTION_PARAMETERS = [
                 envvar=ENVVARS["host"],
                 help="ssh_config alias, user@host[:port], 'local', or a Slurm job "
                 "slurm:JOB, slurm:JOB/NODE, slurm:JOB@LOGIN; playbooks take several, "
-                "comma-separated.",
+                "comma-separated, or the nodes of Slurm jobs: 'slurm:JOB/*', slurm:name=NAME.",
                 rich_help_panel=HELP,
                 autocompletion=lambda incomplete: complete_hosts(incomplete),
             ),

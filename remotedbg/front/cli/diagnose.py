@@ -67,7 +67,8 @@ def diagnose(
         def on_host(remote: Remote) -> dict:
             return diagnose_host(remote, server, given, budget, not no_probe)
 
-        return _fleet(ctx, map_hosts(parse_hosts(ctx.options.host, None), ctx.options, on_host))
+        hosts = parse_hosts(ctx.options.host, None, options=ctx.options)
+        return _fleet(ctx, map_hosts(hosts, ctx.options, on_host))
     if not no_probe:
         note(f"a short greedy probe follows the static checks (at most {budget:g} s on the box)")
     found = diagnose_host(ctx.remote, server, given, budget, not no_probe)

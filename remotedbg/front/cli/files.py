@@ -76,7 +76,8 @@ def run(
             raise UsageError("--tty runs on one host; give one --host")
         from remotedbg.fleet import parse_hosts  # a fleet's machinery, for fleets only
 
-        return _run_on_hosts(ctx, parse_hosts(ctx.options.host, None), line, cwd)
+        hosts = parse_hosts(ctx.options.host, None, options=ctx.options)
+        return _run_on_hosts(ctx, hosts, line, cwd)
     if tty:
         if ctx.json:
             raise UsageError("--tty shows the program itself; it has no --json")

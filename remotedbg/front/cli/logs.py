@@ -185,7 +185,7 @@ def _on_hosts(
         chosen = find_log(remote, server, log)
         return {"server": chosen, **read_tail(remote, chosen, lines, since_s)}
 
-    rows = map_hosts(parse_hosts(ctx.options.host, None), ctx.options, work)
+    rows = map_hosts(parse_hosts(ctx.options.host, None, options=ctx.options), ctx.options, work)
     if ctx.json:
         out = []
         for row in rows:

@@ -197,7 +197,7 @@ def run_command(
         # a default host (config file, REMOTEDBG_HOST) is for when no host is given at all
         typed_host = environment().typed_option("--host", "-H")
         typed = ctx.options.host if typed_host or not hosts_file else ""
-        hosts = parse_hosts(typed, hosts_file, group)
+        hosts = parse_hosts(typed, hosts_file, group, options=ctx.options)
         return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
     document = outcome_document(outcome)

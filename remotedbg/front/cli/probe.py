@@ -97,7 +97,7 @@ def probe(
     if is_host_list(ctx.options.host):
         if report is not None or dry_run:
             raise UsageError("--report and --dry-run take one host; give one --host")
-        hosts = parse_hosts(ctx.options.host, None)
+        hosts = parse_hosts(ctx.options.host, None, options=ctx.options)
         pair = ", and 2 around each host's draft position limit" if long else ""
         note(f"sending {plan.describe()}{pair}, to each of {len(hosts)} hosts")
 
