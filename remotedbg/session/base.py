@@ -24,11 +24,24 @@ if TYPE_CHECKING:
     from remotedbg.session.target import ConnectOptions
 
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+NO_OUTPUT_CAP = 1 << 62  # output that streams and is not captured: no cap, as ssh has none
+KEPT_STDERR = 1 << 20  # of stderr not captured: what an error line needs, memory bounded
 StreamCallback = Callable[[str, bytes], None]  # ("stdout" | "stderr", chunk)
 
 _PID_MARKER = re.compile(rb"\x1eRDBG(\d+)\n")
 _MARKER_START = b"\x1eRDBG"
 PID_PREFIX = "printf '\\036RDBG%s\\n' \"$$\"; "  # for a path that reads the marker
+
+
+_PRECEDED_LIMIT = 1 << 16  # local output held back before giving up on the marker
+
+
+def _preceded_marker(head: bytes) -> re.Match[bytes] | None:
+    """The marker at the start of a line of `head`, after this machine's own output."""
+    match = _PID_MARKER.search(head)
+    while match and match.start() and head[match.start() - 1 : match.start()] != b"\n":
+        match = _PID_MARKER.search(head, match.end())
+    return match
 
 
 def _may_be_marker(head: bytes) -> bool:
@@ -80,10 +93,15 @@ class OutputCollector:
         self.pid: int | None = None
         self._head = bytearray()  # stdout bytes before the marker has been seen
         self._marker_done = True  # expect_marker() for a command prefixed with PID_PREFIX
+        self._preceded = False
         self.overflowed = False
 
-    def expect_marker(self) -> None:
+    def expect_marker(self, preceded: bool = False) -> None:
+        """The command's first line is its pid marker; `preceded`: output of this machine's own
+        may come first on the same stream (ssh's LocalCommand writes to ssh's stdout before the
+        remote command starts): it passes through and the marker is looked for after it."""
         self._marker_done = False
+        self._preceded = preceded
 
     @property
     def marker_settled(self) -> bool:
@@ -94,10 +112,12 @@ class OutputCollector:
         if name == "stdout" and not self._marker_done:
             self._head += data
             match = _PID_MARKER.match(self._head)
+            if self._preceded and not match:
+                match = _preceded_marker(bytes(self._head))
             if match:
                 self.pid = int(match.group(1))
-                data = bytes(self._head[match.end() :])
-            elif _may_be_marker(bytes(self._head)):
+                data = bytes(self._head[: match.start()] + self._head[match.end() :])
+            elif _may_be_marker(bytes(self._head)) or self._waits_behind_local_output():
                 return  # the marker may still be arriving
             else:
                 data = bytes(self._head)
@@ -110,10 +130,15 @@ class OutputCollector:
             self.overflowed = True
             data = data[: max(room, 0)]
         self.counts[name] += len(data)
-        if self.capture or name == "stderr":
+        if self.capture:
             (self.stdout if name == "stdout" else self.stderr).extend(data)
+        elif name == "stderr" and len(self.stderr) < KEPT_STDERR:
+            self.stderr.extend(data[: KEPT_STDERR - len(self.stderr)])
         if self.stream and data:
             self.stream(name, data)
+
+    def _waits_behind_local_output(self) -> bool:
+        return self._preceded and len(self._head) < _PRECEDED_LIMIT
 
     def finish(self) -> None:
         if not self._marker_done and self._head:

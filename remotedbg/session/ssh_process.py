@@ -126,7 +126,9 @@ class SystemSSHSession(ProcessResidentSession):
     ) -> tuple[int | None, bool]:
         """One ssh process for one command (a box without python3, or a one-shot `run`); the
         command's first line on stdout is its pid, the group _stop() stops."""
-        collector.expect_marker()
+        # ssh runs a LocalCommand before the remote command, onto the same stdout
+        local = any(s.startswith("localcommand ") for s in self.target.needs_system_ssh)
+        collector.expect_marker(preceded=local)
         channel = self._start(PID_PREFIX + text)
         deadline = None if timeout is None else time.monotonic() + timeout
         early = bytearray()  # stderr before the command's marker: maybe ssh's own failure

@@ -22,6 +22,7 @@ from remotedbg.front.ssh_habits import local_home_hint
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import piped_input
 from remotedbg.session import transcript
+from remotedbg.session.base import NO_OUTPUT_CAP
 
 
 def _stream_to_terminal(name: str, chunk: bytes) -> None:
@@ -85,9 +86,10 @@ def run(
     given = None if no_stdin else piped_input()  # streamed as it arrives, as ssh does
     try:
         session = ctx.one_command()
-        result = session.run(
-            line, cwd=cwd, stdin=given, stream=None if ctx.json else _stream_to_terminal
-        )
+        # streamed to the terminal and not held: no cap, as ssh (--json holds it all: capped)
+        streamed = {} if ctx.json else {"stream": _stream_to_terminal, "capture": False,
+                                         "max_output": NO_OUTPUT_CAP}  # fmt: skip
+        result = session.run(line, cwd=cwd, stdin=given, **streamed)
     except Interrupted:
         raise
     except (ConnectionFailed, RemoteCommandError) as error:
