@@ -17,7 +17,7 @@ import pytest
 ROUTES = {"executor": ["-H", "testbox"], "openssh": ["-H", "testbox", "--transport", "ssh"],
           "local": ["-H", "local"], "daemon": ["-H", "testbox"]}  # fmt: skip
 # "daemon": the persistent session serves it; the client hands its stdin over (SCM_RIGHTS)
-SIZE = 7 << 20  # under run's 8 MiB output cap, far over every window and pipe between
+SIZE = 7 << 20  # far over every window and pipe between
 
 
 Ran = tuple[subprocess.CompletedProcess, float]
