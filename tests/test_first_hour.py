@@ -182,7 +182,7 @@ def test_a_port_several_servers_listen_on_is_never_taken_silently(cli, standin, 
             for pid in (first.pid, second.pid):
                 assert f"pid {pid} (yours, on the host): " in said, said
             assert f"choose one with {flag}PID" in said, said
-            assert "python -m sglang.launch_server" in said  # what each runs
+            assert " -m sglang.launch_server" in said  # what each runs (python or python3)
         chosen = cli("logs", "-H", "testbox", "--server", str(second.pid), "--json")
         assert chosen.returncode == 0, chosen.stderr
         assert json.loads(chosen.stdout)["server"]["pid"] == second.pid
