@@ -369,8 +369,13 @@ def test_a_scan_that_fails_is_an_explicit_unknown_in_the_audit(cli, tmp_path):
     log.write_bytes(line * ((16 << 20) // len(line)))
     launch = ["-m", "vllm.entrypoints.openai.api_server", "--model", "/m", "--port", "1"]
     servers = [start_fake(launch, log) for _ in range(5)]
+    nothing = tmp_path / "no-drafts"
+    nothing.mkdir()
     try:
+        # drafts searched only where the test made none: a draft another test left in this
+        # user's home (a planted defect) would make the audit a defect, whatever the scan said
         result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--timeout", "0.1",
+                     "--var", f"search={nothing}", "--var", "search_home=false",
                      timeout=120)  # fmt: skip
     finally:
         for server in servers:
