@@ -34,4 +34,5 @@ fi
 python3 -m pytest -q tests/test_packaging.py
 python3 -m pytest -q --ignore=tests/test_packaging.py -m "not sweep"
 # the every-release audits last (1,106, README "Every release"): a failure above is seen first
-python3 -m pytest -q -m sweep tests/test_conformance_sweep.py tests/test_oracle.py
+# each audit is independent (its own tmp tree, -H local): two workers, one a core
+python3 -m pytest -q -p no:benchmark -m sweep -n 2 tests/test_conformance_sweep.py tests/test_oracle.py
