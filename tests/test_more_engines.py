@@ -170,6 +170,10 @@ def test_locate_eagle_finds_lmdeploy_and_how_its_loader_uses_d2t(cli, lmdeploy_w
     assert engine["label"] == "LMDeploy 0.18.0"
     handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
     assert handling["pytorch/models/llama_eagle3.py"] == "offsets"
+    # the Kimi-K2.5 MLA head tests a name derived from the loop's key (`name =
+    # checkpoint_name.removeprefix('model.')`, kimi_k25_eagle3.py:514-518) and adds
+    # arange(draft_vocab_size) to d2t before loading it into draft_id_to_target_id (:523-528)
+    assert handling["pytorch/models/kimi_k25_eagle3.py"] == "offsets"
     # module_map.py:327-336 maps the EAGLE-3 architectures to their classes
     assert engine["registry"]["Eagle3LlamaForCausalLM"] == ["llama_eagle3",
                                                             "Eagle3LlamaForCausalLM"]
