@@ -178,7 +178,10 @@ def _loader_by_method(
         method = profile.launch_algorithms.get(family)
         if not method:
             continue
-        lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
+        # the profile's fixed rule (LMDeploy's, TokenSpeed's renames), else vLLM's own code's
+        lookup = profile.served_architectures(archs, method)
+        if lookup is None:
+            lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
         loader = loader_for(lookup, located, install["path"])
         if loader is not None:
             return loader

@@ -108,9 +108,14 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
         for module in _import_candidates(key, path)["modules"]:
             if module in code.index.modules:
                 continue
-            file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
-            if module.startswith(code.index.package + ".") and file not in wanted:
-                wanted.append(file)
+            if not module.startswith(code.index.package + "."):
+                continue
+            base = code.index.package_root + "/" + "/".join(module.split(".")[1:])
+            # a module, or a package whose __init__ re-exports the class (TokenSpeed 0.1.1
+            # runtime/models/base/__init__.py: BaseCausalLM from .causal_lm)
+            for file in (base + ".py", base + "/__init__.py"):
+                if file not in wanted:
+                    wanted.append(file)
     return wanted
 
 

@@ -172,16 +172,20 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     served = dep.served
     result["facts"] = {"architectures": archs, "draft_family": drafted, "algorithm": dep.algorithm,
                        "served_as": served}  # fmt: skip
+    launch = dep.launch_profile
+    refused = launch.refuses_algorithm(dep.algorithm) if served is None else None
+    if refused:
+        return add_finding(result, finding("algorithm-mismatch", ERROR, *refused,
+                                           {"algorithm": dep.algorithm, "engine": dep.engine}))
     if served is None:
         return unknown(result, f"{dep.engine} has no algorithm {dep.algorithm!r} we know")
-    launch = dep.launch_profile
     if drafted is None:
         if launch.names_head_after_method and archs:
             return result  # the head is named after the method (vLLM's EAGLEConfig)
         return unknown(result, f"architectures {archs} name no draft family we know")
     flag = launch.algorithm_flag
-    right = launch.launch_algorithms[drafted]
-    if served in launch.families_served_by[drafted]:
+    right = launch.launch_algorithms.get(drafted)
+    if served in launch.families_served_by.get(drafted, ()):
         return result
     what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head"}
     consequence = {
@@ -198,7 +202,8 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
             ERROR,
             f"{what[drafted]} is served with {flag} {dep.algorithm}",
             f"The draft's architectures {archs} name {what[drafted]}, but the server runs it as "
-            f"{dep.algorithm}: {consequence}. Use {flag} {right}.",
+            f"{dep.algorithm}: {consequence}. "
+            + (f"Use {flag} {right}." if right else f"{launch.label} serves no such head."),
             {
                 "architectures": archs,
                 "algorithm": dep.algorithm,

@@ -254,7 +254,15 @@ def server_scan_knowledge() -> dict[str, Any]:
         "process_patterns": {name: list(e["process_patterns"]) for name, e in ENGINES.items()},
         "server_wrappers": list(SERVER_WRAPPERS),
         "env_facts": [*ENV_FACTS, VLLM_RUNNER_ENV],
+        # how its messages name the engines (the agent cannot import the profiles)
+        "engine_labels": list(engine_labels().values()),
     }
+
+
+def engine_labels() -> dict[str, str]:
+    """{engine name: its label}, every profile's, in the profiles' order."""
+    return {name: p.label for name, p in PROFILES.items()}
+
 
 
 def knowledge() -> dict[str, Any]:

@@ -61,6 +61,8 @@ class EngineProfile:
     #: the draft's architecture is looked up in the engine's model registry, so one it does
     #: not register stops the server (else the draft class is the file's EntryClass)
     registers_draft_architectures: ClassVar[bool] = False
+    #: that registry is the EntryClass names of its model files (no registry file)
+    registry_is_entry_classes: ClassVar[bool] = False
     #: reads vLLM's `speculators` checkpoint format (remotedbg.analysis.speculators)
     reads_speculators_format: ClassVar[bool] = False
     #: the draft loader's constructor takes settings from the launch and the draft's config
@@ -121,6 +123,11 @@ class EngineProfile:
             return self.served_families[algo]
         if self.mtp_method_suffix and algo.endswith("_mtp"):
             return "mtp"
+        return None
+
+    def refuses_algorithm(self, algorithm: str | None) -> tuple[str, str] | None:
+        """(title, detail) when the engine refuses to start with this algorithm name, which
+        served_family does not know; None when that is not decided (a plugin may add it)."""
         return None
 
     def accept_length(self, counts: Mapping[str, Any]) -> float | None:
