@@ -30,6 +30,23 @@ def test_a_launch_no_profile_matches_is_read_by_no_engine():
     assert "trtllm-serve /m/t" in note and "--speculative-num-draft-tokens" in note
 
 
+def test_the_agent_s_messages_name_the_engines_the_profiles_know():
+    """The agent cannot import the profiles: their labels travel with the scan's knowledge, so
+    its messages name every engine a profile was written for, not two."""
+    from remotedbg.engines.knowledge import server_scan_knowledge
+
+    knowledge = server_scan_knowledge()
+    assert knowledge["engine_labels"] == ["SGLang", "vLLM", "LMDeploy", "Aphrodite", "TokenSpeed"]
+    scan = scan_servers({"processes": False, "knowledge": knowledge})
+    assert scan["notes"] == ["no SGLang, vLLM, LMDeploy, Aphrodite or TokenSpeed server process "
+                             "running, and no --var log/args given"]  # fmt: skip
+    given = scan_servers({"args": UNKNOWN_LAUNCH.format(target="/m/t", draft="/m/d"),
+                          "processes": False, "knowledge": knowledge})  # fmt: skip
+    (note,) = [n for n in given["servers"][0]["notes"] if n.startswith("engine unknown")]
+    assert note.endswith("(SGLang, vLLM, LMDeploy, Aphrodite or TokenSpeed): its flags were not "
+                         "read")  # fmt: skip
+
+
 def test_a_line_of_flags_alone_is_the_engine_whose_own_flags_it_uses():
     sglang = _given("--model-path /m/t --speculative-algorithm EAGLE3 "
                     "--speculative-draft-model-path /m/d --speculative-num-steps 3")  # fmt: skip
