@@ -478,6 +478,27 @@ def test_a_correct_tokenspeed_eagle3_setup_is_clean(cli, tokenspeed_world):
     assert facts["layers_to_capture"] == [2, 16, 29]
 
 
+def test_diagnose_judges_tokenspeed_by_its_own_rules(cli, tokenspeed_world):
+    """diagnose --no-probe: the correct setup has no cause (every weight its loader maps:
+    llama_eagle3.py:632-676 through the model built by models/base/causal_lm.py:211-224), the
+    EAGLE authors' spelling has its own as the first."""
+    def diagnose(draft: str) -> tuple[int, dict]:
+        line = TOKENSPEED_LAUNCH.format(target=tokenspeed_world["target"],
+                                        draft=tokenspeed_world[draft], algorithm="EAGLE3")
+        result = cli("diagnose", "-H", "testbox", "--no-probe", "--json", "--var", f"args={line}",
+                     "--var", f"roots={tokenspeed_world['release'].package}",
+                     timeout=240)  # fmt: skip
+        return result.returncode, json.loads(result.stdout)
+
+    code, doc = diagnose("good")
+    assert code == 0 and doc["verdict"] == "ok" and doc["causes"] == [], doc["causes"]
+    assert doc["unknown"] == []
+    code, doc = diagnose("authors")
+    assert code == 1 and doc["causes"][0]["id"] == "draft-arch-unsupported"
+    assert doc["headline"] == ("draft-arch-unsupported: TokenSpeed has no draft class for "
+                               "['LlamaForCausalLM']")  # fmt: skip
+
+
 def test_tokenspeed_refuses_an_algorithm_spelled_in_lower_case(cli, tokenspeed_world):
     """`eagle3`, as vLLM and LMDeploy spell it: TokenSpeed compares the name as written with
     EAGLE3, MTP, DFLASH, DSPARK (runtime/execution/drafter/__init__.py:51, :149-163)."""
