@@ -151,7 +151,6 @@ def lmdeploy_world(tmp_path_factory):
     """lmdeploy 0.18.0 from the registry (the newest release; EAGLE-3 in its PyTorch engine), a
     32-layer Llama target, and drafts: LlamaForCausalLM (renamed Eagle3LlamaForCausalLM under
     eagle3: configurations/llama.py:20), SpecForge's LlamaForCausalLMEagle3, and absolute d2t."""
-    from tests.checkpoints import write_target_config
     from tests.releases import ReleaseUnavailable, release
 
     try:
@@ -159,34 +158,60 @@ def lmdeploy_world(tmp_path_factory):
     except ReleaseUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("lmdeploy")
-    target = write_target_config(root / "target")
-    config = json.loads((target / "config.json").read_text())
-    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32)
-    (target / "config.json").write_text(json.dumps(config))
+    target = _llama_target(root / "target")
     return {"release": rel, "target": target,
             "good": _complete_eagle3(root / "good", "LlamaForCausalLM"),
             "specforge": _complete_eagle3(root / "specforge", "LlamaForCausalLMEagle3"),
             "absolute": _complete_eagle3(root / "absolute", "LlamaForCausalLM", "absolute")}
 
 
-def _lmdeploy_audit(cli, world, draft: str, *extra: str) -> tuple[int, dict]:
-    line = LMDEPLOY_LAUNCH.format(target=world["target"], draft=world[draft])
+def _spec_audit(cli, world, line: str) -> tuple[int, dict]:
+    """spec-audit of a launch line, searching only the world's release."""
     result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
-                 "--var", f"roots={world['release'].package}", *extra, timeout=240)  # fmt: skip
+                 "--var", f"roots={world['release'].package}", timeout=240)  # fmt: skip
     assert result.stdout, result.stderr.decode()[-2000:]
     return result.returncode, json.loads(result.stdout)
+
+
+def _llama_target(directory, **extra):
+    """A 32-layer LlamaForCausalLM target config."""
+    from tests.checkpoints import write_target_config
+
+    target = write_target_config(directory)
+    config = json.loads((target / "config.json").read_text())
+    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32, **extra)
+    (target / "config.json").write_text(json.dumps(config))
+    return target
+
+
+def _located(cli, world) -> tuple[dict, dict[str, str]]:
+    """locate-eagle --json on the world's release: (its one engine, draft file -> d2t
+    handling)."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(world["release"].package),
+                 "--json", timeout=180)  # fmt: skip
+    doc = json.loads(result.stdout)
+    (engine,) = doc["engines"]
+    return engine, {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+
+
+def _clean_row(code: int, doc: dict) -> dict:
+    """The audit of a correct setup: ok, exit 0; its draft's spec row."""
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    return row
+
+
+def _lmdeploy_audit(cli, world, draft: str) -> tuple[int, dict]:
+    return _spec_audit(cli, world, LMDEPLOY_LAUNCH.format(target=world["target"],
+                                                          draft=world[draft]))
 
 
 def test_locate_eagle_finds_lmdeploy_and_how_its_loader_uses_d2t(cli, lmdeploy_world):
     """Its EAGLE-3 Llama loader adds arange(draft_vocab_size) to d2t (0.18.0
     lmdeploy/pytorch/models/llama_eagle3.py:291-296): offsets."""
-    result = cli("locate-eagle", "-H", "testbox", "--root", str(lmdeploy_world["release"].package),
-                 "--json", timeout=180)  # fmt: skip
-    doc = json.loads(result.stdout)
-    (engine,) = doc["engines"]
+    engine, handling = _located(cli, lmdeploy_world)
     assert engine["name"] == "lmdeploy" and engine["version"] == "0.18.0"
     assert engine["label"] == "LMDeploy 0.18.0"
-    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
     assert handling["pytorch/models/llama_eagle3.py"] == "offsets"
     # the Kimi-K2.5 MLA head tests a name derived from the loop's key (`name =
     # checkpoint_name.removeprefix('model.')`, kimi_k25_eagle3.py:514-518) and adds
@@ -198,9 +223,7 @@ def test_locate_eagle_finds_lmdeploy_and_how_its_loader_uses_d2t(cli, lmdeploy_w
 
 
 def test_a_correct_lmdeploy_eagle3_setup_is_clean(cli, lmdeploy_world):
-    code, doc = _lmdeploy_audit(cli, lmdeploy_world, "good")
-    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
-    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    row = _clean_row(*_lmdeploy_audit(cli, lmdeploy_world, "good"))
     assert row["engine"] == "lmdeploy"
     assert row["draft_class"] == "pytorch/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
     # LMDeploy captures (2, L // 2, L - 3) of a Llama target (configurations/llama.py:25-28)
@@ -348,7 +371,6 @@ def aphrodite_world(tmp_path_factory):
     """aphrodite-engine 0.22.0 from the registry (package `aphrodite`, a vLLM fork), a Llama
     target and SpecForge-spelled drafts, which its registry maps (0.22.0
     aphrodite/model_executor/models/registry.py:618 LlamaForCausalLMEagle3 -> llama_eagle3)."""
-    from tests.checkpoints import write_target_config
     from tests.releases import ReleaseUnavailable, release
 
     try:
@@ -356,12 +378,8 @@ def aphrodite_world(tmp_path_factory):
     except ReleaseUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("aphrodite")
-    target = write_target_config(root / "target")
-    config = json.loads((target / "config.json").read_text())
-    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32,
-                  max_position_embeddings=4096)  # fmt: skip
-    (target / "config.json").write_text(json.dumps(config))
-    world = {"release": rel, "target": target}
+    world = {"release": rel,
+             "target": _llama_target(root / "target", max_position_embeddings=4096)}
     for name, defect in (("good", None), ("absolute", "absolute")):
         draft = _complete_eagle3(root / name, "LlamaForCausalLMEagle3", defect)
         config = json.loads((draft / "config.json").read_text())
@@ -374,11 +392,8 @@ def aphrodite_world(tmp_path_factory):
 def _aphrodite_audit(cli, world, draft: str) -> tuple[int, dict]:
     settings = json.dumps({"method": "eagle3", "model": str(world[draft]),
                            "num_speculative_tokens": 3})  # fmt: skip
-    line = f"aphrodite run {world['target']} --speculative-config {settings}"
-    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
-                 "--var", f"roots={world['release'].package}", timeout=240)  # fmt: skip
-    assert result.stdout, result.stderr.decode()[-2000:]
-    return result.returncode, json.loads(result.stdout)
+    return _spec_audit(cli, world, f"aphrodite run {world['target']} --speculative-config "
+                       f"{settings}")
 
 
 def test_locate_eagle_names_aphrodite_a_fork_of_vllm(cli, aphrodite_world):
@@ -386,18 +401,14 @@ def test_locate_eagle_names_aphrodite_a_fork_of_vllm(cli, aphrodite_world):
     result = cli("locate-eagle", "-H", "testbox", "--root", str(aphrodite_world["release"].package),
                  timeout=180)  # fmt: skip
     assert "aphrodite-engine 0.22.0, a fork of vLLM" in result.stdout.decode()
-    doc = json.loads(cli("locate-eagle", "-H", "testbox", "--root",
-                         str(aphrodite_world["release"].package), "--json", timeout=180).stdout)
-    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
+    _, handling = _located(cli, aphrodite_world)
     assert handling["model_executor/models/llama_eagle3.py"] == "offsets"
 
 
 def test_a_correct_aphrodite_eagle3_setup_is_clean_and_absolute_d2t_is_caught(
     cli, aphrodite_world
 ):
-    code, doc = _aphrodite_audit(cli, aphrodite_world, "good")
-    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
-    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    row = _clean_row(*_aphrodite_audit(cli, aphrodite_world, "good"))
     assert row["engine"] == "aphrodite"
     assert row["draft_class"] == "model_executor/models/llama_eagle3.py:Eagle3LlamaForCausalLM"
     code, doc = _aphrodite_audit(cli, aphrodite_world, "absolute")
@@ -419,7 +430,6 @@ def tokenspeed_world(tmp_path_factory):
     drafts: SpecForge's LlamaForCausalLMEagle3 (its EAGLE-3 head's EntryClass, 0.1.1
     tokenspeed/runtime/models/llama_eagle3.py:716), the EAGLE authors' LlamaForCausalLM, and
     absolute d2t."""
-    from tests.checkpoints import write_target_config
     from tests.releases import ReleaseUnavailable, release
 
     try:
@@ -427,23 +437,15 @@ def tokenspeed_world(tmp_path_factory):
     except ReleaseUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("tokenspeed")
-    target = write_target_config(root / "target")
-    config = json.loads((target / "config.json").read_text())
-    config.update(architectures=["LlamaForCausalLM"], num_hidden_layers=32)
-    (target / "config.json").write_text(json.dumps(config))
-    return {"release": rel, "target": target,
+    return {"release": rel, "target": _llama_target(root / "target"),
             "good": _complete_eagle3(root / "good", "LlamaForCausalLMEagle3"),
             "authors": _complete_eagle3(root / "authors", "LlamaForCausalLM"),
             "absolute": _complete_eagle3(root / "absolute", "LlamaForCausalLMEagle3", "absolute")}
 
 
 def _tokenspeed_audit(cli, world, draft: str, algorithm: str = "EAGLE3") -> tuple[int, dict]:
-    line = TOKENSPEED_LAUNCH.format(target=world["target"], draft=world[draft],
-                                    algorithm=algorithm)  # fmt: skip
-    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={line}",
-                 "--var", f"roots={world['release'].package}", timeout=240)  # fmt: skip
-    assert result.stdout, result.stderr.decode()[-2000:]
-    return result.returncode, json.loads(result.stdout)
+    return _spec_audit(cli, world, TOKENSPEED_LAUNCH.format(
+        target=world["target"], draft=world[draft], algorithm=algorithm))
 
 
 def test_locate_eagle_finds_tokenspeed_and_how_its_loaders_use_d2t(cli, tokenspeed_world):
@@ -452,12 +454,9 @@ def test_locate_eagle_finds_tokenspeed_and_how_its_loaders_use_d2t(cli, tokenspe
     package = str(tokenspeed_world["release"].package)
     out = cli("locate-eagle", "-H", "testbox", "--root", package, timeout=180).stdout.decode()
     assert f"tokenspeed 0.1.1 at {package}" in out and "fork" not in out
-    doc = json.loads(cli("locate-eagle", "-H", "testbox", "--root", package, "--json",
-                         timeout=180).stdout)  # fmt: skip
-    (engine,) = doc["engines"]
+    engine, handling = _located(cli, tokenspeed_world)
     assert engine["name"] == "tokenspeed" and engine["version"] == "0.1.1"
     assert engine["label"] == "TokenSpeed 0.1.1" and engine["fork"] is None
-    handling = {m["relative_path"]: m["d2t_handling"] for m in doc["draft_models"]}
     assert handling["runtime/models/llama_eagle3.py"] == "offsets"
     assert handling["runtime/models/deepseek_v3.py"] == "offsets"
     # its registry is every model file's EntryClass (runtime/models/registry.py:100-131)
@@ -466,9 +465,7 @@ def test_locate_eagle_finds_tokenspeed_and_how_its_loaders_use_d2t(cli, tokenspe
 
 
 def test_a_correct_tokenspeed_eagle3_setup_is_clean(cli, tokenspeed_world):
-    code, doc = _tokenspeed_audit(cli, tokenspeed_world, "good")
-    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
-    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    row = _clean_row(*_tokenspeed_audit(cli, tokenspeed_world, "good"))
     assert row["engine"] == "tokenspeed"
     assert row["draft_class"] == "runtime/models/llama_eagle3.py:LlamaForCausalLMEagle3"
     # a draft that records no aux ids: the target's set_eagle3_layers_to_capture(None) takes

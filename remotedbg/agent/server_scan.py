@@ -598,15 +598,13 @@ def parse_decode_line(line):
     """One log line -> {"accept_length", "accept_rate", "throughput", "per_position"} (only the
     figures present), or None when it is not a decode/metrics line."""
     out = {}
-    m = _SGL_ACCEPT_LEN.search(line)
-    if m:
-        out["accept_length"] = _float(m.group(1))
-    m = _SGL_ACCEPT_RATE.search(line)
-    if m:
-        out["accept_rate"] = _float(m.group(1))
-    m = _SGL_THROUGHPUT.search(line)
-    if m:
-        out["throughput"] = _float(m.group(1))
+    # SGLang's figures; TokenSpeed's decode line (same throughput words), whose length wins
+    for name, pattern in (("accept_length", _SGL_ACCEPT_LEN), ("accept_rate", _SGL_ACCEPT_RATE),
+                          ("throughput", _SGL_THROUGHPUT), ("accept_length", _TS_ACCEPT_LEN),
+                          ("accept_rate", _TS_ACCEPT_RATE)):  # fmt: skip
+        m = pattern.search(line)
+        if m:
+            out[name] = _float(m.group(1))
     if "SpecDecoding metrics" in line:
         m = _VLLM_MEAN_LEN.search(line)
         if m:
@@ -626,12 +624,6 @@ def parse_decode_line(line):
     m = _VLLM_THROUGHPUT.search(line) or _LMDEPLOY_THROUGHPUT.search(line)
     if m:
         out["throughput"] = _float(m.group(1))
-    m = _TS_ACCEPT_LEN.search(line)
-    if m:
-        out["accept_length"] = _float(m.group(1))
-        m = _TS_ACCEPT_RATE.search(line)
-        if m:
-            out["accept_rate"] = _float(m.group(1))
     out = {k: v for k, v in out.items() if v is not None}
     return out or None
 
