@@ -264,7 +264,6 @@ def engine_labels() -> dict[str, str]:
     return {name: p.label for name, p in PROFILES.items()}
 
 
-
 def knowledge() -> dict[str, Any]:
     """A deep copy of KNOWLEDGE, safe to modify and to send as JSON."""
     return copy.deepcopy(KNOWLEDGE)
