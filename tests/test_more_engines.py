@@ -506,6 +506,20 @@ def test_tokenspeed_refuses_an_algorithm_spelled_in_lower_case(cli, tokenspeed_w
         "TokenSpeed has no algorithm 'eagle3': it is spelled EAGLE3")
 
 
+def test_tokenspeed_refuses_a_chain_of_other_than_steps_plus_one_tokens(cli, tokenspeed_world):
+    """Steps 3, topk 1 and 3 draft tokens, as an SGLang launch may give them (SGLang corrects
+    them): TokenSpeed raises ValueError at start (runtime/utils/server_args.py:1165-1175)."""
+    line = TOKENSPEED_LAUNCH.format(target=tokenspeed_world["target"],
+                                    draft=tokenspeed_world["good"], algorithm="EAGLE3")
+    code, doc = _spec_audit(cli, tokenspeed_world, line.replace(
+        "--speculative-num-draft-tokens 4", "--speculative-num-draft-tokens 3"))
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"draft-settings"} and code == 1, doc["findings"]
+    assert errors["draft-settings"]["title"] == (
+        "3 draft tokens with topk 1: TokenSpeed refuses to start")
+    assert "--speculative-num-draft-tokens 4" in errors["draft-settings"]["detail"]
+
+
 def test_tokenspeed_names_the_eagle_authors_architecture_spelling(cli, tokenspeed_world):
     """LlamaForCausalLM names no draft kind, so TokenSpeed looks up LlamaForCausalLMNextN
     (runtime/utils/hf_transformers_utils.py:460-475), which no EntryClass registers: ValueError

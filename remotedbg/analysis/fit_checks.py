@@ -426,6 +426,10 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         return _auto_settings(result, dep)
+    refused = profile.draft_settings_refused(dep.engine_version, steps, topk, tokens)
+    if refused:
+        return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                           {"steps": steps, "topk": topk, "draft_tokens": tokens}))
     if profile.chain_sets_draft_tokens and topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,

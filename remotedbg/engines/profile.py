@@ -205,6 +205,13 @@ class EngineProfile:
         return None
 
     # ---- draft settings given as flags of their own (no settings_arg)
+    def draft_settings_refused(
+        self, version: str | None, steps: int, topk: int | None, tokens: int | None
+    ) -> tuple[str, str] | None:
+        """(title, detail) when the release stops at start with these draft settings (topk and
+        draft tokens None: not given); None when it takes them or the rule was not read."""
+        return None
+
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""
         return None

@@ -157,6 +157,25 @@ class TokenSpeedProfile(EngineProfile):
     def draft_context_length(self, config: dict) -> int | None:
         return None
 
+    def draft_settings_refused(
+        self, version: str | None, steps: int, topk: int | None, tokens: int | None
+    ) -> tuple[str, str] | None:
+        """EAGLE3's chain (topk 1, its default: server_args.py:496) verifies steps + 1 tokens and
+        any other --speculative-num-draft-tokens raises ValueError at start (:1165-1175), where
+        SGLang corrects it; trees (topk > 1) are checked by :1180-1205, not modelled here."""
+        if not release(version) or release(version)[:2] != READ[:2]:
+            return None
+        if (topk or 1) != 1 or tokens is None or tokens == steps + 1:
+            return None
+        return (
+            f"{tokens} draft tokens with topk 1: TokenSpeed refuses to start",
+            f"TokenSpeed verifies a draft chain of --speculative-num-steps + 1 = {steps + 1} "
+            "tokens and raises ValueError('a draft chain verifies speculative_num_steps + 1 = "
+            f"{steps + 1} tokens, got speculative_num_draft_tokens={tokens}') at start "
+            "(tokenspeed/runtime/utils/server_args.py:1165-1175). Pass "
+            f"--speculative-num-draft-tokens {steps + 1}, or leave it out.",
+        )
+
     def auto_draft_settings(
         self, version: str | None, target_arch: str | None, algorithm: str | None = None
     ) -> tuple[int, int, int] | None:
