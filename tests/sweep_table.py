@@ -413,7 +413,7 @@ MORE: dict[str, dict[str, dict]] = {
         engine: row(DEFECT, ["fc-shape-mismatch"], cite=(
             "fc in-features are 3 x the target's hidden size in the engine's EAGLE-3 head "
             "(lmdeploy llama_eagle3.py Eagle3LlamaModel; aphrodite llama_eagle3.py; tokenspeed "
-            "llama_eagle3.py:412-428): a [4096, 15360] fc does not load"))
+            "llama_eagle3.py:413-429): a [4096, 15360] fc does not load"))
         for engine in MORE_ENGINES
     },
     # each engine's own commonest failure, the architecture its registry cannot map

@@ -459,7 +459,7 @@ def test_locate_eagle_finds_tokenspeed_and_how_its_loaders_use_d2t(cli, tokenspe
     assert engine["label"] == "TokenSpeed 0.1.1" and engine["fork"] is None
     assert handling["runtime/models/llama_eagle3.py"] == "offsets"
     assert handling["runtime/models/deepseek_v3.py"] == "offsets"
-    # its registry is every model file's EntryClass (runtime/models/registry.py:100-131)
+    # its registry is every model file's EntryClass (runtime/models/registry.py:101-131)
     assert engine["registry"]["LlamaForCausalLMEagle3"] == ["llama_eagle3",
                                                             "LlamaForCausalLMEagle3"]
 
@@ -543,7 +543,7 @@ def test_an_absolute_d2t_draft_for_tokenspeed_is_caught(cli, tokenspeed_world):
 
 
 # TokenSpeed 0.1.1's decode line when it speculates (tokenspeed/runtime/engine/batch_log.py:
-# 188-200, through its CustomFormatter, runtime/utils/common.py:1139-1151): avg_accept_len is
+# 189-200, through its CustomFormatter, runtime/utils/common.py:1139-1151): avg_accept_len is
 # generated tokens per verify step, accept_rate (avg_accept_len - 1) / steps
 TOKENSPEED_LOG = (
     "\x1b[38;20m[2026-12-06 09:00:00 None] - INFO - Decode batch. #dp-rank: 0, #running-req: 1, "

@@ -116,7 +116,7 @@ LAUNCH_FORMS = {
     },
     # `tokenspeed serve MODEL` / `ts serve MODEL`, and the engine it spawns, `python -m
     # smg_grpc_servicer.tokenspeed --host H --port P --model MODEL ...` (0.1.1
-    # tokenspeed/cli/_argsplit.py:226, cli/_proc.py:51-61); its flags (runtime/utils/
+    # tokenspeed/cli/_argsplit.py:226, cli/_proc.py:39-60); its flags (runtime/utils/
     # server_args.py:2749-2792); --speculative-config fills what they leave out, its method
     # upper-cased (:694-736); the gateway's port 8000 (cli/serve_smg.py:66)
     "tokenspeed": {
@@ -160,7 +160,7 @@ _VLLM_THROUGHPUT = re.compile(r"Avg generation throughput:\s*([0-9.]+)\s*tokens/
 _LMDEPLOY_MARK = "Avg thr (in/out):"
 _LMDEPLOY_THROUGHPUT = re.compile(r"Avg thr \(in/out\):\s*[0-9.]+\s*/\s*([0-9.]+)\s*tokens/s")
 # TokenSpeed 0.1.1: "Decode batch. #dp-rank: 0, ..., gen throughput (token/s): 101.12,
-#   avg_accept_len: 2.31, accept_rate: 0.44" (tokenspeed/runtime/engine/batch_log.py:188-200;
+#   avg_accept_len: 2.31, accept_rate: 0.44" (tokenspeed/runtime/engine/batch_log.py:189-200;
 #   avg_accept_len is tokens per verify step, the bonus included)
 _TS_ACCEPT_LEN = re.compile(r"avg_accept_len:\s*(-?[0-9.]+(?:e-?\d+)?)")
 _TS_ACCEPT_RATE = re.compile(r"\baccept_rate:\s*(-?[0-9.]+(?:e-?\d+)?)")

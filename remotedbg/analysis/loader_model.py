@@ -386,7 +386,7 @@ class Interpreter(Visitor):
         return None
 
     def _item_of(self, value: ast.Subscript, env: dict, mod: Module) -> Obj | None:
-        """`self.layers[0]` in an __init__ (TokenSpeed 0.1.1 llama_eagle3.py:407-409 keeps the
+        """`self.layers[0]` in an __init__ (TokenSpeed 0.1.1 llama_eagle3.py:408-411 keeps the
         one decoder layer as `midlayer`): that child, or one of unknown parameters below a
         module whose children are not known."""
         base = self._safe_eval(value.value, env, mod)

@@ -6,13 +6,13 @@ Not a fork by distribution: its package is its own (`tokenspeed/runtime/...`, no
 package inside), its server and flags are its own. Its draft-model code follows SGLang's design
 (THIRDPARTYNOTICES names SGLang and vLLM among the projects it is "based on or inspired by"):
 the model file's `EntryClass` registers a class by its name (runtime/models/registry.py:
-100-131), the EAGLE-3 head is `LlamaForCausalLMEagle3` (runtime/models/llama_eagle3.py:544,
+101-131), the EAGLE-3 head is `LlamaForCausalLMEagle3` (runtime/models/llama_eagle3.py:544,
 :716) and keeps `hot_token_id`; its rules are written here from its own code, not SGLang's.
 
 Launch: `tokenspeed serve MODEL ...` or `ts serve MODEL ...` (console scripts, entry_points.txt
 :2-3; cli/__main__.py:61-62; a leading positional is the model, cli/_argsplit.py:226). The
 orchestrator spawns the engine, `python -m smg_grpc_servicer.tokenspeed --host H --port P ...`
-(cli/_proc.py:35, :51-61), and the smg gateway, `python -m smg launch` (cli/_proc.py:34), which
+(cli/_proc.py:35, :39-60), and the smg gateway, `python -m smg launch` (cli/_proc.py:34), which
 serves HTTP on --port, 8000 by default (cli/serve_smg.py:66). Speculative flags
 (runtime/utils/server_args.py:2749-2792): --speculative-algorithm (EAGLE3, MTP, DFLASH, DSPARK,
 case as written: drafter/__init__.py:51, :161), --speculative-draft-model-path,
@@ -37,7 +37,7 @@ the target's code) with the draft config's eagle_aux_hidden_state_layer_ids, or
 (models/base/causal_lm.py:271-282).
 
 Acceptance: the decode log line `Decode batch. ... avg_accept_len: 2.31, accept_rate: 0.44`
-(runtime/engine/batch_log.py:188-200; avg_accept_len is generated tokens per verify step, the
+(runtime/engine/batch_log.py:189-200; avg_accept_len is generated tokens per verify step, the
 bonus included) and the counters tokenspeed:spec_decode_num_drafts, _num_draft_tokens,
 _num_accepted_tokens (the bonus token excluded: runtime/metrics/collector.py:227-246).
 """
@@ -69,9 +69,9 @@ class TokenSpeedProfile(EngineProfile):
         "models_dir": "runtime/models",
         "fallback_models": [],
         "worker_dirs": ["runtime/execution/drafter"],
-        # the registry is every model file's EntryClass (models/registry.py:100-131)
+        # the registry is every model file's EntryClass (models/registry.py:101-131)
         "registry_file": None,
-        "version_files": ["version.py"],  # __version__ = "0.1.1" (tokenspeed/version.py:20)
+        "version_files": ["version.py"],  # __version__ = "0.1.1" (tokenspeed/version.py:21)
         "name_excludes": [],
         "dist_names": ["tokenspeed"],
         "process_patterns": [
