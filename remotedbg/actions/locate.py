@@ -24,9 +24,11 @@ from remotedbg.analysis.d2t_handling import (
     resolve_architectures,
 )
 from remotedbg.analysis.d2t_install import classify_install
+from remotedbg.analysis.plugins import install_plugins, plugin_registry
 from remotedbg.analysis.served_code import summarize
 from remotedbg.engines.knowledge import ENGINES, scan_args
-from remotedbg.engines.profiles import install_fork, install_label
+from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profiles import engine_profile, install_fork, install_label
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.calls import InstallDrift
 from remotedbg.remote.primitives import Remote
@@ -109,16 +111,25 @@ def locate_engines(
             }
         )
         classified = classify_install(install, CLASSIFY, _reader(remote, install["path"]))
-        engines[-1]["registry"] = classified.get("registry")
+        profile = engine_profile(install["engine"])
+        plugins, plugin_models = install_plugins(install, classified["draft_models"], profile,
+                                                 CLASSIFY)  # fmt: skip
+        engines[-1]["plugins"] = plugins
+        engines[-1]["registry"] = _with_plugins(classified.get("registry"), plugins, profile)
         engines[-1]["followed"] = classified.get("followed", [])
+        classified["draft_models"] += plugin_models
         sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
+        sources |= {f["path"]: f.get("source") for p in install.get("plugins") or []
+                    for f in p.get("files") or []}  # fmt: skip
         for model in classified["draft_models"]:
             source = sources.get(model["path"]) or ""
             draft_models.append(
                 {
                     "engine": install["engine"],
                     "install": install["path"],
-                    "path": f"{install['path']}/{model['path']}",
+                    "path": f"{model.get('site') or install['path']}/{model['path']}",
+                    # a plugin's file: its path is relative to the site-packages
+                    "plugin": model.get("plugin"),
                     "relative_path": model["path"],
                     "architectures": model.get("architectures", []),
                     "classes": model.get("classes", []),
@@ -177,6 +188,19 @@ def locate_engines(
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _with_plugins(registry: dict | None, plugins: list[dict], profile: EngineProfile
+                  ) -> dict | None:  # fmt: skip
+    """The engine's registry with the architectures its plugins register: where the engine
+    looks drafts up in a registry, a plugin's entry replaces its own when the engine lets it
+    (vLLM's register_model overwrites), else the engine's stays."""
+    added = plugin_registry(plugins)
+    if not profile.registers_draft_architectures or not added:
+        return registry
+    if profile.plugin_models_override:
+        return {**(registry or {}), **added}
+    return {**added, **(registry or {})}
 
 
 def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,142 @@
+"""Plugins that add draft architectures or algorithms to a stock engine (issue 44, item 3),
+found through the engine's own plugin mechanism in the site-packages the server imports, on
+the real releases: SGLang 0.5.23 with eagle-harness 0.1.3, vLLM 0.23.0 with vllm-ascend 0.23.0.
+Each plugin's files are installed beside the engine as pip lays them out (its dist-info with
+entry_points.txt and its package), never imported.
+
+What the expectations are read from:
+- SGLang 0.5.23 loads every entry point of the group `sglang.srt.plugins`
+  (srt/plugins/__init__.py:29, load_plugins :103-130); ModelRegistry.register(package) adds
+  each EntryClass of the package's modules (srt/models/registry.py:32-46);
+  SpeculativeAlgorithm.register(name, spec_class=...) adds a CustomSpecAlgo that from_string
+  returns (srt/speculative/spec_info.py:49-91), whose is_eagle3 is False unless the plugin's
+  class overrides it (srt/speculative/spec_registry.py:75-76).
+- eagle-harness 0.1.3: entry point `sglang.srt.plugins: eagle_harness =
+  eagle_harness.sglang.plugin:register` (its entry_points.txt); plugin.py:22-23, :48
+  `ModelRegistry.register("eagle_harness.sglang.models", strict=True)`, :50
+  `SpeculativeAlgorithm.register(ALGORITHM_NAME, ..., spec_class=EagleHarnessSpecAlgo)`;
+  algorithm.py:58 `ALGORITHM_NAME = "EAGLE_HARNESS"`, :126-128 `is_eagle3` returns True;
+  models/llama_eagle3.py:12-16 `class Eagle3LlamaForCausalLM(LlamaForCausalLMEagle3)` (SGLang's
+  own EAGLE-3 class, which adds arange to d2t: 0.5.23 srt/models/llama_eagle3.py, as the
+  engine's own file is classified), models/llama_eagle4.py:327, :595 LlamaForCausalLMEagle4
+  (a full-vocabulary head: `get_hot_token_id` returns None, :488-490).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.releases import ReleaseUnavailable, engine_venv_with, release, release_wheel
+
+pytestmark = pytest.mark.network
+
+HARNESS = ("eagle-harness", "0.1.3")
+
+
+def _arch(draft, architecture: str) -> None:
+    config = json.loads((draft / "config.json").read_text())
+    config["architectures"] = [architecture]
+    (draft / "config.json").write_text(json.dumps(config))
+
+
+@pytest.fixture(scope="module")
+def harness_world(tmp_path_factory):
+    """SGLang 0.5.23 in a venv with eagle-harness 0.1.3 installed beside it; the same SGLang
+    without it; a Llama-3.1-8B target and EAGLE-3 drafts naming the plugin's architecture
+    (correct, and with absolute d2t)."""
+    from tests.test_conformance import build_box
+
+    try:
+        sglang = release("sglang", "0.5.23")
+        wheel = release_wheel(*HARNESS)
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("harness")
+    venv = root / "venv"
+    engine_venv_with(sglang, [wheel], venv)
+    plain = root / "plain"
+    engine_venv_with(sglang, [], plain)
+    world = {"venv": venv, "plain": plain}
+    for name, scenario in (("good", "correct"), ("absolute", "d2t-absolute")):
+        variables = build_box(root / name, "sglang", "0.5.23", scenario)
+        draft = root / name / "draft"
+        _arch(draft, "Eagle3LlamaForCausalLM")
+        world[name] = variables["draft"]
+        world[f"{name}_args"] = variables["args"].replace(
+            "--speculative-algorithm EAGLE3", "--speculative-algorithm EAGLE_HARNESS")
+    yield world
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _audit(cli, args: str, draft: str, roots) -> tuple[int, dict]:
+    result = cli("playbook", "spec-audit", "-H", "testbox", "--json", "--var", f"args={args}",
+                 "--var", f"draft={draft}", "--var", f"roots={roots}", "--var",
+                 "search_home=false", timeout=240)  # fmt: skip
+    assert result.stdout, result.stderr.decode()[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_locate_eagle_finds_eagle_harness_and_how_its_draft_classes_use_d2t(cli, harness_world):
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(harness_world["venv"]), "--json",
+                 timeout=180)  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    doc = json.loads(result.stdout)
+    (engine,) = doc["engines"]
+    assert engine["label"] == "SGLang 0.5.23"
+    (plugin,) = engine["plugins"]
+    assert plugin["label"] == "eagle-harness 0.1.3"
+    assert plugin["entry_points"] == [{"group": "sglang.srt.plugins", "name": "eagle_harness",
+                                       "value": "eagle_harness.sglang.plugin:register"}]
+    # plugin.py:50 registers EAGLE_HARNESS (algorithm.py:58) with EagleHarnessSpecAlgo, whose
+    # is_eagle3 returns True (algorithm.py:126-128)
+    algo = plugin["algorithms"]["EAGLE_HARNESS"]
+    assert (algo["family"], algo["class"]) == ("eagle3", "EagleHarnessSpecAlgo")
+    assert (algo["path"], algo["line"]) == ("eagle_harness/sglang/plugin.py", 50)
+    assert (algo["class_path"], algo["family_line"]) == ("eagle_harness/sglang/algorithm.py", 126)
+    # plugin.py:48 registers the package models/: its EntryClass lists
+    archs = plugin["architectures"]
+    assert set(archs) == {"Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle4"}
+    assert archs["Eagle3LlamaForCausalLM"]["module"] == "eagle_harness.sglang.models.llama_eagle3"
+    handling = {m["relative_path"]: (m["d2t_handling"], m["plugin"]) for m in doc["draft_models"]
+                if m.get("plugin")}  # fmt: skip
+    assert handling == {
+        # a subclass of SGLang's LlamaForCausalLMEagle3, which treats d2t as offsets
+        "eagle_harness/sglang/models/llama_eagle3.py": ("offsets", "eagle-harness 0.1.3"),
+        # a full-vocabulary head that reads no d2t
+        "eagle_harness/sglang/models/llama_eagle4.py": ("none", "eagle-harness 0.1.3"),
+    }
+    text = cli("locate-eagle", "-H", "testbox", "--root", str(harness_world["venv"]),
+               timeout=180).stdout.decode()  # fmt: skip
+    assert "EAGLE_HARNESS (EAGLE-3), from plugin eagle-harness 0.1.3" in text
+
+
+def test_a_correct_setup_through_the_plugin_is_clean(cli, harness_world):
+    code, doc = _audit(cli, harness_world["good_args"], harness_world["good"],
+                       harness_world["venv"])  # fmt: skip
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "sglang"
+    assert row["draft_class"] == ("eagle_harness/sglang/models/llama_eagle3.py:"
+                                  "Eagle3LlamaForCausalLM, from plugin eagle-harness 0.1.3")
+    said = json.dumps(doc["results"]["spec"])
+    assert "EAGLE_HARNESS, from plugin eagle-harness 0.1.3" in said
+
+
+def test_an_absolute_d2t_draft_through_the_plugin_is_caught(cli, harness_world):
+    code, doc = _audit(cli, harness_world["absolute_args"], harness_world["absolute"],
+                       harness_world["venv"])  # fmt: skip
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
+
+
+def test_without_the_plugin_its_algorithm_stays_unknown(cli, harness_world):
+    """The same launch on the same SGLang without eagle-harness: SpeculativeAlgorithm
+    .from_string raises for EAGLE_HARNESS (spec_info.py:65), which no plugin declares here."""
+    code, doc = _audit(cli, harness_world["good_args"], harness_world["good"],
+                       harness_world["plain"])  # fmt: skip
+    assert doc["verdict"] == "inconclusive" and code == 4, doc["findings"]
+    assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+    assert "EAGLE_HARNESS" in json.dumps(doc["inconclusive"])
