@@ -121,8 +121,21 @@ def test_a_correct_setup_through_the_plugin_is_clean(cli, harness_world):
     assert row["engine"] == "sglang"
     assert row["draft_class"] == ("eagle_harness/sglang/models/llama_eagle3.py:"
                                   "Eagle3LlamaForCausalLM, from plugin eagle-harness 0.1.3")
-    said = json.dumps(doc["results"]["spec"])
-    assert "EAGLE_HARNESS, from plugin eagle-harness 0.1.3" in said
+    checks = row["checks"]
+    # the plugin's algorithm is served as the EAGLE-3 family its class declares
+    facts = checks["algorithm-mismatch"]["facts"]
+    assert facts["served_as"] == "eagle3" and facts["draft_family"] == "eagle3"
+    assert facts["algorithm_from"].startswith(
+        "EAGLE_HARNESS (EAGLE-3), from plugin eagle-harness 0.1.3: eagle_harness/sglang/plugin.py:50")
+    assert checks["algorithm-mismatch"]["status"] == "ok"
+    # its weights are loaded through SGLang's own class, which the plugin's subclasses
+    # (the draft's tensors all have a parameter there)
+    assert checks["draft-weights"]["status"] == "ok"
+    assert "eagle_harness/sglang/models/llama_eagle3.py" in checks["draft-weights"]["facts"][
+        "draft_class"]
+    # the EAGLE-3 capture SGLang sets for a Llama target (srt/models/llama.py): the layers the
+    # draft was trained on
+    assert checks["aux-layers-mismatch"]["status"] == "ok"
 
 
 def test_an_absolute_d2t_draft_through_the_plugin_is_caught(cli, harness_world):
@@ -139,4 +152,6 @@ def test_without_the_plugin_its_algorithm_stays_unknown(cli, harness_world):
                        harness_world["plain"])  # fmt: skip
     assert doc["verdict"] == "inconclusive" and code == 4, doc["findings"]
     assert [f for f in doc["findings"] if f["severity"] == "error"] == []
-    assert "EAGLE_HARNESS" in json.dumps(doc["inconclusive"])
+    said = json.dumps(doc["inconclusive"])
+    assert ("no algorithm 'EAGLE_HARNESS' we know, and no plugin of the install registers it "
+            "(plugins seen: none)") in said, said

@@ -146,6 +146,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
                     "d2t_handling": hit.get("d2t_handling"),
                     "evidence": model["evidence"],
                     "running": bool(engine.get("running")),
+                    # a class a plugin registers: named with the plugin
+                    "plugin": model.get("plugin"),
+                    "relative_path": model["relative_path"],
                 }
     return None
 

@@ -319,3 +319,9 @@ def plugin_lines(plugin: dict[str, Any]) -> list[str]:
     if not plugin.get("algorithms") and not plugin.get("architectures"):
         lines.append("  registers no draft architecture or speculative algorithm")
     return lines
+
+
+def plugin_packages(plugin: dict[str, Any]) -> list[str]:
+    """The top-level packages the plugin's entry points import."""
+    return list(dict.fromkeys(e["value"].split(":")[0].split(".")[0]
+                              for e in plugin.get("entry_points") or []))  # fmt: skip

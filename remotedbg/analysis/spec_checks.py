@@ -33,6 +33,7 @@ from remotedbg.analysis.fit_checks import (
     tokenizer_mismatch,
 )
 from remotedbg.analysis.loader_values import LoadModel
+from remotedbg.analysis.plugins import algorithm_line, plugin_algorithm
 from remotedbg.analysis.pysource import parse, walk
 from remotedbg.analysis.served_code import served_code_modified
 from remotedbg.contract import (
@@ -125,6 +126,7 @@ class Deployment:
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
     drift: dict | None = None  # the install against its release (served_code.summarize)
     speculators: dict | None = None  # a speculators-format draft as read (analysis.speculators)
+    plugins: list[dict] | None = None  # the install's plugins (analysis.plugins.install_plugins)
 
     @property
     def engine_profile(self) -> EngineProfile:
@@ -145,8 +147,19 @@ class Deployment:
         return (self.spec or {}).get("algorithm")
 
     @property
+    def plugin_algorithm(self) -> dict | None:
+        """The launch's algorithm where a plugin of the install registers it (and the engine
+        has none of that name)."""
+        if not self.algorithm or served_family(self.engine, self.algorithm):
+            return None
+        return plugin_algorithm(self.plugins, self.algorithm)
+
+    @property
     def served(self) -> str | None:
-        return served_family(self.engine, self.algorithm) if self.algorithm else None
+        if not self.algorithm:
+            return None
+        plugin = self.plugin_algorithm
+        return plugin["family"] if plugin else served_family(self.engine, self.algorithm)
 
 
 # ------------------------------------------------------------------ algorithm vs draft family
@@ -172,8 +185,12 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     served = dep.served
     result["facts"] = {"architectures": archs, "draft_family": drafted, "algorithm": dep.algorithm,
                        "served_as": served}  # fmt: skip
+    plugin = dep.plugin_algorithm
+    if plugin:
+        result["facts"]["algorithm_from"] = algorithm_line(plugin["name"], plugin,
+                                                           plugin["plugin"])  # fmt: skip
     if served is None:
-        return unknown(result, f"{dep.engine} has no algorithm {dep.algorithm!r} we know")
+        return unknown(result, _unknown_algorithm(dep, plugin))
     launch = dep.launch_profile
     if drafted is None:
         if launch.names_head_after_method and archs:
@@ -208,6 +225,17 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _unknown_algorithm(dep: Deployment, plugin: dict | None) -> str:
+    """Why the launch's algorithm has no family: a plugin registers it without declaring
+    one, or neither the engine nor any plugin of the install registers it (what was seen)."""
+    if plugin:
+        return (f"{algorithm_line(plugin['name'], plugin, plugin['plugin'])}; its class "
+                "declares no draft family, so the draft's fit is not judged")  # fmt: skip
+    seen = ", ".join(p["label"] for p in dep.plugins or []) or "none"
+    return (f"{dep.engine} has no algorithm {dep.algorithm!r} we know, and no plugin of the "
+            f"install registers it (plugins seen: {seen})")
 
 
 def target_unsupported(dep: Deployment) -> dict[str, Any]:
