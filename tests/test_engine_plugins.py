@@ -125,8 +125,9 @@ def test_a_correct_setup_through_the_plugin_is_clean(cli, harness_world):
     # the plugin's algorithm is served as the EAGLE-3 family its class declares
     facts = checks["algorithm-mismatch"]["facts"]
     assert facts["served_as"] == "eagle3" and facts["draft_family"] == "eagle3"
-    assert facts["algorithm_from"].startswith(
-        "EAGLE_HARNESS (EAGLE-3), from plugin eagle-harness 0.1.3: eagle_harness/sglang/plugin.py:50")
+    assert facts["algorithm_from"].startswith("EAGLE_HARNESS (EAGLE-3), from plugin "
+                                              "eagle-harness 0.1.3: eagle_harness/sglang/"
+                                              "plugin.py:50")  # fmt: skip
     assert checks["algorithm-mismatch"]["status"] == "ok"
     # its weights are loaded through SGLang's own class, which the plugin's subclasses
     # (the draft's tensors all have a parameter there)
