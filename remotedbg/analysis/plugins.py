@@ -13,6 +13,7 @@ they are literals or module constants (in the file, or imported from another fil
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,9 +23,11 @@ from remotedbg.engines.profile import EngineProfile
 
 
 def plugin_label(plugin: dict[str, Any]) -> str:
-    """'eagle-harness 0.1.3': how every output names the plugin."""
+    """'eagle-harness 0.1.3': how every output names the plugin (its distribution's name as
+    pip spells it: vllm-ascend's METADATA says vllm_ascend)."""
+    name = re.sub(r"[-_.]+", "-", str(plugin.get("distribution"))).lower()
     version = plugin.get("version")
-    return f"{plugin.get('distribution')} {version}" if version else str(plugin.get("distribution"))
+    return f"{name} {version}" if version else name
 
 
 def module_of(path: str) -> str:
