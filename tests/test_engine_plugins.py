@@ -156,3 +156,122 @@ def test_without_the_plugin_its_algorithm_stays_unknown(cli, harness_world):
     said = json.dumps(doc["inconclusive"])
     assert ("no algorithm 'EAGLE_HARNESS' we know, and no plugin of the install registers it "
             "(plugins seen: none)") in said, said
+
+
+# --------------------------------------------------------------------- vLLM + vllm-ascend
+ASCEND = ("vllm-ascend", "0.23.0")
+VWN_LAUNCH = "vllm serve {target} --speculative-config {config}"
+
+
+def _vwn_draft(directory, absolute: bool = False, vwn: bool = True):
+    """An EAGLE-3 head for Eagle3VwnLlamaForCausalLM (vllm-ascend 0.23.0
+    models/llama_eagle3_vwn.py:173-211): SpecForge's tensors for a Llama-3.1-8B target, plus
+    the layers VwnLlamaDecoderLayer builds with vwn_m = vwn_r = 1 (:53-84, PreVwnLayerV1
+    :36-46), which its load_weights takes under midlayer. as vLLM's Eagle3LlamaForCausalLM
+    does."""
+    from tests import realshape as rs
+
+    shape = rs.LLAMA31_8B
+    h = shape.hidden
+    config = rs.eagle3_config(shape)
+    config.update(architectures=["LlamaForCausalLMVwnEagle3"], vwn_m=1, vwn_r=1)
+    for key in ("rope_scaling", "max_position_embeddings"):
+        if key in shape.extra:
+            config[key] = shape.extra[key]
+    tensors = rs.eagle3_tensors(shape)
+    layers = {"pre_vwn_layer.input_layernorm": [h], "pre_vwn_layer.hidden_norm": [h],
+              "pre_vwn_layer.fc": [h, 2 * h], "pre_vwn_layer.upward": [h, h],
+              "downward_and_forgot": [2 * h, h], "pre_attention_layernorm": [h],
+              "upward_after_attn": [h, h], "downward_and_forgot_after_attn": [2 * h, h],
+              "upward_after_mlp": [h, h], "downward": [h, h]}  # fmt: skip
+    for name, dims in layers.items() if vwn else ():
+        tensors[f"midlayer.{name}.weight"] = ("BF16", dims, None)
+    if absolute:
+        d2t = tensors["d2t"]
+        offsets = rs.np.frombuffer(d2t[2], dtype="<i8")
+        ids = offsets + rs.np.arange(len(offsets), dtype="<i8")
+        tensors["d2t"] = (d2t[0], d2t[1], ids.astype("<i8").tobytes())
+    return rs.write_checkpoint(directory, config, tensors), rs.write_target(
+        directory.parent / "target", shape)
+
+
+@pytest.fixture(scope="module")
+def ascend_world(tmp_path_factory):
+    """vLLM 0.23.0, the release vllm-ascend 0.23.0 is made for (its METADATA:161 "releases/
+    v0.23.0 | CI commitment for vLLM 0.23.0"; utils.py:610-618 vllm_version_is("0.23.0") at
+    each version branch), with vllm-ascend 0.23.0 installed beside it."""
+    from tests.releases import sweep_release
+
+    try:
+        vllm = sweep_release("vllm", "0.23.0")
+        wheel = release_wheel(*ASCEND)
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("ascend")
+    engine_venv_with(vllm, [wheel], root / "venv")
+    world = {"venv": root / "venv"}
+    for name, absolute, vwn in (("good", False, True), ("absolute", True, True),
+                                ("plain", False, False)):  # fmt: skip
+        draft, target = _vwn_draft(root / name / "draft", absolute, vwn)
+        config = json.dumps({"method": "eagle3", "model": str(draft),
+                             "num_speculative_tokens": 3})  # fmt: skip
+        world[name] = str(draft)
+        world[f"{name}_args"] = VWN_LAUNCH.format(target=target, config=config)
+    yield world
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_locate_eagle_finds_vllm_ascend_and_its_eagle3_class(cli, ascend_world):
+    """vllm-ascend's entry points (entry_points.txt: vllm.general_plugins ascend_model =
+    vllm_ascend:register_model, and the platform plugin) lead to models/__init__.py:8-10
+    register_model("LlamaForCausalLMVwnEagle3", "vllm_ascend.models.llama_eagle3_vwn:
+    Eagle3VwnLlamaForCausalLM"), whose compute_logits adds arange to d2t
+    (llama_eagle3_vwn.py:225-226): offsets."""
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(ascend_world["venv"]), "--json",
+                 timeout=180)  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    doc = json.loads(result.stdout)
+    (engine,) = doc["engines"]
+    assert engine["label"] == "vLLM 0.23.0"
+    (plugin,) = engine["plugins"]
+    assert plugin["label"] == "vllm-ascend 0.23.0"
+    groups = {(e["group"], e["name"]) for e in plugin["entry_points"]}
+    assert ("vllm.general_plugins", "ascend_model") in groups
+    assert ("vllm.platform_plugins", "ascend") in groups
+    vwn = plugin["architectures"]["LlamaForCausalLMVwnEagle3"]
+    assert (vwn["module"], vwn["class"]) == ("vllm_ascend.models.llama_eagle3_vwn",
+                                             "Eagle3VwnLlamaForCausalLM")
+    assert (vwn["path"], vwn["line"]) == ("vllm_ascend/models/__init__.py", 8)
+    # the architecture is in the registry the checks read, pointing at the plugin's class
+    assert engine["registry"]["LlamaForCausalLMVwnEagle3"] == [
+        "vllm_ascend.models.llama_eagle3_vwn", "Eagle3VwnLlamaForCausalLM"]
+    handling = {m["relative_path"]: (m["d2t_handling"], m["plugin"]) for m in doc["draft_models"]
+                if m.get("plugin")}  # fmt: skip
+    assert handling["vllm_ascend/models/llama_eagle3_vwn.py"] == ("offsets", "vllm-ascend 0.23.0")
+
+
+def test_a_correct_vllm_ascend_eagle3_setup_is_clean(cli, ascend_world):
+    code, doc = _audit(cli, ascend_world["good_args"], ascend_world["good"], ascend_world["venv"])
+    assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
+    (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
+    assert row["engine"] == "vllm"
+    assert row["draft_class"] == ("vllm_ascend/models/llama_eagle3_vwn.py:"
+                                  "Eagle3VwnLlamaForCausalLM, from plugin vllm-ascend 0.23.0")
+    # vLLM 0.23.0's EAGLEConfig keeps an architecture ending in Eagle3
+    # (transformers_utils/configs/eagle.py:55-63), which the plugin registers
+    assert row["checks"]["draft-arch-unsupported"]["facts"]["registered"] == [
+        "LlamaForCausalLMVwnEagle3"]
+    assert row["checks"]["draft-weights"]["status"] == "ok"
+
+
+def test_vllm_ascend_drafts_that_do_not_fit_are_caught(cli, ascend_world):
+    code, doc = _audit(cli, ascend_world["absolute_args"], ascend_world["absolute"],
+                       ascend_world["venv"])  # fmt: skip
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
+    # a plain EAGLE-3 head under the VWN architecture lacks the layers the VWN class builds
+    code, doc = _audit(cli, ascend_world["plain_args"], ascend_world["plain"],
+                       ascend_world["venv"])  # fmt: skip
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert code == 1 and set(errors) <= {"required-weights-missing", "draft-load-fails"}, errors
+    assert "pre_vwn_layer" in json.dumps(list(errors.values()))
