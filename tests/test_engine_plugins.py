@@ -42,31 +42,90 @@ def _arch(draft, architecture: str) -> None:
     (draft / "config.json").write_text(json.dumps(config))
 
 
-@pytest.fixture(scope="module")
-def harness_world(tmp_path_factory):
-    """SGLang 0.5.23 in a venv with eagle-harness 0.1.3 installed beside it; the same SGLang
-    without it; a Llama-3.1-8B target and EAGLE-3 drafts naming the plugin's architecture
-    (correct, and with absolute d2t)."""
+def _load_hook_table(site):
+    """eagle-harness's own hook table (sglang/hooks.py HOOKS), run from its file: it imports
+    only importlib, inspect and typing (hooks.py:20-24)."""
+    import importlib.util
+
+    path = site / "eagle_harness" / "sglang" / "hooks.py"
+    spec = importlib.util.spec_from_file_location("eagle_harness_hooks_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.HOOKS
+
+
+def _add_hooks(site) -> int:
+    """SGLang 0.5.23 made to carry every hook eagle-harness's table names (as its eagle-hooks
+    branch does, compat.py:46-47): a missing module, class, method or field added with the
+    parameters the table gives, a function given the parameters it lacks. Returns how many
+    were added."""
+    import ast
+
+    added = 0
+    for hook in _load_hook_table(site):
+        if hook.optional:
+            continue
+        module, _, attr = hook.path.partition(":")
+        path = site.joinpath(*module.split(".")).with_suffix(".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = path.read_text().splitlines() if path.is_file() else []
+        tree = ast.parse("\n".join(lines))
+        owner, _, member = attr.partition(".")
+        args = "".join(f", {p}=None" for p in hook.params)
+        found = next((n for n in tree.body if getattr(n, "name", None) == owner), None)
+        if not member and isinstance(found, ast.FunctionDef):
+            have = {a.arg for a in [*found.args.args, *found.args.kwonlyargs]}
+            lacking = [p for p in hook.params if p not in have]
+            last = (found.args.kwonlyargs or found.args.args)[-1]
+            lines[last.end_lineno - 1] += "".join(f" {p}=None," for p in lacking)
+        elif not member and found is None:
+            lines += [f"class {owner}:", f"    def __init__(self{args}):", "        pass"]
+        elif found is None:
+            lines += [f"class {owner}:", _member(hook, member, args)]
+        elif not any(getattr(n, "name", None) == member for n in found.body) and not any(
+                isinstance(n, ast.AnnAssign) and n.target.id == member for n in found.body):
+            lines.insert(found.end_lineno, _member(hook, member, args))
+        else:
+            continue
+        path.write_text("\n".join(lines) + "\n")
+        added += 1
+    return added
+
+
+def _member(hook, name: str, args: str) -> str:
+    if hook.kind == "field":
+        return f"    {name}: object = None"
+    return f"    def {name}(self{args}):\n        pass"
+
+
+def _harness_drafts(root, world: dict) -> None:
+    """A Llama-3.1-8B target and EAGLE-3 drafts naming the plugin's architecture (correct,
+    and with absolute d2t), launched with EAGLE_HARNESS and explicit draft settings."""
     from tests.test_conformance import build_box
 
+    for name, scenario in (("good", "correct"), ("absolute", "d2t-absolute")):
+        variables = build_box(root / name, "sglang", "0.5.23", scenario)
+        _arch(root / name / "draft", "Eagle3LlamaForCausalLM")
+        world[name] = variables["draft"]
+        world[f"{name}_args"] = variables["args"].replace(
+            "--speculative-algorithm EAGLE3", "--speculative-algorithm EAGLE_HARNESS")
+
+
+@pytest.fixture(scope="module")
+def harness_world(tmp_path_factory):
+    """SGLang 0.5.23 in a venv with eagle-harness 0.1.3 installed beside it; the same with the
+    plugin's hooks added to SGLang; the same SGLang without the plugin."""
     try:
         sglang = release("sglang", "0.5.23")
         wheel = release_wheel(*HARNESS)
     except ReleaseUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("harness")
-    venv = root / "venv"
-    engine_venv_with(sglang, [wheel], venv)
-    plain = root / "plain"
-    engine_venv_with(sglang, [], plain)
-    world = {"venv": venv, "plain": plain}
-    for name, scenario in (("good", "correct"), ("absolute", "d2t-absolute")):
-        variables = build_box(root / name, "sglang", "0.5.23", scenario)
-        draft = root / name / "draft"
-        _arch(draft, "Eagle3LlamaForCausalLM")
-        world[name] = variables["draft"]
-        world[f"{name}_args"] = variables["args"].replace(
-            "--speculative-algorithm EAGLE3", "--speculative-algorithm EAGLE_HARNESS")
+    world = {"venv": root / "venv", "hooked": root / "hooked", "plain": root / "plain"}
+    engine_venv_with(sglang, [wheel], world["venv"])
+    world["hooks_added"] = _add_hooks(engine_venv_with(sglang, [wheel], world["hooked"]))
+    engine_venv_with(sglang, [], world["plain"])
+    _harness_drafts(root, world)
     yield world
     shutil.rmtree(root, ignore_errors=True)
 
@@ -79,11 +138,14 @@ def _audit(cli, args: str, draft: str, roots) -> tuple[int, dict]:
     return result.returncode, json.loads(result.stdout)
 
 
-def test_locate_eagle_finds_eagle_harness_and_how_its_draft_classes_use_d2t(cli, harness_world):
-    result = cli("locate-eagle", "-H", "testbox", "--root", str(harness_world["venv"]), "--json",
-                 timeout=180)  # fmt: skip
+def _locate(cli, root) -> dict:
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(root), "--json", timeout=180)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
-    doc = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_locate_eagle_finds_eagle_harness_and_how_its_draft_classes_use_d2t(cli, harness_world):
+    doc = _locate(cli, harness_world["venv"])
     (engine,) = doc["engines"]
     assert engine["label"] == "SGLang 0.5.23"
     (plugin,) = engine["plugins"]
@@ -91,11 +153,13 @@ def test_locate_eagle_finds_eagle_harness_and_how_its_draft_classes_use_d2t(cli,
     assert plugin["entry_points"] == [{"group": "sglang.srt.plugins", "name": "eagle_harness",
                                        "value": "eagle_harness.sglang.plugin:register"}]
     # plugin.py:50 registers EAGLE_HARNESS (algorithm.py:58) with EagleHarnessSpecAlgo, whose
-    # is_eagle3 returns True (algorithm.py:126-128)
+    # is_eagle3 returns True (algorithm.py:126-128), after the early return of :33-34
     algo = plugin["algorithms"]["EAGLE_HARNESS"]
     assert (algo["family"], algo["class"]) == ("eagle3", "EagleHarnessSpecAlgo")
     assert (algo["path"], algo["line"]) == ("eagle_harness/sglang/plugin.py", 50)
     assert (algo["class_path"], algo["family_line"]) == ("eagle_harness/sglang/algorithm.py", 126)
+    assert algo["guard"] == ('eagle_harness/sglang/plugin.py:33 '
+                             '`not check_for_registration(\'sglang\')`')
     # plugin.py:48 registers the package models/: its EntryClass lists
     archs = plugin["architectures"]
     assert set(archs) == {"Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle4"}
@@ -108,14 +172,44 @@ def test_locate_eagle_finds_eagle_harness_and_how_its_draft_classes_use_d2t(cli,
         # a full-vocabulary head that reads no d2t
         "eagle_harness/sglang/models/llama_eagle4.py": ("none", "eagle-harness 0.1.3"),
     }
+    # SGLang 0.5.23 lacks hooks of the plugin's table, e.g. the module
+    # srt/layers/attention/linear/verify_extension.py (hooks.py:36, :120) is not in the release
+    # and CustomSpecAlgo has no uses_aux_hidden_states (spec_registry.py:26-180; hooks.py:107):
+    # check_for_registration refuses (compat.py:136-141) and register() returns (plugin.py:33-34)
+    gate = plugin["gate"]
+    assert gate["status"] == "disabled" and gate["hooks"] == 39
+    assert "sglang.srt.layers.attention.linear.verify_extension is missing" in gate["missing"]
+    assert ("sglang.srt.speculative.spec_registry:CustomSpecAlgo.uses_aux_hidden_states is "
+            "missing") in gate["missing"]
     text = cli("locate-eagle", "-H", "testbox", "--root", str(harness_world["venv"]),
                timeout=180).stdout.decode()  # fmt: skip
-    assert "EAGLE_HARNESS (EAGLE-3), from plugin eagle-harness 0.1.3" in text
+    assert "algorithm EAGLE_HARNESS (EAGLE-3), from plugin eagle-harness 0.1.3" in text
+    assert "eagle-harness 0.1.3 registers nothing on SGLang 0.5.23" in text
+
+
+def test_eagle_harness_on_a_stock_sglang_release_is_its_commonest_failure(cli, harness_world):
+    """On SGLang 0.5.23 as released the plugin registers nothing, so EAGLE_HARNESS is an
+    unknown algorithm: SpeculativeAlgorithm.from_string raises (spec_info.py:65)."""
+    code, doc = _audit(cli, harness_world["good_args"], harness_world["good"],
+                       harness_world["venv"])  # fmt: skip
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"plugin-disabled"} and code == 1, doc["findings"]
+    said = errors["plugin-disabled"]
+    assert said["title"] == ("EAGLE_HARNESS is not registered: eagle-harness 0.1.3 registers "
+                             "nothing on SGLang 0.5.23")
+    assert "srt/speculative/spec_info.py:49-65" in said["detail"]
+
+
+def test_with_the_hooks_the_plugin_registers_and_is_judged_like_sglang_s_own(cli, harness_world):
+    assert harness_world["hooks_added"] > 0
+    (engine,) = _locate(cli, harness_world["hooked"])["engines"]
+    (plugin,) = engine["plugins"]
+    assert plugin["gate"]["status"] == "enabled", plugin["gate"]
 
 
 def test_a_correct_setup_through_the_plugin_is_clean(cli, harness_world):
     code, doc = _audit(cli, harness_world["good_args"], harness_world["good"],
-                       harness_world["venv"])  # fmt: skip
+                       harness_world["hooked"])  # fmt: skip
     assert doc["verdict"] == "ok" and code == 0, (doc["findings"], doc.get("inconclusive"))
     (row,) = [r for r in doc["results"]["spec"]["spec"] if r["draft"]]
     assert row["engine"] == "sglang"
@@ -141,7 +235,7 @@ def test_a_correct_setup_through_the_plugin_is_clean(cli, harness_world):
 
 def test_an_absolute_d2t_draft_through_the_plugin_is_caught(cli, harness_world):
     code, doc = _audit(cli, harness_world["absolute_args"], harness_world["absolute"],
-                       harness_world["venv"])  # fmt: skip
+                       harness_world["hooked"])  # fmt: skip
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
     assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
 

@@ -18,14 +18,16 @@ from remotedbg.actions.analysis_cache import (
 )
 from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
 from remotedbg.agent import engine_scan
+from remotedbg.analysis import plugin_gate
 from remotedbg.analysis.d2t_handling import (
     classify_source,
     evidence_lines,
     resolve_architectures,
 )
 from remotedbg.analysis.d2t_install import classify_install
-from remotedbg.analysis.plugins import install_plugins, plugin_registry
+from remotedbg.analysis.plugins import disabled, install_plugins, plugin_registry, unguarded_gate
 from remotedbg.analysis.served_code import summarize
+from remotedbg.engines import plugin_gates
 from remotedbg.engines.knowledge import ENGINES, scan_args
 from remotedbg.engines.profile import EngineProfile
 from remotedbg.engines.profiles import engine_profile, install_fork, install_label
@@ -114,6 +116,9 @@ def locate_engines(
         profile = engine_profile(install["engine"])
         plugins, plugin_models = install_plugins(install, classified["draft_models"], profile,
                                                  CLASSIFY)  # fmt: skip
+        _gate_plugins(remote, install, plugins, profile)
+        plugin_models = [dict(m, disabled=True) if m.get("plugin") in {
+            p["label"] for p in plugins if disabled(p)} else m for m in plugin_models]
         engines[-1]["plugins"] = plugins
         engines[-1]["registry"] = _with_plugins(classified.get("registry"), plugins, profile)
         engines[-1]["followed"] = classified.get("followed", [])
@@ -130,6 +135,7 @@ def locate_engines(
                     "path": f"{model.get('site') or install['path']}/{model['path']}",
                     # a plugin's file: its path is relative to the site-packages
                     "plugin": model.get("plugin"),
+                    "disabled": bool(model.get("disabled")),
                     "relative_path": model["path"],
                     "architectures": model.get("architectures", []),
                     "classes": model.get("classes", []),
@@ -188,6 +194,36 @@ def locate_engines(
         "limits": scan.get("limits", {}),
         "elapsed_s": scan.get("elapsed_s"),
     }
+
+
+def _gate_plugins(remote: Remote, install: dict, plugins: list[dict], profile: EngineProfile
+                  ) -> None:  # fmt: skip
+    """Each plugin's gate on this install (analysis.plugin_gate): its hook table, where one is
+    known, evaluated against the engine's code (one read of the table, one of the engine files
+    it names); else the early return its registrations sit behind, undecided."""
+    package = str(profile.scan.get("package") or profile.name)
+    for plugin in plugins:
+        where = plugin_gates.hook_table(plugin["label"].split(" ")[0], profile.name)
+        if where is None:
+            gate = unguarded_gate(plugin)
+        else:
+            site = plugin["site"].rstrip("/")
+            table = _reader(remote, site)([where["file"]]).get(where["file"])
+            hooks = plugin_gate.hook_table(table, where["table"]) if table else None
+            read = _reader(remote, install["path"])
+            texts = read(plugin_gate.hook_modules(hooks or [], package))
+            for _ in range(3):  # the bases of the hooks' classes, a level a round
+                more = plugin_gate.base_modules(hooks or [], package, texts.get)
+                if not more:
+                    break
+                texts |= {p: "" for p in more} | read(more)
+            gate = plugin_gate.evaluate(hooks, package, texts.get,
+                                        {**where, "table": f"{where['file']} {where['table']}"})
+        if gate is not None:
+            plugin["gate"] = gate
+            plugin["gate_line"] = plugin_gate.gate_line(
+                plugin["label"], install_label(install["engine"], install.get("version"),
+                                               install.get("fork")), gate)  # fmt: skip
 
 
 def _with_plugins(registry: dict | None, plugins: list[dict], profile: EngineProfile

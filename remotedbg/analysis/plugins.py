@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from remotedbg.analysis.d2t_handling import NONE, UNKNOWN
+from remotedbg.analysis.plugin_gate import guards
 from remotedbg.analysis.pysource import parse, walk
 from remotedbg.engines.profile import EngineProfile
 
@@ -154,6 +155,9 @@ def registrations(plugin: dict[str, Any], profile: EngineProfile) -> dict[str, A
                 continue
             where = {"path": file.path, "line": node.lineno,
                      "call": f"{receiver}.{node.func.attr}"}  # fmt: skip
+            guarded = guards(file.tree, node)
+            if guarded:  # `if not check(...): return` before it: registered only if it passes
+                where["guard"] = f"{file.path}:{guarded[0].lineno} `{ast.unparse(guarded[0].test)}`"
             first = read.string(file, node.args[0]) if node.args else None
             if kind == "model" and first and len(node.args) > 1:
                 target = read.string(file, node.args[1]) or ""
@@ -276,9 +280,27 @@ def install_plugins(
 
 
 def plugin_registry(plugins: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Architecture -> [module, class] the plugins register (an engine registry's form)."""
-    return {arch: [e["module"], e["class"]] for p in plugins
+    """Architecture -> [module, class] the plugins register (an engine registry's form); a
+    plugin whose gate stops its registrations adds none."""
+    return {arch: [e["module"], e["class"]] for p in plugins if not disabled(p)
             for arch, e in p.get("architectures", {}).items()}  # fmt: skip
+
+
+def disabled(plugin: dict[str, Any]) -> bool:
+    """The plugin's gate returns before any registration on this install."""
+    return (plugin.get("gate") or {}).get("status") == "disabled"
+
+
+def unguarded_gate(plugin: dict[str, Any]) -> dict[str, Any] | None:
+    """For a plugin whose registrations sit behind an early return no table says the outcome
+    of: undecided, with that guard; None when every registration is unconditional."""
+    entries = [*(plugin.get("architectures") or {}).values(),
+               *(plugin.get("algorithms") or {}).values()]  # fmt: skip
+    said = sorted({e["guard"] for e in entries if e.get("guard")})
+    if not said:
+        return None
+    return {"status": "undecided", "guard": said[0], "missing": [],
+            "undecided": [f"what {g} decides at start is not read" for g in said]}
 
 
 def plugin_algorithm(plugins: list[dict[str, Any]] | None, algorithm: str | None
@@ -288,7 +310,7 @@ def plugin_algorithm(plugins: list[dict[str, Any]] | None, algorithm: str | None
     for plugin in plugins or []:
         entry = (plugin.get("algorithms") or {}).get(name)
         if entry is not None:
-            return {**entry, "name": name, "plugin": plugin["label"]}
+            return {**entry, "name": name, "plugin": plugin["label"], "gate": plugin.get("gate")}
     return None
 
 
@@ -316,6 +338,8 @@ def plugin_lines(plugin: dict[str, Any]) -> list[str]:
                          for e in plugin.get("entry_points") or [])]  # fmt: skip
     for name, entry in sorted((plugin.get("algorithms") or {}).items()):
         lines.append("  algorithm " + algorithm_line(name, entry, plugin["label"]))
+    if plugin.get("gate_line"):
+        lines.append(f"  {plugin['gate_line']}")
     for arch, entry in sorted((plugin.get("architectures") or {}).items()):
         lines.append(f"  architecture {arch} -> {entry['module']}:{entry['class']} "
                      f"({entry['call']} at {entry['path']}:{entry['line']})")  # fmt: skip

@@ -33,6 +33,7 @@ from remotedbg.analysis.fit_checks import (
     tokenizer_mismatch,
 )
 from remotedbg.analysis.loader_values import LoadModel
+from remotedbg.analysis.plugin_gate import gate_line
 from remotedbg.analysis.plugins import algorithm_line, plugin_algorithm
 from remotedbg.analysis.pysource import parse, walk
 from remotedbg.analysis.served_code import served_code_modified
@@ -189,6 +190,9 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     if plugin:
         result["facts"]["algorithm_from"] = algorithm_line(plugin["name"], plugin,
                                                            plugin["plugin"])  # fmt: skip
+        stopped = _plugin_gate(result, dep, plugin)
+        if stopped is not None:
+            return stopped
     if served is None:
         return unknown(result, _unknown_algorithm(dep, plugin))
     launch = dep.launch_profile
@@ -224,6 +228,28 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
             },  # fmt: skip
         ),
     )
+    return result
+
+
+def _plugin_gate(result: dict[str, Any], dep: Deployment, plugin: dict) -> dict | None:
+    """The plugin's gate on this install (analysis.plugin_gate): it registers nothing, so the
+    algorithm is unknown at start (an error); or that was not decided (unknown)."""
+    gate = plugin.get("gate") or {}
+    name = dep.engine_label or dep.engine_profile.label
+    line = gate_line(plugin["plugin"], name, gate) if gate else ""
+    if gate.get("status") == "undecided":
+        return unknown(result, line)
+    if gate.get("status") != "disabled":
+        return None
+    add_finding(result, finding(
+        "plugin-disabled", ERROR,
+        f"{plugin['name']} is not registered: {plugin['plugin']} registers nothing on {name}",
+        f"{line}. {dep.engine_profile.unknown_algorithm_outcome} Serve it on an engine that "
+        f"carries the plugin's hooks, or use {dep.launch_profile.algorithm_flag} "
+        f"{dep.launch_profile.launch_algorithms.get(dep.family or '', 'EAGLE3')}.",
+        {"algorithm": plugin["name"], "plugin": plugin["plugin"],
+         "missing": gate.get("missing")},
+    ))  # fmt: skip
     return result
 
 

@@ -103,6 +103,9 @@ class EngineProfile:
     #: a plugin's model replaces the engine's own entry of that architecture (else the
     #: engine's stays, or the registration fails)
     plugin_models_override: ClassVar[bool] = False
+    #: what the engine does with an algorithm it does not know, said where a plugin that
+    #: would register it registers nothing
+    unknown_algorithm_outcome: ClassVar[str] = "The engine does not know the algorithm."
     #: the file of the engine that loads the plugin groups (relative to the package), said
     #: where a plugin is named
     plugin_loader_file: ClassVar[str | None] = None

@@ -244,6 +244,10 @@ class SGLangProfile(EngineProfile):
     # unless the plugin's class overrides them; an is_eagle3 algorithm takes the EAGLE-3 path
     # (aux hidden states, the draft's token map) as EAGLE3 does
     plugin_algorithm_families = (("is_eagle3", "eagle3"), ("is_eagle", "eagle"))
+    unknown_algorithm_outcome = (
+        "SGLang does not know the algorithm: SpeculativeAlgorithm.from_string raises "
+        "ValueError('Unknown speculative algorithm name') and the server stops at start (0.5.23 "
+        "srt/speculative/spec_info.py:49-65).")  # fmt: skip
 
     speculation_flag = "--speculative-algorithm"
     algorithm_flag = "--speculative-algorithm"
