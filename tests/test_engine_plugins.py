@@ -369,3 +369,18 @@ def test_vllm_ascend_drafts_that_do_not_fit_are_caught(cli, ascend_world):
     errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
     assert code == 1 and set(errors) <= {"required-weights-missing", "draft-load-fails"}, errors
     assert "pre_vwn_layer" in json.dumps(list(errors.values()))
+
+
+def test_vocab_audit_judges_the_draft_with_the_plugin_s_loader(cli, ascend_world):
+    """vllm-ascend's class adds arange to d2t (llama_eagle3_vwn.py:225-226): a SpecForge
+    d2t (offsets) is right for it, an absolute one is caught."""
+    result = cli("playbook", "vocab-audit", "-H", "testbox", "--json", "--var",
+                 f"draft={ascend_world['good']}", "--var", f"roots={ascend_world['venv']}",
+                 "--var", "search_home=false", timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert doc["verdict"] == "ok" and result.returncode == 0, doc["findings"]
+    (audited,) = doc["results"]["audit"]["drafts"]
+    loader = audited["loader"]
+    assert (loader["plugin"], loader["relative_path"], loader["class"], loader["d2t_handling"]) == (
+        "vllm-ascend 0.23.0", "vllm_ascend/models/llama_eagle3_vwn.py",
+        "Eagle3VwnLlamaForCausalLM", "offsets")

