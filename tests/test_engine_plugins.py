@@ -303,7 +303,8 @@ def ascend_world(tmp_path_factory):
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("ascend")
     engine_venv_with(vllm, [wheel], root / "venv")
-    world = {"venv": root / "venv"}
+    engine_venv_with(vllm, [release_wheel(*HARNESS)], root / "harness")
+    world = {"venv": root / "venv", "harness": root / "harness"}
     for name, absolute, vwn in (("good", False, True), ("absolute", True, True),
                                 ("plain", False, False)):  # fmt: skip
         draft, target = _vwn_draft(root / name / "draft", absolute, vwn)
@@ -384,3 +385,34 @@ def test_vocab_audit_judges_the_draft_with_the_plugin_s_loader(cli, ascend_world
     assert (loader["plugin"], loader["relative_path"], loader["class"], loader["d2t_handling"]) == (
         "vllm-ascend 0.23.0", "vllm_ascend/models/llama_eagle3_vwn.py",
         "Eagle3VwnLlamaForCausalLM", "offsets")
+
+
+def test_a_plugin_for_several_engines_is_read_with_each_engine_s_own_calls(cli, ascend_world,
+                                                                       tmp_path):
+    """eagle-harness beside vLLM 0.23.0: its vllm.general_plugins entry point (entry_points.txt)
+    leads to vllm/plugin.py, whose register_model calls (:62-65) are vLLM's; its SGLang
+    algorithm and classes are not vLLM's. Those calls follow `if not
+    check_for_registration("vllm"): return False` (:36-37), whose table is no Hook table: the
+    plugin's registrations are said undecided, not taken."""
+    (engine,) = _locate(cli, ascend_world["harness"])["engines"]
+    (plugin,) = engine["plugins"]
+    assert plugin["entry_points"] == [{"group": "vllm.general_plugins", "name": "eagle_harness",
+                                       "value": "eagle_harness.vllm.plugin:register"}]
+    assert plugin["algorithms"] == {}
+    archs = plugin["architectures"]
+    assert {a: (e["module"], e["line"]) for a, e in archs.items()} == {
+        "LlamaForCausalLMEagle4": ("eagle_harness.vllm.models", 63),
+        "Eagle3ForHarness": ("eagle_harness.vllm.eagle3", 65)}
+    assert plugin["gate"]["status"] == "undecided"
+    assert plugin["gate"]["guard"] == ('eagle_harness/vllm/plugin.py:36 '
+                                       '`not check_for_registration(\'vllm\')`')
+    # a draft naming the plugin's class is not taken as loadable: whether it is registered is
+    # what the guard decides at start
+    draft, target = _vwn_draft(tmp_path / "draft", vwn=False)
+    _arch(draft, "Eagle3ForHarness")
+    config = json.dumps({"method": "eagle3", "model": str(draft), "num_speculative_tokens": 3})
+    code, doc = _audit(cli, VWN_LAUNCH.format(target=target, config=config), str(draft),
+                       ascend_world["harness"])  # fmt: skip
+    assert doc["verdict"] == "inconclusive" and code == 4, doc["findings"]
+    assert ("eagle-harness 0.1.3 registers on vLLM 0.23.0 only if eagle_harness/vllm/plugin.py:36 "
+            "`not check_for_registration('vllm')` passes") in json.dumps(doc["inconclusive"])

@@ -405,6 +405,7 @@ def _draft_loader(
     """The draft-model class the install registers for these architectures (None: none)."""
     loader = loader_for(lookup, located or {}, install["path"]) if lookup else None
     if loader and loader.get("plugin"):
+        dep.draft_plugin = loader["plugin"]
         dep.draft_class = (f"{loader['relative_path']}:{loader['class']}, from plugin "
                            f"{loader['plugin']}")  # fmt: skip
         item["draft_class_source"] = loader["path"]

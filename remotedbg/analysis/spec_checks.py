@@ -128,6 +128,7 @@ class Deployment:
     drift: dict | None = None  # the install against its release (served_code.summarize)
     speculators: dict | None = None  # a speculators-format draft as read (analysis.speculators)
     plugins: list[dict] | None = None  # the install's plugins (analysis.plugins.install_plugins)
+    draft_plugin: str | None = None  # the plugin whose class loads the draft ("name version")
 
     @property
     def engine_profile(self) -> EngineProfile:
@@ -253,6 +254,18 @@ def _plugin_gate(result: dict[str, Any], dep: Deployment, plugin: dict) -> dict 
     return result
 
 
+def _undecided_plugin(dep: Deployment) -> str | None:
+    """Why the draft class is not known to load: it is a plugin's whose registration sits
+    behind a test not decided here (None: the class is the engine's, or its plugin's gate
+    passes)."""
+    label = dep.draft_plugin
+    plugin = next((p for p in dep.plugins or [] if p.get("label") == label), None)
+    gate = (plugin or {}).get("gate") or {}
+    if label is None or gate.get("status") != "undecided":
+        return None
+    return gate_line(label, dep.engine_label or dep.engine_profile.label, gate)
+
+
 def _unknown_algorithm(dep: Deployment, plugin: dict | None) -> str:
     """Why the launch's algorithm has no family: a plugin registers it without declaring
     one, or neither the engine nor any plugin of the install registers it (what was seen)."""
@@ -348,6 +361,9 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
             "later), or convert it to a plain EAGLE-3 config.",
             {"speculators": dep.speculators},
         ))  # fmt: skip
+    gated = _undecided_plugin(dep)
+    if gated is not None:
+        return unknown(result, gated)
     if not dep.engine_profile.registers_draft_architectures:
         return not_applicable(result, f"{dep.launch_profile.label} resolves drafts by EntryClass "
                               "(see the loader)")  # fmt: skip
