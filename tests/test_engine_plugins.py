@@ -121,8 +121,10 @@ def harness_world(tmp_path_factory):
     except ReleaseUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("harness")
-    world = {"venv": root / "venv", "hooked": root / "hooked", "plain": root / "plain"}
+    world = {"venv": root / "venv", "hooked": root / "hooked", "plain": root / "plain",
+             "old": root / "old"}
     engine_venv_with(sglang, [wheel], world["venv"])
+    engine_venv_with(release("sglang", "0.5.6"), [wheel], world["old"])
     world["hooks_added"] = _add_hooks(engine_venv_with(sglang, [wheel], world["hooked"]))
     engine_venv_with(sglang, [], world["plain"])
     _harness_drafts(root, world)
@@ -198,6 +200,24 @@ def test_eagle_harness_on_a_stock_sglang_release_is_its_commonest_failure(cli, h
     assert said["title"] == ("EAGLE_HARNESS is not registered: eagle-harness 0.1.3 registers "
                              "nothing on SGLang 0.5.23")
     assert "srt/speculative/spec_info.py:49-65" in said["detail"]
+
+
+def test_an_sglang_without_the_plugin_framework_loads_no_plugin(cli, harness_world):
+    """SGLang 0.5.6 has no srt/plugins/ (its wheel's files; no entry_points call in the
+    package): eagle-harness beside it is never loaded."""
+    (engine,) = _locate(cli, harness_world["old"])["engines"]
+    (plugin,) = engine["plugins"]
+    assert plugin["gate"]["status"] == "not-loaded"
+    assert plugin["gate_line"] == ("SGLang 0.5.6 does not load eagle-harness 0.1.3: it loads no "
+                                   "sglang.srt.plugins plugin (srt/plugins/__init__.py is not in "
+                                   "this release)")
+    code, doc = _audit(cli, harness_world["good_args"], harness_world["good"],
+                       harness_world["old"])  # fmt: skip
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"plugin-disabled"} and code == 1, doc["findings"]
+    assert errors["plugin-disabled"]["title"] == ("EAGLE_HARNESS is not registered: "
+                                                  "eagle-harness 0.1.3 registers nothing on "
+                                                  "SGLang 0.5.6")
 
 
 def test_with_the_hooks_the_plugin_registers_and_is_judged_like_sglang_s_own(cli, harness_world):

@@ -25,7 +25,13 @@ from remotedbg.analysis.d2t_handling import (
     resolve_architectures,
 )
 from remotedbg.analysis.d2t_install import classify_install
-from remotedbg.analysis.plugins import disabled, install_plugins, plugin_registry, unguarded_gate
+from remotedbg.analysis.plugins import (
+    disabled,
+    install_plugins,
+    loader_gate,
+    plugin_registry,
+    unguarded_gate,
+)
 from remotedbg.analysis.served_code import summarize
 from remotedbg.engines import plugin_gates
 from remotedbg.engines.knowledge import ENGINES, scan_args
@@ -202,9 +208,15 @@ def _gate_plugins(remote: Remote, install: dict, plugins: list[dict], profile: E
     known, evaluated against the engine's code (one read of the table, one of the engine files
     it names); else the early return its registrations sit behind, undecided."""
     package = str(profile.scan.get("package") or profile.name)
+    loader = profile.plugin_loader_file if plugins else None
+    loader_text, absent = _loader_file(remote, install["path"], loader) if loader else (None, False)
     for plugin in plugins:
         where = plugin_gates.hook_table(plugin["label"].split(" ")[0], profile.name)
-        if where is None:
+        stopped = (loader_gate(plugin, loader, loader_text)
+                   if loader and (absent or loader_text is not None) else None)  # fmt: skip
+        if stopped is not None:
+            gate = stopped
+        elif where is None:
             gate = unguarded_gate(plugin)
         else:
             site = plugin["site"].rstrip("/")
@@ -224,6 +236,18 @@ def _gate_plugins(remote: Remote, install: dict, plugins: list[dict], profile: E
             plugin["gate_line"] = plugin_gate.gate_line(
                 plugin["label"], install_label(install["engine"], install.get("version"),
                                                install.get("fork")), gate)  # fmt: skip
+
+
+def _loader_file(remote: Remote, install: str, rel: str) -> tuple[str | None, bool]:
+    """(the engine's plugin loader's text, whether the release has no such file); (None,
+    False) when it could not be read (then nothing is said of what it loads)."""
+    try:
+        (answer,) = remote.read_text([f"{install}/{rel}"], SOURCE_CAP) or [{}]
+    except (RemoteCommandError, ValueError):
+        return None, False
+    if "text" in answer and not answer.get("truncated"):
+        return answer["text"], False
+    return None, answer.get("error") == "no such file"
 
 
 def _with_plugins(registry: dict | None, plugins: list[dict], profile: EngineProfile

@@ -262,6 +262,9 @@ def evaluate(
 
 def gate_line(label: str, engine: str, gate: dict[str, Any]) -> str:
     """How outputs say what the gate decides for the plugin on this install."""
+    if gate["status"] == "not-loaded":
+        return (f"{engine} does not load {label}: it loads no {', '.join(gate['groups'])} "
+                f"plugin ({gate['missing'][0]})")
     if gate["status"] == "enabled":
         return (f"{label} registers on {engine}: every hook of its table "
                 f"({gate.get('table')}) is there")  # fmt: skip

@@ -165,8 +165,11 @@ def registrations(plugin: dict[str, Any], profile: EngineProfile) -> dict[str, A
                 if module and cls:
                     models[first] = {"module": module, "class": cls, **where}
             elif kind == "model_package" and first:
+                # the package's own modules, not its __init__ or subpackages (SGLang 0.5.23
+                # srt/models/registry.py:118-150 import_model_classes: iter_modules, not ispkg)
                 for other in read.files.values():
-                    if other.module == first or other.module.startswith(first + "."):
+                    if (other.module.rpartition(".")[0] == first
+                            and not other.path.endswith("/__init__.py")):  # fmt: skip
                         for cls in other.entry_classes():
                             models.setdefault(cls, {"module": other.module, "class": cls,
                                                     **where})  # fmt: skip
@@ -287,8 +290,22 @@ def plugin_registry(plugins: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def disabled(plugin: dict[str, Any]) -> bool:
-    """The plugin's gate returns before any registration on this install."""
-    return (plugin.get("gate") or {}).get("status") == "disabled"
+    """The plugin registers nothing on this install: the engine does not load its group, or
+    its gate returns before any registration."""
+    return (plugin.get("gate") or {}).get("status") in ("disabled", "not-loaded")
+
+
+def loader_gate(plugin: dict[str, Any], loader_file: str, loader_text: str | None
+                ) -> dict[str, Any] | None:  # fmt: skip
+    """Where the engine's plugin loader (its `plugin_loader_file`, as read) loads none of the
+    plugin's entry-point groups: a gate that stops it ("not-loaded"); None where it loads one."""
+    groups = [e["group"] for e in plugin.get("entry_points") or []]
+    if loader_text is not None and any(f'"{g}"' in loader_text or f"'{g}'" in loader_text
+                                       for g in groups):  # fmt: skip
+        return None
+    why = "is not in this release" if loader_text is None else "names none of its groups"
+    return {"status": "not-loaded", "missing": [f"{loader_file} {why}"], "undecided": [],
+            "loader": loader_file, "groups": groups}  # fmt: skip
 
 
 def unguarded_gate(plugin: dict[str, Any]) -> dict[str, Any] | None:

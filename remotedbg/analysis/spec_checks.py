@@ -240,7 +240,7 @@ def _plugin_gate(result: dict[str, Any], dep: Deployment, plugin: dict) -> dict 
     line = gate_line(plugin["plugin"], name, gate) if gate else ""
     if gate.get("status") == "undecided":
         return unknown(result, line)
-    if gate.get("status") != "disabled":
+    if gate.get("status") not in ("disabled", "not-loaded"):
         return None
     add_finding(result, finding(
         "plugin-disabled", ERROR,

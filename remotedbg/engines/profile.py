@@ -106,8 +106,8 @@ class EngineProfile:
     #: what the engine does with an algorithm it does not know, said where a plugin that
     #: would register it registers nothing
     unknown_algorithm_outcome: ClassVar[str] = "The engine does not know the algorithm."
-    #: the file of the engine that loads the plugin groups (relative to the package), said
-    #: where a plugin is named
+    #: the file of the engine that loads the plugin groups (relative to the package): a
+    #: release without it, or whose copy names no group of a plugin, loads no such plugin
     plugin_loader_file: ClassVar[str | None] = None
 
     #: which layers an EAGLE-3 target captures is decided by the target model's code (capture

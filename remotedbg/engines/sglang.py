@@ -235,9 +235,11 @@ class SGLangProfile(EngineProfile):
     plugin_groups = ("sglang.srt.plugins", "sglang.srt.platforms")
     plugin_loader_file = "srt/plugins/__init__.py"
     # 0.5.23 srt/models/registry.py:32-46 ModelRegistry.register(package_name) imports the
-    # package's modules and adds their EntryClass (an architecture already there raises
-    # unless overwrite=True); srt/speculative/spec_info.py:67-91 SpeculativeAlgorithm.register
-    # (name, spec_class=...) adds a CustomSpecAlgo that from_string (:49-65) returns
+    # package's modules (:118-150, its direct modules) and adds their EntryClass (an
+    # architecture already there raises unless overwrite=True);
+    # srt/speculative/spec_info.py:67-91 SpeculativeAlgorithm.register(name, spec_class=...)
+    # adds a CustomSpecAlgo that from_string (:49-65) returns. 0.5.6 and older have no
+    # srt/plugins/: they load no plugin.
     plugin_calls = {"ModelRegistry.register": "model_package",
                     "SpeculativeAlgorithm.register": "algorithm"}  # fmt: skip
     # srt/speculative/spec_registry.py:69-76: CustomSpecAlgo.is_eagle / is_eagle3 return False
