@@ -134,7 +134,9 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:
             style = HANDLING_STYLE.get(model["d2t_handling"], "")
-            plugin = f" (plugin {model['plugin']})" if model.get("plugin") else ""
+            plugin = (f" (plugin {model['plugin']}"
+                      + (", not registered here)" if model.get("disabled") else ")")
+                      if model.get("plugin") else "")  # fmt: skip
             table.add_row(
                 printable(model["relative_path"] + plugin),
                 ", ".join(model["architectures"]) or "-",
