@@ -436,3 +436,16 @@ def test_a_plugin_for_several_engines_is_read_with_each_engine_s_own_calls(cli, 
     assert doc["verdict"] == "inconclusive" and code == 4, doc["findings"]
     assert ("eagle-harness 0.1.3 registers on vLLM 0.23.0 only if eagle_harness/vllm/plugin.py:36 "
             "`not check_for_registration('vllm')` passes") in json.dumps(doc["inconclusive"])
+
+
+def test_diagnose_names_the_plugin_that_registers_nothing_first(cli, harness_world):
+    """diagnose without a server takes the launch line and draft as spec-audit does (docs/
+    diagnose.md): on SGLang 0.5.23 as released the first cause is the plugin's refusal."""
+    result = cli("diagnose", "-H", "testbox", "--json", "--no-probe", "--var",
+                 f"args={harness_world['good_args']}", "--var", f"draft={harness_world['good']}",
+                 "--var", f"roots={harness_world['venv']}", "--var", "search_home=false",
+                 timeout=240)  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert result.returncode == 1, doc
+    assert doc["causes"][0]["id"] == "plugin-disabled", [c["id"] for c in doc["causes"]]
+    assert doc["headline"].startswith("plugin-disabled")
