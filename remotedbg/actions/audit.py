@@ -129,7 +129,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
     if install is not None:
         engines = [e for e in engines if e["path"] == install]
     for engine in engines:
-        here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
+        # a plugin's class whose gate stops its registration loads nothing
+        here = [dict(m, path=m["relative_path"]) for m in models
+                if m["install"] == engine["path"] and not m.get("disabled")]  # fmt: skip
         for hit in resolve_architectures(architectures, here, engine.get("registry")):
             if hit.get("resolved"):
                 model = next(
@@ -146,6 +148,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
                     "d2t_handling": hit.get("d2t_handling"),
                     "evidence": model["evidence"],
                     "running": bool(engine.get("running")),
+                    # a class a plugin registers: named with the plugin
+                    "plugin": model.get("plugin"),
+                    "relative_path": model["relative_path"],
                 }
     return None
 

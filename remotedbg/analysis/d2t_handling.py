@@ -979,6 +979,11 @@ def _registry_candidates(module: str, cls: str, models: list[dict[str, Any]]) ->
     package (`vllm.models.deepseek_v4`) a file below it that defines the class."""
     if "." not in module:
         return [m for m in models if _module_of(m["path"]) == module]
+    # a plugin's module, its path relative to the site-packages
+    whole = [m for m in models if m["path"] in (module.replace(".", "/") + ".py",
+                                                module.replace(".", "/") + "/__init__.py")]
+    if whole:
+        return whole
     rel = module.split(".", 1)[1].replace(".", "/")
     exact = [m for m in models if m["path"].replace("\\", "/").endswith(rel + ".py")]
     if exact:

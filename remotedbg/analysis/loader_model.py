@@ -299,6 +299,9 @@ class Interpreter(Visitor):
             return Obj(None, Node(name, wild=True, approximate=True), self.config)
         if isinstance(name, str) and loader_rules.is_layer_factory(name):
             return Obj(None, Node(name, wild=True), self.config)  # a leaf layer, as a class
+        built = self._plugin_factory(func, mod)
+        if built is not None:
+            return self._module_of(built, {}, mod, depth + 1)
         if not isinstance(name, str) or not name[:1].isupper():
             return None
         if loader_rules.is_paramless_class(name):
@@ -399,6 +402,20 @@ class Interpreter(Visitor):
         if base.node.wild:
             self.approximate = True
             return Obj(None, Node(f"{base.node.cls}[]", wild=True, approximate=True), self.config)
+        return None
+
+    def _plugin_factory(self, func: ast.expr, mod: Module) -> ast.Call | None:
+        """What a plugin's module-level factory returns (`def _linear(...): return
+        ReplicatedLinear(...)`, vllm-ascend 0.23.0 models/llama_eagle3_vwn.py:24-33), where a
+        plugin module calls it: the engine's own helpers are modelled by loader_rules."""
+        if not isinstance(func, ast.Name) or mod.name.split(".")[0] == self.index.package:
+            return None
+        helper = mod.functions.get(func.id)
+        body = [s for s in (helper.body if helper is not None else [])
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # fmt: skip
+        if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value,
+                                                                               ast.Call):
+            return body[0].value
         return None
 
     def _range_len(self, comp: ast.ListComp, env, mod: Module) -> int | None:

@@ -90,6 +90,28 @@ class EngineProfile:
     #: with topk 1 the engine sets draft tokens to steps + 1 (SGLang)
     chain_sets_draft_tokens: ClassVar[bool] = False
 
+    # ---- plugins (remotedbg.analysis.plugins): what the engine takes from other distributions
+    #: entry-point groups whose plugins the engine loads at start (from the site-packages it
+    #: imports); a plugin found there is judged like the engine's own code
+    plugin_groups: ClassVar[tuple[str, ...]] = ()
+    #: the registration calls a plugin makes, `Receiver.method` -> what it registers: 'model'
+    #: (an architecture and "module:Class"), 'model_package' (every EntryClass of a package),
+    #: 'algorithm' (a speculative algorithm's name and the class whose methods say its family).
+    #: The receiver counts only when imported from the engine's package.
+    plugin_calls: ClassVar[Mapping[str, str]] = {}
+    #: methods of a plugin algorithm's class that put it in a draft family by returning True,
+    #: first match wins
+    plugin_algorithm_families: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: a plugin's model replaces the engine's own entry of that architecture (else the
+    #: engine's stays, or the registration fails)
+    plugin_models_override: ClassVar[bool] = False
+    #: what the engine does with an algorithm it does not know, said where a plugin that
+    #: would register it registers nothing
+    unknown_algorithm_outcome: ClassVar[str] = "The engine does not know the algorithm."
+    #: the file of the engine that loads the plugin groups (relative to the package): a
+    #: release without it, or whose copy names no group of a plugin, loads no such plugin
+    plugin_loader_file: ClassVar[str | None] = None
+
     #: which layers an EAGLE-3 target captures is decided by the target model's code (capture
     #: methods the engine calls, followed by remotedbg.analysis.capture); else fixed_capture
     capture_in_target_code: ClassVar[bool] = True

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
+from remotedbg.analysis.plugins import plugin_lines
 from remotedbg.analysis.served_code import drift_line
 from remotedbg.engines.profiles import engines_named
 from remotedbg.errors import ExitCode
@@ -126,12 +127,18 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
         if engine.get("container"):
             console.print(f"  {container_line(engine['container'])}", markup=False)
         render_drift(engine.get("drift"))
+        for plugin in engine.get("plugins") or []:
+            for line in plugin_lines(plugin):
+                console.print(printable(f"  {line}"), markup=False, highlight=False)
         table = Table("draft-model file", "architectures", "d2t handling", box=None)
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:
             style = HANDLING_STYLE.get(model["d2t_handling"], "")
+            plugin = (f" (plugin {model['plugin']}"
+                      + (", not registered here)" if model.get("disabled") else ")")
+                      if model.get("plugin") else "")  # fmt: skip
             table.add_row(
-                printable(model["relative_path"]),
+                printable(model["relative_path"] + plugin),
                 ", ".join(model["architectures"]) or "-",
                 f"[{style}]{model['d2t_handling']}[/]",
             )
