@@ -416,6 +416,31 @@ def test_a_correct_aphrodite_eagle3_setup_is_clean_and_absolute_d2t_is_caught(
     assert errors == {"d2t-absolute-ids"} and code == 1, doc["findings"]
 
 
+def test_aphrodite_own_spec_flags_are_read_and_a_key_given_twice_is_refused(cli, aphrodite_world):
+    """Aphrodite's own --spec-method/--spec-model/--spec-tokens (0.22.0 aphrodite/engine/
+    arg_utils.py:1326-1328) are written into the speculative config (:1503-1514): alone they
+    make a correct setup; beside a --speculative-config JSON with the same key they raise
+    ValueError(f"{flag} and --speculative-config['{key}'] are mutually exclusive") at start
+    (:1512-1513), a check stock vLLM does not have."""
+    world = aphrodite_world
+    _clean_row(*_spec_audit(cli, world, f"aphrodite run {world['target']} --spec-method eagle3 "
+                            f"--spec-model {world['good']} --spec-tokens 3"))
+    settings = json.dumps({"method": "eagle3", "model": str(world["good"]),
+                           "num_speculative_tokens": 3})  # fmt: skip
+    code, doc = _spec_audit(cli, world, f"aphrodite run {world['target']} --speculative-config "
+                            f"{settings} --spec-tokens 5")
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"draft-settings"} and code == 1, doc["findings"]
+    said = errors["draft-settings"]
+    assert said["title"] == ("--spec-tokens and --speculative-config['num_speculative_tokens'] "
+                             "both given: Aphrodite refuses to start")
+    assert ("--spec-tokens and --speculative-config['num_speculative_tokens'] are mutually "
+            "exclusive") in said["detail"]
+    words = " ".join(f"{f['title']} {f['detail']}" for f in doc["findings"])
+    assert not any(other in words for other in ("SGLang", "TokenSpeed", "LMDeploy")), words
+    assert "vLLM" not in said["title"] + said["detail"]
+
+
 # ----------------------------------------------------------------------------- TokenSpeed
 TOKENSPEED_LAUNCH = (
     "tokenspeed serve {target} --speculative-algorithm {algorithm} "

@@ -591,7 +591,7 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
         code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
     )
     args = (server.get("args") or {}) if server else {}
-    launch = args.get(dep.engine_profile.settings_arg or "")
+    launch = dep.engine_profile.launch_settings(args)
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
     pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)

@@ -86,12 +86,20 @@ LAUNCH_FORMS = {
         "own_flags": ["speculative-config", "hf-overrides", "max-model-len"],
     },
     # Aphrodite, a vLLM fork: `aphrodite run MODEL` / `aphrodite serve MODEL` (0.22.0
-    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config
+    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config and its
+    # own --spec-method/--spec-model/--spec-tokens, written into it (engine/arg_utils.py:
+    # 1326-1328, 1503-1514; the same key in both stops the start)
     "aphrodite": {
-        "flags": {"target_model": ["model-path", "model"]},
+        "flags": {
+            "algorithm": ["spec-method"],
+            "draft_model": ["spec-model"],
+            "num_steps": ["spec-tokens"],
+            "target_model": ["model-path", "model"],
+        },
         "target_after": ["run", "serve"],
         "target_positional": True,
         "settings": "speculative-config",
+        "settings_fill_only": True,
         "draft_tokens_are_steps": True,
         "port_flags": ["port"],
         "port": 2242,  # aphrodite/entrypoints/openai/cli_args.py:223

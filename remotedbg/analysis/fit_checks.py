@@ -397,7 +397,12 @@ def draft_settings(dep: Any) -> dict[str, Any]:
     if not dep.server:
         return not_applicable(result, "no launch arguments")
     if dep.launch_profile.settings_arg:
-        spec = args.get(dep.launch_profile.settings_arg)
+        refused = dep.launch_profile.settings_refused(args)
+        if refused:
+            return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                               {"speculative_config": args.get(
+                                                   dep.launch_profile.settings_arg)}))  # fmt: skip
+        spec = dep.launch_profile.launch_settings(args)
         if (
             isinstance(spec, dict)
             and spec.get("num_speculative_tokens") is None

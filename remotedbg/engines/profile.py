@@ -152,6 +152,17 @@ class EngineProfile:
         served_family does not know; None when that is not decided (a plugin may add it)."""
         return None
 
+    def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
+        """The draft settings (method, model, num_speculative_tokens) the engine builds from the
+        launch's parsed args: settings_arg's JSON, where it has one."""
+        spec = args.get(self.settings_arg or "")
+        return spec if isinstance(spec, dict) else None
+
+    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(title, detail) when the engine stops at start on how the launch gives its draft
+        settings (settings_arg's JSON beside flags of its own); None when it takes them."""
+        return None
+
     def accept_length(self, counts: Mapping[str, Any]) -> float | None:
         steps = int(counts.get("verify_steps") or 0)
         if steps <= 0:
