@@ -441,6 +441,22 @@ def test_aphrodite_own_spec_flags_are_read_and_a_key_given_twice_is_refused(cli,
     assert "vLLM" not in said["title"] + said["detail"]
 
 
+def test_aphrodite_names_a_speculative_config_without_num_speculative_tokens(cli, aphrodite_world):
+    """No num_speculative_tokens and a draft config without n_predict: ValueError('A speculative
+    model was provided, but `num_speculative_tokens` was not provided') at start (0.22.0
+    aphrodite/config/speculative.py:885-886), said under Aphrodite's name, not vLLM's."""
+    world = aphrodite_world
+    assert "n_predict" not in json.loads((world["good"] / "config.json").read_text())
+    settings = json.dumps({"method": "eagle3", "model": str(world["good"])})
+    code, doc = _spec_audit(cli, world, f"aphrodite run {world['target']} -sc {settings}")
+    errors = {f["id"]: f for f in doc["findings"] if f["severity"] == "error"}
+    assert set(errors) == {"draft-settings"} and code == 1, doc["findings"]
+    said = errors["draft-settings"]
+    assert said["title"] == "no num_speculative_tokens: Aphrodite refuses to start"
+    assert "aphrodite/config/speculative.py:885-886" in said["detail"]
+    assert "vllm/" not in said["detail"]
+
+
 # ----------------------------------------------------------------------------- TokenSpeed
 TOKENSPEED_LAUNCH = (
     "tokenspeed serve {target} --speculative-algorithm {algorithm} "

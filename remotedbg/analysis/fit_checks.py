@@ -409,10 +409,11 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             and not (dep.draft_config or {}).get("n_predict")
         ):
             return add_finding(result, finding(
-                "draft-settings", ERROR, "no num_speculative_tokens: vLLM refuses to start",
+                "draft-settings", ERROR,
+                f"no num_speculative_tokens: {dep.launch_profile.label} refuses to start",
                 "--speculative-config has no num_speculative_tokens and the draft config no "
-                "n_predict (0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
-                "vllm/config/__init__.py:2327-2331).", {"speculative_config": spec},
+                f"n_predict ({dep.launch_profile.tokens_required_at}).",
+                {"speculative_config": spec},
             ))  # fmt: skip
         return result
     backend = dep.launch_profile.draft_backend(dep.engine_version, args)

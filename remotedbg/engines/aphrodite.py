@@ -39,6 +39,7 @@ class AphroditeProfile(VLLMProfile):
     fork_of = "vllm"
     distribution = "aphrodite-engine"
     versions_gate_rules = False
+    tokens_required_at = "aphrodite/config/speculative.py:885-886, :1076-1082"
     # its draft classes take `aphrodite_config` (0.22.0 model_executor/models/llama_eagle3.py:293)
     loader_config_argument = "aphrodite_config"
     # its own entry-point groups (0.22.0 plugins/__init__.py:18, :23): a vLLM plugin is not

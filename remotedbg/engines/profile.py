@@ -43,6 +43,9 @@ class EngineProfile:
     #: the parsed-args key of the one JSON flag that holds the draft settings (method, model,
     #: num_speculative_tokens), where they are not flags of their own
     settings_arg: ClassVar[str | None] = None
+    #: where the release refuses settings_arg's JSON without num_speculative_tokens (and a
+    #: draft config without n_predict)
+    tokens_required_at: ClassVar[str] = ""
 
     # ---- algorithms and draft families ('eagle3' | 'eagle' | 'mtp')
     #: algorithm (lower case, '-' as '_') -> the family it serves

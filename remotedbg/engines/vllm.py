@@ -151,6 +151,8 @@ class VLLMProfile(EngineProfile):
     context_arg = "max-model-len"
     overrides_arg = "hf-overrides"
     settings_arg = "speculative-config"
+    tokens_required_at = ("0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
+                          "vllm/config/__init__.py:2327-2331")  # fmt: skip
 
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"}
     mtp_method_suffix = True
