@@ -224,3 +224,18 @@ def test_probe(cli, standin, root):
     document = cli(*probe, "--json")
     ours = document_text(document.stdout, root, {server.pid}, masks)
     same_as_before("probe.json", ours, document.returncode)
+
+
+def test_every_result_implements_the_one_protocol():
+    """A run, a fleet, a probe (one host or several), the demo, locate-eagle and a plain
+    document are all handed to the one writer as contract.Result."""
+    from remotedbg.contract import Result
+    from remotedbg.front.cli.demo import DemoReport
+    from remotedbg.front.cli.locate import LocateReport
+    from remotedbg.front.cli.playbook_report import FleetReport, RunReport
+    from remotedbg.front.cli.probe_report import ProbeFleetReport, ProbeReport
+    from remotedbg.front.writer import Document
+
+    shown = [RunReport, FleetReport, ProbeReport, ProbeFleetReport, DemoReport, LocateReport]
+    for kind in [*shown, Document]:
+        assert issubclass(kind, Result), kind.__name__

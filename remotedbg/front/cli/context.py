@@ -18,7 +18,7 @@ import typer
 from remotedbg.errors import ExitCode, RemotedbgError, StdoutClosed, UsageError
 from remotedbg.front.cli import help_text
 from remotedbg.front.environment import environment, error_line
-from remotedbg.front.output import emit_json
+from remotedbg.front.writer import Document, write
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
 from remotedbg.settings import ENVVARS
@@ -267,7 +267,7 @@ CONNECTION_PARAMETERS = [
         None,
     ),
     _option(
-        "as_json",
+        "json",
         Annotated[
             bool,
             typer.Option(
@@ -278,6 +278,7 @@ CONNECTION_PARAMETERS = [
     ),
 ]
 _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
+_JSON_PARAMETER = next(p for p in CONNECTION_PARAMETERS if p.name == "json")
 
 
 #: `--server PID|PORT`, declared once for the commands that take it (probe, logs, diagnose);
@@ -303,34 +304,49 @@ def parse_vars(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:
-    return fail_with(error, error.exit_code, as_json)
+def fail(error: RemotedbgError) -> typer.Exit:
+    return fail_with(error, error.exit_code)
 
 
-def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
+def fail_with(error: RemotedbgError, code: int) -> typer.Exit:
     """The error's one line on stderr (and a JSON document with --json), exit `code`. A closed
     stdout (`| head -1`) is said by its exit status alone (141), as ssh and every local command
     say it: the reader left on purpose."""
     if isinstance(error, StdoutClosed):
         return typer.Exit(error.exit_code)
     error_line(str(error))
-    if as_json:
-        emit_json({"error": str(error), "exit_code": code})
+    write(Document({"error": str(error), "exit_code": code}))
     return typer.Exit(code)
 
 
-def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
+def run_guarded(body: Callable[[], int | None], json: bool) -> None:
     """Run a command body; map errors and Ctrl-C to a one-line message and exit code. The
-    command line's environment learns of --json here (every remote command, demo, playbook)."""
-    environment().json = as_json
+    command line's environment learns of --json here (every remote command, demo, playbook):
+    the writer (remotedbg.front.writer) reads it there."""
+    environment().json = json
     try:
         code = body()
     except RemotedbgError as error:
-        raise fail(error, as_json) from None
+        raise fail(error) from None
     except KeyboardInterrupt:
         error_line("interrupted")
         raise typer.Exit(130) from None
     raise typer.Exit(code or ExitCode.OK)
+
+
+def json_command(func: Callable[..., int | None]) -> Any:
+    """A command with no connection whose result is one document: `--json` is injected (the
+    writer reads it), errors and Ctrl-C mapped as for remote commands."""
+    signature = inspect.signature(func, eval_str=True)
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        run_guarded(lambda: func(**kwargs), kwargs.pop("json"))
+
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), _JSON_PARAMETER], return_annotation=None
+    )
+    return wrapper
 
 
 def _first_obtained(connection: dict[str, Any]) -> None:
@@ -361,21 +377,21 @@ def remote_command(
     # its flags and help
     signature = inspect.signature(func, eval_str=True)
     own = [p for name, p in signature.parameters.items() if name != "ctx"]
-    injected = [p for p in _without_clashes(own) if json_output or p.name != "as_json"]
+    injected = [p for p in _without_clashes(own) if json_output or p.name != "json"]
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
         connection = {name: kwargs.pop(name, False) for name in _CONNECTION_NAMES}
-        as_json = connection.pop("as_json")
+        wanted = connection.pop("json")
         python = connection.pop("python")
         # read before the CLI runs (remotedbg.persist.client); declared here for help and checks
         connection.pop("persist")
         connection.pop("no_persist")
         connection["identity"] = connection["identity"] or []
         _first_obtained(connection)
-        ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
+        ctx = CommandContext(ConnectOptions(**connection), json=wanted, python=python)
         try:
-            run_guarded(lambda: func(ctx, **kwargs), as_json)
+            run_guarded(lambda: func(ctx, **kwargs), wanted)
         finally:
             ctx.close()
 
