@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "remotedbg"
 LAYERS = {
     "remotedbg.errors": 0,
     "remotedbg.settings": 0,
+    "remotedbg.connection_options": 0,
     "remotedbg.host_spec": 0,
     "remotedbg.local_stdin": 0,
     "remotedbg.local_files": 0,

@@ -15,13 +15,13 @@ from typing import Annotated, Any
 
 import typer
 
+from remotedbg.connection_options import OPTIONS, ConnectionOption
 from remotedbg.errors import ExitCode, RemotedbgError, StdoutClosed, UsageError
 from remotedbg.front.cli import help_text
 from remotedbg.front.environment import environment, error_line
 from remotedbg.front.writer import Document, write
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
-from remotedbg.settings import ENVVARS
 
 # Who lends warm sessions to the commands run in this process: the REPL its one session
 # (remotedbg.front.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
@@ -91,181 +91,26 @@ def complete_hosts(incomplete: str) -> list[str]:
     return [prefix + name for name in names if name.startswith(last)]
 
 
+def _connection_parameter(option: ConnectionOption) -> inspect.Parameter:
+    """A connection option (remotedbg.connection_options) as the commands take it."""
+    extra: dict[str, Any] = {}
+    if option.name == "host":
+        extra["autocompletion"] = lambda incomplete: complete_hosts(incomplete)
+    declared = typer.Option(
+        *option.flags,
+        envvar=option.envvar,
+        metavar=option.metavar,
+        min=option.min,
+        max=option.max,
+        help=option.help,
+        rich_help_panel=HELP,
+        **extra,
+    )
+    return _option(option.name, Annotated[option.kind, declared], option.default)
+
+
 CONNECTION_PARAMETERS = [
-    _option(
-        "host",
-        Annotated[
-            str,
-            typer.Option(
-                "--host",
-                "-H",
-                envvar=ENVVARS["host"],
-                help="ssh_config alias, user@host[:port], 'local', or a Slurm job "
-                "slurm:JOB, slurm:JOB/NODE, slurm:JOB@LOGIN; playbooks take several, "
-                "comma-separated, or the nodes of Slurm jobs: 'slurm:JOB/*', slurm:name=NAME.",
-                rich_help_panel=HELP,
-                autocompletion=lambda incomplete: complete_hosts(incomplete),
-            ),
-        ],
-        "",
-    ),
-    _option(
-        "ssh_config",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--ssh-config",
-                envvar=ENVVARS["ssh_config"],
-                help="ssh_config file (default ~/.ssh/config).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "identity",
-        Annotated[
-            list[str] | None,
-            typer.Option(
-                "--identity", "-i", help="Private key file (repeatable).", rich_help_panel=HELP
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "user",
-        Annotated[
-            str | None,
-            typer.Option("--user", "-l", help="Remote user (ssh -l).", rich_help_panel=HELP),
-        ],
-        None,
-    ),
-    _option(
-        "port",
-        Annotated[
-            int | None,
-            typer.Option(
-                "--port",
-                "-p",
-                min=1,
-                max=65535,
-                help="Remote SSH port (ssh -p).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "connect_timeout",
-        Annotated[
-            float,
-            typer.Option(
-                "--connect-timeout",
-                min=0.1,
-                envvar=ENVVARS["connect_timeout"],
-                help="Seconds to connect.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        10.0,
-    ),
-    _option(
-        "timeout",
-        Annotated[
-            float,
-            typer.Option(
-                "--timeout",
-                min=0.1,
-                envvar=ENVVARS["timeout"],
-                help="Seconds per remote command.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        120.0,
-    ),
-    _option(
-        "accept_new_host_key",
-        Annotated[
-            bool,
-            typer.Option(
-                "--accept-new-host-key",
-                help="Record the key of a host never seen before "
-                "(OpenSSH accept-new). A changed key is always refused.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        False,
-    ),
-    _option(
-        "transport",
-        Annotated[
-            str,
-            typer.Option(
-                "--transport",
-                envvar=ENVVARS["transport"],
-                metavar="auto|ssh|paramiko",
-                help="How to reach the host: paramiko, or the system ssh client (auto: ssh "
-                "when the ssh_config needs what paramiko cannot do, e.g. CertificateFile).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        "auto",
-    ),
-    _option(
-        "container",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--container",
-                metavar="NAME",
-                help="Work inside this container of the host (name or id), through its "
-                "runtime's exec (docker or podman): paths, processes and ports as it sees them.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "persist",
-        Annotated[
-            float,
-            typer.Option(
-                "--persist",
-                min=0,
-                envvar=ENVVARS["persist"],
-                metavar="SECONDS",
-                help="Keep the connection open in the background for the next command, until "
-                "idle this long (0: do not).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        600.0,
-    ),
-    _option(
-        "no_persist",
-        Annotated[
-            bool,
-            typer.Option(
-                "--no-persist",
-                help="Neither use nor leave a background connection (same as --persist 0).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        False,
-    ),
-    _option(
-        "python",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--python",
-                envvar=ENVVARS["python"],
-                help="Remote Python interpreter for in-place checks (default python3).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
+    *(_connection_parameter(option) for option in OPTIONS),
     _option(
         "json",
         Annotated[
