@@ -129,7 +129,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
     if install is not None:
         engines = [e for e in engines if e["path"] == install]
     for engine in engines:
-        here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
+        # a plugin's class whose gate stops its registration loads nothing
+        here = [dict(m, path=m["relative_path"]) for m in models
+                if m["install"] == engine["path"] and not m.get("disabled")]  # fmt: skip
         for hit in resolve_architectures(architectures, here, engine.get("registry")):
             if hit.get("resolved"):
                 model = next(
@@ -146,6 +148,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
                     "d2t_handling": hit.get("d2t_handling"),
                     "evidence": model["evidence"],
                     "running": bool(engine.get("running")),
+                    # a class a plugin registers: named with the plugin
+                    "plugin": model.get("plugin"),
+                    "relative_path": model["relative_path"],
                 }
     return None
 
@@ -178,7 +183,10 @@ def _loader_by_method(
         method = profile.launch_algorithms.get(family)
         if not method:
             continue
-        lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
+        # the profile's fixed rule (LMDeploy's, TokenSpeed's renames), else vLLM's own code's
+        lookup = profile.served_architectures(archs, method)
+        if lookup is None:
+            lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
         loader = loader_for(lookup, located, install["path"])
         if loader is not None:
             return loader

@@ -20,7 +20,7 @@ from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
-from remotedbg.engines.knowledge import not_speculating
+from remotedbg.engines.knowledge import engine_labels, not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.engines.profiles import engines_named, launch_profile
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
@@ -189,6 +189,7 @@ def probe_server(
         calls.HttpProbe(
             port=port,
             engine=(chosen or {}).get("engine"),
+            engine_labels=engine_labels(),
             # inside a container the host's PID names another process: found there by port
             pid=None if container else (chosen or {}).get("pid"),
             find_pid=bool(container),

@@ -32,7 +32,7 @@ from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, pars
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
-from remotedbg.analysis.pysource import ClassRef, module_path
+from remotedbg.analysis.pysource import ClassRef
 from remotedbg.analysis.spec_checks import (
     Deployment,
     engine_ids,
@@ -404,7 +404,12 @@ def _draft_loader(
 ) -> dict | None:
     """The draft-model class the install registers for these architectures (None: none)."""
     loader = loader_for(lookup, located or {}, install["path"]) if lookup else None
-    if loader:
+    if loader and loader.get("plugin"):
+        dep.draft_plugin = loader["plugin"]
+        dep.draft_class = (f"{loader['relative_path']}:{loader['class']}, from plugin "
+                           f"{loader['plugin']}")  # fmt: skip
+        item["draft_class_source"] = loader["path"]
+    elif loader:
         dep.draft_class = f"{code.rel(loader['path'])}:{loader['class']}"
         item["draft_class_source"] = loader["path"]
     return loader
@@ -463,7 +468,7 @@ def _registry_path(code: EngineCode, module: str) -> str | None:
     """The file of a vLLM registry entry's module: a short name is a file of the models dir
     (`deepseek_v2`), a dotted one is that module of the package."""
     if "." in module:
-        return module_path(module, code.index.package_root, code.index.package)
+        return code.index.path_of(module)
     models_dir = ENGINES.get(code.engine, {}).get("models_dir")
     return code.path(f"{models_dir}/{module}.py") if models_dir else None
 
@@ -674,6 +679,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     dep.engine_version = release_version(dep.engine, install.get("version"), fork)
     dep.engine_label = install_label(dep.engine, install.get("version"), fork)
     dep.drift = install.get("drift")
+    dep.plugins = install.get("plugins")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]

@@ -361,6 +361,13 @@ def _auto_settings(result: dict[str, Any], dep: Any) -> dict[str, Any]:
     said not applied (never a release's rule for an install that is no release)."""
     arch = ((dep.target_config or {}).get("architectures") or [None])[0]
     name = dep.engine_label or f"{dep.engine_profile.label} {dep.engine_version or ''}".strip()
+    plugin = dep.plugin_algorithm
+    if plugin:
+        # a plugin algorithm's class may choose its own (eagle-harness 0.1.3: its
+        # handle_server_args, sglang/algorithm.py:61-62 DEFAULT_TREE_SHAPE): not the engine's
+        return not_applicable(result, f"which draft settings {plugin['name']} (from plugin "
+                              f"{plugin['plugin']}) picks without --speculative-num-steps is "
+                              "the plugin's choice: the engine's rule is not applied")  # fmt: skip
     if dep.auto_settings:
         auto, where = tuple(dep.auto_settings["settings"]), f" ({dep.auto_settings['where']})"
     elif dep.engine_version:
@@ -426,6 +433,10 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         return _auto_settings(result, dep)
+    refused = profile.draft_settings_refused(dep.engine_version, steps, topk, tokens)
+    if refused:
+        return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                           {"steps": steps, "topk": topk, "draft_tokens": tokens}))
     if profile.chain_sets_draft_tokens and topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,

@@ -26,6 +26,10 @@ class AphroditeProfile(VLLMProfile):
     versions_gate_rules = False
     # its draft classes take `aphrodite_config` (0.22.0 model_executor/models/llama_eagle3.py:293)
     loader_config_argument = "aphrodite_config"
+    # its own entry-point groups (0.22.0 plugins/__init__.py:18, :23): a vLLM plugin is not
+    # loaded by it; its registry's register_model is vLLM's (model_executor/models/
+    # registry.py:1022), on a ModelRegistry imported from `aphrodite`
+    plugin_groups = ("aphrodite.general_plugins", "aphrodite.platform_plugins")
     scan = {
         **VLLMProfile.scan,
         "package": "aphrodite",

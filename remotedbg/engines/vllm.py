@@ -136,6 +136,15 @@ class VLLMProfile(EngineProfile):
         ],
     }
 
+    # 0.33.0 plugins/__init__.py:18 vllm.general_plugins (load_general_plugins :77-87, in
+    # every process), :23 vllm.platform_plugins
+    plugin_groups = ("vllm.general_plugins", "vllm.platform_plugins")
+    plugin_loader_file = "plugins/__init__.py"
+    # 0.33.0 model_executor/models/registry.py:1176 ModelRegistry.register_model(arch,
+    # "module:Class"): an architecture already registered is overwritten (with a warning)
+    plugin_calls = {"ModelRegistry.register_model": "model"}
+    plugin_models_override = True
+
     speculation_flag = "--speculative-config"
     algorithm_flag = "--speculative-config method"
     draft_flag = "--speculative-config model"

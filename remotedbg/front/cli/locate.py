@@ -12,6 +12,7 @@ from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
+from remotedbg.analysis.plugins import plugin_lines
 from remotedbg.analysis.served_code import drift_line
 from remotedbg.engines.profiles import engines_named
 from remotedbg.errors import ExitCode
@@ -145,12 +146,18 @@ def locate_lines(found: dict, console: Console, show_evidence: bool = True) -> R
         if engine.get("container"):
             yield plain(console, f"  {container_line(engine['container'])}")
         yield from drift_lines(engine.get("drift"), console)
+        for plugin in engine.get("plugins") or []:
+            for line in plugin_lines(plugin):
+                yield plain(console, printable(f"  {line}"))
         table = Table("draft-model file", "architectures", "d2t handling", box=None)
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:
             style = HANDLING_STYLE.get(model["d2t_handling"], "")
+            plugin = (f" (plugin {model['plugin']}"
+                      + (", not registered here)" if model.get("disabled") else ")")
+                      if model.get("plugin") else "")  # fmt: skip
             table.add_row(
-                printable(model["relative_path"]),
+                printable(model["relative_path"] + plugin),
                 ", ".join(model["architectures"]) or "-",
                 f"[{style}]{model['d2t_handling']}[/]",
             )
