@@ -6,7 +6,7 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions.engine_code import EngineCodeCache, read_files, registry_lookup
-from remotedbg.actions.interpreter import checkpoint_call
+from remotedbg.actions.interpreter import checkpoint_ask
 from remotedbg.agent.findings import ERROR, INFO, finding
 from remotedbg.analysis import speculators
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
@@ -67,15 +67,15 @@ def find_drafts(
             draft["path_in_container"] = server["paths_in_container"]["draft_model"]
     if by_path and not explicit_search:
         return {"drafts": list(by_path.values()), "servers": servers}
-    found = remote.call(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
-    drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found["drafts"]]
-    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found["searched"]}
+    found = remote.ask(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
+    drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found.drafts]
+    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found.searched}
     if not drafts:
-        result["inconclusive"] = (
+        result["inconclusive"] = [
             "no draft checkpoint found (searched "
-            f"{', '.join(found['searched']) or 'nothing'}); "
+            f"{', '.join(found.searched) or 'nothing'}); "
             "pass --var draft=PATH"
-        )
+        ]
     return result
 
 
@@ -210,18 +210,18 @@ def audit_draft(
     `spec_follows`: spec-audit's spec step judges the loader next (its draft-arch-unsupported
     and draft-weights checks say what a missing loader means), so none is noted here."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = checkpoint_call(remote, calls.VocabCheck(path=draft, target_path=target))
-    report["vocab"] = vocab["summary"]
-    report["findings"] += vocab["findings"]
-    report["inconclusive"] += [f"{draft}: {u['reason']}" for u in vocab.get("unknown") or []]
-    if not vocab["summary"]:
+    vocab = checkpoint_ask(remote, calls.VocabCheck(path=draft, target_path=target))
+    report["vocab"] = vocab.summary
+    report["findings"] += vocab.findings
+    report["inconclusive"] += [f"{draft}: {u.reason}" for u in vocab.unknown]
+    if not vocab.summary:
         return report
     try:
-        listing = checkpoint_call(remote, calls.ListTensors(path=draft))
+        listing = checkpoint_ask(remote, calls.ListTensors(path=draft))
     except RemoteCommandError as error:
         report["inconclusive"].append(str(error))
         return report
-    config = listing.get("config") or {}
+    config = listing.config or {}
     if speculators.is_speculators(config) and located:
         config = _as_the_engine_reads(remote, located, config, install, report)
     architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
@@ -236,9 +236,10 @@ def audit_draft(
             for p in located.get("processes") or []
             if p.get("pid") in served_by and p.get("install_unknown")
         ] or [f"the install pid {', '.join(map(str, served_by))} imports was not found"]
-        report["inconclusive"].append(
-            f"{'; '.join(why)}: no other install's loader is taken for it (pass --var roots=...)"
-        )
+        report["inconclusive"] += [
+            f"{reason}: no other install's loader is taken for it (pass --var roots=...)"
+            for reason in why
+        ]
         report["loader"] = None
         return report
     if install:
@@ -248,12 +249,12 @@ def audit_draft(
             _engine_name(located, install)
         ).registers_draft_architectures:
             loader = _loader_by_method(
-                remote, located, config, listing["tensors"], install, algorithm
+                remote, located, config, listing.tensors, install, algorithm
             )
     else:
         # served by no running server: judged with each install that could load it, best first
         loaders = _each_install(
-            remote, located, config, architectures, listing["tensors"], algorithm
+            remote, located, config, architectures, listing.tensors, algorithm
         )
         loader = loaders[0] if loaders else None
         if len(loaders) > 1:
@@ -403,7 +404,7 @@ def audit_drafts(
         )
     result: dict[str, Any] = {"drafts": per_draft, "findings": findings}
     if inconclusive:
-        result["inconclusive"] = "; ".join(inconclusive)
+        result["inconclusive"] = inconclusive
     if not per_draft:
-        result["inconclusive"] = "no draft checkpoint to audit"
+        result["inconclusive"] = ["no draft checkpoint to audit"]
     return result

@@ -84,22 +84,22 @@ def locate_engines(
     lists_key = json.dumps({"scan": _scan_code(), **args}, sort_keys=True, default=str)
     kept_lists = remembered("draft-file-lists", lists_key) or {}
     args["draft_stamps"] = {path: kept["stamp"] for path, kept in kept_lists.items()}
-    scan = remote.call(SCAN(args))
+    scan = remote.ask(SCAN(args))
     if not roots:
         scan_inside(remote, scan, args)
-    _keep_draft_lists(scan["installs"], kept_lists, lists_key)
-    processes = scan.get("processes") or []
+    _keep_draft_lists(scan.installs, kept_lists, lists_key)
+    processes = scan.processes or []
     strangers = [p for p in processes if _outside(p, scoped=bool(roots))]
     # a named server's own workers are left out of both: part of it, not another server
     own = _workers_of([p for p in processes if p not in strangers], processes)
-    scan["processes"] = [p for p in processes if p not in strangers]
+    judged = [p for p in processes if p not in strangers]
     also_on_box = [_stranger(p) for p in strangers if p not in own]
-    fill_sources(remote, scan["installs"])
-    drifts = install_drift(remote, scan["installs"])
-    drafts = [f for install in scan["installs"] for f in install.get("draft_files") or []]
+    fill_sources(remote, scan.installs)
+    drifts = install_drift(remote, scan.installs)
+    drafts = [f for install in scan.installs for f in install.get("draft_files") or []]
     CLASSIFY.prefill([f["source"] for f in drafts if f.get("source")])  # on the client's cores
     engines, draft_models, workers = [], [], []
-    for install in scan["installs"]:
+    for install in scan.installs:
         engines.append(
             {
                 "name": install["engine"],
@@ -187,18 +187,18 @@ def locate_engines(
                 if hit.get("path"):
                     hit["path"] = f"{install['path']}/{hit['path']}"
                 install.setdefault("_resolved", []).append(hit)
-    resolved = [hit for install in scan["installs"] for hit in install.get("_resolved", [])]
+    resolved = [hit for install in scan.installs for hit in install.get("_resolved", [])]
     return {
         "engines": engines,
         "draft_models": draft_models,
         "workers": workers,
         "resolved": resolved,
-        "processes": scan.get("processes", []),
-        "unreadable": unreadable_servers(scan.get("processes") or []),
+        "processes": judged,
+        "unreadable": unreadable_servers(judged),
         "also_on_box": also_on_box,
-        "searched": scan.get("searched", []),
-        "limits": scan.get("limits", {}),
-        "elapsed_s": scan.get("elapsed_s"),
+        "searched": scan.searched,
+        "limits": scan.limits,
+        "elapsed_s": scan.elapsed_s,
     }
 
 
@@ -282,11 +282,11 @@ def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, A
     if not asked:
         return out
     try:
-        answer = remote.call(InstallDrift({"installs": asked}))
+        answer = remote.ask(InstallDrift({"installs": asked}))
     except RemoteCommandError as error:
         return out | {a["path"]: {"path": a["path"], "status": "unknown", "files": [],
                                   "reason": f"not compared: {error}"} for a in asked}  # fmt: skip
-    for drift in answer["installs"]:
+    for drift in answer.installs:
         out[drift["path"]] = summarize(drift)
     return out
 

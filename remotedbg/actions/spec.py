@@ -87,7 +87,7 @@ def find_servers(
     playbook's later steps and its JSON readers get the result's shape either way."""
     number = parse_server(str(server or ""))
     try:
-        scan = remote.call(
+        scan = remote.ask(
             calls.ScanServers(
                 log=str(log or ""),
                 args=str(args or ""),
@@ -104,7 +104,7 @@ def find_servers(
             raise
         return scan_unknown(str(error))
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
-    servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
+    servers = [s for s in scan.servers if s.get("pid") not in skip or s.get("pid") is None]
     others: list[dict] = []
     if number is not None:
         named = the_server_named(servers, number, flag="--var server=")
@@ -116,7 +116,7 @@ def find_servers(
                   for s in servers if s is not named and s.get("pid") is not None]  # fmt: skip
         servers = [s for s in servers if s is named or s.get("pid") is None]
     _ask_http(remote, servers)
-    for entry in scan["servers"]:
+    for entry in scan.servers:
         entry.pop("http_asks", None)
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
@@ -137,8 +137,8 @@ def find_servers(
         "servers": servers,
         "processes": processes,
         "also_on_box": others,
-        "notes": scan.get("notes", []),
-        "elapsed_s": scan.get("elapsed_s"),
+        "notes": scan.notes,
+        "elapsed_s": scan.elapsed_s,
     }
 
 
@@ -150,7 +150,7 @@ def _ask_http(remote: Remote, servers: list[dict]) -> None:
         return
     jobs = [[s["spec"]["port"], s["http_asks"]] for s in asked]
     try:
-        answers = remote.call(calls.AskHttp(jobs=jobs))["answers"]
+        answers = remote.ask(calls.AskHttp(jobs=jobs)).answers
     except Interrupted:
         raise
     except RemoteCommandError as error:  # the servers stay; their figures are unknown, and why
@@ -163,7 +163,7 @@ def _ask_http(remote: Remote, servers: list[dict]) -> None:
 def scan_unknown(reason: str) -> dict[str, Any]:
     """find_servers' answer when the scan itself failed: which servers run is not known."""
     return {"servers": [], "processes": [], "also_on_box": [], "notes": [], "elapsed_s": None,
-            "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
+            "unknown": reason, "inconclusive": [f"the server scan failed: {reason}"]}  # fmt: skip
 
 
 def _servers_without_draft(remote: Remote, servers: list[dict]) -> None:
@@ -177,8 +177,8 @@ def _servers_without_draft(remote: Remote, servers: list[dict]) -> None:
     if not bare:
         return
     try:
-        configs = remote.call(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
-                                                              for s in bare})))  # fmt: skip
+        configs = remote.ask(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
+                                                             for s in bare}))).by_path  # fmt: skip
     except RemoteCommandError:
         return  # the model's config is read again, and its error said, by the checks
     for server in bare:
@@ -324,13 +324,13 @@ def _draft_items(remote: Remote, servers: list[dict], drafts_audit: dict | None)
     unique: dict[str, dict] = {}
     for item in items:
         try:
-            listing = remote.call(calls.ListTensors(path=item["path"]))
-            item["config"] = listing.get("config") or {}
-            item["tensors"] = listing.get("tensors") or []
-            item["real_path"] = listing.get("real_path") or listing.get("path")
-            item["given"] = listing.get("given")
-            if listing.get("config_error"):
-                item["error"] = f"config.json: {listing['config_error']}"
+            listing = remote.ask(calls.ListTensors(path=item["path"]))
+            item["config"] = listing.config or {}
+            item["tensors"] = listing.tensors or []
+            item["real_path"] = listing.real_path or listing.path
+            item["given"] = listing.given
+            if listing.config_error:
+                item["error"] = f"config.json: {listing.config_error}"
                 item["config"] = None
         except RemoteCommandError as exc:
             item["config"] = item["tensors"] = None
@@ -759,7 +759,7 @@ def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, A
     if not targets:
         return {}, []
     try:
-        return remote.call(calls.ReadConfigs(paths=targets)), []
+        return remote.ask(calls.ReadConfigs(paths=targets)).by_path, []
     except RemoteCommandError as exc:
         return {}, [f"target configs: {exc}"]
 
@@ -771,7 +771,7 @@ def _read_tokenizers(remote: Remote, items: list[dict]) -> dict[str, Any]:
     if not paths:
         return {}
     try:
-        return remote.call(calls.TokenizerFingerprints(paths=paths))
+        return remote.ask(calls.TokenizerFingerprints(paths=paths)).by_path
     except RemoteCommandError:
         return {}
 
@@ -879,5 +879,5 @@ def spec_checks(
             "or --var log=...)"
         )
     if inconclusive:
-        result["inconclusive"] = "; ".join(dict.fromkeys(inconclusive))
+        result["inconclusive"] = list(dict.fromkeys(inconclusive))
     return result
