@@ -53,6 +53,9 @@ class Config:
     constant: str = ""  # SGLang: test_utils.py's name of the draft repo
     spec: dict = field(default_factory=dict)  # vLLM: --speculative-config keys beside "model"
     notes: dict = field(default_factory=dict)
+    # rows added after the sweep's budget was set (issue 42's second round): the sweep runs them
+    # on their last release only, every content group's under REMOTEDBG_ORACLE_FULL=1
+    once: bool = False
 
 
 _SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
@@ -156,6 +159,10 @@ VLLM_SOURCES = {
         ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:279"),
         ("0.27.0", "tests/v1/e2e/spec_decode/speculators/test_speculators.py:17"),
     ],
+    "RedHatAI/gpt-oss-20b-speculator.eagle3": [
+        ("0.16.0", "tests/entrypoints/openai/test_serving_chat.py:44"),
+        ("0.18.0", "tests/entrypoints/openai/chat_completion/test_serving_chat.py:49"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -233,6 +240,27 @@ VLLM_CONFIGS = [
     ),
 ]
 
+VLLM_CONFIGS += [
+    Config(
+        "vllm-speculators-gpt-oss-20b", "vllm", "speculators", "openai/gpt-oss-20b",
+        "RedHatAI/gpt-oss-20b-speculator.eagle3", "eagle3",
+        "--enforce-eager --max-model-len 4096 --reasoning-parser openai_gptoss "
+        "--gpu-memory-utilization 0.85 --attention-backend=TRITON_ATTN",
+        "vllm-project/vllm tests/entrypoints/openai/test_serving_chat.py@v0.16.0:44, 75-88, "
+        "110-124 (gptoss_speculative_server: `vllm serve openai/gpt-oss-20b` with the default "
+        "server args and --speculative-config {model, method eagle3, num_speculative_tokens "
+        "3}); tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:62-68 runs the same pair "
+        "(max_model_len 16384, tp 1/2/4)", between("vllm", "0.16.0"), "speculators-gpt-oss-20b",
+        "openai/gpt-oss-20b config.json (hidden 2880, 24 layers, 64 heads, 8 kv heads, head_dim "
+        "64, vocab 201088, YaRN x32 from 4096, sliding window 128, 32 MXFP4 experts, eos "
+        "200002); the speculator's config is not known offline: an Eagle3SpeculatorConfig of the "
+        "target's shape (tests/realshape.py speculators_eagle3_config: the layer config with the "
+        "target's RoPE and positions, draft_vocab_size 32000, verifier GptOssForCausalLM) "
+        "stands in",
+        spec={"num_speculative_tokens": 3}, once=True,
+    ),
+]
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
@@ -251,8 +279,6 @@ NOT_BUILT = [
     ("vllm", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "(the target's MTP layers)", "MTP",
      "tests/v1/e2e/test_spec_decode.py@v0.11.0:231", "vLLM's deepseek_mtp drafts are not "
      "modelled by the sweep (tests/test_conformance_sweep.py test_sweep_covers_every_release)"),
-    ("vllm", "openai/gpt-oss-20b", "RedHatAI/gpt-oss-20b-speculator.eagle3", "speculators",
-     "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:64", "no real shape for gpt-oss"),
     ("vllm", "Qwen/Qwen3-VL-30B-A3B", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
      "speculators", "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:74",
      "no real shape for the Qwen3-VL MoE target"),

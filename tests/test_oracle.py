@@ -61,6 +61,24 @@ QWEN3_8B = rs.TargetShape(  # Qwen/Qwen3-8B config.json
     rope_theta=1000000.0,
     extra={"max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "bos_token_id": 151643},
 )  # fmt: skip
+# openai/gpt-oss-20b config.json: MoE (32 experts, 4 active), head_dim 64, alternating sliding
+# (128) and full attention, YaRN factor 32 from 4096 to 131072, MXFP4 experts
+GPT_OSS_20B = rs.TargetShape(
+    "gpt-oss-20b", "GptOssForCausalLM", "gpt_oss", 2880, 2880, 24, 64, 8, 201088, 200002,
+    head_dim=64, rope_theta=150000.0,
+    extra={
+        "num_local_experts": 32, "num_experts_per_tok": 4, "experts_per_token": 4,
+        "sliding_window": 128, "attention_bias": True, "swiglu_limit": 7.0,
+        "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "initial_context_length": 4096, "pad_token_id": 199999,
+        "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "original_max_position_embeddings": 4096,
+                         "truncate": False},
+        "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+            "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+            "lm_head"]},
+    },
+)  # fmt: skip
 EAGLE3_AUTHORS_CONTEXT = 2048  # the EAGLE-3 authors' heads are trained at 2048 positions
 
 
@@ -103,6 +121,8 @@ BUILDS = {
     "speculators-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, _speculator(
         LLAMA31_8B_INSTRUCT, "meta-llama/Llama-3.1-8B-Instruct")),
     "speculators-qwen3-8b": lambda: (QWEN3_8B, _speculator(QWEN3_8B, "Qwen/Qwen3-8B")),
+    "speculators-gpt-oss-20b": lambda: (GPT_OSS_20B, _speculator(
+        GPT_OSS_20B, "openai/gpt-oss-20b")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }
@@ -234,6 +254,8 @@ def sweep_releases(config: Config) -> list[str]:
     firsts = group_firsts(config)
     if os.environ.get("REMOTEDBG_ORACLE_FULL") == "1":
         return firsts
+    if config.once:  # a later row: one release in the sweep (oracle_table.Config.once)
+        return firsts[-1:]
     return list(dict.fromkeys(firsts[::2] + firsts[-1:]))
 
 
