@@ -163,6 +163,17 @@ VLLM_SOURCES = {
         ("0.16.0", "tests/entrypoints/openai/test_serving_chat.py:44"),
         ("0.18.0", "tests/entrypoints/openai/chat_completion/test_serving_chat.py:49"),
     ],
+    "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct": [
+        ("0.10.0", "tests/v1/e2e/test_spec_decode.py:113"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:654"),
+        ("0.27.0", "tests/distributed/test_eplb_spec_decode.py:65"),
+    ],
+    "ZixiQi/DeepSeek-V3-4layers-MTP-FP8": [
+        ("0.11.0", "tests/v1/e2e/test_spec_decode.py:231"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:707"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:27"),
+        ("0.31.0", "tests/v1/e2e/spec_decode/mtp/deepseek/test_mtp.py:17"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -259,16 +270,42 @@ VLLM_CONFIGS += [
         "stands in",
         spec={"num_speculative_tokens": 3}, once=True,
     ),
+    Config(
+        "vllm-eagle1-llama4-scout", "vllm", "EAGLE-1", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct", "eagle",
+        "--max-model-len 2048 --tensor-parallel-size 4 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.10.0:113 (test_eagle_correctness "
+        "llama4_eagle: method eagle, tp 4, num_speculative_tokens 3, max_model_len 2048; marked "
+        "skip for CI OOM from 0.11.0) and tests/distributed/test_eplb_spec_decode.py (eagle, tp "
+        "4, from 0.11.1); tests/models/registry.py names it EagleLlama4ForCausalLM's example",
+        between("vllm", "0.10.0"), "eagle1-llama4-scout-vllm",
+        "Llama-4-Scout-17B-16E-Instruct config.json (Llama4ForConditionalGeneration, text_config "
+        "hidden 5120, 48 layers, 40 heads, 8 kv heads, vocab 202048, llama3 x16 RoPE to 10485760 "
+        "positions, eos 200001/200007/200008); the head's config is not known offline: what "
+        "EagleLlama4ForCausalLM builds stands in (a one-layer dense Llama4ForCausalLM of the "
+        "text model's shape, fc [5120, 10240], norm; no embedding or head, the target's shared)",
+        spec=_E2E_SPEC, once=True,
+    ),
+    Config(
+        "vllm-mtp-dsv3-4layers-fp8", "vllm", "MTP", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "",
+        "mtp", "--max-model-len 2048 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.0:226-260 "
+        "(test_mtp_correctness deepseek: LLM(model, trust_remote_code, tp 1, speculative_config "
+        "{method mtp, num_speculative_tokens 1, max_model_len 2048}, max_model_len 2048): no "
+        "draft model, the target's own MTP layer (deepseek_mtp: config/speculative.py)",
+        between("vllm", "0.11.0"), "mtp-dsv3-4l-fp8-vllm",
+        "the repo's config is not known offline: DeepSeek-V3's config.json (tests/realshape.py "
+        "DEEPSEEK_V3) with 4 layers and its FP8 quantization_config (e4m3, 128x128 blocks) "
+        "stands in; the checkpoint as the draft reads it: the MTP layer (model.layers.4, 8 "
+        "experts written, projections F8_E4M3 with weight_scale_inv), the embedding, the head",
+        spec={"num_speculative_tokens": 1, "max_model_len": 2048}, once=True,
+    ),
 ]
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
 NOT_BUILT = [
-    ("vllm", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-     "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct", "EAGLE-1",
-     "tests/v1/e2e/test_spec_decode.py@v0.10.0:113",
-     "no real shape for Llama-4 (a multimodal MoE target) in tests/realshape.py"),
     ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "EAGLE-3",
      "tests/v1/e2e/test_spec_decode.py@v0.11.1:290", "skipped by vLLM's own test (head_dim)"),
     ("vllm", "Qwen/Qwen3-VL-8B-Instruct", "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "EAGLE-3",
@@ -276,9 +313,6 @@ NOT_BUILT = [
     ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
      "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
      "is not known offline"),
-    ("vllm", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "(the target's MTP layers)", "MTP",
-     "tests/v1/e2e/test_spec_decode.py@v0.11.0:231", "vLLM's deepseek_mtp drafts are not "
-     "modelled by the sweep (tests/test_conformance_sweep.py test_sweep_covers_every_release)"),
     ("vllm", "Qwen/Qwen3-VL-30B-A3B", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
      "speculators", "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:74",
      "no real shape for the Qwen3-VL MoE target"),
@@ -301,10 +335,15 @@ ENGINE_REFUSES = [
 ]
 
 
+def named(config: Config) -> str:
+    """The repo the release names for the row: the draft's, else the target's (its own MTP)."""
+    return config.draft or config.target.split(" ")[0]
+
+
 def release_cite(config: Config, version: str) -> str:
     """Where the release names the configuration's draft (vLLM: its archive's file:line)."""
     if config.engine == "vllm":
-        ranges = VLLM_SOURCES[config.draft]
+        ranges = VLLM_SOURCES[named(config)]
         versions = SWEEP_VERSIONS["vllm"]
         at = versions.index(version)
         chosen = [where for first, where in ranges if versions.index(first) <= at]

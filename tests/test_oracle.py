@@ -33,6 +33,7 @@ from tests.oracle_table import (
     NOT_BUILT,
     SWEEP_VERSIONS,
     Config,
+    named,
     release_cite,
 )
 from tests.releases import RELEASES, cache_dir, sweep_release
@@ -79,6 +80,31 @@ GPT_OSS_20B = rs.TargetShape(
             "lm_head"]},
     },
 )  # fmt: skip
+# meta-llama/Llama-4-Scout-17B-16E-Instruct config.json: the multimodal wrapper, the language
+# model's fields in text_config (MoE, 16 experts, 1 active, chunked attention, iRoPE: every
+# fourth layer without RoPE, llama3 scaling x16 from 8192 to 10485760 positions)
+LLAMA4_SCOUT_TEXT = {
+    "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 16,
+    "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "rope_theta": 500000.0,
+    "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                     "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
+    "max_position_embeddings": 10485760, "attention_chunk_size": 8192, "use_qk_norm": True,
+    "no_rope_layers": [1, 1, 1, 0] * 12, "attn_temperature_tuning": True, "floor_scale": 8192,
+    "attn_scale": 0.1, "rms_norm_eps": 1e-5, "bos_token_id": 200000,
+    "eos_token_id": [200001, 200007, 200008], "pad_token_id": 200018,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}  # fmt: skip
+LLAMA4_SCOUT = {
+    "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+    "text_config": LLAMA4_SCOUT_TEXT, "boi_token_index": 200080, "eoi_token_index": 200081,
+    "image_token_index": 200092, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408,
+                      "num_hidden_layers": 34, "num_attention_heads": 16, "image_size": 336,
+                      "patch_size": 14, "projector_input_dim": 4096,
+                      "projector_output_dim": 4096, "vision_output_dim": 4096},
+}  # fmt: skip
 EAGLE3_AUTHORS_CONTEXT = 2048  # the EAGLE-3 authors' heads are trained at 2048 positions
 
 
@@ -96,6 +122,69 @@ def _eagle3(target: rs.TargetShape, arch: str, context: int | None = None) -> tu
     return config, rs.eagle3_tensors(target)
 
 
+def _eagle1_llama4() -> tuple[dict, dict]:
+    """vLLM's EagleLlama4ForCausalLM head (0.10.0 model_executor/models/llama4_eagle.py:40-170):
+    a Llama4ForCausalLM config of one dense layer (no MoE: `assert len(moe_layers) == 0`), fc over
+    [embeds, hidden] without bias, a final norm, the embedding (0.10.0 shares the target's when
+    pipeline parallelism is off, :117-121; 0.18.0 asserts every parameter loaded, :135-137, so
+    the checkpoint that release's test serves carries it); no head, the target's is shared.
+    draft_vocab_size: 0.18.0 builds lm_head from it (:188-192)."""
+    text = LLAMA4_SCOUT_TEXT
+    config = dict(text, architectures=["Llama4ForCausalLM"], num_hidden_layers=1,
+                  interleave_moe_layer_step=0, moe_layers=[], no_rope_layers=[1],
+                  draft_vocab_size=text["vocab_size"])  # fmt: skip
+    h, hd, mlp = text["hidden_size"], text["head_dim"], text["intermediate_size_mlp"]
+    layer = "layers.0"
+    tensors = {
+        "embed_tokens.weight": ("BF16", [text["vocab_size"], h], None),
+        "fc.weight": ("BF16", [h, 2 * h], None),
+        "norm.weight": ("BF16", [h], None),
+        f"{layer}.input_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.self_attn.q_proj.weight": ("BF16", [text["num_attention_heads"] * hd, h], None),
+        f"{layer}.self_attn.k_proj.weight": ("BF16", [text["num_key_value_heads"] * hd, h], None),
+        f"{layer}.self_attn.v_proj.weight": ("BF16", [text["num_key_value_heads"] * hd, h], None),
+        f"{layer}.self_attn.o_proj.weight": ("BF16", [h, text["num_attention_heads"] * hd], None),
+        f"{layer}.feed_forward.gate_proj.weight": ("BF16", [mlp, h], None),
+        f"{layer}.feed_forward.up_proj.weight": ("BF16", [mlp, h], None),
+        f"{layer}.feed_forward.down_proj.weight": ("BF16", [h, mlp], None),
+    }  # fmt: skip
+    return config, tensors
+
+
+def _fp8_blocks(tensors: dict, block: int = 128) -> dict:
+    """DeepSeek-V3's FP8 release layout: each attention and expert projection F8_E4M3 with its
+    `weight_scale_inv` (one F32 per 128x128 block); norms, gate, eh_proj, embedding, head bf16."""
+    out = {}
+    for name, (dtype, shape, data) in tensors.items():
+        if name.endswith("_proj.weight") and "eh_proj" not in name and len(shape) == 2:
+            out[name] = ("F8_E4M3", shape, None)
+            blocks = [-(-shape[0] // block), -(-shape[1] // block)]
+            out[name[: -len("weight")] + "weight_scale_inv"] = ("F32", blocks, None)
+        else:
+            out[name] = (dtype, shape, data)
+    return out
+
+
+# ZixiQi/DeepSeek-V3-4layers-MTP-FP8: a reduced DeepSeek-V3 (its name: 4 layers, the MTP
+# layer, FP8); its config is not known offline: DeepSeek-V3's with 4 layers stands in
+DEEPSEEK_V3_4L = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-4l", layers=4,
+                                       extra=dict(rs.DEEPSEEK_V3.extra, quantization_config={
+                                           "quant_method": "fp8", "fmt": "e4m3",
+                                           "activation_scheme": "dynamic",
+                                           "weight_block_size": [128, 128]})))  # fmt: skip
+
+
+def _mtp_in_target(target: rs.TargetShape, experts: int = 8) -> tuple[dict, dict]:
+    """The target checkpoint as the draft reads it: the MTP layer after the last target layer,
+    the embedding and the head (the target's own layers are not what the draft loads)."""
+    tensors = dict(rs.nextn_tensors(target, experts=experts),
+                   **{"lm_head.weight": ("BF16", [target.vocab, target.hidden], None)})  # fmt: skip
+    if "quantization_config" in target.extra:
+        tensors = _fp8_blocks(tensors)
+    return target.config(), tensors
+
+
 def _speculator(target: rs.TargetShape, verifier: str) -> tuple[dict, dict]:
     config = rs.speculators_eagle3_config(target, verifier)
     config["speculators_config"]["verifier"]["architectures"] = [target.architecture]
@@ -111,8 +200,8 @@ BUILDS = {
         rs.QWEN3_30B_A3B, "LlamaForCausalLMEagle3")),
     "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
     # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
-    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, (rs.DEEPSEEK_V3.config(), dict(
-        rs.nextn_tensors(experts=8), **{"lm_head.weight": ("BF16", [129280, 7168], None)}))),
+    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, _mtp_in_target(rs.DEEPSEEK_V3)),
+    "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
     "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
@@ -123,6 +212,7 @@ BUILDS = {
     "speculators-qwen3-8b": lambda: (QWEN3_8B, _speculator(QWEN3_8B, "Qwen/Qwen3-8B")),
     "speculators-gpt-oss-20b": lambda: (GPT_OSS_20B, _speculator(
         GPT_OSS_20B, "openai/gpt-oss-20b")),
+    "eagle1-llama4-scout-vllm": lambda: (LLAMA4_SCOUT, _eagle1_llama4()),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }
@@ -145,7 +235,7 @@ def _launch(config: Config, target: Path, draft: Path) -> str:
                 f"{config.algorithm} {given}{config.flags}")  # fmt: skip
     if config.launch == "serve-speculator":
         return f"vllm serve {draft} {config.flags}"
-    spec = {"model": str(draft), **config.spec}
+    spec = {"model": str(draft), **config.spec} if config.draft else dict(config.spec)
     if not config.algorithm.startswith("("):
         spec = {"method": config.algorithm, **spec}
     return f"vllm serve {target} --speculative-config {json.dumps(spec)} {config.flags}"
@@ -335,7 +425,7 @@ def test_every_release_s_ci_names_its_rows():
         with tarfile.open(archive) as tar:  # one pass: a gzip stream has no random access
             for member in tar:
                 for config in wanted.pop(member.name, []):
-                    if config.draft not in tar.extractfile(member).read().decode():
+                    if named(config) not in tar.extractfile(member).read().decode():
                         wrong.append((config.id, version, member.name))
         wrong += [(c.id, version, name) for name, rows in wanted.items() for c in rows]
     assert not wrong, wrong

@@ -83,6 +83,11 @@ _BUILTINS = {
 }
 _NOT_HANDLED = object()  # a helper's rule does not apply to these arguments
 _CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
+# Tensor methods that lay the same data out anew: the result is still that checkpoint tensor
+# (vLLM's Llama-4 q/k permutation for rotary, `w.view(...).transpose(1, 2).reshape(...)`:
+# 0.10.0 model_executor/models/llama4.py:563-566; 0.33.0 :826-846)
+_TENSOR_VIEWS = {"view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze",
+                 "flatten", "t", "clone", "to", "float", "half", "bfloat16", "view_as"}  # fmt: skip
 _SETTING_GET = re.compile(r"^\w+\.([A-Z][A-Z0-9_]*)\.get$")
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
@@ -543,7 +548,24 @@ class Interpreter(Visitor):
             return list(value)
         if isinstance(value, str):
             return list(value)
+        if isinstance(value, ParamDict) and not value.obj.node.wild:
+            return self._param_names(value)
         raise Undecidable(f"line {getattr(node, 'lineno', '?')}: iterating over {value!r}")
+
+    def _param_names(self, params: ParamDict) -> list[str]:
+        """`for name in params_dict` (vLLM 0.10.0 llama4_eagle.py:130-135, the check that every
+        parameter was loaded): the module tree's parameters, relative to the dict's module. A
+        leaf layer's own names are not read: those loaded so far under it, else its `weight`."""
+        loaded = [param for _, param, _ in self.loads if param.startswith(params.prefix)]
+        names: list[str] = []
+        for leaf in params.obj.node.leaves():
+            if params.obj.node.has(leaf) and not leaf.endswith((".weight", ".bias")):
+                names.append(leaf)  # a parameter the module itself declares
+                continue
+            under = sorted({p[len(params.prefix):] for p in loaded
+                            if p.startswith(f"{params.prefix}{leaf}.")})  # fmt: skip
+            names += under or [f"{leaf}.weight"]
+        return names
 
     def truth(self, value: Any, node: ast.AST) -> bool:
         if is_unknown(value) or isinstance(value, (Tensor, Named, Obj, Config)):
@@ -653,7 +675,10 @@ class Interpreter(Visitor):
             if is_unknown(operand) or isinstance(operand, (Tensor, Named)):
                 return UNKNOWN
             return not operand
-        return operand if isinstance(operand, Tensor) else UNKNOWN
+        if isinstance(operand, Tensor):
+            return operand
+        # `modules[-1]` (vLLM 0.10.0 llama4.py:573-577, permute_qk_weight_for_rotary)
+        return ops.unary(node.op, operand)
 
     def visit_IfExp(self, node: ast.IfExp, env: dict, mod: Module, frame: dict | None) -> Any:
         test = self.eval(node.test, env, mod, frame)
@@ -811,7 +836,11 @@ class Interpreter(Visitor):
                 return Loader(base)
             return Named(attr)
         if isinstance(base, Tensor):
-            return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
+            if attr in ("shape", "dtype", "T"):
+                return Tensor(base.name)
+            if attr in _TENSOR_VIEWS:
+                return ("tensor-view", base, attr)
+            return Named(f"tensor.{attr}")
         if isinstance(base, ParamDict) and attr == "keys":
             return ("method", base, attr)
         if isinstance(base, (str, dict, list, set, ParamDict, AutoLoader, Super)):
@@ -868,6 +897,8 @@ class Interpreter(Visitor):
     def apply(self, callee: Any, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "method":
             return self.method(callee[1], callee[2], args, kwargs, node, mod)
+        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "tensor-view":
+            return callee[1]  # the same checkpoint tensor, its data laid out anew
         if isinstance(callee, Bound):
             return self.run_function(callee, args, kwargs)
         if isinstance(callee, Closure):

@@ -168,8 +168,9 @@ class EngineProfile:
         """The quantization method the engine applies to a bf16 draft, from the launch flags."""
         return None
 
-    def draft_quantization_ignored(self, version: str | None) -> bool:
-        """The release builds the draft without its quantization config, whatever it declares."""
+    def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
+        """The release builds the draft (of the served family) without its quantization config,
+        whatever it declares."""
         return False
 
     def unexpected_scales_outcome(self, version: str | None) -> str:
