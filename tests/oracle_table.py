@@ -131,6 +131,20 @@ SGLANG_CONFIGS = [
     ),
 ]
 
+SGLANG_CONFIGS += [
+    Config(
+        "sglang-eagle1-llama3-8b-token-map", "sglang", "EAGLE-1",
+        "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "EAGLE",
+        "--speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8 "
+        "--speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt --dtype float16",
+        f"{_SGL_EAGLE_A}:148-160 (TestEAGLEEngineTokenMap: FR-Spec's 32768 frequent ids as the "
+        "draft's vocab, the map a hub file path)", SGLANG_SWEEP, "eagle1-llama3-8b-sglang",
+        "Meta-Llama-3-8B-Instruct config.json (8192 positions, eos 128009); the EAGLE authors' "
+        "head of its shape as SGLang serves it (LlamaForCausalLMEagle, no lm_head: the worker "
+        "gives it the target's, then cuts it to the map's rows)", once=True,
+    ),
+]
+
 # vLLM: release -> where the draft repo is named (the archive's tests, examples, docs), in ranges
 # that keep one path; a line moves within a range (the archive is checked, the first line kept).
 VLLM_SOURCES = {
@@ -348,6 +362,8 @@ def release_cite(config: Config, version: str) -> str:
         at = versions.index(version)
         chosen = [where for first, where in ranges if versions.index(first) <= at]
         return f"vllm-project/vllm@v{version} {chosen[-1]}"
+    if not config.constant:  # the test names the draft itself: its GitHub file
+        return f"sglang=={version}; {config.cite}"
     return f"sglang=={version} sglang/test/test_utils.py ({config.constant})"
 
 
