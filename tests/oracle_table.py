@@ -188,6 +188,14 @@ VLLM_SOURCES = {
         ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:27"),
         ("0.31.0", "tests/v1/e2e/spec_decode/mtp/deepseek/test_mtp.py:17"),
     ],
+    "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3": [
+        ("0.28.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:103"),
+    ],
+    "Rayzl/qwen2.5-vl-7b-eagle3-sgl": [
+        ("0.11.1", "tests/v1/e2e/test_spec_decode.py:290"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:572"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:115"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -314,16 +322,38 @@ VLLM_CONFIGS += [
         "experts written, projections F8_E4M3 with weight_scale_inv), the embedding, the head",
         spec={"num_speculative_tokens": 1, "max_model_len": 2048}, once=True,
     ),
+    Config(
+        "vllm-eagle3-qwen3-vl-8b", "vllm", "EAGLE-3", "Qwen/Qwen3-VL-8B-Instruct",
+        "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "eagle3", "--max-model-len 2048",
+        "vllm-project/vllm tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py@v0.28.0:"
+        "100-110 (test_eagle_correctness_medium qwen3_vl_eagle3: method eagle3, tp 1; listed "
+        "from 0.12.0 but skipped to 0.27.1: 'architecture of its eagle3 is "
+        "LlamaForCausalLMEagle3')", between("vllm", "0.28.0"), "eagle3-qwen3-vl-8b-vllm",
+        "Qwen3-VL-8B-Instruct config.json (Qwen3VLForConditionalGeneration, text_config hidden "
+        "4096, 36 layers, 32 heads, 8 kv heads, vocab 151936, interleaved M-RoPE, 262144 "
+        "positions); the head's config is not known offline: a SpecForge head of the text "
+        "model's shape naming LlamaForCausalLMEagle3 (the name vLLM's skip gives) stands in",
+        spec=_E2E_SPEC, once=True,
+    ),
+    Config(
+        "vllm-eagle3-qwen25-vl-7b", "vllm", "EAGLE-3", "Qwen/Qwen2.5-VL-7B-Instruct",
+        "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "eagle3", "--max-model-len 2048",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.1:282-300 "
+        "(test_eagle_correctness, method eagle3, tp 1; listed in every release since and "
+        "skipped in each: 'head_dim not being a multiple of 32', from 0.28.0 'not yet "
+        "reliable'): the configuration vLLM names, judged as a checkpoint",
+        between("vllm", "0.11.1"), "eagle3-qwen25-vl-7b-vllm",
+        "Qwen2.5-VL-7B-Instruct config.json (hidden 3584, 28 layers, 28 heads, 4 kv heads, vocab "
+        "152064, M-RoPE, 128000 positions); the head's config is not known offline: a SpecForge "
+        "head of the target's shape naming LlamaForCausalLMEagle3 stands in",
+        spec=_E2E_SPEC, once=True,
+    ),
 ]
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
 NOT_BUILT = [
-    ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "EAGLE-3",
-     "tests/v1/e2e/test_spec_decode.py@v0.11.1:290", "skipped by vLLM's own test (head_dim)"),
-    ("vllm", "Qwen/Qwen3-VL-8B-Instruct", "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "EAGLE-3",
-     "tests/v1/e2e/test_spec_decode.py@v0.12.0:290", "skipped by vLLM's own test"),
     ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
      "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
      "is not known offline"),

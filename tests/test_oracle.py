@@ -105,6 +105,43 @@ LLAMA4_SCOUT = {
                       "patch_size": 14, "projector_input_dim": 4096,
                       "projector_output_dim": 4096, "vision_output_dim": 4096},
 }  # fmt: skip
+# Qwen/Qwen3-VL-8B-Instruct config.json: the language model in text_config (interleaved
+# M-RoPE, 262144 positions), a vision tower with deepstack layers
+QWEN3_VL_8B_TEXT = rs.TargetShape(
+    "qwen3-vl-8b-text", "Qwen3VLForConditionalGeneration", "qwen3_vl_text", 4096, 12288, 36, 32,
+    8, 151936, 151645, rope_theta=5000000.0,
+    extra={"max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "rope_scaling": {"rope_type": "default", "mrope_interleaved": True,
+                            "mrope_section": [24, 20, 20]}},
+)  # fmt: skip
+# Qwen/Qwen2.5-VL-7B-Instruct config.json: the language model's fields at the top level,
+# M-RoPE, 128000 positions
+QWEN25_VL_7B = rs.TargetShape(
+    "qwen2.5-vl-7b", "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", 3584, 18944, 28, 28, 4,
+    152064, 151645, rope_theta=1000000.0,
+    extra={"max_position_embeddings": 128000, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "sliding_window": 32768, "use_sliding_window": False,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+           "vision_start_token_id": 151652, "image_token_id": 151655, "video_token_id": 151656,
+           "vision_config": {"model_type": "qwen2_5_vl", "hidden_size": 1280, "depth": 32,
+                             "out_hidden_size": 3584, "patch_size": 14,
+                             "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}},
+)  # fmt: skip
+
+
+def qwen3_vl_config(text: rs.TargetShape = QWEN3_VL_8B_TEXT) -> dict:
+    language = text.config()
+    del language["architectures"]
+    return {
+        "architectures": [text.architecture], "model_type": "qwen3_vl", "text_config": language,
+        "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+        "vision_end_token_id": 151653, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "vision_config": {"model_type": "qwen3_vl", "depth": 27, "hidden_size": 1152,
+                          "out_hidden_size": text.hidden, "patch_size": 16,
+                          "deepstack_visual_indexes": [8, 16, 24]},
+    }  # fmt: skip
+
+
 EAGLE3_AUTHORS_CONTEXT = 2048  # the EAGLE-3 authors' heads are trained at 2048 positions
 
 
@@ -215,6 +252,10 @@ BUILDS = {
     "eagle1-llama4-scout-vllm": lambda: (LLAMA4_SCOUT, _eagle1_llama4()),
     "eagle1-llama3-8b-sglang": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLMEagle")),
+    "eagle3-qwen3-vl-8b-vllm": lambda: (qwen3_vl_config(), _eagle3(
+        QWEN3_VL_8B_TEXT, "LlamaForCausalLMEagle3")),
+    "eagle3-qwen25-vl-7b-vllm": lambda: (QWEN25_VL_7B, _eagle3(
+        QWEN25_VL_7B, "LlamaForCausalLMEagle3")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }

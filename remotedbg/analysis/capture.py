@@ -191,11 +191,24 @@ def _called_class(owner: _Self, cls: ClassRef, call: ast.Call) -> ClassRef | Non
 
 def _member_config(owner: _Self, call: ast.Call) -> Any:
     node = next((k.value for k in call.keywords if k.arg in CONFIG_ARGS), None)
+    if node is None:
+        node = _with_hf_config(call)
     if node is None and call.args:
         node = call.args[0]
     if node is None:
         return owner.config
     return _eval(node, {"self": owner, "config": owner.config})
+
+
+def _with_hf_config(call: ast.Call) -> ast.expr | None:
+    """`vllm_config=vllm_config.with_hf_config(config.text_config, ...)`: the member is built
+    with that config (vLLM's Qwen3-VL language model: 0.28.0 model_executor/models/
+    qwen3_vl.py:1836-1838; 0.33.0 :2042-2049)."""
+    given = next((k.value for k in call.keywords if k.arg == "vllm_config"), None)
+    if (isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute)
+            and given.func.attr == "with_hf_config" and given.args):  # fmt: skip
+        return given.args[0]
+    return None
 
 
 class _Unsupported(Exception):
