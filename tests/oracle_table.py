@@ -196,6 +196,9 @@ VLLM_SOURCES = {
         ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:572"),
         ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:115"),
     ],
+    "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3": [
+        ("0.16.0", "tests/v1/spec_decode/test_acceptance_length.py:74"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -348,6 +351,20 @@ VLLM_CONFIGS += [
         "head of the target's shape naming LlamaForCausalLMEagle3 stands in",
         spec=_E2E_SPEC, once=True,
     ),
+    Config(
+        "vllm-speculators-qwen3-vl-30b-a3b", "vllm", "speculators",
+        "Qwen/Qwen3-VL-30B-A3B-Instruct-FP8", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
+        "eagle3", "--max-model-len 16384",
+        "vllm-project/vllm tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:72-82, "
+        "241-252 (qwen3-30b-moe-vl-eagle3, slow_test: VllmRunner(verifier, speculative_config "
+        "{method eagle3, model, num_speculative_tokens 3}, tp 1/2/4, max_model_len 16384))",
+        between("vllm", "0.16.0"), "speculators-qwen3-vl-30b-a3b",
+        "Qwen3-VL-30B-A3B-Instruct-FP8 config.json (Qwen3VLMoeForConditionalGeneration, "
+        "text_config of Qwen3-30B-A3B's shape with M-RoPE to 262144 positions, block FP8); the "
+        "speculator's config is not known offline: an Eagle3SpeculatorConfig of the text "
+        "model's shape (verifier Qwen3VLMoeForConditionalGeneration) stands in",
+        spec={"num_speculative_tokens": 3}, once=True,
+    ),
 ]
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
@@ -357,9 +374,6 @@ NOT_BUILT = [
     ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
      "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
      "is not known offline"),
-    ("vllm", "Qwen/Qwen3-VL-30B-A3B", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
-     "speculators", "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:74",
-     "no real shape for the Qwen3-VL MoE target"),
     ("vllm", "(the docs' EAGLE-1 table: Vicuna, LLaMA2-chat, Mixtral, Qwen2 heads)",
      "yuhuili/EAGLE-*", "EAGLE-1", "docs/features/spec_decode.md@v0.9.0:219-236",
      "listed as compatible heads, not run by the engine's tests; the LLaMA3 rows are built"),

@@ -129,6 +129,17 @@ QWEN25_VL_7B = rs.TargetShape(
 )  # fmt: skip
 
 
+# Qwen/Qwen3-VL-30B-A3B-Instruct-FP8 config.json: the MoE language model (Qwen3-30B-A3B's shape,
+# M-RoPE to 262144 positions) in text_config, block FP8
+QWEN3_VL_30B_A3B_TEXT = rs.TargetShape(**dict(
+    vars(rs.QWEN3_30B_A3B), name="qwen3-vl-30b-a3b-text",
+    architecture="Qwen3VLMoeForConditionalGeneration", model_type="qwen3_vl_moe_text",
+    rope_theta=5000000.0, extra=dict(rs.QWEN3_30B_A3B.extra, max_position_embeddings=262144,
+                                     rope_scaling={"rope_type": "default",
+                                                   "mrope_interleaved": True,
+                                                   "mrope_section": [24, 20, 20]})))  # fmt: skip
+
+
 def qwen3_vl_config(text: rs.TargetShape = QWEN3_VL_8B_TEXT) -> dict:
     language = text.config()
     del language["architectures"]
@@ -222,6 +233,15 @@ def _mtp_in_target(target: rs.TargetShape, experts: int = 8) -> tuple[dict, dict
     return target.config(), tensors
 
 
+def qwen3_vl_moe_fp8_config() -> dict:
+    config = qwen3_vl_config(QWEN3_VL_30B_A3B_TEXT)
+    config["model_type"] = "qwen3_vl_moe"
+    config["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3",
+                                     "activation_scheme": "dynamic",
+                                     "weight_block_size": [128, 128]}  # fmt: skip
+    return config
+
+
 def _speculator(target: rs.TargetShape, verifier: str) -> tuple[dict, dict]:
     config = rs.speculators_eagle3_config(target, verifier)
     config["speculators_config"]["verifier"]["architectures"] = [target.architecture]
@@ -256,6 +276,8 @@ BUILDS = {
         QWEN3_VL_8B_TEXT, "LlamaForCausalLMEagle3")),
     "eagle3-qwen25-vl-7b-vllm": lambda: (QWEN25_VL_7B, _eagle3(
         QWEN25_VL_7B, "LlamaForCausalLMEagle3")),
+    "speculators-qwen3-vl-30b-a3b": lambda: (qwen3_vl_moe_fp8_config(), _speculator(
+        QWEN3_VL_30B_A3B_TEXT, "Qwen/Qwen3-VL-30B-A3B-Instruct-FP8")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }
