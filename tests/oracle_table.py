@@ -199,6 +199,16 @@ VLLM_SOURCES = {
     "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3": [
         ("0.16.0", "tests/v1/spec_decode/test_acceptance_length.py:74"),
     ],
+    "eagle618/eagle-deepseek-v3-random": [
+        ("0.10.2", "tests/v1/e2e/test_spec_decode.py:145"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:494"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:34"),
+    ],
+    **{draft: [("0.8.5", f"docs/source/features/spec_decode.md:{old}"),
+               ("0.9.0", f"docs/features/spec_decode.md:{new}"),
+               ("0.16.0", f"docs/features/spec_decode/README.md:{last}")]
+       for draft, old, new, last in (("yuhuili/EAGLE-Vicuna-7B-v1.3", 223, 226, 284),
+                                     ("yuhuili/EAGLE-llama2-chat-7B", 226, 229, 287))},
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -365,21 +375,62 @@ VLLM_CONFIGS += [
         "model's shape (verifier Qwen3VLMoeForConditionalGeneration) stands in",
         spec={"num_speculative_tokens": 3}, once=True,
     ),
+    Config(
+        "vllm-eagle1-deepseek-v3-random", "vllm", "EAGLE-1", "eagle618/deepseek-v3-random",
+        "eagle618/eagle-deepseek-v3-random", "eagle", "--max-model-len 2048 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.10.2:140-145 "
+        "(test_eagle_correctness deepseek_eagle: method eagle, tp 1, num_speculative_tokens 3, "
+        "max_model_len 2048, trust_remote_code)", between("vllm", "0.10.2"),
+        "eagle1-deepseek-v3-random-vllm",
+        "random-weight test models whose configs are not known offline: DeepSeek-V3's "
+        "config.json with the draft ground truth's values (vLLM tests/config/"
+        "draft_model_arch_groundtruth.json@v0.14.0: hidden 2560, 32 heads, 72 experts, vocab "
+        "129280) and 5 target layers stands in; the head as EagleDeepseekV3ForCausalLM builds "
+        "it (one MLA MoE layer, enorm/hnorm, fc, norm, lm_head, the embedding)",
+        spec=_E2E_SPEC, once=True,
+    ),
+]
+
+# the docs' table of EAGLE heads "loaded and used directly" (0.8.5-0.16.0), served with the docs'
+# example beside it: the Llama-family rows (the LLaMA3-Instruct 8B one is vllm-eagle1-llama3-8b)
+_DOCS_TABLE = ("vllm-project/vllm docs/features/spec_decode.md@v0.9.2:216-245 (the table of EAGLE "
+               "heads, served with the example above it: no method, draft_tensor_parallel_size "
+               "1, num_speculative_tokens 2, tensor_parallel_size 4)")
+VLLM_CONFIGS += [
+    Config(
+        f"vllm-eagle1-docs-{key}", "vllm", "EAGLE-1", target, draft,
+        "(none: the method from the draft's name)", "--tensor-parallel-size 4", _DOCS_TABLE,
+        between("vllm", "0.9.2", "0.16.0"), build,
+        f"{target} config.json ({shape}); the EAGLE authors' head of its shape naming "
+        "LlamaForCausalLM (their heads are Llama decoder layers)",
+        spec={"draft_tensor_parallel_size": 1, "num_speculative_tokens": 2}, once=True,
+    )
+    for key, target, draft, build, shape in (
+        ("vicuna-7b", "lmsys/vicuna-7b-v1.3", "yuhuili/EAGLE-Vicuna-7B-v1.3",
+         "eagle1-vicuna-7b-vllm", "Llama 7B: hidden 4096, 32 layers, vocab 32000, 2048 "
+         "positions"),
+        ("llama2-7b", "meta-llama/Llama-2-7b-chat-hf", "yuhuili/EAGLE-llama2-chat-7B",
+         "eagle1-llama2-7b-vllm", "hidden 4096, 32 layers, vocab 32000, 4096 positions"),
+    )
 ]
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
 NOT_BUILT = [
-    ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
-     "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
-     "is not known offline"),
-    ("vllm", "(the docs' EAGLE-1 table: Vicuna, LLaMA2-chat, Mixtral, Qwen2 heads)",
-     "yuhuili/EAGLE-*", "EAGLE-1", "docs/features/spec_decode.md@v0.9.0:219-236",
-     "listed as compatible heads, not run by the engine's tests; the LLaMA3 rows are built"),
-    ("sglang", "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-     "EAGLE-1", f"{_SGL_EAGLE_A}:148-158 (TestEAGLEEngineTokenMap, FR-Spec token map)",
-     "the token map is a torch pickle (freq_32768.pt) the suite does not build"),
+    ("vllm", "(the docs' EAGLE-1 table: Mixtral-8x7B, Qwen2-7B/72B, Vicuna-13B/33B, "
+     "LLaMA2-chat 13B/70B, LLaMA3-Instruct 70B)", "yuhuili/EAGLE-*", "EAGLE-1",
+     "docs/features/spec_decode.md@v0.9.2:216-245", "the Mixtral and Qwen2 heads' configs are "
+     "not known offline (which architecture they name decides whether vLLM, which registers "
+     "EagleLlamaForCausalLM, serves them); the larger Llama-family rows are the built ones' "
+     "shapes scaled, no rule reads them differently"),
+    ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
+     "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
+     "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
+     "reads the format and no SGLang test or doc serves such a checkpoint (the speculators "
+     "support proposed for SGLang covers DSpark drafts only: sgl-project/sglang pull requests "
+     "30982 and 34734, open); remotedbg keeps SGLang's profile without it "
+     "(engines/profile.py reads_speculators_format)"),
 ]
 
 

@@ -47,6 +47,11 @@ LLAMA2_7B_CHAT = rs.TargetShape(  # meta-llama/Llama-2-7b-chat-hf config.json
     "llama-2-7b-chat", "LlamaForCausalLM", "llama", 4096, 11008, 32, 32, 32, 32000, 2,
     rope_theta=10000.0, extra={"max_position_embeddings": 4096, "bos_token_id": 1},
 )  # fmt: skip
+VICUNA_7B = rs.TargetShape(  # lmsys/vicuna-7b-v1.3 config.json (Llama-1 7B's shape, 2048 positions)
+    "vicuna-7b-v1.3", "LlamaForCausalLM", "llama", 4096, 11008, 32, 32, 32, 32000, 2,
+    rope_theta=10000.0,
+    extra={"max_position_embeddings": 2048, "bos_token_id": 1, "rms_norm_eps": 1e-6},
+)  # fmt: skip
 LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
 LLAMA31_8B_INSTRUCT = rs.TargetShape(  # meta-llama/Llama-3.1-8B-Instruct config.json
@@ -223,6 +228,42 @@ DEEPSEEK_V3_4L = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-4
                                            "weight_block_size": [128, 128]})))  # fmt: skip
 
 
+# eagle618/deepseek-v3-random: a random-weight DeepSeek-V3 whose config is not known offline;
+# vLLM's own ground truth for its draft (tests/config/draft_model_arch_groundtruth.json, 0.14.0+)
+# gives hidden 2560, 32 heads, MLA (head size 576), 72 experts, vocab 129280: DeepSeek-V3's
+# config.json with those values (and 5 layers, as the same ground truth's luccafong random
+# target) stands in
+DEEPSEEK_V3_RANDOM = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-random",
+                                           hidden=2560, heads=32, kv_heads=32, layers=5,
+                                           extra=dict(rs.DEEPSEEK_V3.extra, moe_layer_freq=1,
+                                                      n_routed_experts=72)))  # fmt: skip
+
+
+def _eagle1_deepseek(target: rs.TargetShape = DEEPSEEK_V3_RANDOM) -> tuple[dict, dict]:
+    """vLLM's EagleDeepseekV3ForCausalLM head (0.10.2 model_executor/models/deepseek_eagle.py:
+    28-185): one DeepSeek decoder layer (MLA, MoE: its index is the target's layer count),
+    enorm/hnorm over [embeds, hidden], fc without bias, a final norm, its own lm_head; the
+    embedding is shared with the target's when pipeline parallelism is off. Its config is the
+    target's with one layer (model_type deepseek_v3: vLLM names it DeepSeekMTPModel, then
+    EagleDeepSeekMTPModel, the ground truth's architecture)."""
+    config = dict(target.config(), num_hidden_layers=1)
+    layer = rs.nextn_tensors(target, experts=8)
+    p = f"model.layers.{target.layers}."
+    tensors = {("layers.0." + k[len(p):]): v for k, v in layer.items() if k.startswith(p)}
+    tensors = {k: v for k, v in tensors.items()
+               if not k.startswith(("layers.0.eh_proj", "layers.0.enorm", "layers.0.hnorm",
+                                    "layers.0.shared_head"))}  # fmt: skip
+    h = target.hidden
+    tensors.update({
+        "embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "fc.weight": ("BF16", [h, 2 * h], None),
+        "enorm.weight": ("BF16", [h], None), "hnorm.weight": ("BF16", [h], None),
+        "norm.weight": ("BF16", [h], None),
+        "lm_head.weight": ("BF16", [target.vocab, h], None),
+    })  # fmt: skip
+    return config, tensors
+
+
 def _mtp_in_target(target: rs.TargetShape, experts: int = 8) -> tuple[dict, dict]:
     """The target checkpoint as the draft reads it: the MTP layer after the last target layer,
     the embedding and the head (the target's own layers are not what the draft loads)."""
@@ -278,6 +319,9 @@ BUILDS = {
         QWEN25_VL_7B, "LlamaForCausalLMEagle3")),
     "speculators-qwen3-vl-30b-a3b": lambda: (qwen3_vl_moe_fp8_config(), _speculator(
         QWEN3_VL_30B_A3B_TEXT, "Qwen/Qwen3-VL-30B-A3B-Instruct-FP8")),
+    "eagle1-deepseek-v3-random-vllm": lambda: (DEEPSEEK_V3_RANDOM, _eagle1_deepseek()),
+    "eagle1-vicuna-7b-vllm": lambda: (VICUNA_7B, _eagle1(VICUNA_7B, "LlamaForCausalLM")),
+    "eagle1-llama2-7b-vllm": lambda: (LLAMA2_7B_CHAT, _eagle1(LLAMA2_7B_CHAT, "LlamaForCausalLM")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }

@@ -100,6 +100,11 @@ class EngineProfile:
         """Architecture -> (module, class) from the install's registry_file."""
         return {}
 
+    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
+        """The architectures the engine's own override of every draft config gives it before
+        any lookup (None: the config's own)."""
+        return None
+
     def served_architectures(self, architectures: list[str], method: str | None
                              ) -> list[str] | None:  # fmt: skip
         """The architectures the engine looks the draft class up by, where a fixed rule says

@@ -229,6 +229,17 @@ class VLLMProfile(EngineProfile):
             return "DeepSeekMTPModel"
         return None
 
+    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
+        """Every draft's config goes through SpeculativeConfig.hf_config_override before the
+        EAGLE rewrite (0.8.5 config.py:2271-2279, applied at :2373; 0.11.0 config/
+        speculative.py:148-156; 0.33.0 :749-763): a deepseek_v3 config becomes DeepSeekMTPModel,
+        which an EAGLE head is then looked up as EagleDeepSeekMTPModel (registered from 0.10.2,
+        model_executor/models/registry.py:284). Other rewrites (MiMo, GLM-4.5, ERNIE, Qwen3-Next,
+        DeepSeek-V3.2) are not modelled."""
+        if draft_config.get("model_type") in ("deepseek_v3", "deepseek_mtp"):
+            return ["DeepSeekMTPModel"]
+        return None
+
     def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
         """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
         model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises
