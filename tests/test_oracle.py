@@ -431,6 +431,7 @@ FAST = [
     ("vllm-eagle3-llama31-8b", "0.10.1.1"),
     ("vllm-speculators-llama31-8b", "0.33.0"),
     ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
+    ("vllm-mtp-dsv3-4layers-fp8", "0.33.0"),  # method mtp, no draft: the target's MTP layer
 ]
 
 
@@ -466,7 +467,8 @@ def test_catalog_is_clean_on_every_group(tmp_path, monkeypatch, config):
 
 
 PLANTED = [("vllm-eagle3-llama31-8b", "0.33.0"), ("sglang-eagle3-llama31-8b-lmsys", "0.5.23"),
-           ("vllm-speculators-qwen3-8b", "0.33.0")]  # fmt: skip
+           ("vllm-speculators-qwen3-8b", "0.33.0"),
+           ("vllm-speculators-gpt-oss-20b", "0.33.0")]  # fmt: skip
 
 
 @pytest.mark.parametrize("config_id,version", PLANTED, ids=[f"{c}-{v}" for c, v in PLANTED])
