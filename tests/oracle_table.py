@@ -7,7 +7,8 @@ Where a row's facts come from:
 - SGLang: the release's own `sglang/test/test_utils.py` (shipped in every wheel of the sweep) names
   the CI's target and draft repos; `release_cites` gives the line in each release and
   tests/test_oracle.py checks the names against the downloaded release. The launch flags come from
-  the CI test files on GitHub (`sgl-project/sglang`, path@commit:line).
+  the CI test files on GitHub (`sgl-project/sglang`, path@commit:line). A row without `constant`
+  (the FR-Spec token map) is named literally by that test file, its cite.
 - vLLM: each release's source archive holds its tests, examples and docs; `VLLM_SOURCES` gives the
   file:line where the draft repo is named in each release (the e2e test while it exists, else the
   next test or example), checked against the archives by tests/test_oracle.py (sweep). vLLM
