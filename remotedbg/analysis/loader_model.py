@@ -566,7 +566,10 @@ class Interpreter(Visitor):
         loaded = [param for _, param, _ in self.loads if param.startswith(params.prefix)]
         names: list[str] = []
         for leaf in params.obj.node.leaves():
-            if params.obj.node.has(leaf) and not leaf.endswith((".weight", ".bias")):
+            node = params.obj.node
+            for part in leaf.split("."):
+                node = node.children[part]
+            if node.is_param:
                 names.append(leaf)  # a parameter the module itself declares
                 continue
             under = sorted({p[len(params.prefix):] for p in loaded
