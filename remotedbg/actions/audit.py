@@ -262,9 +262,12 @@ def audit_draft(
             for other in loaders[1:]:
                 report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
-    if loader is None and not spec_follows and _no_vocab_map(report["vocab"]):
-        # an MTP/NextN head, or any draft over the full target vocab: it proposes target ids
-        # as they are, so no loader's d2t handling can mis-map them
+    no_map = _no_vocab_map(report["vocab"])
+    if no_map and (loader is None and not spec_follows
+                   or loader is not None and loader["d2t_handling"] == "unknown"):  # fmt: skip
+        # an MTP/NextN head, or any draft over the full target vocab (vLLM's Llama-4 EAGLE head,
+        # whose class also reads a d2t when one is given: 0.18.0 llama4_eagle.py:212-224): it
+        # proposes target ids as they are, so no loader's d2t handling can mis-map them
         report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is the target's "
                            f"{report['vocab'].get('target_vocab')}): the loader's d2t handling "
                            "does not apply"]  # fmt: skip

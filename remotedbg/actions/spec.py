@@ -383,6 +383,7 @@ def _registry_lookup(
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
+    archs = dep.engine_profile.draft_config_architectures(dep.draft_config or {}) or archs
     served = dep.engine_profile.served_architectures(archs, dep.algorithm)
     if served is not None:  # the profile's fixed rule (LMDeploy's config builder)
         dep.served_architectures = served

@@ -282,7 +282,7 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     inherited = dep.engine_profile.draft_inherits_quantization(
         dep.engine_version, _launch_args(dep), resolved=from_log
     )
-    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version)
+    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version, dep.served)
     outcome = None
     if scaled and ignored:
         outcome = "start-fails"  # the layers have no scale parameters, whatever is declared

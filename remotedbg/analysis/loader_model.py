@@ -54,6 +54,7 @@ from remotedbg.analysis.loader_values import (
     Super,
     Tensor,
     Undecidable,
+    merge_nodes,
 )
 from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
 from remotedbg.engines import code_markers, loader_rules
@@ -83,6 +84,11 @@ _BUILTINS = {
 }
 _NOT_HANDLED = object()  # a helper's rule does not apply to these arguments
 _CONCAT_FUNCTIONS = {"torch.cat", "torch.concat", "torch.concatenate"}
+# Tensor methods that lay the same data out anew: the result is still that checkpoint tensor
+# (vLLM's Llama-4 q/k permutation for rotary, `w.view(...).transpose(1, 2).reshape(...)`:
+# 0.10.0 model_executor/models/llama4.py:563-566; 0.33.0 :826-846)
+_TENSOR_VIEWS = {"view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze",
+                 "flatten", "t", "clone", "to", "float", "half", "bfloat16", "view_as"}  # fmt: skip
 _SETTING_GET = re.compile(r"^\w+\.([A-Z][A-Z0-9_]*)\.get$")
 _LOG_NAMES = {"warning", "warn", "info", "debug", "error", "warning_once", "info_once"}
 
@@ -266,6 +272,12 @@ class Interpreter(Visitor):
             return
         module = self._module_of(value, env, cls.module, depth)
         if module is not None:
+            earlier = obj.node.children.get(attr)
+            if not certain and earlier is not None and earlier is not module.node:
+                # the other branch of an undecided `if` built it too (vLLM's DeepSeek layer:
+                # a MoE or a dense MLP by the layer's index, 0.10.2 deepseek_v2.py:659-676):
+                # a parameter of either may be the one the checkpoint fills
+                module.node = merge_nodes(earlier, module.node)
             obj.node.children[attr] = module.node
             obj.attrs[attr] = module
         else:
@@ -632,7 +644,27 @@ class Interpreter(Visitor):
             return list(value)
         if isinstance(value, str):
             return list(value)
+        if isinstance(value, ParamDict) and not value.obj.node.wild:
+            return self._param_names(value)
         raise Undecidable(f"line {getattr(node, 'lineno', '?')}: iterating over {value!r}")
+
+    def _param_names(self, params: ParamDict) -> list[str]:
+        """`for name in params_dict` (vLLM 0.10.0 llama4_eagle.py:130-135, the check that every
+        parameter was loaded): the module tree's parameters, relative to the dict's module. A
+        leaf layer's own names are not read: those loaded so far under it, else its `weight`."""
+        loaded = [param for _, param, _ in self.loads if param.startswith(params.prefix)]
+        names: list[str] = []
+        for leaf in params.obj.node.leaves():
+            node = params.obj.node
+            for part in leaf.split("."):
+                node = node.children[part]
+            if node.is_param:
+                names.append(leaf)  # a parameter the module itself declares
+                continue
+            under = sorted({p[len(params.prefix):] for p in loaded
+                            if p.startswith(f"{params.prefix}{leaf}.")})  # fmt: skip
+            names += under or [f"{leaf}.weight"]
+        return names
 
     def truth(self, value: Any, node: ast.AST) -> bool:
         if is_unknown(value) or isinstance(value, (Tensor, Named, Obj, Config)):
@@ -742,7 +774,10 @@ class Interpreter(Visitor):
             if is_unknown(operand) or isinstance(operand, (Tensor, Named)):
                 return UNKNOWN
             return not operand
-        return operand if isinstance(operand, Tensor) else UNKNOWN
+        if isinstance(operand, Tensor):
+            return operand
+        # `modules[-1]` (vLLM 0.10.0 llama4.py:573-577, permute_qk_weight_for_rotary)
+        return ops.unary(node.op, operand)
 
     def visit_IfExp(self, node: ast.IfExp, env: dict, mod: Module, frame: dict | None) -> Any:
         test = self.eval(node.test, env, mod, frame)
@@ -900,7 +935,11 @@ class Interpreter(Visitor):
                 return Loader(base)
             return Named(attr)
         if isinstance(base, Tensor):
-            return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
+            if attr in ("shape", "dtype", "T"):
+                return Tensor(base.name)
+            if attr in _TENSOR_VIEWS:
+                return ("tensor-view", base, attr)
+            return Named(f"tensor.{attr}")
         if isinstance(base, ParamDict) and attr == "keys":
             return ("method", base, attr)
         if isinstance(base, (str, dict, list, set, ParamDict, AutoLoader, Super)):
@@ -957,6 +996,8 @@ class Interpreter(Visitor):
     def apply(self, callee: Any, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "method":
             return self.method(callee[1], callee[2], args, kwargs, node, mod)
+        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "tensor-view":
+            return callee[1]  # the same checkpoint tensor, its data laid out anew
         if isinstance(callee, Bound):
             return self.run_function(callee, args, kwargs)
         if isinstance(callee, Closure):
@@ -1203,7 +1244,41 @@ class Interpreter(Visitor):
         role = loader_rules.HELPERS.get(qualified)
         if role is None and loader_rules.is_weight_loader_name(short):
             return loader_rules.WEIGHT_LOADER
+        if role is None and short in loader_rules.EXPERT_MAPPING_FUNCTIONS:
+            return loader_rules.EXPERT_MAPPING  # a classmethod or a re-export, by its name
         return role
+
+    def _expert_mapping(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        """vLLM's expert params mapping (remotedbg.engines.loader_rules EXPERT_MAPPING), from the
+        call's keyword arguments; the routed-experts prefix from the call, else the default the
+        engine's own definition gives it (when its file was read)."""
+        names = {key: kwargs.get(key) for _, key in loader_rules.EXPERT_SHARDS}
+        experts = kwargs.get("num_experts")
+        if not all(isinstance(v, str) for v in names.values()) or not isinstance(experts, int):
+            return _NOT_HANDLED
+        if kwargs.get("num_redundant_experts") or experts > 4096:
+            return _NOT_HANDLED
+        routed = kwargs.get("routed_experts_prefix", self._expert_prefix_default(node, mod))
+        if not isinstance(routed, str):
+            return _NOT_HANDLED
+        routed = f"{routed}." if routed else ""
+        fused = (names["ckpt_gate_proj_name"], names["ckpt_up_proj_name"])
+        return [(f"experts.{routed}w13_" if names[key] in fused else f"experts.{routed}w2_",
+                 f"experts.{e}.{names[key]}.", e, shard)
+                for e in range(experts) for shard, key in loader_rules.EXPERT_SHARDS]  # fmt: skip
+
+    def _expert_prefix_default(self, node: ast.Call, mod: Module) -> Any:
+        func = node.func.id if isinstance(node.func, ast.Name) else None
+        helper = self._helper(func, mod) if func else None
+        if helper is None:
+            return ""  # FusedMoE.make_expert_params_mapping: no routed-experts prefix
+        spec = helper.func.args
+        defaults = dict(zip([a.arg for a in spec.args][-len(spec.defaults):] if spec.defaults
+                            else [], spec.defaults, strict=False))  # fmt: skip
+        value = defaults.get("routed_experts_prefix")
+        if value is None:
+            return ""
+        return value.value if isinstance(value, ast.Constant) else UNKNOWN
 
     def _pipeline_group(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         size = self.engine_params.get("__pipeline_size__")
@@ -1256,6 +1331,7 @@ class Interpreter(Visitor):
         loader_rules.AUTO_WEIGHTS_LOADER: _auto_weights_loader,
         loader_rules.WEIGHT_LOADER: _weight_loader,
         loader_rules.PIPELINE_GROUP: _pipeline_group,
+        loader_rules.EXPERT_MAPPING: _expert_mapping,
     }
 
     def _param_dtype(self) -> Any:

@@ -127,6 +127,11 @@ class EngineProfile:
         """Architecture -> (module, class) from the install's registry_file."""
         return {}
 
+    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
+        """The architectures the engine's own override of every draft config gives it before
+        any lookup (None: the config's own)."""
+        return None
+
     def served_architectures(self, architectures: list[str], method: str | None
                              ) -> list[str] | None:  # fmt: skip
         """The architectures the engine looks the draft class up by, where a fixed rule says
@@ -211,8 +216,9 @@ class EngineProfile:
         """The quantization method the engine applies to a bf16 draft, from the launch flags."""
         return None
 
-    def draft_quantization_ignored(self, version: str | None) -> bool:
-        """The release builds the draft without its quantization config, whatever it declares."""
+    def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
+        """The release builds the draft (of the served family) without its quantization config,
+        whatever it declares."""
         return False
 
     def unexpected_scales_outcome(self, version: str | None) -> str:
