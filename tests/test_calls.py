@@ -40,8 +40,12 @@ def test_process_makes_the_dataclass_of_a_recorded_answer(path):
     assert type(answer) is request.answer and dataclasses.is_dataclass(answer)
     fields = [f.name for f in dataclasses.fields(answer)]
     if isinstance(request.shape, dict):  # an object: its keys are the fields, as answered
-        for name in fields:
-            if name == "unknown":
+        for field in dataclasses.fields(answer):
+            name = field.name
+            if name not in recorded["value"]:  # an optional key the agent left out: the default
+                assert isinstance(request.shape[name], Opt), name
+                assert getattr(answer, name) == _default(field), name
+            elif name == "unknown":
                 assert [dataclasses.asdict(u) for u in answer.unknown] == recorded["value"][name]
             else:
                 assert getattr(answer, name) == recorded["value"][name], name
@@ -53,11 +57,23 @@ def test_process_makes_the_dataclass_of_a_recorded_answer(path):
         assert getattr(answer, fields[0]) == recorded["value"]
 
 
+def _default(field: dataclasses.Field) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
 def test_each_dataclass_has_the_fields_its_shape_names():
+    """Every key the agent always answers is a field without a default; an optional key is
+    either a field with a default or left out of the dataclass."""
     for request in calls.CALLS:
         if isinstance(request.shape, dict):
+            fields = dataclasses.fields(request.answer)
             wanted = {k for k, v in request.shape.items() if not isinstance(v, Opt)}
-            assert wanted == {f.name for f in dataclasses.fields(request.answer)}, request
+            required = {f.name for f in fields if _default(f) is dataclasses.MISSING}
+            assert wanted == required, request
+            optional = {f.name for f in fields} - required
+            assert all(isinstance(request.shape.get(n), Opt) for n in optional), request
 
 
 @pytest.mark.parametrize(

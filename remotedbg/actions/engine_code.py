@@ -76,7 +76,7 @@ def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:
         return
     known = {p: sha for p in todo if (sha := last_read(p)) is not None}
     try:
-        entries = remote.read_text(todo, SOURCE_CAP, known=known)
+        entries = remote.read_text(todo, SOURCE_CAP, known=known, suggest=False)
         lost = [e["path"] for e in entries if e.get("same") and kept_read(e["sha256"]) is None]
         if lost:  # dropped from the cache since the offer: read them again
             entries = [e for e in entries if e.get("path") not in lost]
@@ -116,8 +116,12 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
             if file is None:
                 continue
             # a module, or a package whose __init__ re-exports the class (TokenSpeed 0.1.1
-            # runtime/models/base/__init__.py: BaseCausalLM from .causal_lm)
-            for candidate in (file, file.removesuffix(".py") + "/__init__.py"):
+            # runtime/models/base/__init__.py: BaseCausalLM from .causal_lm); a candidate
+            # named like a class (`a.b.Llama`, the imported name read as a module) is no package
+            candidates = [file]
+            if not module.rpartition(".")[2][:1].isupper():
+                candidates.append(file.removesuffix(".py") + "/__init__.py")
+            for candidate in candidates:
                 if candidate not in wanted:
                     wanted.append(candidate)
     return wanted

@@ -382,8 +382,11 @@ def read_text(args):
     most the last `max_bytes`), decoded losslessly. Only regular files are opened, so a FIFO or
     device cannot block the read; a binary file's bytes are left out unless `binary` is set.
     `known` ({path: sha256} of texts the client keeps): each file read whole gets its sha256,
-    and one whose bytes have the sha256 given is answered `same` without its text."""
+    and one whose bytes have the sha256 given is answered `same` without its text. `suggest`
+    false: a missing path gets no suggestions (a caller trying candidate files, for which the
+    walk that finds them would cost more than the read)."""
     max_bytes = int(args.get("max_bytes", 1 << 20))
+    suggesting = args.get("suggest", True)
     tail = args.get("tail")
     known = args.get("known") or {}
     files = []
@@ -393,9 +396,10 @@ def read_text(args):
         if budget.get("truncated"):
             files.append({"pattern": pattern, "error": budget["truncated"], "stopped": True})
         if not matches:
-            files.append(
-                {"pattern": pattern, "error": "no such file", "suggestions": suggest(pattern)}
-            )
+            missing = {"pattern": pattern, "error": "no such file"}
+            if suggesting:
+                missing["suggestions"] = suggest(pattern)
+            files.append(missing)
             continue
         for path in matches:
             entry = {"pattern": pattern, "path": path}

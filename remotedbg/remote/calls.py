@@ -212,7 +212,18 @@ class Listing:
 
 class ListTensors(AgentCall[Listing]):
     entry = f"{CHECKPOINT}:list_tensors"
-    shape = {"path": str, "tensors": [_TENSOR]}
+    shape = {
+        "path": str,
+        "tensors": [_TENSOR],
+        # what describes the checkpoint, where the agent's describe() found it
+        "real_path": Opt(Nullable(str)),
+        "given": Opt(Nullable(str)),
+        "files": Opt([str]),
+        "config": Opt(Nullable(dict)),
+        "index": Opt(Nullable(str)),
+        "config_error": Opt(Nullable(str)),
+        "problems": Opt([str]),
+    }
     answer = Listing
 
 
@@ -303,6 +314,7 @@ class ScanEngines(AgentCall[EngineScan]):
         "interpreters": object,
         "searched": object,
         "elapsed_s": float,
+        "limits": Opt(dict),
     }
     answer = EngineScan
 

@@ -153,10 +153,13 @@ class Remote:
         tail: int | None = None,
         binary: bool = False,
         known: dict[str, str] | None = None,
+        suggest: bool = True,
     ) -> list[dict]:
         args: dict = {"paths": paths, "max_bytes": max_bytes, "tail": tail, "binary": binary}
         if known:
             args["known"] = known  # {path: sha256}: those files come back `same`, no text
+        if not suggest:
+            args["suggest"] = False  # candidates that may not exist: no walk for look-alikes
         return self.call(calls.ReadText(args))
 
     def stat(self, paths: list[str], follow: bool = False) -> list[dict]:
