@@ -31,6 +31,7 @@ from remotedbg.analysis.interp import (
     ops,
 )
 from remotedbg.analysis.interp.names import qualified_name
+from remotedbg.analysis.loader_tree import TreeBuilder
 from remotedbg.analysis.loader_values import (
     UNKNOWN,
     AutoLoader,
@@ -54,6 +55,7 @@ from remotedbg.analysis.loader_values import (
     Super,
     Tensor,
     Undecidable,
+    opaque,
 )
 from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
 from remotedbg.engines import code_markers, loader_rules
@@ -62,14 +64,9 @@ STEP_LIMIT = 400_000
 DEPTH_LIMIT = 16
 
 
-def _opaque(value: Any) -> bool:
-    """Unknown, or known only by name or as a tensor: its truth and contents are not known."""
-    return is_unknown(value) or isinstance(value, (Tensor, Named))
-
-
 def _decided(combine: Callable[[list], bool]) -> Callable[[list], Any]:
     def reduce(args: list) -> Any:
-        if args and isinstance(args[0], list) and not any(_opaque(v) for v in args[0]):
+        if args and isinstance(args[0], list) and not any(opaque(v) for v in args[0]):
             return combine(args[0])
         return UNKNOWN
 
@@ -105,241 +102,11 @@ class Interpreter(Visitor):
         self.dropped_by_rule: dict[str, str] = {}
         self.logged: set[str] = set()
         self.current: str | None = None
-        self.approximate = False
         self.root: Obj | None = None
+        self.tree = TreeBuilder(self)
 
     # ------------------------------------------------------------------ the module tree
-    def instantiate(
-        self, ref: ClassRef, depth: int = 0, given: tuple[list, dict] | None = None
-    ) -> Obj:
-        obj = Obj(ref, Node(ref.node.name), self.config)
-        if depth > 6:
-            obj.node.wild = obj.node.approximate = True
-            self.approximate = True
-            return obj
-        self._run_init(obj, ref, depth, given)
-        return obj
-
-    def _call_args(self, call: ast.Call, env: dict, mod: Module) -> tuple[list, dict]:
-        """The arguments a constructor call passes, evaluated in the caller's __init__: a value
-        the config decides (`q_lora_rank=config.q_lora_rank`) reaches the callee's __init__."""
-
-        def value(expr: ast.expr) -> Any:
-            if isinstance(expr, ast.Name) and expr.id not in env:
-                ref = self.index.resolve(mod, expr.id)  # a class passed as an argument
-                return ref if ref is not None else UNKNOWN
-            found = self._safe_eval(expr, env, mod)
-            return UNKNOWN if isinstance(found, Named) else found
-
-        positional: list[Any] = []
-        for arg in call.args:
-            if isinstance(arg, ast.Starred):
-                break  # the positions after it are not known
-            positional.append(value(arg))
-        keywords = {k.arg: value(k.value) for k in call.keywords if k.arg}
-        return positional, keywords
-
-    def _run_init(
-        self, obj: Obj, ref: ClassRef, depth: int, given: tuple[list, dict] | None = None
-    ) -> None:
-        found = self.index.find_method(ref, "__init__")
-        if found is None:
-            return
-        cls, func = found
-        env: dict[str, Any] = {}
-        params = [a.arg for a in func.args.args] + [a.arg for a in func.args.kwonlyargs]
-        if params:
-            env[params[0]] = obj
-        passed: dict[str, Any] = {}
-        if given is not None:
-            positional, keywords = given
-            names = [a.arg for a in func.args.args][1:]
-            passed = dict(zip(names, positional, strict=False))
-            passed.update({k: v for k, v in keywords.items() if k in params[1:]})
-        defaults: dict[str, ast.expr] = {}
-        positional = func.args.args
-        for arg, default in zip(
-            positional[len(positional) - len(func.args.defaults) :], func.args.defaults, strict=True
-        ):
-            defaults[arg.arg] = default
-        for arg, default in zip(func.args.kwonlyargs, func.args.kw_defaults, strict=True):
-            if default is not None:
-                defaults[arg.arg] = default
-        for name in params[1:]:
-            if name == "config":
-                # the draft's config unless the caller passes another (`config.text_config`)
-                known = passed.get(name)
-                env[name] = known if isinstance(known, Config) else self.config
-            elif not is_unknown(passed.get(name, UNKNOWN)):
-                env[name] = passed[name]
-            elif name in self.engine_params:
-                env[name] = self._wrap(self.engine_params[name])
-            elif isinstance(defaults.get(name), ast.Name):
-                found = self.index.resolve(cls.module, defaults[name].id)  # type: ignore[union-attr]
-                env[name] = found if found is not None else UNKNOWN
-            else:
-                env[name] = UNKNOWN
-        self._init_block(func.body, env, obj, cls, depth)
-
-    def _wrap(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            return Config({k: self._wrap(v) for k, v in value.items()})
-        return value
-
-    def _init_block(
-        self, body: list[ast.stmt], env: dict, obj: Obj, cls: ClassRef, depth: int,
-        certain: bool = True,
-    ) -> None:  # fmt: skip
-        """`certain`: the statements surely run (no undecided `if` above them). Only then does
-        a `del self.x` or `self.x = <not a module>` take a module away: both branches of an
-        undecided `if` are kept, so a module either may build stays in the tree."""
-        for stmt in body:
-            self._tick()
-            if isinstance(stmt, ast.If):
-                test = self._safe_eval(stmt.test, env, cls.module)
-                if is_unknown(test) or isinstance(test, (Tensor, Named)):
-                    self._init_block(stmt.body, env, obj, cls, depth, False)
-                    self._init_block(stmt.orelse, env, obj, cls, depth, False)
-                else:
-                    branch = stmt.body if test else stmt.orelse
-                    self._init_block(branch, env, obj, cls, depth, certain)
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    self._init_assign(target, stmt.value, env, obj, cls, depth, certain)
-            elif isinstance(stmt, ast.Delete) and certain:
-                for target in stmt.targets:
-                    if self._own_attribute(target, env, obj):
-                        obj.node.children.pop(target.attr, None)  # type: ignore[union-attr]
-                        obj.attrs.pop(target.attr, None)  # type: ignore[union-attr]
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                call = stmt.value
-                func = call.func
-                if (
-                    isinstance(func, ast.Attribute)
-                    and func.attr in ("register_buffer", "register_parameter")
-                    and call.args
-                    and isinstance(call.args[0], ast.Constant)
-                    and isinstance(call.args[0].value, str)
-                ):
-                    persistent = not any(
-                        k.arg == "persistent"
-                        and isinstance(k.value, ast.Constant)
-                        and k.value.value is False
-                        for k in call.keywords
-                    )
-                    if func.attr == "register_parameter" or persistent:
-                        obj.node.children[call.args[0].value] = Node("buffer", is_param=True)
-                elif (
-                    isinstance(func, ast.Attribute)
-                    and func.attr == "__init__"
-                    and isinstance(func.value, ast.Call)
-                    and isinstance(func.value.func, ast.Name)
-                    and func.value.func.id == "super"
-                ):
-                    base = self._next_in_mro(obj, cls)
-                    if base is not None:
-                        self._run_init(obj, base, depth, self._call_args(call, env, cls.module))
-            elif isinstance(stmt, (ast.With, ast.Try)):
-                self._init_block(stmt.body, env, obj, cls, depth, certain)
-
-    @staticmethod
-    def _own_attribute(target: ast.expr, env: dict, obj: Obj) -> bool:
-        """`self.x` of the object being built."""
-        return (
-            isinstance(target, ast.Attribute)
-            and isinstance(target.value, ast.Name)
-            and env.get(target.value.id) is obj
-        )
-
-    def _init_assign(
-        self, target, value, env, obj: Obj, cls: ClassRef, depth: int, certain: bool = True
-    ) -> None:
-        if isinstance(target, ast.Name):
-            env[target.id] = self._safe_eval(value, env, cls.module)
-            return
-        if not self._own_attribute(target, env, obj):
-            return
-        attr = target.attr
-        if attr == "config":
-            obj.attrs["config"] = self.config
-            return
-        module = self._module_of(value, env, cls.module, depth)
-        if module is not None:
-            obj.node.children[attr] = module.node
-            obj.attrs[attr] = module
-        else:
-            if certain:  # torch: a module attribute set to a non-module (nn.Identity()) is gone
-                obj.node.children.pop(attr, None)
-            obj.attrs[attr] = self._safe_eval(value, env, cls.module)
-
-    def _module_of(self, value, env, mod: Module, depth: int) -> Obj | None:
-        """The module an __init__ expression builds, or None when it is not a module."""
-        if isinstance(value, ast.Attribute):
-            base = self._safe_eval(value, env, mod)
-            return base if isinstance(base, Obj) else None
-        if not isinstance(value, ast.Call):
-            return None
-        func = value.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if isinstance(name, str) and isinstance(env.get(name), ClassRef):
-            # `attn_layer_type=LlamaAttention`
-            return self.instantiate(env[name], depth + 1, self._call_args(value, env, mod))
-        if isinstance(name, str) and name in env and isinstance(func, ast.Name):
-            # `self.self_attn = attn_cls(...)`: a module whose class is chosen at run time
-            self.approximate = True
-            return Obj(None, Node(name, wild=True, approximate=True), self.config)
-        if isinstance(name, str) and loader_rules.is_layer_factory(name):
-            return Obj(None, Node(name, wild=True), self.config)  # a leaf layer, as a class
-        if not isinstance(name, str) or not name[:1].isupper():
-            return None
-        if loader_rules.is_paramless_class(name):
-            return None
-        if name == "Parameter":
-            return Obj(None, Node(name, is_param=True), self.config)
-        if name == "ModuleList":
-            holder = Obj(None, Node("ModuleList"), self.config)
-            items = value.args[0] if value.args else None
-            elts: list[ast.expr] = []
-            if isinstance(items, (ast.List, ast.Tuple)):
-                elts = list(items.elts)
-            scopes = [env] * len(elts)
-            if isinstance(items, ast.ListComp):
-                count = self._range_len(items, env, mod)
-                if count is None:
-                    holder.node.wild = holder.node.approximate = True
-                    self.approximate = True
-                    return holder
-                elts = [items.elt] * count
-                # `[Layer(config, i == 0) for i in range(n)]`: each built with its own i
-                index = items.generators[0].target
-                name = index.id if isinstance(index, ast.Name) else None
-                scopes = [dict(env, **({name: i} if name else {})) for i in range(count)]
-            for i, elt in enumerate(elts):
-                child = self._module_of(elt, scopes[i], mod, depth + 1)
-                if child is not None:
-                    holder.node.children[str(i)] = child.node
-            return holder
-        ref = self.index.resolve_expr(mod, func) if isinstance(func, ast.Name) else None
-        if ref is not None and not loader_rules.is_leaf_class(name):
-            return self.instantiate(ref, depth + 1, self._call_args(value, env, mod))
-        node = Node(name, wild=True)
-        if not loader_rules.is_leaf_class(name):
-            node.approximate = True
-            self.approximate = True
-        return Obj(None, node, self.config)
-
-    def _range_len(self, comp: ast.ListComp, env, mod: Module) -> int | None:
-        if len(comp.generators) != 1:
-            return None
-        it = comp.generators[0].iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            args = [self._safe_eval(a, env, mod) for a in it.args]
-            if len(args) == 1 and isinstance(args[0], int) and 0 <= args[0] <= 512:
-                return args[0]
-        return None
-
-    def _next_in_mro(self, obj: Obj, cls: ClassRef) -> ClassRef | None:
+    def next_in_mro(self, obj: Obj, cls: ClassRef) -> ClassRef | None:
         if obj.ref is None:
             return None
         chain = self.index.mro(obj.ref)
@@ -363,10 +130,10 @@ class Interpreter(Visitor):
         return ""
 
     # ------------------------------------------------------------------ execution
-    def _tick(self) -> None:
+    def tick(self) -> None:
         self.budget.tick()
 
-    def _safe_eval(self, node: ast.expr, env: dict, mod: Module) -> Any:
+    def safe_eval(self, node: ast.expr, env: dict, mod: Module) -> Any:
         try:
             return self.eval(node, env, mod, None)
         except (Undecidable, EngineRaises, ReturnSignal, BreakSignal, ContinueSignal):
@@ -437,7 +204,7 @@ class Interpreter(Visitor):
             self.stmt(stmt, env, mod, frame)
 
     def stmt(self, node: ast.stmt, env: dict, mod: Module, frame: dict) -> None:
-        self._tick()
+        self.tick()
         self.visit(node, env, mod, frame)
 
     def generic_stmt(self, node: ast.stmt, *context: Any) -> None:
@@ -522,7 +289,7 @@ class Interpreter(Visitor):
         items = self.iterate(self.eval(node.iter, env, mod, frame), node)
         broke = False
         for item in items:
-            self._tick()
+            self.tick()
             if isinstance(item, tuple) and any(isinstance(v, Tensor) for v in item):
                 self.current = next(v.name for v in item if isinstance(v, Tensor))
             self.assign(node.target, item, env, mod, frame)
@@ -585,7 +352,7 @@ class Interpreter(Visitor):
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr, env: dict, mod: Module, frame: dict | None) -> Any:
-        self._tick()
+        self.tick()
         return self.visit(node, env, mod, frame)
 
     def visit_Constant(self, node: ast.Constant, env: dict, mod: Module, frame: dict | None) -> Any:
@@ -902,7 +669,7 @@ class Interpreter(Visitor):
         if isinstance(base, ParamDict):
             return self._params_method(base, name, args, node)
         if isinstance(base, str) and name in builtins.STR_METHODS:
-            if any(_opaque(a) for a in args):
+            if any(opaque(a) for a in args):
                 return UNKNOWN
             return builtins.str_method(base, name, args)
         if isinstance(base, (dict, list, set)):
@@ -910,7 +677,7 @@ class Interpreter(Visitor):
         return UNKNOWN
 
     def _super_method(self, base: Super, name: str, args: list, node: ast.Call) -> Any:
-        nxt = self._next_in_mro(base.obj, base.after)
+        nxt = self.next_in_mro(base.obj, base.after)
         if nxt is None:
             raise Undecidable(f"line {node.lineno}: super().{name} in a class not read")
         if name in ("named_parameters", "state_dict"):
@@ -1068,7 +835,7 @@ class Interpreter(Visitor):
         if not args:
             return _NOT_HANDLED
         value = args[0]
-        if _opaque(value):
+        if opaque(value):
             return UNKNOWN
         return True if isinstance(value, (Obj, Config)) else bool(value)
 
@@ -1338,7 +1105,7 @@ def _simulate_once(
     interp = Interpreter(index, draft_config, forced, engine_params)
     result = LoadModel("ok", draft_class=f"{class_name} ({ref.where})")
     try:
-        obj = interp.instantiate(ref)
+        obj = interp.tree.instantiate(ref)
         interp.root = obj
         result.required = obj.node.leaves()
         weights = [(n, Tensor(n)) for n in tensor_names]
@@ -1363,7 +1130,7 @@ def _simulate_once(
             reason=f"the loader code does something not modelled ({type(exc).__name__}: {exc})",
             draft_class=result.draft_class,
         )
-    result.approximate = interp.approximate
+    result.approximate = interp.tree.approximate
     for tensor, param, where in interp.loads:
         result.outcomes.setdefault(tensor, {"outcome": "loaded", "params": [], "at": where})
         result.outcomes[tensor]["params"].append(param)
