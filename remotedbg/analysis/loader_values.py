@@ -221,3 +221,6 @@ class LoadModel:
             if not any(p == path or p.startswith(path + ".") for p in self.loaded_params):
                 out.append(path)
         return out
+
+
+NOT_HANDLED = object()  # an engine helper's or builtin's rule does not apply to these arguments
