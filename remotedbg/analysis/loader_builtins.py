@@ -47,6 +47,11 @@ class BuiltinsByName:
 
     # each takes (name, args, kwargs, node, mod); NOT_HANDLED: the arguments are not ones it
     # models, the call goes on to the engine helpers
+    def builtin_by_name(self, name: str, args: list, kwargs: dict, node: ast.Call,
+                        mod: Module) -> Any:  # fmt: skip
+        by_name = self._BY_NAME.get(name)
+        return NOT_HANDLED if by_name is None else by_name(self, name, args, kwargs, node, mod)
+
     def _print(self, name: str, args: list, *_: Any) -> Any:
         return None
 

@@ -139,38 +139,32 @@ class Calls:
             if self.current:
                 self.logged.add(self.current)
             return None
-        by_name = self._BY_NAME.get(name)
-        if by_name is not None:
-            found = by_name(self, name, args, kwargs, node, mod)
-            if found is not NOT_HANDLED:
-                return found
+        found = self.builtin_by_name(name, args, kwargs, node, mod)
+        if found is not NOT_HANDLED:
+            return found
         if name in _CONCAT_FUNCTIONS and args and isinstance(args[0], (list, tuple)):
-            # `torch.cat([q_a, kv_a])` loaded into a fused parameter (SGLang 0.5.14
-            # kimi_k25_eagle3.py:461-471): every part is loaded
-            parts = [v for v in args[0] if isinstance(v, Tensor)]
-            if parts and len(parts) == len(args[0]):
-                names = tuple(n for t in parts for n in (t.parts or (t.name,)))
-                return Tensor(parts[0].name, names)
-            return UNKNOWN
+            return _concatenation(args[0])
         if name in builtins.REGEX_FUNCTIONS:
             return builtins.regex(name, args, kwargs)
-        role = self._helper_role(name, mod)
-        if role is not None:
-            found = self._HELPERS[role](self, args, kwargs, node, mod)
-            if found is not NOT_HANDLED:
-                return found
+        found = self.engine_helper(name, args, kwargs, node, mod)
+        if found is not NOT_HANDLED:
+            return found
         if short == "copy_" or name.endswith(".data.copy_"):
             return None
         if any(isinstance(a, Config) for a in [*args, *kwargs.values()]):
-            # an engine helper computing a setting from the config (`is_deepseek_dsa(config)`,
-            # SGLang 0.5.14 deepseek_v2.py:1520), unless modelled above (loader_rules):
-            # followed; what it cannot decide stays unknown
-            helper = self._helper(name, mod)
-            if helper is not None:
-                try:
-                    return self.run_closure(helper, args, kwargs)
-                except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
-                    return UNKNOWN
+            return self._config_helper(name, args, kwargs, mod)
+        return UNKNOWN
+
+    def _config_helper(self, name: str, args: list, kwargs: dict, mod: Module) -> Any:
+        """An engine helper computing a setting from the config (`is_deepseek_dsa(config)`,
+        SGLang 0.5.14 deepseek_v2.py:1520), unless modelled (loader_rules): followed; what it
+        cannot decide stays unknown."""
+        helper = self._helper(name, mod)
+        if helper is not None:
+            try:
+                return self.run_closure(helper, args, kwargs)
+            except (Undecidable, EngineRaises, NeedsFork, BreakSignal, ContinueSignal):
+                return UNKNOWN
         return UNKNOWN
 
     def _setting(self, name: str) -> Any:
@@ -201,3 +195,13 @@ class Calls:
             return int(text) if kind == "EnvInt" else float(text) if kind == "EnvFloat" else text
         except ValueError:
             return UNKNOWN
+
+
+def _concatenation(items: list | tuple) -> Any:
+    """`torch.cat([q_a, kv_a])` loaded into a fused parameter (SGLang 0.5.14
+    kimi_k25_eagle3.py:461-471): every part is loaded."""
+    parts = [v for v in items if isinstance(v, Tensor)]
+    if parts and len(parts) == len(items):
+        names = tuple(n for t in parts for n in (t.parts or (t.name,)))
+        return Tensor(parts[0].name, names)
+    return UNKNOWN

@@ -33,6 +33,13 @@ from remotedbg.engines import loader_rules
 class EngineHelpers:
     """Engine helpers and the loads they record."""
 
+    def engine_helper(self, name: str, args: list, kwargs: dict, node: ast.Call,
+                      mod: Module) -> Any:  # fmt: skip
+        """The call of an engine helper loader_rules models (NOT_HANDLED: none, or its rule
+        does not apply to these arguments)."""
+        role = self._helper_role(name, mod)
+        return NOT_HANDLED if role is None else self._HELPERS[role](self, args, kwargs, node, mod)
+
     def _helper_role(self, name: str, mod: Module) -> str | None:
         """The loader_rules role of the engine helper `name` means in `mod`: by the qualified
         name its import (or definition) resolves to, through the files read."""
@@ -157,31 +164,10 @@ class EngineHelpers:
         return self._auto_module(loader, loader.obj, "", items, node, mod, top=True)
 
     def _auto_module(self, loader, obj: Obj, prefix: str, items: list, node, mod, top=False):
-        groups: dict[str, list] = {}
-        for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
-                raise Undecidable(f"line {node.lineno}: weights of unknown shape")
-            name, tensor = item
-            full = prefix + name
-            if isinstance(tensor, Tensor):
-                self.current = tensor.name
-            if any(full.startswith(p) for p in loader.skip_prefixes) or any(
-                s in full for s in loader.skip_substrs
-            ):
-                if isinstance(tensor, Tensor):
-                    self.dropped_by_rule[tensor.name] = loader_rules.AUTO_SKIP_CITATION
-                continue
-            head, _, rest = name.partition(".")
-            groups.setdefault(head, []).append((rest, tensor, name))
-        for head, entries in groups.items():
+        for head, entries in self._auto_groups(loader, prefix, items, node).items():
             child = obj.attrs.get(head)
-            if isinstance(child, Obj) and child.ref is not None and entries[0][0]:
-                found = self.index.find_method(child.ref, "load_weights")
-                if found is not None and found[0].node is not loader.obj.ref.node:  # type: ignore[union-attr]
-                    self.run_function(
-                        Bound(child, found[0], found[1]), [[(r, t) for r, t, _ in entries]], {}
-                    )
-                    continue
+            if self._child_loads(loader, child, entries):
+                continue
             for rest, tensor, name in entries:
                 if isinstance(tensor, Tensor):
                     self.current = tensor.name
@@ -200,3 +186,34 @@ class EngineHelpers:
                     loader_rules.AUTO_RAISE_CITATION,
                 )
         return None
+
+    def _auto_groups(self, loader: AutoLoader, prefix: str, items: list, node) -> dict[str, list]:
+        """The weights not skipped, by their first name part: (rest, tensor, name) each."""
+        groups: dict[str, list] = {}
+        for item in items:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                raise Undecidable(f"line {node.lineno}: weights of unknown shape")
+            name, tensor = item
+            full = prefix + name
+            if isinstance(tensor, Tensor):
+                self.current = tensor.name
+            if any(full.startswith(p) for p in loader.skip_prefixes) or any(
+                s in full for s in loader.skip_substrs
+            ):
+                if isinstance(tensor, Tensor):
+                    self.dropped_by_rule[tensor.name] = loader_rules.AUTO_SKIP_CITATION
+                continue
+            head, _, rest = name.partition(".")
+            groups.setdefault(head, []).append((rest, tensor, name))
+        return groups
+
+    def _child_loads(self, loader: AutoLoader, child: Any, entries: list) -> bool:
+        """A child module with a `load_weights` of its own (not the loader's class) is handed
+        its weights, as AutoWeightsLoader does."""
+        if not (isinstance(child, Obj) and child.ref is not None and entries[0][0]):
+            return False
+        found = self.index.find_method(child.ref, "load_weights")
+        if found is None or found[0].node is loader.obj.ref.node:  # type: ignore[union-attr]
+            return False
+        self.run_function(Bound(child, found[0], found[1]), [[(r, t) for r, t, _ in entries]], {})
+        return True

@@ -28,7 +28,7 @@ from remotedbg.analysis.loader_values import (
     Tensor,
     Undecidable,
 )
-from remotedbg.analysis.pysource import Module
+from remotedbg.analysis.pysource import ClassRef, Module
 
 
 class Expressions:
@@ -232,40 +232,13 @@ class Expressions:
 
     def attribute(self, base: Any, attr: str) -> Any:
         if isinstance(base, Obj):
-            if attr in base.attrs:
-                return base.attrs[attr]
-            if attr == "config":
-                return self.config
-            if attr in ("named_parameters", "state_dict"):
-                return ("method", base, attr)
-            if base.ref is not None:
-                found = self.index.find_method(base.ref, attr)
-                if found is not None:
-                    return Bound(base, found[0], found[1])
-                for cls in self.index.mro(base.ref):
-                    for stmt in cls.node.body:
-                        if isinstance(stmt, ast.Assign) and any(
-                            isinstance(t, ast.Name) and t.id == attr for t in stmt.targets
-                        ):
-                            value = self.eval(stmt.value, {}, cls.module, None)
-                            base.attrs[attr] = value
-                            return value
-            if base.ref is None and base.node.wild and not base.node.approximate:
-                # `self_attn.kv_b_proj.weight`: a parameter of a leaf layer the model built
-                return Param(self.path_of(base.node) + attr)
-            return Named(attr)
+            return self._module_attribute(base, attr)
         if isinstance(base, Config):
             if attr == "get" and "get" not in base.data:
                 return ("method", base, "get")
             return base.get(attr)
         if isinstance(base, Param):
-            if attr == "data":
-                return base
-            if attr == "dtype":
-                return self._param_dtype()
-            if attr in ("weight_loader", "copy_", "fill_"):
-                return Loader(base)
-            return Named(attr)
+            return self._param_attribute(base, attr)
         if isinstance(base, Tensor):
             return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
         if isinstance(base, ParamDict) and attr == "keys":
@@ -275,6 +248,44 @@ class Expressions:
         if isinstance(base, Named):
             return Named(f"{base.name}.{attr}")
         return UNKNOWN
+
+    def _module_attribute(self, base: Obj, attr: str) -> Any:
+        if attr in base.attrs:
+            return base.attrs[attr]
+        if attr == "config":
+            return self.config
+        if attr in ("named_parameters", "state_dict"):
+            return ("method", base, attr)
+        if base.ref is not None:
+            found = self.index.find_method(base.ref, attr)
+            if found is not None:
+                return Bound(base, found[0], found[1])
+            return self._class_attribute(base, base.ref, attr)
+        if base.node.wild and not base.node.approximate:
+            # `self_attn.kv_b_proj.weight`: a parameter of a leaf layer the model built
+            return Param(self.path_of(base.node) + attr)
+        return Named(attr)
+
+    def _class_attribute(self, base: Obj, ref: ClassRef, attr: str) -> Any:
+        """`attr = <value>` in the class body (or a base's), kept on the instance once read."""
+        for cls in self.index.mro(ref):
+            for stmt in cls.node.body:
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == attr for t in stmt.targets
+                ):
+                    value = self.eval(stmt.value, {}, cls.module, None)
+                    base.attrs[attr] = value
+                    return value
+        return Named(attr)
+
+    def _param_attribute(self, base: Param, attr: str) -> Any:
+        if attr == "data":
+            return base
+        if attr == "dtype":
+            return self._param_dtype()
+        if attr in ("weight_loader", "copy_", "fill_"):
+            return Loader(base)
+        return Named(attr)
 
     def visit_ListComp(self, node, env: dict, mod: Module, frame: dict | None) -> Any:
         results: list = []

@@ -250,6 +250,13 @@ class TreeBuilder(Visitor):
             return Obj(None, Node(name, is_param=True), self.config)
         if name == "ModuleList":
             return self._module_list(value, env, mod, depth)
+        return self._class_module(name, value, env, mod, depth)
+
+    def _class_module(self, name: str, value: ast.Call, env: dict, mod: Module,
+                      depth: int) -> Obj:  # fmt: skip
+        """`Name(...)`: built from its class's code where it was read, else a leaf layer
+        (loader_rules) or a module whose parameters are not known."""
+        func = value.func
         ref = self.index.resolve_expr(mod, func) if isinstance(func, ast.Name) else None
         if ref is not None and not loader_rules.is_leaf_class(name):
             return self.instantiate(ref, depth + 1, self._call_args(value, env, mod))
