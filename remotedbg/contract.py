@@ -15,10 +15,13 @@ CLI, playbooks, fleets and the REPL alike.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from remotedbg.agent.findings import ERROR
 from remotedbg.errors import ExitCode
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
 OK = "ok"
 FOUND = "found"
@@ -101,3 +104,16 @@ def verdict(findings: list[dict], inconclusive: list[str]) -> tuple[str, str]:
 
 def exit_code(verdict_name: str) -> int:
     return VERDICT_EXIT[verdict_name]
+
+
+@runtime_checkable
+class Result(Protocol):
+    """What a command hands the front end's one writer (remotedbg.front.writer): it shows
+    itself in a terminal (rich's renderable protocol), as its --json document, and as a
+    Markdown report."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult: ...
+
+    def to_json(self) -> Any: ...
+
+    def to_markdown(self) -> str: ...

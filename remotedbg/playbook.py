@@ -475,8 +475,9 @@ def run_playbook(
         scope["steps"][step.id] = result
         if isinstance(result, dict):
             findings += result.get("findings") or []
-            if result.get("inconclusive"):
-                inconclusive.append(str(result["inconclusive"]))
+            reasons = result.get("inconclusive") or []  # a list of reasons, never joined
+            # (a playbook's own `python` step may set one sentence)
+            inconclusive += [reasons] if isinstance(reasons, str) else [str(r) for r in reasons]
         records.append(
             StepRecord(
                 step.id, step.action, status, round((time.monotonic() - start) * 1000, 1), error

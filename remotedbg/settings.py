@@ -12,6 +12,7 @@ from typing import Any
 
 from platformdirs import user_config_path
 
+from remotedbg.connection_options import OPTIONS
 from remotedbg.errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -28,14 +29,9 @@ class Setting:
     kind: type
 
 
+#: The connection options a variable or the config file may set (remotedbg.connection_options)
 SETTINGS = [
-    Setting("host", "REMOTEDBG_HOST", "", str),
-    Setting("ssh_config", "REMOTEDBG_SSH_CONFIG", "~/.ssh/config", str),
-    Setting("timeout", "REMOTEDBG_TIMEOUT", 120.0, float),
-    Setting("connect_timeout", "REMOTEDBG_CONNECT_TIMEOUT", 10.0, float),
-    Setting("python", "REMOTEDBG_PYTHON", "python3", str),
-    Setting("persist", "REMOTEDBG_PERSIST", 600.0, float),
-    Setting("transport", "REMOTEDBG_TRANSPORT", "auto", str),
+    Setting(o.name, o.envvar, o.built_in, o.setting_kind) for o in OPTIONS if o.envvar
 ]
 ENVVARS = {s.key: s.envvar for s in SETTINGS}
 _SETTING = {s.key: s for s in SETTINGS}

@@ -7,7 +7,8 @@ Where a row's facts come from:
 - SGLang: the release's own `sglang/test/test_utils.py` (shipped in every wheel of the sweep) names
   the CI's target and draft repos; `release_cites` gives the line in each release and
   tests/test_oracle.py checks the names against the downloaded release. The launch flags come from
-  the CI test files on GitHub (`sgl-project/sglang`, path@commit:line).
+  the CI test files on GitHub (`sgl-project/sglang`, path@commit:line). A row without `constant`
+  (the FR-Spec token map) is named literally by that test file, its cite.
 - vLLM: each release's source archive holds its tests, examples and docs; `VLLM_SOURCES` gives the
   file:line where the draft repo is named in each release (the e2e test while it exists, else the
   next test or example), checked against the archives by tests/test_oracle.py (sweep). vLLM
@@ -53,6 +54,9 @@ class Config:
     constant: str = ""  # SGLang: test_utils.py's name of the draft repo
     spec: dict = field(default_factory=dict)  # vLLM: --speculative-config keys beside "model"
     notes: dict = field(default_factory=dict)
+    # rows added after the sweep's budget was set (issue 42's second round): the sweep runs them
+    # on their last release only, every content group's under REMOTEDBG_ORACLE_FULL=1
+    once: bool = False
 
 
 _SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
@@ -128,6 +132,20 @@ SGLANG_CONFIGS = [
     ),
 ]
 
+SGLANG_CONFIGS += [
+    Config(
+        "sglang-eagle1-llama3-8b-token-map", "sglang", "EAGLE-1",
+        "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "EAGLE",
+        "--speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8 "
+        "--speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt --dtype float16",
+        f"{_SGL_EAGLE_A}:148-160 (TestEAGLEEngineTokenMap: FR-Spec's 32768 frequent ids as the "
+        "draft's vocab, the map a hub file path)", SGLANG_SWEEP, "eagle1-llama3-8b-sglang",
+        "Meta-Llama-3-8B-Instruct config.json (8192 positions, eos 128009); the EAGLE authors' "
+        "head of its shape as SGLang serves it (LlamaForCausalLMEagle, no lm_head: the worker "
+        "gives it the target's, then cuts it to the map's rows)", once=True,
+    ),
+]
+
 # vLLM: release -> where the draft repo is named (the archive's tests, examples, docs), in ranges
 # that keep one path; a line moves within a range (the archive is checked, the first line kept).
 VLLM_SOURCES = {
@@ -156,6 +174,42 @@ VLLM_SOURCES = {
         ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:279"),
         ("0.27.0", "tests/v1/e2e/spec_decode/speculators/test_speculators.py:17"),
     ],
+    "RedHatAI/gpt-oss-20b-speculator.eagle3": [
+        ("0.16.0", "tests/entrypoints/openai/test_serving_chat.py:44"),
+        ("0.18.0", "tests/entrypoints/openai/chat_completion/test_serving_chat.py:49"),
+    ],
+    "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct": [
+        ("0.10.0", "tests/v1/e2e/test_spec_decode.py:113"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:654"),
+        ("0.27.0", "tests/distributed/test_eplb_spec_decode.py:65"),
+    ],
+    "ZixiQi/DeepSeek-V3-4layers-MTP-FP8": [
+        ("0.11.0", "tests/v1/e2e/test_spec_decode.py:231"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:707"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:27"),
+        ("0.31.0", "tests/v1/e2e/spec_decode/mtp/deepseek/test_mtp.py:17"),
+    ],
+    "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3": [
+        ("0.28.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:103"),
+    ],
+    "Rayzl/qwen2.5-vl-7b-eagle3-sgl": [
+        ("0.11.1", "tests/v1/e2e/test_spec_decode.py:290"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:572"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:115"),
+    ],
+    "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3": [
+        ("0.16.0", "tests/v1/spec_decode/test_acceptance_length.py:74"),
+    ],
+    "eagle618/eagle-deepseek-v3-random": [
+        ("0.10.2", "tests/v1/e2e/test_spec_decode.py:145"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:494"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py:34"),
+    ],
+    **{draft: [("0.8.5", f"docs/source/features/spec_decode.md:{old}"),
+               ("0.9.0", f"docs/features/spec_decode.md:{new}"),
+               ("0.16.0", f"docs/features/spec_decode/README.md:{last}")]
+       for draft, old, new, last in (("yuhuili/EAGLE-Vicuna-7B-v1.3", 223, 226, 284),
+                                     ("yuhuili/EAGLE-llama2-chat-7B", 226, 229, 287))},
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -233,35 +287,151 @@ VLLM_CONFIGS = [
     ),
 ]
 
+VLLM_CONFIGS += [
+    Config(
+        "vllm-speculators-gpt-oss-20b", "vllm", "speculators", "openai/gpt-oss-20b",
+        "RedHatAI/gpt-oss-20b-speculator.eagle3", "eagle3",
+        "--enforce-eager --max-model-len 4096 --reasoning-parser openai_gptoss "
+        "--gpu-memory-utilization 0.85 --attention-backend=TRITON_ATTN",
+        "vllm-project/vllm tests/entrypoints/openai/test_serving_chat.py@v0.16.0:44, 75-88, "
+        "110-124 (gptoss_speculative_server: `vllm serve openai/gpt-oss-20b` with the default "
+        "server args and --speculative-config {model, method eagle3, num_speculative_tokens "
+        "3}); tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:62-68 runs the same pair "
+        "(max_model_len 16384, tp 1/2/4)", between("vllm", "0.16.0"), "speculators-gpt-oss-20b",
+        "openai/gpt-oss-20b config.json (hidden 2880, 24 layers, 64 heads, 8 kv heads, head_dim "
+        "64, vocab 201088, YaRN x32 from 4096, sliding window 128, 32 MXFP4 experts, eos "
+        "200002); the speculator's config is not known offline: an Eagle3SpeculatorConfig of the "
+        "target's shape (tests/realshape.py speculators_eagle3_config: the layer config with the "
+        "target's RoPE and positions, draft_vocab_size 32000, verifier GptOssForCausalLM) "
+        "stands in",
+        spec={"num_speculative_tokens": 3}, once=True,
+    ),
+    Config(
+        "vllm-eagle1-llama4-scout", "vllm", "EAGLE-1", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct", "eagle",
+        "--max-model-len 2048 --tensor-parallel-size 4 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.10.0:113 (test_eagle_correctness "
+        "llama4_eagle: method eagle, tp 4, num_speculative_tokens 3, max_model_len 2048; marked "
+        "skip for CI OOM from 0.11.0) and tests/distributed/test_eplb_spec_decode.py (eagle, tp "
+        "4, from 0.11.1); tests/models/registry.py names it EagleLlama4ForCausalLM's example",
+        between("vllm", "0.10.0"), "eagle1-llama4-scout-vllm",
+        "Llama-4-Scout-17B-16E-Instruct config.json (Llama4ForConditionalGeneration, text_config "
+        "hidden 5120, 48 layers, 40 heads, 8 kv heads, vocab 202048, llama3 x16 RoPE to 10485760 "
+        "positions, eos 200001/200007/200008); the head's config is not known offline: what "
+        "EagleLlama4ForCausalLM builds stands in (a one-layer dense Llama4ForCausalLM of the "
+        "text model's shape, fc [5120, 10240], norm; no embedding or head, the target's shared)",
+        spec=_E2E_SPEC, once=True,
+    ),
+    Config(
+        "vllm-mtp-dsv3-4layers-fp8", "vllm", "MTP", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "",
+        "mtp", "--max-model-len 2048 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.0:226-260 "
+        "(test_mtp_correctness deepseek: LLM(model, trust_remote_code, tp 1, speculative_config "
+        "{method mtp, num_speculative_tokens 1, max_model_len 2048}, max_model_len 2048): no "
+        "draft model, the target's own MTP layer (deepseek_mtp: config/speculative.py)",
+        between("vllm", "0.11.0"), "mtp-dsv3-4l-fp8-vllm",
+        "the repo's config is not known offline: DeepSeek-V3's config.json (tests/realshape.py "
+        "DEEPSEEK_V3) with 4 layers and its FP8 quantization_config (e4m3, 128x128 blocks) "
+        "stands in; the checkpoint as the draft reads it: the MTP layer (model.layers.4, 8 "
+        "experts written, projections F8_E4M3 with weight_scale_inv), the embedding, the head",
+        spec={"num_speculative_tokens": 1, "max_model_len": 2048}, once=True,
+    ),
+    Config(
+        "vllm-eagle3-qwen3-vl-8b", "vllm", "EAGLE-3", "Qwen/Qwen3-VL-8B-Instruct",
+        "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "eagle3", "--max-model-len 2048",
+        "vllm-project/vllm tests/v1/e2e/spec_decode/eagle/test_eagle_correctness.py@v0.28.0:"
+        "100-110 (test_eagle_correctness_medium qwen3_vl_eagle3: method eagle3, tp 1; listed "
+        "from 0.12.0 but skipped to 0.27.1: 'architecture of its eagle3 is "
+        "LlamaForCausalLMEagle3')", between("vllm", "0.28.0"), "eagle3-qwen3-vl-8b-vllm",
+        "Qwen3-VL-8B-Instruct config.json (Qwen3VLForConditionalGeneration, text_config hidden "
+        "4096, 36 layers, 32 heads, 8 kv heads, vocab 151936, interleaved M-RoPE, 262144 "
+        "positions); the head's config is not known offline: a SpecForge head of the text "
+        "model's shape naming LlamaForCausalLMEagle3 (the name vLLM's skip gives) stands in",
+        spec=_E2E_SPEC, once=True,
+    ),
+    Config(
+        "vllm-eagle3-qwen25-vl-7b", "vllm", "EAGLE-3", "Qwen/Qwen2.5-VL-7B-Instruct",
+        "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "eagle3", "--max-model-len 2048",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.1:282-300 "
+        "(test_eagle_correctness, method eagle3, tp 1; listed in every release since and "
+        "skipped in each: 'head_dim not being a multiple of 32', from 0.28.0 'not yet "
+        "reliable'): the configuration vLLM names, judged as a checkpoint",
+        between("vllm", "0.11.1"), "eagle3-qwen25-vl-7b-vllm",
+        "Qwen2.5-VL-7B-Instruct config.json (hidden 3584, 28 layers, 28 heads, 4 kv heads, vocab "
+        "152064, M-RoPE, 128000 positions); the head's config is not known offline: a SpecForge "
+        "head of the target's shape naming LlamaForCausalLMEagle3 stands in",
+        spec=_E2E_SPEC, once=True,
+    ),
+    Config(
+        "vllm-speculators-qwen3-vl-30b-a3b", "vllm", "speculators",
+        "Qwen/Qwen3-VL-30B-A3B-Instruct-FP8", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
+        "eagle3", "--max-model-len 16384",
+        "vllm-project/vllm tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:72-82, "
+        "241-252 (qwen3-30b-moe-vl-eagle3, slow_test: VllmRunner(verifier, speculative_config "
+        "{method eagle3, model, num_speculative_tokens 3}, tp 1/2/4, max_model_len 16384))",
+        between("vllm", "0.16.0"), "speculators-qwen3-vl-30b-a3b",
+        "Qwen3-VL-30B-A3B-Instruct-FP8 config.json (Qwen3VLMoeForConditionalGeneration, "
+        "text_config of Qwen3-30B-A3B's shape with M-RoPE to 262144 positions, block FP8); the "
+        "speculator's config is not known offline: an Eagle3SpeculatorConfig of the text "
+        "model's shape (verifier Qwen3VLMoeForConditionalGeneration) stands in",
+        spec={"num_speculative_tokens": 3}, once=True,
+    ),
+    Config(
+        "vllm-eagle1-deepseek-v3-random", "vllm", "EAGLE-1", "eagle618/deepseek-v3-random",
+        "eagle618/eagle-deepseek-v3-random", "eagle", "--max-model-len 2048 --trust-remote-code",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.10.2:140-145 "
+        "(test_eagle_correctness deepseek_eagle: method eagle, tp 1, num_speculative_tokens 3, "
+        "max_model_len 2048, trust_remote_code)", between("vllm", "0.10.2"),
+        "eagle1-deepseek-v3-random-vllm",
+        "random-weight test models whose configs are not known offline: DeepSeek-V3's "
+        "config.json with the draft ground truth's values (vLLM tests/config/"
+        "draft_model_arch_groundtruth.json@v0.14.0: hidden 2560, 32 heads, 72 experts, vocab "
+        "129280) and 5 target layers stands in; the head as EagleDeepseekV3ForCausalLM builds "
+        "it (one MLA MoE layer, enorm/hnorm, fc, norm, lm_head, the embedding)",
+        spec=_E2E_SPEC, once=True,
+    ),
+]
+
+# the docs' table of EAGLE heads "loaded and used directly" (0.8.5-0.16.0), served with the docs'
+# example beside it: the Llama-family rows (the LLaMA3-Instruct 8B one is vllm-eagle1-llama3-8b)
+_DOCS_TABLE = ("vllm-project/vllm docs/features/spec_decode.md@v0.9.2:216-245 (the table of EAGLE "
+               "heads, served with the example above it: no method, draft_tensor_parallel_size "
+               "1, num_speculative_tokens 2, tensor_parallel_size 4)")
+VLLM_CONFIGS += [
+    Config(
+        f"vllm-eagle1-docs-{key}", "vllm", "EAGLE-1", target, draft,
+        "(none: the method from the draft's name)", "--tensor-parallel-size 4", _DOCS_TABLE,
+        between("vllm", "0.9.2", "0.16.0"), build,
+        f"{target} config.json ({shape}); the EAGLE authors' head of its shape naming "
+        "LlamaForCausalLM (their heads are Llama decoder layers)",
+        spec={"draft_tensor_parallel_size": 1, "num_speculative_tokens": 2}, once=True,
+    )
+    for key, target, draft, build, shape in (
+        ("vicuna-7b", "lmsys/vicuna-7b-v1.3", "yuhuili/EAGLE-Vicuna-7B-v1.3",
+         "eagle1-vicuna-7b-vllm", "Llama 7B: hidden 4096, 32 layers, vocab 32000, 2048 "
+         "positions"),
+        ("llama2-7b", "meta-llama/Llama-2-7b-chat-hf", "yuhuili/EAGLE-llama2-chat-7B",
+         "eagle1-llama2-7b-vllm", "hidden 4096, 32 layers, vocab 32000, 4096 positions"),
+    )
+]
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
 NOT_BUILT = [
-    ("vllm", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-     "morgendave/EAGLE-Llama-4-Scout-17B-16E-Instruct", "EAGLE-1",
-     "tests/v1/e2e/test_spec_decode.py@v0.10.0:113",
-     "no real shape for Llama-4 (a multimodal MoE target) in tests/realshape.py"),
-    ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "Rayzl/qwen2.5-vl-7b-eagle3-sgl", "EAGLE-3",
-     "tests/v1/e2e/test_spec_decode.py@v0.11.1:290", "skipped by vLLM's own test (head_dim)"),
-    ("vllm", "Qwen/Qwen3-VL-8B-Instruct", "taobao-mnn/Qwen3-VL-8B-Instruct-Eagle3", "EAGLE-3",
-     "tests/v1/e2e/test_spec_decode.py@v0.12.0:290", "skipped by vLLM's own test"),
-    ("vllm", "eagle618/deepseek-v3-random", "eagle618/eagle-deepseek-v3-random", "EAGLE-1",
-     "tests/v1/e2e/test_spec_decode.py@v0.10.2:145", "a random-weight test model whose config "
-     "is not known offline"),
-    ("vllm", "ZixiQi/DeepSeek-V3-4layers-MTP-FP8", "(the target's MTP layers)", "MTP",
-     "tests/v1/e2e/test_spec_decode.py@v0.11.0:231", "vLLM's deepseek_mtp drafts are not "
-     "modelled by the sweep (tests/test_conformance_sweep.py test_sweep_covers_every_release)"),
-    ("vllm", "openai/gpt-oss-20b", "RedHatAI/gpt-oss-20b-speculator.eagle3", "speculators",
-     "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:64", "no real shape for gpt-oss"),
-    ("vllm", "Qwen/Qwen3-VL-30B-A3B", "nm-testing/Speculator-Qwen3-30B-MOE-VL-Eagle3",
-     "speculators", "tests/v1/spec_decode/test_acceptance_length.py@v0.16.0:74",
-     "no real shape for the Qwen3-VL MoE target"),
-    ("vllm", "(the docs' EAGLE-1 table: Vicuna, LLaMA2-chat, Mixtral, Qwen2 heads)",
-     "yuhuili/EAGLE-*", "EAGLE-1", "docs/features/spec_decode.md@v0.9.0:219-236",
-     "listed as compatible heads, not run by the engine's tests; the LLaMA3 rows are built"),
-    ("sglang", "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-     "EAGLE-1", f"{_SGL_EAGLE_A}:148-158 (TestEAGLEEngineTokenMap, FR-Spec token map)",
-     "the token map is a torch pickle (freq_32768.pt) the suite does not build"),
+    ("vllm", "(the docs' EAGLE-1 table: Mixtral-8x7B, Qwen2-7B/72B, Vicuna-13B/33B, "
+     "LLaMA2-chat 13B/70B, LLaMA3-Instruct 70B)", "yuhuili/EAGLE-*", "EAGLE-1",
+     "docs/features/spec_decode.md@v0.9.2:216-245", "the Mixtral and Qwen2 heads' configs are "
+     "not known offline (which architecture they name decides whether vLLM, which registers "
+     "EagleLlamaForCausalLM, serves them); the larger Llama-family rows are the built ones' "
+     "shapes scaled, no rule reads them differently"),
+    ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
+     "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
+     "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
+     "reads the format and no SGLang test or doc serves such a checkpoint (the speculators "
+     "support proposed for SGLang covers DSpark drafts only: sgl-project/sglang pull requests "
+     "30982 and 34734, open); remotedbg keeps SGLang's profile without it "
+     "(engines/profile.py reads_speculators_format)"),
 ]
 
 
@@ -275,14 +445,21 @@ ENGINE_REFUSES = [
 ]
 
 
+def named(config: Config) -> str:
+    """The repo the release names for the row: the draft's, else the target's (its own MTP)."""
+    return config.draft or config.target.split(" ")[0]
+
+
 def release_cite(config: Config, version: str) -> str:
     """Where the release names the configuration's draft (vLLM: its archive's file:line)."""
     if config.engine == "vllm":
-        ranges = VLLM_SOURCES[config.draft]
+        ranges = VLLM_SOURCES[named(config)]
         versions = SWEEP_VERSIONS["vllm"]
         at = versions.index(version)
         chosen = [where for first, where in ranges if versions.index(first) <= at]
         return f"vllm-project/vllm@v{version} {chosen[-1]}"
+    if not config.constant:  # the test names the draft itself: its GitHub file
+        return f"sglang=={version}; {config.cite}"
     return f"sglang=={version} sglang/test/test_utils.py ({config.constant})"
 
 

@@ -22,7 +22,7 @@ def pids_with_argv(*argv: str) -> list[int]:
     return found
 
 
-def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02) -> bool:
+def wait_for(predicate, timeout: float = 15.0, interval: float = 0.02) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -299,3 +299,32 @@ def all_releases() -> list[Release]:
 if __name__ == "__main__":
     for rel in all_releases() + [sweep_release(n, v) for n, v in SWEEP]:
         print(rel.label, rel.root, flush=True)
+
+
+def install_wheel_files(wheel: Path, site: Path) -> list[str]:
+    """A wheel's Python files and dist-info put into `site` as pip lays them out (its packages
+    beside the engine's, its dist-info with METADATA and entry_points.txt), compiled
+    extensions and data left out; returns the top-level names it installed."""
+    tops: set[str] = set()
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            top = member.split("/", 1)[0]
+            keep = (member.endswith(("/METADATA", "/top_level.txt", "/entry_points.txt"))
+                    if top.endswith(".dist-info") else member.endswith(".py"))  # fmt: skip
+            if keep and not top.endswith(".data"):
+                archive.extract(member, site)
+                tops.add(top)
+    return sorted(tops)
+
+
+def engine_venv_with(engine: Release, wheels: list[Path], dest: Path) -> Path:
+    """A venv at `dest` holding a copy of the engine release's site-packages and these
+    wheels installed beside it (plugins found through its entry points); returns its
+    site-packages."""
+    site = dest / SITE
+    shutil.copytree(engine.site_packages, site)
+    (dest / "bin").mkdir(parents=True, exist_ok=True)
+    (dest / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
+    for wheel in wheels:
+        install_wheel_files(wheel, site)
+    return site

@@ -374,3 +374,67 @@ _put("mla-eagle3-lm-head-missing", "sglang", SGLANG_MLA_FIRSTS,
     "draft_vocab_size set -> own ParallelLMHead(32000) and load_lm_head_from_target False "
     "(0.5.12 kimi_k25_eagle3.py:299-312), so the worker shares only the embedding (0.5.12 "
     "speculative/eagle_worker.py:182-188): nothing loads lm_head")))
+
+
+# ------------------------------------------------------------------ engines beyond SGLang, vLLM
+# One release each, the one its profile was read from (issue 44): engine -> (distribution,
+# version). A Llama-3.1-8B target (tests/realshape.py) and a SpecForge EAGLE-3 head of its
+# shape; the launch as each engine's docs give it (tests/test_conformance.py launch_args).
+MORE_ENGINES = {"lmdeploy": ("lmdeploy", "0.18.0"), "aphrodite": ("aphrodite-engine", "0.22.0"),
+                "tokenspeed": ("tokenspeed", "0.1.1")}  # fmt: skip
+# scenario -> {engine: row}
+MORE: dict[str, dict[str, dict]] = {
+    "correct": {
+        "lmdeploy": row(OK, cite=(
+            "LlamaForCausalLM is renamed Eagle3LlamaForCausalLM under eagle3 (lmdeploy/pytorch/"
+            "configurations/llama.py:11, :20) and mapped to llama_eagle3 (pytorch/models/"
+            "module_map.py:327-336); its load_weights maps midlayer/fc/norm/lm_head and adds "
+            "arange to d2t (pytorch/models/llama_eagle3.py:278-310); capture (2, 16, 29) fixed "
+            "for a 32-layer Llama target (configurations/llama.py:25-28)")),
+        "aphrodite": row(OK, cite=(
+            "LlamaForCausalLMEagle3 -> llama_eagle3 (aphrodite/model_executor/models/registry.py:"
+            "618); vLLM's loader and capture, read from its own code")),
+        "tokenspeed": row(OK, cite=(
+            "LlamaForCausalLMEagle3 is the EntryClass of runtime/models/llama_eagle3.py (:716), "
+            "kept by name (runtime/utils/hf_transformers_utils.py:460-467); load_weights maps "
+            "midlayer/fc/norm/lm_head, hot_token_id = d2t + arange (:632-676); the Llama "
+            "target's set_eagle3_layers_to_capture (runtime/models/base/causal_lm.py:271-282)")),
+    },
+    "d2t-absolute": {
+        "lmdeploy": row(DEFECT, ["d2t-absolute-ids"], cite=(
+            "d2t + arange(draft_vocab_size) (pytorch/models/llama_eagle3.py:291-296): absolute "
+            "ids become target ids past the vocabulary")),
+        "aphrodite": row(DEFECT, ["d2t-absolute-ids"], cite=(
+            "arange + draft_id_to_target_id as vLLM's (model_executor/models/llama_eagle3.py)")),
+        "tokenspeed": row(DEFECT, ["d2t-absolute-ids"], cite=(
+            "hot_token_id = d2t + arange (runtime/models/llama_eagle3.py:648-652)")),
+    },
+    "fc-other-target": {
+        engine: row(DEFECT, ["fc-shape-mismatch"], cite=(
+            "fc in-features are 3 x the target's hidden size in the engine's EAGLE-3 head "
+            "(lmdeploy llama_eagle3.py Eagle3LlamaModel; aphrodite llama_eagle3.py; tokenspeed "
+            "llama_eagle3.py:413-429): a [4096, 15360] fc does not load"))
+        for engine in MORE_ENGINES
+    },
+    # each engine's own commonest failure, the architecture its registry cannot map
+    "arch-specforge": {
+        "lmdeploy": row(DEFECT, ["draft-arch-unsupported"], cite=(
+            "LlamaForCausalLMEagle3 is not renamed (configurations/llama.py:11) and MODULE_MAP "
+            "has no entry for it: RuntimeError at start (pytorch/models/patch.py:189-196)")),
+    },
+    "arch-eagle-authors": {
+        "tokenspeed": row(DEFECT, ["draft-arch-unsupported"], cite=(
+            "LlamaForCausalLM names no draft kind: LlamaForCausalLMNextN is looked up "
+            "(runtime/utils/hf_transformers_utils.py:460-475), which no EntryClass registers: "
+            "ValueError at start (runtime/models/registry.py:57-60)")),
+        "aphrodite": row(OK, cite=(
+            "its EAGLEConfig renames LlamaForCausalLM to Eagle3LlamaForCausalLM under eagle3, as "
+            "vLLM's (aphrodite/transformers_utils/configs/eagle.py), registered (registry.py)")),
+    },
+    "algorithm-lower-case": {
+        "tokenspeed": row(DEFECT, ["algorithm-mismatch"], cite=(
+            "`eagle3` is compared as written with EAGLE3, MTP, DFLASH, DSPARK: ValueError "
+            "'unknown --speculative-algorithm' at start (runtime/execution/drafter/__init__.py:"
+            "51, :149-163)")),
+    },
+}

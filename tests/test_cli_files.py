@@ -727,7 +727,7 @@ def test_names_the_box_answers_cannot_leave_dest(tmp_path):
     """What a lying box may answer for a stat or a walk (`..` as a name, a relative place
     that climbs, an absolute one, a negative size) is skipped with the reason; every place
     planned is below DEST."""
-    from remotedbg.front.cli.get import below, plan, tree_place
+    from remotedbg.actions.download import below, plan, tree_place
 
     dest = tmp_path / "dest"
     dest.mkdir()

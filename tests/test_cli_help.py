@@ -285,3 +285,27 @@ def test_server_takes_a_pid_or_a_port_read_one_way_by_every_command(cli, standin
         found = cli("diagnose", "-H", "testbox", "--server", chosen, "--no-probe", "--json",
                     timeout=180)  # fmt: skip
         assert json.loads(found.stdout)["server"]["pid"] == server.pid, found.stderr
+
+
+def test_connection_options_are_declared_once():
+    """remotedbg.connection_options declares each connection option once: the commands'
+    options, the settings a variable or config.toml gives, and the options that key a
+    persistent session are read from it, and every field of ConnectOptions a command line
+    sets is one of them."""
+    import dataclasses
+
+    from remotedbg import settings
+    from remotedbg.connection_options import OPTIONS
+    from remotedbg.front.cli.context import CONNECTION_PARAMETERS
+    from remotedbg.persist import protocol
+    from remotedbg.session import ConnectOptions
+
+    declared = [o.name for o in OPTIONS]
+    assert [p.name for p in CONNECTION_PARAMETERS] == [*declared, "json"]
+    assert {s.key: s.envvar for s in settings.SETTINGS} == {
+        o.name: o.envvar for o in OPTIONS if o.envvar
+    }
+    keyed = {f for o in OPTIONS if o.keys_session for f in o.flags}
+    assert set(protocol.KEY_OPTIONS) == keyed and {"--user", "-l", "--port", "-p"} <= keyed
+    fields = {f.name for f in dataclasses.fields(ConnectOptions)} - {"max_output"}
+    assert fields <= set(declared)

@@ -39,19 +39,36 @@ def _draft_arch(engine: str, version: str) -> str:
     # (transformers_utils/configs/eagle.py:56-62).
     if engine == "vllm" and version in VLLM_PLAIN_LLAMA_ARCH:
         return "LlamaForCausalLM"
+    # LMDeploy 0.18.0 maps only the plain Llama architecture, renamed Eagle3LlamaForCausalLM
+    # (lmdeploy/pytorch/configurations/llama.py:11, :20; module_map.py:327-336)
+    if engine == "lmdeploy":
+        return "LlamaForCausalLM"
     return "LlamaForCausalLMEagle3"
 
 
+#: each engine's EAGLE-3 and EAGLE algorithm names, as its launch spells them
+ALGORITHMS = {"sglang": ("EAGLE3", "EAGLE"), "vllm": ("eagle3", "eagle"),
+              "lmdeploy": ("eagle3", "eagle"), "aphrodite": ("eagle3", "eagle"),
+              "tokenspeed": ("EAGLE3", None)}  # fmt: skip
+
+
 def launch_args(engine: str, target: Path, draft: Path, algorithm: str, extra: str = "") -> str:
-    if engine == "sglang":
+    if engine in ("sglang", "tokenspeed"):
+        program = {"sglang": f"python -m sglang.launch_server --model-path {target}",
+                   "tokenspeed": f"tokenspeed serve {target}"}[engine]  # fmt: skip
         return (
-            f"python -m sglang.launch_server --model-path {target} --speculative-algorithm "
-            f"{algorithm} --speculative-draft-model-path {draft} --speculative-num-steps 3 "
-            f"--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 {extra}"
+            f"{program} --speculative-algorithm {algorithm} --speculative-draft-model-path "
+            f"{draft} --speculative-num-steps 3 --speculative-eagle-topk 1 "
+            f"--speculative-num-draft-tokens 4 {extra}"
         ).strip()
+    if engine == "lmdeploy":
+        return (f"lmdeploy serve api_server {target} --speculative-algorithm {algorithm} "
+                f"--speculative-draft-model {draft} --speculative-num-draft-tokens 3 "
+                f"{extra}").strip()  # fmt: skip
     config = {"method": algorithm, "model": str(draft), "num_speculative_tokens": 3}
+    program = {"vllm": "vllm serve", "aphrodite": "aphrodite run"}[engine]
     # as typed in a shell, single-quoted, and as it reaches --var after the shell removed them
-    return f"vllm serve {target} --speculative-config {json.dumps(config)} {extra}".strip()
+    return f"{program} {target} --speculative-config {json.dumps(config)} {extra}".strip()
 
 
 # Target config changes as the models' own config.json files declare them: FP8 as
@@ -101,7 +118,7 @@ def kimi_draft(ids: list[int], fc_in: int) -> tuple[dict, dict]:
 
 def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
     """The box for one scenario: returns the playbook variables a user would pass."""
-    algorithm = {"sglang": "EAGLE3", "vllm": "eagle3"}[engine]
+    algorithm = ALGORITHMS[engine][0]
     target_shape = rs.LLAMA31_8B
     config = tensors = None
     extra_args = ""
@@ -154,8 +171,12 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
                 config[key] = target_shape.extra[key]
     if scenario == "arch-specforge":
         config["architectures"] = ["LlamaForCausalLMEagle3"]
+    if scenario == "arch-eagle-authors":
+        config["architectures"] = ["LlamaForCausalLM"]  # yuhuili/EAGLE3-LLaMA3.1-Instruct-8B's
+    if scenario == "algorithm-lower-case":
+        algorithm = algorithm.lower()
     if scenario == "eagle3-as-eagle":
-        algorithm = {"sglang": "EAGLE", "vllm": "eagle"}[engine]
+        algorithm = ALGORITHMS[engine][1]
     elif scenario == "d2t-absolute":
         d2t = tensors["d2t"]
         offsets = rs.np.frombuffer(d2t[2], dtype="<i8")

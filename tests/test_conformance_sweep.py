@@ -22,10 +22,12 @@ from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, open_session
 from remotedbg.session.target import LOCAL
 from tests.conformance_table import TABLE
-from tests.releases import SWEEP, content_group, sweep_release
+from tests.releases import SWEEP, content_group, release, sweep_release
 from tests.sweep_table import (
     GROUPS,
     MLA_PLANTS,
+    MORE,
+    MORE_ENGINES,
     PLANTS,
     SGLANG_MLA,
     SGLANG_MLA_FIRSTS,
@@ -278,3 +280,20 @@ def test_vllm_hybrid_target_runs_v1_by_its_class_interfaces():
     assert vllm_v2_for_target(code, hybrid) == {"v2": False, "where": "config/vllm.py:557"}
     unread = vllm_target(code, config, None, None)  # the class not read: undecided, V2 as before
     assert vllm_v2_for_target(code, unread) is None
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize(
+    "scenario,engine",
+    [pytest.param(s, e, id=f"{s}-{e}") for s, rows in MORE.items() for e in rows],
+)
+def test_more_engines(tmp_path, scenario, engine):
+    """LMDeploy, Aphrodite and TokenSpeed on the release each profile was read from."""
+    distribution, version = MORE_ENGINES[engine]
+    rel = release(distribution, version)
+    expected = MORE[scenario][engine]
+    got = audit(build_box(tmp_path, engine, version, scenario), str(rel.venv))
+    problems = check(got, expected)
+    assert not problems, (f"{scenario} on {engine} {version}: {'; '.join(problems)}\n"
+                          f"  expected because: {expected['cite']}\n"
+                          f"  headline: {got['headline']}")  # fmt: skip

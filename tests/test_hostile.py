@@ -673,9 +673,23 @@ def _get_interrupted(liar, source: Path, dest: Path, signum=signal.SIGTERM):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert wait_for(lambda: _file_readers(None, liar["port"]), timeout=30, interval=0.002)
-    for pid in _file_readers(None, liar["port"]):
-        os.kill(pid, signal.SIGSTOP)
-    assert wait_for(lambda: part.exists() and part.stat().st_size >= 256 << 10, timeout=30)
+    readers = _file_readers(None, liar["port"])
+
+    def signal_readers(signum: int) -> None:
+        for pid in readers:
+            os.kill(pid, signum)
+
+    def under_way() -> bool:
+        return part.exists() and part.stat().st_size >= 256 << 10
+
+    signal_readers(signal.SIGSTOP)
+    deadline = time.monotonic() + 60
+    # on a loaded machine the reader can be stopped before it sent anything: let it run a moment
+    while not wait_for(under_way, timeout=1):
+        assert time.monotonic() < deadline, "the box's reader never got 256 KiB under way"
+        signal_readers(signal.SIGCONT)
+        time.sleep(0.005)
+        signal_readers(signal.SIGSTOP)
     time.sleep(0.5)  # what was under way lands
     process.send_signal(signum)
     _, err = process.communicate(timeout=30)

@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "remotedbg"
 LAYERS = {
     "remotedbg.errors": 0,
     "remotedbg.settings": 0,
+    "remotedbg.connection_options": 0,
     "remotedbg.host_spec": 0,
     "remotedbg.local_stdin": 0,
     "remotedbg.local_files": 0,
@@ -42,6 +43,7 @@ LAYERS = {
     "remotedbg.front.ssh_habits": 7,
     "remotedbg.front.environment": 8,
     "remotedbg.front.report": 8,
+    "remotedbg.front.writer": 8,
     "remotedbg.front.cli": 9,
     "remotedbg.front.repl_completion": 10,
     "remotedbg.front.repl": 11,
@@ -174,3 +176,31 @@ def test_no_engine_is_named_outside_its_profile():
             ):
                 named.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.value!r}")
     assert not named, "\n".join(named)
+
+
+def test_commands_hand_their_results_to_the_one_writer():
+    """No command of front/cli prints its own JSON document or branches on --json to choose
+    its output: each hands its result to remotedbg.front.writer.write, which chooses terminal,
+    JSON or Markdown (issue 49). `emit_json` is the writer's alone."""
+    cli = PACKAGE / "front" / "cli"
+    emitting, branching = [], []
+    for path in cli.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.relative_to(PACKAGE.parent)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, (ast.Name, ast.Attribute)) and "emit_json" in (
+                getattr(node, "id", None),
+                getattr(node, "attr", None),
+            ):
+                emitting.append(where)
+            if isinstance(node, ast.alias) and node.name == "emit_json":
+                emitting.append(where)
+            if (
+                isinstance(node, (ast.If, ast.IfExp))
+                and isinstance(node.test, ast.Attribute)
+                and node.test.attr == "json"
+            ):
+                branching.append(where)
+    assert not emitting, "\n".join(emitting)
+    # what streams opts out: `run` streams unless --json holds it all (and refuses --tty with
+    # it), `logs` reads once for --json where the terminal follows
+    assert len(branching) <= 3, "\n".join(branching)

@@ -2,9 +2,14 @@
 release, over the conformance checkpoints, gives the answer tests/golden/loader_model.json holds,
 so a refactor of remotedbg.analysis.loader_model changes nothing a user sees. A change that is
 meant to change answers rewrites the file (`python -m tests.loader_golden`) and the diff shows
-every answer it changed."""
+every answer it changed.
+
+The table's releases run with the suite; the rest of the sweep (91 releases, about 10 minutes on
+2 cores) only with REMOTEDBG_LOADER_GOLDEN_FULL=1, for a refactor's check (docs/development.md)."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -39,7 +44,10 @@ def test_the_table_releases_answer_as_recorded():
     assert not differences, "\n".join(differences[:40])
 
 
-@pytest.mark.sweep
+@pytest.mark.skipif(
+    os.environ.get("REMOTEDBG_LOADER_GOLDEN_FULL") != "1",
+    reason="opt-in: REMOTEDBG_LOADER_GOLDEN_FULL=1 (the sweep's other 91 releases, ~10 min)",
+)
 def test_every_release_of_the_sweep_answers_as_recorded():
     differences = _differences([r for r in SWEEP if r not in RELEASES])
     assert not differences, "\n".join(differences[:40])

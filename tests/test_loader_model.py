@@ -488,3 +488,122 @@ def test_an_engine_helper_is_known_by_the_qualified_name_its_import_resolves_to(
     result = simulate_load(other, "/e/vllm/model_executor/models/head.py", "Head", names, CONFIG)
     assert outcomes(result) == {"fc.weight": "dropped", "lm_head.weight": "dropped"}
     assert not any("by" in entry for entry in result.outcomes.values())
+
+
+# ------------------------------------------------------------------ issue 42's engine forms
+
+PERMUTE = """
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.q_proj = nn.Linear(config.hidden_size, config.hidden_size)
+        self.o_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def permute(self, name, w):
+        modules = name.split(".")
+        if ("wq" in modules or "q_proj" in modules) and modules[-1] == "weight":
+            w = w.view(4, 2, 2, 8).transpose(1, 2).reshape(8, 8)
+        return name, w
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        loaded = set()
+        for name, w in [self.permute(n, t) for n, t in weights]:
+            params[name].weight_loader(params[name], w)
+            loaded.add(name)
+        for name in params:
+            assert name in loaded, f"{name} is not loaded!"
+        return loaded
+"""
+
+
+def test_a_permuted_tensor_is_still_the_checkpoint_s_and_every_parameter_is_checked():
+    """vLLM's Llama-4 EAGLE head (0.10.0 llama4.py:557-582, llama4_eagle.py:117-135): the q/k
+    permutation for rotary is decided by `modules[-1]` and keeps the tensor; the loop over the
+    parameters asserts each was loaded."""
+    both = model("", ["q_proj.weight", "o_proj.weight"], source=PERMUTE)
+    assert (both.status, outcomes(both)) == ("ok", {"q_proj.weight": "loaded",
+                                                    "o_proj.weight": "loaded"})  # fmt: skip
+    one = model("", ["q_proj.weight"], source=PERMUTE)
+    assert one.status == "raises", (one.status, one.reason)
+
+
+BRANCHES = """
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, config, prefix):
+        super().__init__()
+        layer_idx = int(prefix.split(".")[-1])
+        if layer_idx >= config.first_dense:
+            self.mlp = MoE(config)
+        else:
+            self.mlp = Dense(config)
+
+    def load_weights(self, weights):
+        params = dict(self.named_parameters())
+        for name, w in weights:
+            params[name].weight_loader(params[name], w)
+
+
+class MoE(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.gate = nn.Linear(config.hidden_size, 4)
+
+
+class Dense(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.up_proj = nn.Linear(config.hidden_size, 16)
+"""
+
+
+def test_a_module_either_branch_builds_takes_either_s_parameters():
+    """vLLM's DeepSeek decoder layer builds a MoE or a dense MLP by its index (0.10.2
+    deepseek_v2.py:636-676), unknown where the prefix is: a tensor of either loads, and none
+    is reported missing."""
+    config = dict(CONFIG, first_dense=3)
+    for name in ("mlp.gate.weight", "mlp.up_proj.weight"):
+        result = model("", [name], config, source=BRANCHES)
+        assert (result.status, outcomes(result), result.unfilled()) == (
+            "ok", {name: "loaded"}, []), (name, result.reason)  # fmt: skip
+
+
+EXPERTS = """
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.experts = FusedMoE(config)
+
+    def load_weights(self, weights):
+        mapping = FusedMoE.make_expert_params_mapping(
+            ckpt_gate_proj_name="gate_proj", ckpt_down_proj_name="down_proj",
+            ckpt_up_proj_name="up_proj", num_experts=self.config.n_routed_experts)
+        params = dict(self.named_parameters())
+        for name, w in weights:
+            for param_name, weight_name, expert_id, shard_id in mapping:
+                if weight_name not in name:
+                    continue
+                name = name.replace(weight_name, param_name)
+                params[name].weight_loader(params[name], w, name, shard_id=shard_id,
+                                           expert_id=expert_id)
+                break
+"""
+
+
+def test_experts_load_through_vllm_s_expert_mapping():
+    """FusedMoE.make_expert_params_mapping (vLLM 0.10.2 fused_moe/layer.py:1838-1867): each
+    expert's gate/up/down tensor lands in the fused w13_/w2_ parameter."""
+    names = [f"experts.{e}.{p}.weight" for e in range(2) for p in ("gate_proj", "up_proj",
+                                                                   "down_proj")]  # fmt: skip
+    result = model("", names, dict(CONFIG, n_routed_experts=2), source=EXPERTS)
+    assert result.status == "ok", result.reason
+    assert set(outcomes(result).values()) == {"loaded"}, outcomes(result)

@@ -33,6 +33,7 @@ from tests.oracle_table import (
     NOT_BUILT,
     SWEEP_VERSIONS,
     Config,
+    named,
     release_cite,
 )
 from tests.releases import RELEASES, cache_dir, sweep_release
@@ -45,6 +46,11 @@ pytestmark = pytest.mark.network
 LLAMA2_7B_CHAT = rs.TargetShape(  # meta-llama/Llama-2-7b-chat-hf config.json
     "llama-2-7b-chat", "LlamaForCausalLM", "llama", 4096, 11008, 32, 32, 32, 32000, 2,
     rope_theta=10000.0, extra={"max_position_embeddings": 4096, "bos_token_id": 1},
+)  # fmt: skip
+VICUNA_7B = rs.TargetShape(  # lmsys/vicuna-7b-v1.3 config.json (Llama-1 7B's shape, 2048 positions)
+    "vicuna-7b-v1.3", "LlamaForCausalLM", "llama", 4096, 11008, 32, 32, 32, 32000, 2,
+    rope_theta=10000.0,
+    extra={"max_position_embeddings": 2048, "bos_token_id": 1, "rms_norm_eps": 1e-6},
 )  # fmt: skip
 LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
@@ -61,6 +67,97 @@ QWEN3_8B = rs.TargetShape(  # Qwen/Qwen3-8B config.json
     rope_theta=1000000.0,
     extra={"max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "bos_token_id": 151643},
 )  # fmt: skip
+# openai/gpt-oss-20b config.json: MoE (32 experts, 4 active), head_dim 64, alternating sliding
+# (128) and full attention, YaRN factor 32 from 4096 to 131072, MXFP4 experts
+GPT_OSS_20B = rs.TargetShape(
+    "gpt-oss-20b", "GptOssForCausalLM", "gpt_oss", 2880, 2880, 24, 64, 8, 201088, 200002,
+    head_dim=64, rope_theta=150000.0,
+    extra={
+        "num_local_experts": 32, "num_experts_per_tok": 4, "experts_per_token": 4,
+        "sliding_window": 128, "attention_bias": True, "swiglu_limit": 7.0,
+        "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "initial_context_length": 4096, "pad_token_id": 199999,
+        "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "original_max_position_embeddings": 4096,
+                         "truncate": False},
+        "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+            "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+            "lm_head"]},
+    },
+)  # fmt: skip
+# meta-llama/Llama-4-Scout-17B-16E-Instruct config.json: the multimodal wrapper, the language
+# model's fields in text_config (MoE, 16 experts, 1 active, chunked attention, iRoPE: every
+# fourth layer without RoPE, llama3 scaling x16 from 8192 to 10485760 positions)
+LLAMA4_SCOUT_TEXT = {
+    "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 16,
+    "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "rope_theta": 500000.0,
+    "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                     "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
+    "max_position_embeddings": 10485760, "attention_chunk_size": 8192, "use_qk_norm": True,
+    "no_rope_layers": [1, 1, 1, 0] * 12, "attn_temperature_tuning": True, "floor_scale": 8192,
+    "attn_scale": 0.1, "rms_norm_eps": 1e-5, "bos_token_id": 200000,
+    "eos_token_id": [200001, 200007, 200008], "pad_token_id": 200018,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}  # fmt: skip
+LLAMA4_SCOUT = {
+    "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+    "text_config": LLAMA4_SCOUT_TEXT, "boi_token_index": 200080, "eoi_token_index": 200081,
+    "image_token_index": 200092, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408,
+                      "num_hidden_layers": 34, "num_attention_heads": 16, "image_size": 336,
+                      "patch_size": 14, "projector_input_dim": 4096,
+                      "projector_output_dim": 4096, "vision_output_dim": 4096},
+}  # fmt: skip
+# Qwen/Qwen3-VL-8B-Instruct config.json: the language model in text_config (interleaved
+# M-RoPE, 262144 positions), a vision tower with deepstack layers
+QWEN3_VL_8B_TEXT = rs.TargetShape(
+    "qwen3-vl-8b-text", "Qwen3VLForConditionalGeneration", "qwen3_vl_text", 4096, 12288, 36, 32,
+    8, 151936, 151645, rope_theta=5000000.0,
+    extra={"max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "rope_scaling": {"rope_type": "default", "mrope_interleaved": True,
+                            "mrope_section": [24, 20, 20]}},
+)  # fmt: skip
+# Qwen/Qwen2.5-VL-7B-Instruct config.json: the language model's fields at the top level,
+# M-RoPE, 128000 positions
+QWEN25_VL_7B = rs.TargetShape(
+    "qwen2.5-vl-7b", "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", 3584, 18944, 28, 28, 4,
+    152064, 151645, rope_theta=1000000.0,
+    extra={"max_position_embeddings": 128000, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "sliding_window": 32768, "use_sliding_window": False,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+           "vision_start_token_id": 151652, "image_token_id": 151655, "video_token_id": 151656,
+           "vision_config": {"model_type": "qwen2_5_vl", "hidden_size": 1280, "depth": 32,
+                             "out_hidden_size": 3584, "patch_size": 14,
+                             "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}},
+)  # fmt: skip
+
+
+# Qwen/Qwen3-VL-30B-A3B-Instruct-FP8 config.json: the MoE language model (Qwen3-30B-A3B's shape,
+# M-RoPE to 262144 positions) in text_config, block FP8
+QWEN3_VL_30B_A3B_TEXT = rs.TargetShape(**dict(
+    vars(rs.QWEN3_30B_A3B), name="qwen3-vl-30b-a3b-text",
+    architecture="Qwen3VLMoeForConditionalGeneration", model_type="qwen3_vl_moe_text",
+    rope_theta=5000000.0, extra=dict(rs.QWEN3_30B_A3B.extra, max_position_embeddings=262144,
+                                     rope_scaling={"rope_type": "default",
+                                                   "mrope_interleaved": True,
+                                                   "mrope_section": [24, 20, 20]})))  # fmt: skip
+
+
+def qwen3_vl_config(text: rs.TargetShape = QWEN3_VL_8B_TEXT) -> dict:
+    language = text.config()
+    del language["architectures"]
+    return {
+        "architectures": [text.architecture], "model_type": "qwen3_vl", "text_config": language,
+        "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+        "vision_end_token_id": 151653, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "vision_config": {"model_type": "qwen3_vl", "depth": 27, "hidden_size": 1152,
+                          "out_hidden_size": text.hidden, "patch_size": 16,
+                          "deepstack_visual_indexes": [8, 16, 24]},
+    }  # fmt: skip
+
+
 EAGLE3_AUTHORS_CONTEXT = 2048  # the EAGLE-3 authors' heads are trained at 2048 positions
 
 
@@ -78,6 +175,114 @@ def _eagle3(target: rs.TargetShape, arch: str, context: int | None = None) -> tu
     return config, rs.eagle3_tensors(target)
 
 
+def _eagle1_llama4() -> tuple[dict, dict]:
+    """vLLM's EagleLlama4ForCausalLM head (0.10.0 model_executor/models/llama4_eagle.py:40-170):
+    a Llama4ForCausalLM config of one dense layer (no MoE: `assert len(moe_layers) == 0`), fc over
+    [embeds, hidden] without bias, a final norm, the embedding (0.10.0 shares the target's when
+    pipeline parallelism is off, :117-121; 0.18.0 asserts every parameter loaded, :135-137, so
+    the checkpoint that release's test serves carries it); no head, the target's is shared.
+    draft_vocab_size: 0.18.0 builds lm_head from it (:188-192)."""
+    text = LLAMA4_SCOUT_TEXT
+    config = dict(text, architectures=["Llama4ForCausalLM"], num_hidden_layers=1,
+                  interleave_moe_layer_step=0, moe_layers=[], no_rope_layers=[1],
+                  draft_vocab_size=text["vocab_size"])  # fmt: skip
+    h, hd, mlp = text["hidden_size"], text["head_dim"], text["intermediate_size_mlp"]
+    layer = "layers.0"
+    tensors = {
+        "embed_tokens.weight": ("BF16", [text["vocab_size"], h], None),
+        "fc.weight": ("BF16", [h, 2 * h], None),
+        "norm.weight": ("BF16", [h], None),
+        f"{layer}.input_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{layer}.self_attn.q_proj.weight": ("BF16", [text["num_attention_heads"] * hd, h], None),
+        f"{layer}.self_attn.k_proj.weight": ("BF16", [text["num_key_value_heads"] * hd, h], None),
+        f"{layer}.self_attn.v_proj.weight": ("BF16", [text["num_key_value_heads"] * hd, h], None),
+        f"{layer}.self_attn.o_proj.weight": ("BF16", [h, text["num_attention_heads"] * hd], None),
+        f"{layer}.feed_forward.gate_proj.weight": ("BF16", [mlp, h], None),
+        f"{layer}.feed_forward.up_proj.weight": ("BF16", [mlp, h], None),
+        f"{layer}.feed_forward.down_proj.weight": ("BF16", [h, mlp], None),
+    }  # fmt: skip
+    return config, tensors
+
+
+def _fp8_blocks(tensors: dict, block: int = 128) -> dict:
+    """DeepSeek-V3's FP8 release layout: each attention and expert projection F8_E4M3 with its
+    `weight_scale_inv` (one F32 per 128x128 block); norms, gate, eh_proj, embedding, head bf16."""
+    out = {}
+    for name, (dtype, shape, data) in tensors.items():
+        if name.endswith("_proj.weight") and "eh_proj" not in name and len(shape) == 2:
+            out[name] = ("F8_E4M3", shape, None)
+            blocks = [-(-shape[0] // block), -(-shape[1] // block)]
+            out[name[: -len("weight")] + "weight_scale_inv"] = ("F32", blocks, None)
+        else:
+            out[name] = (dtype, shape, data)
+    return out
+
+
+# ZixiQi/DeepSeek-V3-4layers-MTP-FP8: a reduced DeepSeek-V3 (its name: 4 layers, the MTP
+# layer, FP8); its config is not known offline: DeepSeek-V3's with 4 layers stands in
+DEEPSEEK_V3_4L = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-4l", layers=4,
+                                       extra=dict(rs.DEEPSEEK_V3.extra, quantization_config={
+                                           "quant_method": "fp8", "fmt": "e4m3",
+                                           "activation_scheme": "dynamic",
+                                           "weight_block_size": [128, 128]})))  # fmt: skip
+
+
+# eagle618/deepseek-v3-random: a random-weight DeepSeek-V3 whose config is not known offline;
+# vLLM's own ground truth for its draft (tests/config/draft_model_arch_groundtruth.json, 0.14.0+)
+# gives hidden 2560, 32 heads, MLA (head size 576), 72 experts, vocab 129280: DeepSeek-V3's
+# config.json with those values (and 5 layers, as the same ground truth's luccafong random
+# target) stands in
+DEEPSEEK_V3_RANDOM = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-random",
+                                           hidden=2560, heads=32, kv_heads=32, layers=5,
+                                           extra=dict(rs.DEEPSEEK_V3.extra, moe_layer_freq=1,
+                                                      n_routed_experts=72)))  # fmt: skip
+
+
+def _eagle1_deepseek(target: rs.TargetShape = DEEPSEEK_V3_RANDOM) -> tuple[dict, dict]:
+    """vLLM's EagleDeepseekV3ForCausalLM head (0.10.2 model_executor/models/deepseek_eagle.py:
+    28-185): one DeepSeek decoder layer (MLA, MoE: its index is the target's layer count),
+    enorm/hnorm over [embeds, hidden], fc without bias, a final norm, its own lm_head; the
+    embedding is shared with the target's when pipeline parallelism is off. Its config is the
+    target's with one layer (model_type deepseek_v3: vLLM names it DeepSeekMTPModel, then
+    EagleDeepSeekMTPModel, the ground truth's architecture)."""
+    config = dict(target.config(), num_hidden_layers=1)
+    layer = rs.nextn_tensors(target, experts=8)
+    p = f"model.layers.{target.layers}."
+    tensors = {("layers.0." + k[len(p):]): v for k, v in layer.items() if k.startswith(p)}
+    tensors = {k: v for k, v in tensors.items()
+               if not k.startswith(("layers.0.eh_proj", "layers.0.enorm", "layers.0.hnorm",
+                                    "layers.0.shared_head"))}  # fmt: skip
+    h = target.hidden
+    tensors.update({
+        "embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "fc.weight": ("BF16", [h, 2 * h], None),
+        "enorm.weight": ("BF16", [h], None), "hnorm.weight": ("BF16", [h], None),
+        "norm.weight": ("BF16", [h], None),
+        "lm_head.weight": ("BF16", [target.vocab, h], None),
+    })  # fmt: skip
+    return config, tensors
+
+
+def _mtp_in_target(target: rs.TargetShape, experts: int = 8) -> tuple[dict, dict]:
+    """The target checkpoint as the draft reads it: the MTP layer after the last target layer,
+    the embedding and the head (the target's own layers are not what the draft loads)."""
+    tensors = dict(rs.nextn_tensors(target, experts=experts),
+                   **{"lm_head.weight": ("BF16", [target.vocab, target.hidden], None)})  # fmt: skip
+    if "quantization_config" in target.extra:
+        tensors = _fp8_blocks(tensors)
+    return target.config(), tensors
+
+
+def qwen3_vl_moe_fp8_config() -> dict:
+    config = qwen3_vl_config(QWEN3_VL_30B_A3B_TEXT)
+    config["model_type"] = "qwen3_vl_moe"
+    config["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3",
+                                     "activation_scheme": "dynamic",
+                                     "weight_block_size": [128, 128]}  # fmt: skip
+    return config
+
+
 def _speculator(target: rs.TargetShape, verifier: str) -> tuple[dict, dict]:
     config = rs.speculators_eagle3_config(target, verifier)
     config["speculators_config"]["verifier"]["architectures"] = [target.architecture]
@@ -93,8 +298,8 @@ BUILDS = {
         rs.QWEN3_30B_A3B, "LlamaForCausalLMEagle3")),
     "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
     # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
-    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, (rs.DEEPSEEK_V3.config(), dict(
-        rs.nextn_tensors(experts=8), **{"lm_head.weight": ("BF16", [129280, 7168], None)}))),
+    "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, _mtp_in_target(rs.DEEPSEEK_V3)),
+    "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
     "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
@@ -103,6 +308,20 @@ BUILDS = {
     "speculators-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, _speculator(
         LLAMA31_8B_INSTRUCT, "meta-llama/Llama-3.1-8B-Instruct")),
     "speculators-qwen3-8b": lambda: (QWEN3_8B, _speculator(QWEN3_8B, "Qwen/Qwen3-8B")),
+    "speculators-gpt-oss-20b": lambda: (GPT_OSS_20B, _speculator(
+        GPT_OSS_20B, "openai/gpt-oss-20b")),
+    "eagle1-llama4-scout-vllm": lambda: (LLAMA4_SCOUT, _eagle1_llama4()),
+    "eagle1-llama3-8b-sglang": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
+        LLAMA3_8B_INSTRUCT, "LlamaForCausalLMEagle")),
+    "eagle3-qwen3-vl-8b-vllm": lambda: (qwen3_vl_config(), _eagle3(
+        QWEN3_VL_8B_TEXT, "LlamaForCausalLMEagle3")),
+    "eagle3-qwen25-vl-7b-vllm": lambda: (QWEN25_VL_7B, _eagle3(
+        QWEN25_VL_7B, "LlamaForCausalLMEagle3")),
+    "speculators-qwen3-vl-30b-a3b": lambda: (qwen3_vl_moe_fp8_config(), _speculator(
+        QWEN3_VL_30B_A3B_TEXT, "Qwen/Qwen3-VL-30B-A3B-Instruct-FP8")),
+    "eagle1-deepseek-v3-random-vllm": lambda: (DEEPSEEK_V3_RANDOM, _eagle1_deepseek()),
+    "eagle1-vicuna-7b-vllm": lambda: (VICUNA_7B, _eagle1(VICUNA_7B, "LlamaForCausalLM")),
+    "eagle1-llama2-7b-vllm": lambda: (LLAMA2_7B_CHAT, _eagle1(LLAMA2_7B_CHAT, "LlamaForCausalLM")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
 }
@@ -125,7 +344,7 @@ def _launch(config: Config, target: Path, draft: Path) -> str:
                 f"{config.algorithm} {given}{config.flags}")  # fmt: skip
     if config.launch == "serve-speculator":
         return f"vllm serve {draft} {config.flags}"
-    spec = {"model": str(draft), **config.spec}
+    spec = {"model": str(draft), **config.spec} if config.draft else dict(config.spec)
     if not config.algorithm.startswith("("):
         spec = {"method": config.algorithm, **spec}
     return f"vllm serve {target} --speculative-config {json.dumps(spec)} {config.flags}"
@@ -212,6 +431,7 @@ FAST = [
     ("vllm-eagle3-llama31-8b", "0.10.1.1"),
     ("vllm-speculators-llama31-8b", "0.33.0"),
     ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
+    ("vllm-mtp-dsv3-4layers-fp8", "0.33.0"),  # method mtp, no draft: the target's MTP layer
 ]
 
 
@@ -234,6 +454,8 @@ def sweep_releases(config: Config) -> list[str]:
     firsts = group_firsts(config)
     if os.environ.get("REMOTEDBG_ORACLE_FULL") == "1":
         return firsts
+    if config.once:  # a later row: one release in the sweep (oracle_table.Config.once)
+        return firsts[-1:]
     return list(dict.fromkeys(firsts[::2] + firsts[-1:]))
 
 
@@ -245,7 +467,8 @@ def test_catalog_is_clean_on_every_group(tmp_path, monkeypatch, config):
 
 
 PLANTED = [("vllm-eagle3-llama31-8b", "0.33.0"), ("sglang-eagle3-llama31-8b-lmsys", "0.5.23"),
-           ("vllm-speculators-qwen3-8b", "0.33.0")]  # fmt: skip
+           ("vllm-speculators-qwen3-8b", "0.33.0"),
+           ("vllm-speculators-gpt-oss-20b", "0.33.0")]  # fmt: skip
 
 
 @pytest.mark.parametrize("config_id,version", PLANTED, ids=[f"{c}-{v}" for c, v in PLANTED])
@@ -281,7 +504,8 @@ def _sglang_names(config: Config, text: str) -> bool:
     return any(f'{name} = "{repo}"' in text for name in config.constant.split("|"))
 
 
-SGLANG_ROWS = [c for c in CONFIGS if c.engine == "sglang"]
+# rows whose draft the release's test_utils.py names (the FR-Spec row's test names it literally)
+SGLANG_ROWS = [c for c in CONFIGS if c.engine == "sglang" and c.constant]
 
 
 @pytest.mark.parametrize("version", [v for e, v in RELEASES if e == "sglang"])
@@ -313,7 +537,7 @@ def test_every_release_s_ci_names_its_rows():
         with tarfile.open(archive) as tar:  # one pass: a gzip stream has no random access
             for member in tar:
                 for config in wanted.pop(member.name, []):
-                    if config.draft not in tar.extractfile(member).read().decode():
+                    if named(config) not in tar.extractfile(member).read().decode():
                         wrong.append((config.id, version, member.name))
         wrong += [(c.id, version, name) for name, rows in wanted.items() for c in rows]
     assert not wrong, wrong

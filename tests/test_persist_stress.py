@@ -162,7 +162,7 @@ def test_a_ticket_is_started_or_refused_once_and_interrupted_only_while_it_runs(
     assert protocol.unknown_outcome(accepted=True) == protocol.LOST
 
 
-CLOSED_PIPE_RUNS = 300
+CLOSED_PIPE_RUNS = 200  # the hang came 1 run in ~80: 200 in a row catch it 92 times in 100
 
 
 def test_closed_pipe_runs_in_a_row_beside_a_cpu_hog_never_wedge_the_daemon(persistent):  # noqa: F811

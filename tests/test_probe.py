@@ -139,7 +139,8 @@ def test_not_an_engine_and_nobody_listening(cli, tmp_path):
         assert wait_for(lambda: _listening(port), timeout=10)
         result, _ = probe(cli, port)
         assert result.returncode == 4
-        assert b"not an SGLang or vLLM server" in result.stderr
+        said = b"answers as no SGLang or vLLM server (no /server_info, /get_server_info or /version"
+        assert said in result.stderr and b"TokenSpeed" in result.stderr
         assert len(result.stderr.decode().strip().splitlines()) <= 2
     finally:
         plain.kill()

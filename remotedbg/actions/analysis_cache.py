@@ -369,8 +369,12 @@ def _fill_from(
     kept = 0
     others: dict[str, threading.Event] = {}
     for install in installs:
-        files = list(install.get("draft_files") or []) + [install.get("registry") or {}]
-        for entry in files:
+        base = install["path"].rstrip("/")
+        files = [(base, f) for f in list(install.get("draft_files") or [])
+                 + [install.get("registry") or {}]]  # fmt: skip
+        files += [(p["site"].rstrip("/"), f) for p in install.get("plugins") or []
+                  for f in p.get("files") or []]  # fmt: skip
+        for base, entry in files:
             sha = entry.get("sha256")
             if not sha or entry.get("source") is not None:
                 continue
@@ -390,7 +394,7 @@ def _fill_from(
                     continue
                 else:
                     claimed.append(sha)
-            path = f"{install['path'].rstrip('/')}/{entry['path']}"
+            path = f"{base}/{entry['path']}"
             wanted.setdefault(sha, (path, int(entry.get("size") or 0), []))[2].append(entry)
     read = _read_into(remote, {sha: w for sha, w in wanted.items() if sha not in others})
     _release_all(claimed)

@@ -6,7 +6,7 @@ import posixpath
 from typing import Any
 
 from remotedbg.actions.engine_code import EngineCodeCache, read_files, registry_lookup
-from remotedbg.actions.interpreter import checkpoint_call
+from remotedbg.actions.interpreter import checkpoint_ask
 from remotedbg.agent.findings import ERROR, INFO, finding
 from remotedbg.analysis import speculators
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
@@ -67,15 +67,15 @@ def find_drafts(
             draft["path_in_container"] = server["paths_in_container"]["draft_model"]
     if by_path and not explicit_search:
         return {"drafts": list(by_path.values()), "servers": servers}
-    found = remote.call(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
-    drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found["drafts"]]
-    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found["searched"]}
+    found = remote.ask(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
+    drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found.drafts]
+    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found.searched}
     if not drafts:
-        result["inconclusive"] = (
+        result["inconclusive"] = [
             "no draft checkpoint found (searched "
-            f"{', '.join(found['searched']) or 'nothing'}); "
+            f"{', '.join(found.searched) or 'nothing'}); "
             "pass --var draft=PATH"
-        )
+        ]
     return result
 
 
@@ -129,7 +129,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
     if install is not None:
         engines = [e for e in engines if e["path"] == install]
     for engine in engines:
-        here = [dict(m, path=m["relative_path"]) for m in models if m["install"] == engine["path"]]
+        # a plugin's class whose gate stops its registration loads nothing
+        here = [dict(m, path=m["relative_path"]) for m in models
+                if m["install"] == engine["path"] and not m.get("disabled")]  # fmt: skip
         for hit in resolve_architectures(architectures, here, engine.get("registry")):
             if hit.get("resolved"):
                 model = next(
@@ -146,6 +148,9 @@ def loader_for(architectures: list[str], located: dict, install: str | None = No
                     "d2t_handling": hit.get("d2t_handling"),
                     "evidence": model["evidence"],
                     "running": bool(engine.get("running")),
+                    # a class a plugin registers: named with the plugin
+                    "plugin": model.get("plugin"),
+                    "relative_path": model["relative_path"],
                 }
     return None
 
@@ -178,7 +183,10 @@ def _loader_by_method(
         method = profile.launch_algorithms.get(family)
         if not method:
             continue
-        lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
+        # the profile's fixed rule (LMDeploy's, TokenSpeed's renames), else vLLM's own code's
+        lookup = profile.served_architectures(archs, method)
+        if lookup is None:
+            lookup = registry_lookup(cache.get(install), archs, method)["lookup"]
         loader = loader_for(lookup, located, install["path"])
         if loader is not None:
             return loader
@@ -202,18 +210,18 @@ def audit_draft(
     `spec_follows`: spec-audit's spec step judges the loader next (its draft-arch-unsupported
     and draft-weights checks say what a missing loader means), so none is noted here."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = checkpoint_call(remote, calls.VocabCheck(path=draft, target_path=target))
-    report["vocab"] = vocab["summary"]
-    report["findings"] += vocab["findings"]
-    report["inconclusive"] += [f"{draft}: {u['reason']}" for u in vocab.get("unknown") or []]
-    if not vocab["summary"]:
+    vocab = checkpoint_ask(remote, calls.VocabCheck(path=draft, target_path=target))
+    report["vocab"] = vocab.summary
+    report["findings"] += vocab.findings
+    report["inconclusive"] += [f"{draft}: {u.reason}" for u in vocab.unknown]
+    if not vocab.summary:
         return report
     try:
-        listing = checkpoint_call(remote, calls.ListTensors(path=draft))
+        listing = checkpoint_ask(remote, calls.ListTensors(path=draft))
     except RemoteCommandError as error:
         report["inconclusive"].append(str(error))
         return report
-    config = listing.get("config") or {}
+    config = listing.config or {}
     if speculators.is_speculators(config) and located:
         config = _as_the_engine_reads(remote, located, config, install, report)
     architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
@@ -228,9 +236,10 @@ def audit_draft(
             for p in located.get("processes") or []
             if p.get("pid") in served_by and p.get("install_unknown")
         ] or [f"the install pid {', '.join(map(str, served_by))} imports was not found"]
-        report["inconclusive"].append(
-            f"{'; '.join(why)}: no other install's loader is taken for it (pass --var roots=...)"
-        )
+        report["inconclusive"] += [
+            f"{reason}: no other install's loader is taken for it (pass --var roots=...)"
+            for reason in why
+        ]
         report["loader"] = None
         return report
     if install:
@@ -240,12 +249,12 @@ def audit_draft(
             _engine_name(located, install)
         ).registers_draft_architectures:
             loader = _loader_by_method(
-                remote, located, config, listing["tensors"], install, algorithm
+                remote, located, config, listing.tensors, install, algorithm
             )
     else:
         # served by no running server: judged with each install that could load it, best first
         loaders = _each_install(
-            remote, located, config, architectures, listing["tensors"], algorithm
+            remote, located, config, architectures, listing.tensors, algorithm
         )
         loader = loaders[0] if loaders else None
         if len(loaders) > 1:
@@ -253,9 +262,12 @@ def audit_draft(
             for other in loaders[1:]:
                 report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
-    if loader is None and not spec_follows and _no_vocab_map(report["vocab"]):
-        # an MTP/NextN head, or any draft over the full target vocab: it proposes target ids
-        # as they are, so no loader's d2t handling can mis-map them
+    no_map = _no_vocab_map(report["vocab"])
+    if no_map and (loader is None and not spec_follows
+                   or loader is not None and loader["d2t_handling"] == "unknown"):  # fmt: skip
+        # an MTP/NextN head, or any draft over the full target vocab (vLLM's Llama-4 EAGLE head,
+        # whose class also reads a d2t when one is given: 0.18.0 llama4_eagle.py:212-224): it
+        # proposes target ids as they are, so no loader's d2t handling can mis-map them
         report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is the target's "
                            f"{report['vocab'].get('target_vocab')}): the loader's d2t handling "
                            "does not apply"]  # fmt: skip
@@ -395,7 +407,7 @@ def audit_drafts(
         )
     result: dict[str, Any] = {"drafts": per_draft, "findings": findings}
     if inconclusive:
-        result["inconclusive"] = "; ".join(inconclusive)
+        result["inconclusive"] = inconclusive
     if not per_draft:
-        result["inconclusive"] = "no draft checkpoint to audit"
+        result["inconclusive"] = ["no draft checkpoint to audit"]
     return result

@@ -18,30 +18,30 @@ SCAN = calls.ScanEngines
 NOT_IN_THIS_RUNTIME = "no such container"  # docker's and podman's words for an unknown id
 
 
-def _unread_containers(scan: dict) -> dict[str, dict]:
+def _unread_containers(processes: list[dict]) -> dict[str, dict]:
     """Container id -> {"info", "pids"} for server processes whose container root is unreadable."""
     found: dict[str, dict] = {}
-    for process in scan.get("processes") or []:
+    for process in processes:
         info = process.get("container")
         if info and info.get("id") and not info.get("root_readable"):
             found.setdefault(info["id"], {"info": info, "pids": []})["pids"].append(process["pid"])
     return found
 
 
-def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
+def scan_inside(remote: Remote, scan: calls.EngineScan, args: dict[str, Any]) -> None:
     """Add to `scan` the installs the exec route finds inside each container the host could not
     read; a refusal is added to the container's `why_unreadable`."""
-    for container in _unread_containers(scan).values():
+    for container in _unread_containers(scan.processes or []).values():
         info, pids = container["info"], container["pids"]
         try:
             _may_exec(info)
             inner = remote.inside(info)
-            inside = inner.call(SCAN(args, roots=None, search_home=False))
+            inside = inner.ask(SCAN(args, roots=None, search_home=False))
         except ContainerUnreachable as refused:
             # a container the runtime this user reaches does not know (another user's podman
             # storage, another daemon) is somebody else's: listed, not a reason to give up
             elsewhere = NOT_IN_THIS_RUNTIME in str(refused).lower()
-            for process in scan["processes"]:
+            for process in scan.processes:
                 if process["pid"] in pids:
                     why = f"{info['why_unreadable']}; and {refused}"
                     process["container"]["elsewhere" if elsewhere else "why_unreadable"] = why
@@ -51,21 +51,21 @@ def scan_inside(remote: Remote, scan: dict, args: dict[str, Any]) -> None:
         root = info["root"]
         remote.route(root, inner)
         label = info.get("name") or info["id"][:12]
-        for install in inside.get("installs") or []:
+        for install in inside.installs:
             running = bool(install.get("running"))
             placed = add_prefix(install, root)
             placed["running"] = list(pids) if running else []
             how = f"{info['runtime']} exec into container {label}"
             placed["how_found"] = [how] + list(install.get("how_found") or [])
             placed["container"] = dict(container_place(info, placed["path"]), route="exec")
-            scan["installs"].append(placed)
-        for process in scan["processes"]:
+            scan.installs.append(placed)
+        for process in scan.processes:
             if process["pid"] in pids:
                 process["container"]["route"] = "exec"
                 process["container"]["why_unreadable"] = None
                 process["installs"] = [
                     add_prefix(i["path"], root, "path")
-                    for i in inside.get("installs") or []
+                    for i in inside.installs
                     if i.get("running")
                 ]
 

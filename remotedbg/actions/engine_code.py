@@ -15,7 +15,8 @@ from remotedbg.actions.analysis_cache import (
     remembered,
 )
 from remotedbg.analysis import engine_facts
-from remotedbg.analysis.pysource import SourceIndex, module_name
+from remotedbg.analysis.plugins import plugin_packages
+from remotedbg.analysis.pysource import SourceIndex
 from remotedbg.engines import code_markers
 from remotedbg.engines.knowledge import ENGINES
 from remotedbg.engines.profiles import engine_profile
@@ -37,11 +38,14 @@ _import_candidates = cached_by_content(
 class EngineCode:
     """One install's code as read: the module index plus the serving-code grep hits."""
 
-    def __init__(self, engine: str, install: str) -> None:
+    def __init__(self, engine: str, install: str, plugins: list[dict] | None = None) -> None:
         self.engine = engine
         self.install = install.rstrip("/")
         package = ENGINES.get(engine, {}).get("package", engine)
         self.index = SourceIndex(package, self.install)
+        for plugin in plugins or []:  # the plugins it loads: their classes are followed too
+            for top in plugin_packages(plugin):
+                self.index.add_root(top, f"{plugin['site'].rstrip('/')}/{top}")
         self.serving_hits: list[dict] = []  # {path, line, text}
         self.errors: list[str] = []
         self.tried: set[str] = set()
@@ -99,7 +103,7 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
     wanted: list[str] = []
     keyed = {}
     for path in paths:
-        name = module_name(path, code.index.package_root, code.index.package)
+        name = code.index.name_of(path)
         text = code.index.text_at(path)
         if name is not None and text is not None:
             keyed[path] = f"{name}\n{text}"
@@ -108,17 +112,23 @@ def _class_imports(code: EngineCode, paths: list[str]) -> list[str]:
         for module in _import_candidates(key, path)["modules"]:
             if module in code.index.modules:
                 continue
-            file = code.index.package_root + "/" + "/".join(module.split(".")[1:]) + ".py"
-            if module.startswith(code.index.package + ".") and file not in wanted:
-                wanted.append(file)
+            file = code.index.path_of(module) if "." in module else None
+            if file is None:
+                continue
+            # a module, or a package whose __init__ re-exports the class (TokenSpeed 0.1.1
+            # runtime/models/base/__init__.py: BaseCausalLM from .causal_lm)
+            for candidate in (file, file.removesuffix(".py") + "/__init__.py"):
+                if candidate not in wanted:
+                    wanted.append(candidate)
     return wanted
 
 
-def gather_serving(remote: Remote, engine: str, install: str) -> EngineCode:
+def gather_serving(remote: Remote, engine: str, install: str, plugins: list[dict] | None = None
+                   ) -> EngineCode:  # fmt: skip
     """Round 1: the install's serving code (workers, runners, configs) that the markers find,
     plus the files the engine's profile names (vLLM: those that may hold SpeculativeConfig, and
     its runner choice)."""
-    code = EngineCode(engine, install)
+    code = EngineCode(engine, install, plugins)
     knowledge = ENGINES.get(engine, {})
     model_dirs = [knowledge.get("models_dir") or "", *knowledge.get("extra_models_dirs", [])]
     models = [code.path(d) for d in model_dirs if d]  # model files, not serving code
@@ -185,5 +195,6 @@ class EngineCodeCache:
     def get(self, install: dict) -> EngineCode:
         key = install["path"]
         if key not in self.code:
-            self.code[key] = gather_serving(self.remote, install["name"], install["path"])
+            self.code[key] = gather_serving(self.remote, install["name"], install["path"],
+                                            install.get("plugins"))
         return self.code[key]

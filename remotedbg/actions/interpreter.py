@@ -4,7 +4,7 @@ venv usually does)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from remotedbg.engines.knowledge import PREFIX_GLOBS_HOME, PREFIX_GLOBS_SYSTEM
 from remotedbg.engines.profiles import ENGINE_PACKAGES
@@ -12,6 +12,8 @@ from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.calls import AgentCall
 from remotedbg.remote.primitives import Remote
+
+A = TypeVar("A")
 
 TORCH_NEEDED = "needs torch"
 
@@ -33,9 +35,15 @@ def _needs_torch(value: Any) -> bool:
     return any(u.get("code") == "needs-torch" for u in unknown)
 
 
+def checkpoint_ask(remote: Remote, request: AgentCall[A]) -> A:
+    """checkpoint_call's answer as its dataclass (remote/calls.py)."""
+    return request.build(checkpoint_call(remote, request))
+
+
 def checkpoint_call(remote: Remote, request: AgentCall[Any]) -> Any:
     """Call a checkpoint-reading agent function; retry under a torch-capable interpreter when
-    the file needs torch and the chosen one has none."""
+    the file needs torch and the chosen one has none. The answer as plain data, checked: what
+    `tensors` prints as it is (checkpoint_ask: as its dataclass)."""
     try:
         value = remote.call(request)
     except RemoteCommandError as error:

@@ -18,15 +18,25 @@ from remotedbg.actions.analysis_cache import (
 )
 from remotedbg.actions.container_route import SCAN, scan_inside, unreadable_servers
 from remotedbg.agent import engine_scan
+from remotedbg.analysis import plugin_gate
 from remotedbg.analysis.d2t_handling import (
     classify_source,
     evidence_lines,
     resolve_architectures,
 )
 from remotedbg.analysis.d2t_install import classify_install
+from remotedbg.analysis.plugins import (
+    disabled,
+    install_plugins,
+    loader_gate,
+    plugin_registry,
+    unguarded_gate,
+)
 from remotedbg.analysis.served_code import summarize
+from remotedbg.engines import plugin_gates
 from remotedbg.engines.knowledge import ENGINES, scan_args
-from remotedbg.engines.profiles import install_fork, install_label
+from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profiles import engine_profile, install_fork, install_label
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote.calls import InstallDrift
 from remotedbg.remote.primitives import Remote
@@ -74,22 +84,22 @@ def locate_engines(
     lists_key = json.dumps({"scan": _scan_code(), **args}, sort_keys=True, default=str)
     kept_lists = remembered("draft-file-lists", lists_key) or {}
     args["draft_stamps"] = {path: kept["stamp"] for path, kept in kept_lists.items()}
-    scan = remote.call(SCAN(args))
+    scan = remote.ask(SCAN(args))
     if not roots:
         scan_inside(remote, scan, args)
-    _keep_draft_lists(scan["installs"], kept_lists, lists_key)
-    processes = scan.get("processes") or []
+    _keep_draft_lists(scan.installs, kept_lists, lists_key)
+    processes = scan.processes or []
     strangers = [p for p in processes if _outside(p, scoped=bool(roots))]
     # a named server's own workers are left out of both: part of it, not another server
     own = _workers_of([p for p in processes if p not in strangers], processes)
-    scan["processes"] = [p for p in processes if p not in strangers]
+    judged = [p for p in processes if p not in strangers]
     also_on_box = [_stranger(p) for p in strangers if p not in own]
-    fill_sources(remote, scan["installs"])
-    drifts = install_drift(remote, scan["installs"])
-    drafts = [f for install in scan["installs"] for f in install.get("draft_files") or []]
+    fill_sources(remote, scan.installs)
+    drifts = install_drift(remote, scan.installs)
+    drafts = [f for install in scan.installs for f in install.get("draft_files") or []]
     CLASSIFY.prefill([f["source"] for f in drafts if f.get("source")])  # on the client's cores
     engines, draft_models, workers = [], [], []
-    for install in scan["installs"]:
+    for install in scan.installs:
         engines.append(
             {
                 "name": install["engine"],
@@ -109,16 +119,29 @@ def locate_engines(
             }
         )
         classified = classify_install(install, CLASSIFY, _reader(remote, install["path"]))
-        engines[-1]["registry"] = classified.get("registry")
+        profile = engine_profile(install["engine"])
+        plugins, plugin_models = install_plugins(install, classified["draft_models"], profile,
+                                                 CLASSIFY)  # fmt: skip
+        _gate_plugins(remote, install, plugins, profile)
+        plugin_models = [dict(m, disabled=True) if m.get("plugin") in {
+            p["label"] for p in plugins if disabled(p)} else m for m in plugin_models]
+        engines[-1]["plugins"] = plugins
+        engines[-1]["registry"] = _with_plugins(classified.get("registry"), plugins, profile)
         engines[-1]["followed"] = classified.get("followed", [])
+        classified["draft_models"] += plugin_models
         sources = {f["path"]: f.get("source") for f in install.get("draft_files") or []}
+        sources |= {f["path"]: f.get("source") for p in install.get("plugins") or []
+                    for f in p.get("files") or []}  # fmt: skip
         for model in classified["draft_models"]:
             source = sources.get(model["path"]) or ""
             draft_models.append(
                 {
                     "engine": install["engine"],
                     "install": install["path"],
-                    "path": f"{install['path']}/{model['path']}",
+                    "path": f"{model.get('site') or install['path']}/{model['path']}",
+                    # a plugin's file: its path is relative to the site-packages
+                    "plugin": model.get("plugin"),
+                    "disabled": bool(model.get("disabled")),
                     "relative_path": model["path"],
                     "architectures": model.get("architectures", []),
                     "classes": model.get("classes", []),
@@ -164,19 +187,80 @@ def locate_engines(
                 if hit.get("path"):
                     hit["path"] = f"{install['path']}/{hit['path']}"
                 install.setdefault("_resolved", []).append(hit)
-    resolved = [hit for install in scan["installs"] for hit in install.get("_resolved", [])]
+    resolved = [hit for install in scan.installs for hit in install.get("_resolved", [])]
     return {
         "engines": engines,
         "draft_models": draft_models,
         "workers": workers,
         "resolved": resolved,
-        "processes": scan.get("processes", []),
-        "unreadable": unreadable_servers(scan.get("processes") or []),
+        "processes": judged,
+        "unreadable": unreadable_servers(judged),
         "also_on_box": also_on_box,
-        "searched": scan.get("searched", []),
-        "limits": scan.get("limits", {}),
-        "elapsed_s": scan.get("elapsed_s"),
+        "searched": scan.searched,
+        "limits": scan.limits,
+        "elapsed_s": scan.elapsed_s,
     }
+
+
+def _gate_plugins(remote: Remote, install: dict, plugins: list[dict], profile: EngineProfile
+                  ) -> None:  # fmt: skip
+    """Each plugin's gate on this install (analysis.plugin_gate): its hook table, where one is
+    known, evaluated against the engine's code (one read of the table, one of the engine files
+    it names); else the early return its registrations sit behind, undecided."""
+    package = str(profile.scan.get("package") or profile.name)
+    loader = profile.plugin_loader_file if plugins else None
+    loader_text, absent = _loader_file(remote, install["path"], loader) if loader else (None, False)
+    for plugin in plugins:
+        where = plugin_gates.hook_table(plugin["label"].split(" ")[0], profile.name)
+        stopped = (loader_gate(plugin, loader, loader_text)
+                   if loader and (absent or loader_text is not None) else None)  # fmt: skip
+        if stopped is not None:
+            gate = stopped
+        elif where is None:
+            gate = unguarded_gate(plugin)
+        else:
+            site = plugin["site"].rstrip("/")
+            table = _reader(remote, site)([where["file"]]).get(where["file"])
+            hooks = plugin_gate.hook_table(table, where["table"]) if table else None
+            read = _reader(remote, install["path"])
+            texts = read(plugin_gate.hook_modules(hooks or [], package))
+            for _ in range(3):  # the bases of the hooks' classes, a level a round
+                more = plugin_gate.base_modules(hooks or [], package, texts.get)
+                if not more:
+                    break
+                texts |= {p: "" for p in more} | read(more)
+            gate = plugin_gate.evaluate(hooks, package, texts.get,
+                                        {**where, "table": f"{where['file']} {where['table']}"})
+        if gate is not None:
+            plugin["gate"] = gate
+            plugin["gate_line"] = plugin_gate.gate_line(
+                plugin["label"], install_label(install["engine"], install.get("version"),
+                                               install.get("fork")), gate)  # fmt: skip
+
+
+def _loader_file(remote: Remote, install: str, rel: str) -> tuple[str | None, bool]:
+    """(the engine's plugin loader's text, whether the release has no such file); (None,
+    False) when it could not be read (then nothing is said of what it loads)."""
+    try:
+        (answer,) = remote.read_text([f"{install}/{rel}"], SOURCE_CAP) or [{}]
+    except (RemoteCommandError, ValueError):
+        return None, False
+    if "text" in answer and not answer.get("truncated"):
+        return answer["text"], False
+    return None, answer.get("error") == "no such file"
+
+
+def _with_plugins(registry: dict | None, plugins: list[dict], profile: EngineProfile
+                  ) -> dict | None:  # fmt: skip
+    """The engine's registry with the architectures its plugins register: where the engine
+    looks drafts up in a registry, a plugin's entry replaces its own when the engine lets it
+    (vLLM's register_model overwrites), else the engine's stays."""
+    added = plugin_registry(plugins)
+    if not profile.registers_draft_architectures or not added:
+        return registry
+    if profile.plugin_models_override:
+        return {**(registry or {}), **added}
+    return {**added, **(registry or {})}
 
 
 def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, Any]]:
@@ -198,11 +282,11 @@ def install_drift(remote: Remote, installs: list[dict]) -> dict[str, dict[str, A
     if not asked:
         return out
     try:
-        answer = remote.call(InstallDrift({"installs": asked}))
+        answer = remote.ask(InstallDrift({"installs": asked}))
     except RemoteCommandError as error:
         return out | {a["path"]: {"path": a["path"], "status": "unknown", "files": [],
                                   "reason": f"not compared: {error}"} for a in asked}  # fmt: skip
-    for drift in answer["installs"]:
+    for drift in answer.installs:
         out[drift["path"]] = summarize(drift)
     return out
 

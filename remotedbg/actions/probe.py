@@ -5,10 +5,11 @@ loopback port. Every verdict is then a pure function (remotedbg.analysis.accepta
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
-from remotedbg.actions.logs import read_tail
+from remotedbg.actions.logs import DEATH_LINES, read_tail
 from remotedbg.actions.server_arg import (
     may_be_port,
     parse_server,
@@ -19,7 +20,7 @@ from remotedbg.actions.spec import find_servers
 from remotedbg.analysis import acceptance
 from remotedbg.analysis.engine_log import died_of
 from remotedbg.contract import check_result, unknown, unknowns
-from remotedbg.engines.knowledge import not_speculating
+from remotedbg.engines.knowledge import engine_labels, not_speculating
 from remotedbg.engines.probe_prompts import Prompt, context_filler
 from remotedbg.engines.profiles import engines_named, launch_profile
 from remotedbg.errors import RemoteCommandError, RemotedbgError, UsageError
@@ -27,8 +28,6 @@ from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
 SAMPLED_TEMPERATURE = 0.8
-#: Lines of the server's log read back to see whether (and of what) it died.
-DEATH_LINES = 400
 #: A whole probe's time on the box; requests past it are not sent.
 DEFAULT_BUDGET_S = 120.0
 
@@ -125,7 +124,7 @@ def locate_target(remote: Remote, wanted: str = "", draft_context: bool = False)
     target = ProbeTarget(chosen, int(port))
     draft = ((chosen or {}).get("spec") or {}).get("draft_model")
     if draft_context and draft:
-        config = remote.call(calls.ReadConfigs(paths=[draft])).get(draft) or {}
+        config = remote.ask(calls.ReadConfigs(paths=[draft])).by_path.get(draft) or {}
         if "error" not in config:
             target.draft_context = launch_profile(chosen.get("engine")).draft_context_length(config)
     return target
@@ -186,10 +185,11 @@ def probe_server(
 ) -> dict[str, Any]:
     chosen, port = target.server, target.port
     container = target.network_inside
-    answer = (remote.inside(container) if container else remote).call(
+    answer = (remote.inside(container) if container else remote).ask(
         calls.HttpProbe(
             port=port,
             engine=(chosen or {}).get("engine"),
+            engine_labels=engine_labels(),
             # inside a container the host's PID names another process: found there by port
             pid=None if container else (chosen or {}).get("pid"),
             find_pid=bool(container),
@@ -199,7 +199,7 @@ def probe_server(
             request_timeout_s=min(60.0, budget_s),
         ),
         timeout=budget_s + 30,
-    )
+    ).value
     if answer.get("error"):
         raise RemoteCommandError(f"{remote.session.name}: {answer['error']}")
     for measurement in answer["measurements"]:
@@ -260,3 +260,49 @@ def engine_death(remote: Remote, server: dict | None) -> dict | None:
         return None
     died = died_of(tail.get("lines") or [])
     return dict(died, log=path) if died else None
+
+
+def probe_plan(prompts: str, per_category: int, max_tokens: int, compare: str) -> ProbePlan:
+    """The requests a probe sends: `prompts` 'builtin' or a JSONL file of this machine,
+    `compare` the comparisons asked (comma-separated, or none); `long` is left to each host
+    (its pair depends on the served draft: prepare_probe)."""
+    from pathlib import Path
+
+    from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
+
+    chosen = (
+        builtin_prompts(per_category)
+        if prompts == "builtin"
+        else read_prompt_file(Path(prompts).expanduser(), per_category)
+    )
+    return plan_requests(chosen, max_tokens, compared(compare))
+
+
+def compared(compare: str) -> list[str]:
+    """The comparisons of a --compare value."""
+    return [c for c in compare.split(",") if c and c != "none"]
+
+
+def prepare_probe(
+    remote: Remote, server: str, plan: ProbePlan, long: bool, max_tokens: int
+) -> tuple[ProbeTarget, ProbePlan]:
+    """The server to probe on this box, and the plan with its draft-context pair (`long`) when
+    the served draft's limit could be read. The plan given is left as it is (a fleet shares
+    it)."""
+    target = locate_target(remote, server, long)
+    mine = add_context_pair(copy.deepcopy(plan), target.draft_context, max_tokens)
+    return target, mine
+
+
+def probe_host(
+    remote: Remote,
+    server: str,
+    plan: ProbePlan,
+    long: bool,
+    max_tokens: int,
+    api_key: str,
+    budget_s: float,
+) -> dict[str, Any]:
+    """One host of a fleet: its server probed with its own plan."""
+    target, mine = prepare_probe(remote, server, plan, long, max_tokens)
+    return probe_server(remote, target, mine, api_key, budget_s)

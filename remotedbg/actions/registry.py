@@ -1,11 +1,13 @@
 """The built-in actions a playbook step can call, by name. Each takes the step's resolved `with`
-parameters and returns plain data; `findings` and `inconclusive` keys are collected by the runner.
+parameters and returns plain data; `findings` (a list of findings) and `inconclusive` (a list
+of reasons, one sentence each, never joined) are collected by the runner.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from remotedbg.actions.audit import audit_drafts, find_drafts, find_target
@@ -21,8 +23,7 @@ from remotedbg.remote.primitives import Remote
 @dataclass(frozen=True)
 class Action:
     name: str
-    run: Callable[..., dict]
-    params: tuple[str, ...]
+    run: Callable[..., dict]  # run(remote, **params): its parameters are the step's `with` keys
     writes: bool = False  # may change the remote: needs --allow-write (unless the step says not)
     description: str = ""
     # runs code of the playbook's own on the box: it may write whatever it declares, so it
@@ -30,6 +31,13 @@ class Action:
     executes: bool = False
     # parameters that reach the box's shell: a ${...} value is quoted into them, as one word
     shell_params: tuple[str, ...] = ()
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The parameters a step may give, read from the signature of `run` (after the
+        remote): one place says what an action takes."""
+        names = list(inspect.signature(self.run).parameters)
+        return tuple(names[1:])
 
 
 def _as_list(value: Any) -> list:
@@ -72,7 +80,7 @@ def _locate(
     if not found["engines"]:
         reasons.insert(0, f"no {engines_named()} install found")
     if reasons:
-        found["inconclusive"] = "; ".join(reasons)
+        found["inconclusive"] = reasons
     return found
 
 
@@ -101,7 +109,7 @@ def _spec_checks(
 
 
 def _python(remote: Remote, code: str, args: Any = None) -> dict:
-    return remote.call(calls.Snippet(code=code, args=args or {}))
+    return remote.ask(calls.Snippet(code=code, args=args or {})).value
 
 
 ACTIONS: dict[str, Action] = {
@@ -110,7 +118,6 @@ ACTIONS: dict[str, Action] = {
         Action(
             "locate-engines",
             _locate,
-            ("roots", "search_home", "architectures", "servers"),
             description="engine installs, draft-model files and their d2t handling",
         ),
         Action(
@@ -118,7 +125,6 @@ ACTIONS: dict[str, Action] = {
             lambda r, draft="", processes=None, search=None: find_drafts(
                 r, str(draft or ""), processes, _as_list(search)
             ),
-            ("draft", "processes", "search"),
             description="draft checkpoints: --var draft, a running server's, or a bounded search",
         ),
         Action(
@@ -126,7 +132,6 @@ ACTIONS: dict[str, Action] = {
             lambda r, target="", servers=None, drafts=None: find_target(
                 str(target or ""), servers, drafts
             ),
-            ("target", "servers", "drafts"),
             description="the target model: --var, or a server's",
         ),
         Action(
@@ -141,7 +146,6 @@ ACTIONS: dict[str, Action] = {
                     next_steps=str(next_steps).lower() not in ("false", "0", "no"),
                 )
             ),
-            ("drafts", "target", "located", "targets", "next_steps"),
             description="vocab map in place + loader cross-checks for each draft",
         ),
         Action(
@@ -150,59 +154,50 @@ ACTIONS: dict[str, Action] = {
                 r, str(log or ""), str(args or ""), outside=outside, server=str(server or ""),
                 unknown_on_failure=True,
             ),
-            ("log", "args", "outside", "server"),
             description="running SGLang/vLLM servers: launch args, decode-log figures, metrics",
         ),
         Action(
             "spec-checks",
             _spec_checks,
-            ("servers", "located", "drafts_audit", "train_layers", "target", "draft"),
             description="speculative-decoding configuration checks for each draft and server",
         ),
         Action(
             "vocab-check",
-            lambda r, path, target=None: r.call(
-                calls.VocabCheck(path=path, target_path=target or None)
+            lambda r, path, target=None: asdict(
+                r.ask(calls.VocabCheck(path=path, target_path=target or None))
             ),
-            ("path", "target"),
             description="the d2t/t2d vocab-map check of one checkpoint",
         ),
         Action(
             "tensors",
-            lambda r, path: r.call(calls.ListTensors(path=path)),
-            ("path",),
+            lambda r, path: asdict(r.ask(calls.ListTensors(path=path))),
             description="tensor listing of a checkpoint",
         ),
         Action(
             "classify-loader",
             _classify,
-            ("path",),
             description="d2t handling of engine source files, by ast",
         ),
-        Action("glob", lambda r, patterns: {"results": r.glob(_as_list(patterns))}, ("patterns",)),
+        Action("glob", lambda r, patterns: {"results": r.glob(_as_list(patterns))}),
         Action(
             "find",
             lambda r, root, names=None, type=None, max_depth=None: r.find(
                 root, _as_list(names), type, max_depth
             ),
-            ("root", "names", "type", "max_depth"),
         ),
         Action(
             "grep",
             lambda r, pattern, paths, context=0: r.grep(pattern, _as_list(paths), int(context)),
-            ("pattern", "paths", "context"),
         ),
         Action(
             "read",
             lambda r, paths, max_bytes=1 << 20: {
                 "files": r.read_text(_as_list(paths), int(max_bytes))
             },
-            ("paths", "max_bytes"),
         ),
         Action(
             "python",
             _python,
-            ("code", "args"),
             writes=True,
             description="a small Python check run on the remote; set `result` (may hold "
             "`findings`); runs code, so it needs --allow-write",
@@ -211,7 +206,6 @@ ACTIONS: dict[str, Action] = {
         Action(
             "run",
             _run,
-            ("command", "timeout"),
             writes=True,
             description="a remote shell command; runs code, so it needs --allow-write; a "
             "${...} value in it is one quoted word",

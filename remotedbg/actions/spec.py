@@ -32,7 +32,7 @@ from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, pars
 from remotedbg.analysis import engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
-from remotedbg.analysis.pysource import ClassRef, module_path
+from remotedbg.analysis.pysource import ClassRef
 from remotedbg.analysis.spec_checks import (
     Deployment,
     engine_ids,
@@ -87,7 +87,7 @@ def find_servers(
     playbook's later steps and its JSON readers get the result's shape either way."""
     number = parse_server(str(server or ""))
     try:
-        scan = remote.call(
+        scan = remote.ask(
             calls.ScanServers(
                 log=str(log or ""),
                 args=str(args or ""),
@@ -104,7 +104,7 @@ def find_servers(
             raise
         return scan_unknown(str(error))
     skip = {s.get("pid") for s in outside or [] if isinstance(s, dict)}
-    servers = [s for s in scan["servers"] if s.get("pid") not in skip or s.get("pid") is None]
+    servers = [s for s in scan.servers if s.get("pid") not in skip or s.get("pid") is None]
     others: list[dict] = []
     if number is not None:
         named = the_server_named(servers, number, flag="--var server=")
@@ -116,7 +116,7 @@ def find_servers(
                   for s in servers if s is not named and s.get("pid") is not None]  # fmt: skip
         servers = [s for s in servers if s is named or s.get("pid") is None]
     _ask_http(remote, servers)
-    for entry in scan["servers"]:
+    for entry in scan.servers:
         entry.pop("http_asks", None)
     for server in servers if ask_runtime else []:  # a container's log from its runtime
         _runtime_log(remote, server, int(tail_lines or 200))
@@ -137,8 +137,8 @@ def find_servers(
         "servers": servers,
         "processes": processes,
         "also_on_box": others,
-        "notes": scan.get("notes", []),
-        "elapsed_s": scan.get("elapsed_s"),
+        "notes": scan.notes,
+        "elapsed_s": scan.elapsed_s,
     }
 
 
@@ -150,7 +150,7 @@ def _ask_http(remote: Remote, servers: list[dict]) -> None:
         return
     jobs = [[s["spec"]["port"], s["http_asks"]] for s in asked]
     try:
-        answers = remote.call(calls.AskHttp(jobs=jobs))["answers"]
+        answers = remote.ask(calls.AskHttp(jobs=jobs)).answers
     except Interrupted:
         raise
     except RemoteCommandError as error:  # the servers stay; their figures are unknown, and why
@@ -163,7 +163,7 @@ def _ask_http(remote: Remote, servers: list[dict]) -> None:
 def scan_unknown(reason: str) -> dict[str, Any]:
     """find_servers' answer when the scan itself failed: which servers run is not known."""
     return {"servers": [], "processes": [], "also_on_box": [], "notes": [], "elapsed_s": None,
-            "unknown": reason, "inconclusive": f"the server scan failed: {reason}"}  # fmt: skip
+            "unknown": reason, "inconclusive": [f"the server scan failed: {reason}"]}  # fmt: skip
 
 
 def _servers_without_draft(remote: Remote, servers: list[dict]) -> None:
@@ -177,8 +177,8 @@ def _servers_without_draft(remote: Remote, servers: list[dict]) -> None:
     if not bare:
         return
     try:
-        configs = remote.call(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
-                                                              for s in bare})))  # fmt: skip
+        configs = remote.ask(calls.ReadConfigs(paths=sorted({s["spec"]["target_model"]
+                                                             for s in bare}))).by_path  # fmt: skip
     except RemoteCommandError:
         return  # the model's config is read again, and its error said, by the checks
     for server in bare:
@@ -324,13 +324,13 @@ def _draft_items(remote: Remote, servers: list[dict], drafts_audit: dict | None)
     unique: dict[str, dict] = {}
     for item in items:
         try:
-            listing = remote.call(calls.ListTensors(path=item["path"]))
-            item["config"] = listing.get("config") or {}
-            item["tensors"] = listing.get("tensors") or []
-            item["real_path"] = listing.get("real_path") or listing.get("path")
-            item["given"] = listing.get("given")
-            if listing.get("config_error"):
-                item["error"] = f"config.json: {listing['config_error']}"
+            listing = remote.ask(calls.ListTensors(path=item["path"]))
+            item["config"] = listing.config or {}
+            item["tensors"] = listing.tensors or []
+            item["real_path"] = listing.real_path or listing.path
+            item["given"] = listing.given
+            if listing.config_error:
+                item["error"] = f"config.json: {listing.config_error}"
                 item["config"] = None
         except RemoteCommandError as exc:
             item["config"] = item["tensors"] = None
@@ -383,6 +383,7 @@ def _registry_lookup(
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
+    archs = dep.engine_profile.draft_config_architectures(dep.draft_config or {}) or archs
     served = dep.engine_profile.served_architectures(archs, dep.algorithm)
     if served is not None:  # the profile's fixed rule (LMDeploy's config builder)
         dep.served_architectures = served
@@ -404,7 +405,12 @@ def _draft_loader(
 ) -> dict | None:
     """The draft-model class the install registers for these architectures (None: none)."""
     loader = loader_for(lookup, located or {}, install["path"]) if lookup else None
-    if loader:
+    if loader and loader.get("plugin"):
+        dep.draft_plugin = loader["plugin"]
+        dep.draft_class = (f"{loader['relative_path']}:{loader['class']}, from plugin "
+                           f"{loader['plugin']}")  # fmt: skip
+        item["draft_class_source"] = loader["path"]
+    elif loader:
         dep.draft_class = f"{code.rel(loader['path'])}:{loader['class']}"
         item["draft_class_source"] = loader["path"]
     return loader
@@ -463,7 +469,7 @@ def _registry_path(code: EngineCode, module: str) -> str | None:
     """The file of a vLLM registry entry's module: a short name is a file of the models dir
     (`deepseek_v2`), a dotted one is that module of the package."""
     if "." in module:
-        return module_path(module, code.index.package_root, code.index.package)
+        return code.index.path_of(module)
     models_dir = ENGINES.get(code.engine, {}).get("models_dir")
     return code.path(f"{models_dir}/{module}.py") if models_dir else None
 
@@ -586,7 +592,7 @@ def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
         code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
     )
     args = (server.get("args") or {}) if server else {}
-    launch = args.get(dep.engine_profile.settings_arg or "")
+    launch = dep.engine_profile.launch_settings(args)
     merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
     quantization = args.get("quantization")
     pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)
@@ -674,6 +680,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     dep.engine_version = release_version(dep.engine, install.get("version"), fork)
     dep.engine_label = install_label(dep.engine, install.get("version"), fork)
     dep.drift = install.get("drift")
+    dep.plugins = install.get("plugins")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
@@ -753,7 +760,7 @@ def _read_target_configs(remote: Remote, items: list[dict]) -> tuple[dict[str, A
     if not targets:
         return {}, []
     try:
-        return remote.call(calls.ReadConfigs(paths=targets)), []
+        return remote.ask(calls.ReadConfigs(paths=targets)).by_path, []
     except RemoteCommandError as exc:
         return {}, [f"target configs: {exc}"]
 
@@ -765,7 +772,7 @@ def _read_tokenizers(remote: Remote, items: list[dict]) -> dict[str, Any]:
     if not paths:
         return {}
     try:
-        return remote.call(calls.TokenizerFingerprints(paths=paths))
+        return remote.ask(calls.TokenizerFingerprints(paths=paths)).by_path
     except RemoteCommandError:
         return {}
 
@@ -873,5 +880,5 @@ def spec_checks(
             "or --var log=...)"
         )
     if inconclusive:
-        result["inconclusive"] = "; ".join(dict.fromkeys(inconclusive))
+        result["inconclusive"] = list(dict.fromkeys(inconclusive))
     return result

@@ -45,6 +45,7 @@ _METADATA_NAME_RE = re.compile(r"(?m)^Name:\s*(\S+)")
 # a version that is no release: a development or local build (PEP 440 `.dev`, `+local`)
 _DEV_VERSION_RE = re.compile(r"(?:\.?dev\d*|\+)")
 _MAX_LISTED_FILES = 2000
+_MAX_PLUGIN_NAMED = 64  # files a plugin's registration names, read at most
 
 
 class _Budget(object):
@@ -462,6 +463,73 @@ class _Scan(object):
         reg = eng.get("registry_file")
         if reg and os.path.isfile(os.path.join(pkg, reg)):
             inst["registry"] = self.file_entry(pkg, os.path.join(pkg, reg), [])
+        inst["plugins"] = self.plugins(inst, eng)
+
+    # ------------------------------------------------------------- plugins
+    def plugins(self, inst, eng):
+        """The distributions beside the engine whose entry_points.txt names one of its plugin
+        groups (the engine loads them at start): their name, version and entry points, and
+        the files of their packages that register something with the engine (its plugin
+        markers), plus the modules those files name by string ("pkg.mod:Class"). Nothing of
+        theirs is imported; paths are relative to the site-packages."""
+        groups = set(eng.get("plugin_groups") or [])
+        site = inst.get("site_packages") or inst.get("editable_from")
+        if not site and self._kind_of(inst["path"]) == "site-packages":
+            site = os.path.dirname(inst["path"])  # a package named with --root
+        if not groups or not site or not os.path.isdir(site):
+            return []
+        markers = [re.compile(p) for p in eng.get("plugin_markers") or []]
+        out = []
+        for dist in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
+            entries = _entry_points(_read_text(os.path.join(dist, "entry_points.txt"), 65536),
+                                    groups)  # fmt: skip
+            if not entries:
+                continue
+            head = _read_text(os.path.join(dist, "METADATA"), 8192) or ""
+            name, version = _METADATA_NAME_RE.search(head), _METADATA_VERSION_RE.search(head)
+            plugin = {
+                "distribution": name.group(1) if name else os.path.basename(dist),
+                "version": version.group(1) if version else None,
+                "dist_info": os.path.basename(dist),
+                "site": site,
+                "entry_points": entries,
+                "files": [],
+            }
+            tops = list(dict.fromkeys(e["value"].split(":")[0].split(".")[0] for e in entries))
+            for top in tops:
+                plugin["files"] += self.plugin_files(site, top, markers)
+            out.append(plugin)
+        return out
+
+    def plugin_files(self, site, top, markers):
+        """The files of one plugin package (`top`) that match a registration marker, then the
+        modules of that package the matching files name in strings."""
+        files = _py_files(os.path.join(site, top))
+        if not files and os.path.isfile(os.path.join(site, top + ".py")):
+            files = [os.path.join(site, top + ".py")]
+        chosen, texts = [], {}
+        for path in files:
+            if not self.budget.spend():
+                break
+            raw = _read_bytes(path, self.max_file_bytes)
+            if raw is None:
+                continue
+            text = raw.decode("utf-8", "replace")
+            hits = [m.group(0).strip()[:60] for m in (rx.search(text) for rx in markers) if m]
+            if hits:
+                chosen.append((path, ["plugin:" + h for h in hits], raw))
+                texts[path] = text
+        named = []
+        named_re = re.compile(r"""["'](%s(?:\.\w+)+)(?::\w+)?["']""" % re.escape(top))
+        for text in texts.values():
+            for module in named_re.findall(text):
+                for path in _module_files(site, module):
+                    if path not in texts and path not in named:
+                        named.append(path)
+        out = [self.file_entry(site, p, m, raw) for p, m, raw in chosen]
+        for path in named[:_MAX_PLUGIN_NAMED]:
+            out.append(self.file_entry(site, path, ["named"]))
+        return out
 
     def draft_files(self, engine, pkg, files):
         out = []
@@ -787,6 +855,42 @@ def _other_distribution(inst, eng):
             fork = {"distribution": name.group(1), "version": version.group(1)}
             return version.group(1), os.path.basename(d) + "/METADATA", fork
     return None, None, None
+
+
+def _entry_points(text, groups):
+    """[{"group", "name", "value"}] of an entry_points.txt (INI form) in `groups`."""
+    out, group = [], None
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+            continue
+        name, sep, value = line.partition("=")
+        if sep and group in groups:
+            out.append({"group": group, "name": name.strip(),
+                        "value": value.split("[")[0].strip()})  # fmt: skip
+    return out
+
+
+def _module_files(site, module):
+    """The files `import module` runs in `site`: a module file, or a package's __init__ and
+    the modules beside it (a package given to a registry is imported whole); for a dotted
+    path that ends in a class name, its module."""
+    parts = module.split(".")
+    while parts:
+        base = os.path.join(site, *parts)
+        if os.path.isfile(base + ".py"):
+            return [base + ".py"]
+        if os.path.isfile(os.path.join(base, "__init__.py")):
+            try:
+                names = sorted(os.listdir(base))
+            except OSError:
+                names = []
+            return [os.path.join(base, n) for n in names if n.endswith(".py")][:_MAX_PLUGIN_NAMED]
+        parts = parts[:-1]
+    return []
 
 
 def _git_head(pkg):

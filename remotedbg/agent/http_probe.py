@@ -3,7 +3,8 @@ the server's loopback port (no port forwarding, no listening socket) and returns
 per-request speculative-decoding counters. Read-only for the box; the load is the requests asked.
 
 `probe(args)` with
-    {"port", "engine": "sglang" | "vllm" | None (ask the server), "pid": int | None (its
+    {"port", "engine": the scan's engine name | None (ask the server), "engine_labels":
+     {engine: label} (the client's profiles, for messages), "pid": int | None (its
      --api-key is read from there), "api_key": str | None, "requests": [{"id", "category",
      "mode", "prompt", "max_tokens", "temperature"}], "budget_s", "request_timeout_s"}
 returns {"engine", "version", "model", "spec_off": bool, "measurements": [...], "notes": [...]}.
@@ -24,7 +25,7 @@ import os
 import socket
 import time
 
-from remotedbg.agent.server_scan import parse_prometheus_samples
+from remotedbg.agent.server_scan import engines_named, parse_prometheus_samples
 
 _MAX_BODY = 4 << 20
 _SECRET_FLAGS = ("--api-key",)
@@ -154,9 +155,14 @@ def api_key_of(pid):
     return None
 
 
-def identify(port, api_key, timeout):
+#: the engines whose per-request counters the probe reads (SGLang's meta_info, vLLM's /metrics)
+MEASURED = ("sglang", "vllm")
+
+
+def identify(port, api_key, timeout, engine=None, labels=None):
     """{"engine", "version", "model", "server_info"}: vLLM answers /version; SGLang answers
-    /server_info (0.5.x) or /get_server_info (every release) with internal_states."""
+    /server_info (0.5.x) or /get_server_info (every release) with internal_states. `engine`:
+    what the scan says the process is; `labels`: {engine: label} from the client's profiles."""
     for path in ("/server_info", "/get_server_info"):
         try:
             status, text = http(port, "GET", path, None, api_key, timeout)
@@ -186,9 +192,18 @@ def identify(port, api_key, timeout):
             data = models.get("data") or [{}]
             return {"engine": "vllm", "version": version, "model": data[0].get("id"),
                     "server_info": None}  # fmt: skip
+    labels = labels or {}
+    measured = engines_named([labels.get(name, name) for name in MEASURED])
+    if engine and engine not in MEASURED:
+        raise ProbeError(
+            "127.0.0.1:%d is a %s server: the live probe reads the acceptance counters of %s "
+            "servers only (its static checks and log figures still apply: diagnose --no-probe)"
+            % (port, labels.get(engine, engine), measured)
+        )
     raise ProbeError(
-        "127.0.0.1:%d is not an SGLang or vLLM server (no /server_info, /get_server_info or "
-        "/version answer)" % port
+        "127.0.0.1:%d answers as no %s server (no /server_info, /get_server_info or /version "
+        "answer), the engines the live probe measures; remotedbg knows %s"
+        % (port, measured, engines_named(list(labels.values()) or None))
     )
 
 
@@ -446,7 +461,8 @@ def probe(args):
     api_key = args.get("api_key") or (api_key_of(pid) if pid else None)
     notes = []
     try:
-        server = identify(port, api_key, min(timeout, 10.0))
+        server = identify(port, api_key, min(timeout, 10.0), args.get("engine"),
+                          args.get("engine_labels"))
     except ProbeError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # refused, reset, timeout: one line for the user

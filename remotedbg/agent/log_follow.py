@@ -35,6 +35,10 @@ from remotedbg.agent.server_scan import (
 
 # SGLang: "[2025-08-01 12:00:00 TP0] Decode batch. ..." (also without " TP0")
 _SGLANG_STAMP = re.compile(r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
+# TokenSpeed 0.1.1 colours its lines: "\x1b[38;20m[2026-12-06 09:00:00 None] - INFO - ..."
+# (tokenspeed/runtime/utils/common.py:1139-1151); LMDeploy's stat line: "[2026-12-06 09:00:00
+# DP0] Avg thr ..." (lmdeploy/metrics/loggers.py:110-113)
+_COLOUR = re.compile(r"^\x1b\[[0-9;]*m")
 # vLLM: "INFO 08-01 12:00:00 [loggers.py:118] SpecDecoding metrics: ..." (no year)
 _VLLM_STAMP = re.compile(r"^(?:\(\w+ pid=\d+\)\s+)?[A-Z]+ (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
 # podman's k8s-file log: "2026-11-29T16:36:12.302275495+00:00 stdout F <line>" (P: partial)
@@ -68,6 +72,7 @@ def plain_line(text):
 
 def line_time(line, year):
     """The epoch seconds (box-local time) a log line was written, or None if it has no stamp."""
+    line = _COLOUR.sub("", line, count=1)
     m = _SGLANG_STAMP.match(line)
     if m:
         fields = [int(v) for v in m.groups()]

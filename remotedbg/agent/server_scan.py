@@ -1,4 +1,5 @@
-"""Running SGLang/vLLM servers: launch arguments, speculative-decoding figures, metrics; read-only.
+"""Running engine servers (SGLang, vLLM, LMDeploy, Aphrodite, TokenSpeed): launch arguments,
+speculative-decoding figures, metrics; read-only.
 
 One round trip: `scan_servers(args)` with
     {"log": optional path, "args": optional launch-argument string, "tail_lines": 200,
@@ -51,6 +52,7 @@ PROCESS_PATTERNS = {
     "sglang": [r"\bsglang\.launch_server\b", r"-m\s+sglang\b", r"\bsglang\s+serve\b"],
     "vllm": [r"\bvllm\s+serve\b", r"\bvllm\.entrypoints\b", r"-m\s+vllm\b"],
     "lmdeploy": [r"\blmdeploy\s+serve\s+api_server\b", r"-m\s+lmdeploy\b"],
+    "tokenspeed": [r"\btokenspeed\s+serve\b", r"\bsmg_grpc_servicer\.tokenspeed\b"],
 }
 # How each engine's launch line says its speculative settings, in spec_summary's names: the
 # flags read for each (first given wins), the program word the target follows, the JSON flag
@@ -84,12 +86,20 @@ LAUNCH_FORMS = {
         "own_flags": ["speculative-config", "hf-overrides", "max-model-len"],
     },
     # Aphrodite, a vLLM fork: `aphrodite run MODEL` / `aphrodite serve MODEL` (0.22.0
-    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config
+    # aphrodite/entrypoints/cli/run.py:12, serve.py:49), vLLM's --speculative-config and its
+    # own --spec-method/--spec-model/--spec-tokens, written into it (engine/arg_utils.py:
+    # 1326-1328, 1503-1514; the same key in both stops the start)
     "aphrodite": {
-        "flags": {"target_model": ["model-path", "model"]},
+        "flags": {
+            "algorithm": ["spec-method"],
+            "draft_model": ["spec-model"],
+            "num_steps": ["spec-tokens"],
+            "target_model": ["model-path", "model"],
+        },
         "target_after": ["run", "serve"],
         "target_positional": True,
         "settings": "speculative-config",
+        "settings_fill_only": True,
         "draft_tokens_are_steps": True,
         "port_flags": ["port"],
         "port": 2242,  # aphrodite/entrypoints/openai/cli_args.py:223
@@ -105,9 +115,34 @@ LAUNCH_FORMS = {
         },
         "target_after": "api_server",
         "draft_tokens_are_steps": True,
+        # /metrics unless --disable-metrics (cli/utils.py:750-755, cli/serve.py:274)
+        "metrics_by_default": True,
+        "metrics_off_flag": "disable-metrics",
         "port_flags": ["server-port"],
         "port": 23333,
         "own_flags": ["server-port", "session-len", "backend"],
+    },
+    # `tokenspeed serve MODEL` / `ts serve MODEL`, and the engine it spawns, `python -m
+    # smg_grpc_servicer.tokenspeed --host H --port P --model MODEL ...` (0.1.1
+    # tokenspeed/cli/_argsplit.py:226, cli/_proc.py:39-60); its flags (runtime/utils/
+    # server_args.py:2749-2792); --speculative-config fills what they leave out, its method
+    # upper-cased (:694-736); the gateway's port 8000 (cli/serve_smg.py:66)
+    "tokenspeed": {
+        "flags": {
+            "algorithm": ["speculative-algorithm"],
+            "draft_model": ["speculative-draft-model-path"],
+            "num_steps": ["speculative-num-steps"],
+            "topk": ["speculative-eagle-topk"],
+            "num_draft_tokens": ["speculative-num-draft-tokens"],
+            "target_model": ["model", "model-path"],
+        },
+        "target_after": "serve",
+        "settings": "speculative-config",
+        "settings_fill_only": True,
+        "method_upper": True,
+        "port_flags": ["port"],
+        "port": 8000,
+        "own_flags": ["draft-model-path-use-base", "drafter-attention-backend"],
     },
 }
 DEFAULT_PORTS = {name: form["port"] for name, form in LAUNCH_FORMS.items()}
@@ -126,6 +161,17 @@ _VLLM_MEAN_LEN = re.compile(r"Mean acceptance length:\s*([0-9.]+)")
 _VLLM_AVG_RATE = re.compile(r"(?:Avg )?Draft acceptance rate:\s*([0-9.]+)\s*%")
 _VLLM_PER_POS = re.compile(r"Per-position acceptance rate:\s*\[?([0-9.,\s]+?)\]?(?:,\s*[A-Z]|$)")
 _VLLM_THROUGHPUT = re.compile(r"Avg generation throughput:\s*([0-9.]+)\s*tokens/s")
+# LMDeploy 0.18.0: "[2026-12-06 09:00:00 DP0] Avg thr (in/out): 12.0 / 101.1 tokens/s, ...,
+#   SpecDecoding metrics: Draft acceptance rate: 58.90%, Mean acceptance length: 2.77, Accepted:
+#   N tokens, Drafted: M tokens, Per-position acceptance rate: 0.802, 0.551" (vLLM's figures,
+#   the mean with the bonus token: lmdeploy/metrics/loggers.py:75-94, :110-127)
+_LMDEPLOY_MARK = "Avg thr (in/out):"
+_LMDEPLOY_THROUGHPUT = re.compile(r"Avg thr \(in/out\):\s*[0-9.]+\s*/\s*([0-9.]+)\s*tokens/s")
+# TokenSpeed 0.1.1: "Decode batch. #dp-rank: 0, ..., gen throughput (token/s): 101.12,
+#   avg_accept_len: 2.31, accept_rate: 0.44" (tokenspeed/runtime/engine/batch_log.py:189-200;
+#   avg_accept_len is tokens per verify step, the bonus included)
+_TS_ACCEPT_LEN = re.compile(r"avg_accept_len:\s*(-?[0-9.]+(?:e-?\d+)?)")
+_TS_ACCEPT_RATE = re.compile(r"\baccept_rate:\s*(-?[0-9.]+(?:e-?\d+)?)")
 _VLLM_ACCEPTED = re.compile(r"Accepted:\s*(\d+) tokens")
 _VLLM_DRAFTED = re.compile(r"Drafted:\s*(\d+) tokens")
 # vLLM's launch arguments at startup: the non-default ones as a dict repr, "non-default args:
@@ -136,6 +182,8 @@ _VLLM_NON_DEFAULT = "non-default args: {"
 _VLLM_NAMESPACE = re.compile(r"\bargs: Namespace\(")
 # Lines that only one engine writes, to tell whose log it is.
 _ENGINE_MARKS = (
+    ("lmdeploy", _LMDEPLOY_MARK),  # its SpecDecoding figures share its line
+    ("tokenspeed", "avg_accept_len:"),  # its decode line starts as SGLang's
     ("vllm", "SpecDecoding metrics"),
     ("vllm", _VLLM_NON_DEFAULT),
     ("vllm", "vLLM API server version"),
@@ -407,9 +455,14 @@ def spec_summary(engine, parsed):
         target = parsed["positional"][0]
     settings = args.get(form["settings"]) if form.get("settings") else None
     if isinstance(settings, dict):
-        spec["algorithm"] = settings.get("method")
-        spec["draft_model"] = settings.get("model")
-        spec["num_steps"] = settings.get("num_speculative_tokens")
+        given = (("algorithm", "method"), ("draft_model", "model"),
+                 ("num_steps", "num_speculative_tokens"))  # fmt: skip
+        flag_algorithm = spec["algorithm"]
+        for key, field in given:
+            if spec[key] is None or not form.get("settings_fill_only"):
+                spec[key] = settings.get(field)
+        if form.get("method_upper") and spec["algorithm"] not in (None, flag_algorithm):
+            spec["algorithm"] = str(spec["algorithm"]).upper()
     for key in ("num_steps", "topk", "num_draft_tokens"):
         spec[key] = _int_or_none(spec[key])
     if form.get("draft_tokens_are_steps"):
@@ -417,7 +470,7 @@ def spec_summary(engine, parsed):
             "num_draft_tokens"]
         spec["num_draft_tokens"] = spec["num_steps"]
     if form.get("metrics_by_default"):
-        spec["enable_metrics"] = True
+        spec["enable_metrics"] = not args.get(form.get("metrics_off_flag") or "")
     for key in ("algorithm", "draft_model", "token_map"):
         if spec[key] is not None and not isinstance(spec[key], str):
             spec[key] = str(spec[key])
@@ -553,15 +606,13 @@ def parse_decode_line(line):
     """One log line -> {"accept_length", "accept_rate", "throughput", "per_position"} (only the
     figures present), or None when it is not a decode/metrics line."""
     out = {}
-    m = _SGL_ACCEPT_LEN.search(line)
-    if m:
-        out["accept_length"] = _float(m.group(1))
-    m = _SGL_ACCEPT_RATE.search(line)
-    if m:
-        out["accept_rate"] = _float(m.group(1))
-    m = _SGL_THROUGHPUT.search(line)
-    if m:
-        out["throughput"] = _float(m.group(1))
+    # SGLang's figures; TokenSpeed's decode line (same throughput words), whose length wins
+    for name, pattern in (("accept_length", _SGL_ACCEPT_LEN), ("accept_rate", _SGL_ACCEPT_RATE),
+                          ("throughput", _SGL_THROUGHPUT), ("accept_length", _TS_ACCEPT_LEN),
+                          ("accept_rate", _TS_ACCEPT_RATE)):  # fmt: skip
+        m = pattern.search(line)
+        if m:
+            out[name] = _float(m.group(1))
     if "SpecDecoding metrics" in line:
         m = _VLLM_MEAN_LEN.search(line)
         if m:
@@ -578,7 +629,7 @@ def parse_decode_line(line):
             m = pattern.search(line)
             if m:
                 out[key] = int(m.group(1))
-    m = _VLLM_THROUGHPUT.search(line)
+    m = _VLLM_THROUGHPUT.search(line) or _LMDEPLOY_THROUGHPUT.search(line)
     if m:
         out["throughput"] = _float(m.group(1))
     out = {k: v for k, v in out.items() if v is not None}
@@ -662,6 +713,7 @@ def chunks_backwards(handle, max_bytes):
 # speculation) is skipped by a search per mark of each chunk, not split and matched line by line.
 _MARKS = (b"accept len", b"accept rate:", b"gen throughput", b"SpecDecoding metrics",
           b"Avg generation throughput", b"Decode batch", b"vLLM API server version",
+          b"Avg thr (in/out):", b"avg_accept_len:",
           b"server_args=ServerArgs(", b"non-default args: {", b"args: Namespace(")  # fmt: skip
 _LOG_MARKS = re.compile(b"|".join(re.escape(mark) for mark in _MARKS))
 
@@ -895,11 +947,31 @@ def parse_prometheus_samples(text):
     return out
 
 
+# The spec-decode counters, by the name after the engine's prefix: vLLM's (vllm:), LMDeploy's
+# (lmdeploy:, 0.18.0 lmdeploy/metrics/loggers.py:215-228) and TokenSpeed's (tokenspeed:, 0.1.1
+# tokenspeed/runtime/metrics/collector.py:227-246), each counting accepted drafts without the
+# bonus token, so the mean accept length is 1 + accepted / drafts.
+_SPEC_COUNTERS = {"spec_decode_num_drafts": "drafts",
+                  "spec_decode_num_draft_tokens": "drafted",
+                  "spec_decode_num_accepted_tokens": "accepted"}  # fmt: skip
+
+
+def spec_counter(name):
+    """'drafts' | 'drafted' | 'accepted' for an engine's spec-decode counter, else None."""
+    base = name[:-6] if name.endswith("_total") else name
+    return _SPEC_COUNTERS.get(base.split(":", 1)[-1]) if ":" in base else None
+
+
 def parse_prometheus(text):
-    """Speculative-decoding figures from a /metrics page (SGLang gauges, vLLM counters)."""
+    """Speculative-decoding figures from a /metrics page (SGLang gauges, the spec_decode
+    counters of vLLM, LMDeploy and TokenSpeed)."""
     sums = {}
+    counters = {}
     for name, _, value in parse_prometheus_samples(text):
         sums.setdefault(name, []).append(value)
+        kind = spec_counter(name)
+        if kind:
+            counters.setdefault(kind, []).append(value)
     out = {}
     for key, name in (
         ("spec_accept_length", "sglang:spec_accept_length"),
@@ -908,9 +980,9 @@ def parse_prometheus(text):
         if name in sums:
             vals = sums[name]
             out[key] = vals[0] if len(vals) == 1 else round(sum(vals) / len(vals), 4)
-    drafts = sum(sums.get("vllm:spec_decode_num_drafts_total", [])) or None
-    accepted = sums.get("vllm:spec_decode_num_accepted_tokens_total")
-    drafted = sums.get("vllm:spec_decode_num_draft_tokens_total")
+    drafts = sum(counters.get("drafts", [])) or None
+    accepted = counters.get("accepted")
+    drafted = counters.get("drafted")
     if drafts and accepted is not None:
         out["spec_accept_length"] = round(1.0 + sum(accepted) / drafts, 4)
     if drafted and accepted is not None and sum(drafted):
@@ -1206,7 +1278,7 @@ def _place_port(server, listening):
                                % listening[0])  # fmt: skip
 
 
-def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None):
+def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None, labels=None):
     """The server the user describes with --var args and/or --var log. Its engine is the one
     its program names, else its log's, else the one whose own flags a line of flags alone
     uses; else none: a launch no engine's rules were written for is never read by another's."""
@@ -1236,7 +1308,7 @@ def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None):
         if engine:
             server_notes.append("engine %s: the flags are its own" % engine)
     if engine is None:
-        server_notes.append(_unknown_engine_note(program, parsed["args"]))
+        server_notes.append(_unknown_engine_note(program, parsed["args"], labels))
     server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
     server["log"] = log_entry
     if argv:
@@ -1249,12 +1321,20 @@ def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None):
     return server
 
 
-def _unknown_engine_note(program, args):
+def engines_named(labels=None):
+    """The engines remotedbg has rules for, as a message names them ('SGLang, vLLM or
+    LMDeploy'): the labels the client sends from its engine profiles, else the launch forms'
+    names (a standalone call)."""
+    names = list(labels or sorted(LAUNCH_FORMS))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _unknown_engine_note(program, args, labels=None):
     seen = " ".join(program[:4]) or "flags only"
     flags = ", ".join("--" + name for name in sorted(args)[:6])
     return ("engine unknown: the launch (%s%s) matches no engine remotedbg has rules for "
             "(%s): its flags were not read" % (seen, "; " + flags if flags else "",
-                                               ", ".join(sorted(LAUNCH_FORMS))))
+                                               engines_named(labels)))
 
 
 def scan_servers(args):
@@ -1281,7 +1361,9 @@ def scan_servers(args):
             _http_figures(servers, args.get("metrics"), timeout)
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes,
-                                     knowledge.get("process_patterns")))  # fmt: skip
+                                     knowledge.get("process_patterns"),
+                                     knowledge.get("engine_labels")))  # fmt: skip
     if not servers:
-        notes.append("no SGLang or vLLM server process running, and no --var log/args given")
+        notes.append("no %s server process running, and no --var log/args given"
+                      % engines_named(knowledge.get("engine_labels")))
     return {"servers": servers, "notes": notes, "elapsed_s": round(time.time() - started, 3)}

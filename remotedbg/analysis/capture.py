@@ -191,11 +191,34 @@ def _called_class(owner: _Self, cls: ClassRef, call: ast.Call) -> ClassRef | Non
 
 def _member_config(owner: _Self, call: ast.Call) -> Any:
     node = next((k.value for k in call.keywords if k.arg in CONFIG_ARGS), None)
+    if node is None:
+        node = _with_hf_config(call)
+    if node is None and _passes_vllm_config(call):
+        # the engine's config handed on as is: a language model reads its text config from it
+        # (vLLM 0.16.0 qwen3_vl_moe.py:355 `hf_config.text_config`, qwen3_moe.py:358
+        # `model_config.hf_text_config`), the top-level config for a text-only model
+        return Config(text_config(owner.config.data))
     if node is None and call.args:
         node = call.args[0]
     if node is None:
         return owner.config
     return _eval(node, {"self": owner, "config": owner.config})
+
+
+def _with_hf_config(call: ast.Call) -> ast.expr | None:
+    """`vllm_config=vllm_config.with_hf_config(config.text_config, ...)`: the member is built
+    with that config (vLLM's Qwen3-VL language model: 0.28.0 model_executor/models/
+    qwen3_vl.py:1836-1838; 0.33.0 :2042-2049)."""
+    given = next((k.value for k in call.keywords if k.arg == "vllm_config"), None)
+    if (isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute)
+            and given.func.attr == "with_hf_config" and given.args):  # fmt: skip
+        return given.args[0]
+    return None
+
+
+def _passes_vllm_config(call: ast.Call) -> bool:
+    given = next((k.value for k in call.keywords if k.arg == "vllm_config"), None)
+    return isinstance(given, ast.Name) and given.id == "vllm_config" and not call.args
 
 
 class _Unsupported(Exception):

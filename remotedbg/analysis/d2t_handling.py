@@ -233,6 +233,9 @@ class _Interp(Visitor):
         self.d2t_names = d2t_names
         self.aranges = aranges
         self.loops: list[list[str]] = []
+        # a name set from a loop variable in the loop's body (`name = key.removeprefix(...)`):
+        # a d2t test on it tests that variable (LMDeploy 0.18.0 kimi_k25_eagle3.py:514-518)
+        self.derived: dict[str, set[str]] = {}
         self.func_args: list[str] = []
         self.record = True
         self.method = ""
@@ -246,6 +249,7 @@ class _Interp(Visitor):
     def run_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         args = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
         self.func_args = [a for a in args if a not in ("self", "cls")]
+        self.derived = {}
         env: dict[str, str | None] = {}
         self.block(fn.body, env)
 
@@ -260,6 +264,12 @@ class _Interp(Visitor):
         kind = self.eval(node.value, env)
         for target in node.targets:
             self.assign(target, kind, env, node)
+            if isinstance(target, ast.Name) and self.loops:
+                from_loop = names_in(node.value) & set(self.loops[-1])
+                if from_loop:
+                    self.derived[target.id] = from_loop
+                else:
+                    self.derived.pop(target.id, None)
 
     def visit_AnnAssign(self, node: ast.AnnAssign, env: dict[str, str | None]) -> None:
         if node.value is not None:
@@ -321,6 +331,8 @@ class _Interp(Visitor):
     def visit_If(self, node: ast.If, env: dict[str, str | None]) -> None:
         tested = self.d2t_test(node.test)
         self.eval(node.test, env)
+        if tested is not None:
+            tested = tested.union(*(self.derived.get(n, set()) for n in tested))
         if tested is None:
             self.block(node.body, env)
             self.block(node.orelse, env)
@@ -967,6 +979,11 @@ def _registry_candidates(module: str, cls: str, models: list[dict[str, Any]]) ->
     package (`vllm.models.deepseek_v4`) a file below it that defines the class."""
     if "." not in module:
         return [m for m in models if _module_of(m["path"]) == module]
+    # a plugin's module, its path relative to the site-packages
+    whole = [m for m in models if m["path"] in (module.replace(".", "/") + ".py",
+                                                module.replace(".", "/") + "/__init__.py")]
+    if whole:
+        return whole
     rel = module.split(".", 1)[1].replace(".", "/")
     exact = [m for m in models if m["path"].replace("\\", "/").endswith(rel + ".py")]
     if exact:

@@ -18,11 +18,13 @@ from remotedbg.analysis.d2t_handling import (
     NONE,
     OFFSETS,
     UNKNOWN,
+    _module_of,
     classify_source,
     registry_architectures,
 )
 from remotedbg.analysis.pysource import ClassRef, SourceIndex, module_path
 from remotedbg.engines.knowledge import ENGINES
+from remotedbg.engines.profiles import engine_profile
 
 _ROOT = "/install"  # the index's package root: model paths are relative to the package
 MAX_ROUNDS = 4  # reads of more modules, one MRO level each (vLLM 0.33: 3 levels to the mixin)
@@ -65,6 +67,9 @@ def classify_install(
                 reg["source"], engine=install.get("engine")).items()}
         except SyntaxError:
             registry = None
+    elif engine_profile(install.get("engine")).registry_is_entry_classes:
+        registry = {name: [_module_of(m["path"]), name]
+                    for m in models for name in m.get("entry_classes") or []}  # fmt: skip
     return {
         "engine": install.get("engine"),
         "version": install.get("version"),

@@ -29,7 +29,7 @@ DECISIVE = {
     "algorithm-mismatch", "aux-layers-mismatch", "fc-shape-mismatch", "target-unsupported",
     "draft-arch-unsupported", "draft-load-fails", "required-weights-missing", "embedding-missing",
     "tokenizer-mismatch", "draft-head-tied", "draft-scales-missing", "eos-not-in-draft-vocab",
-    "capture-modified", "d2t-wrong-shape",
+    "capture-modified", "d2t-wrong-shape", "plugin-disabled",
 }  # fmt: skip
 #: The served code changed from its release on the speculative path: ranked before everything
 #: else of its tier, since every other check read that code as served.

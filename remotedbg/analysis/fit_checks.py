@@ -282,7 +282,7 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     inherited = dep.engine_profile.draft_inherits_quantization(
         dep.engine_version, _launch_args(dep), resolved=from_log
     )
-    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version)
+    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version, dep.served)
     outcome = None
     if scaled and ignored:
         outcome = "start-fails"  # the layers have no scale parameters, whatever is declared
@@ -361,6 +361,13 @@ def _auto_settings(result: dict[str, Any], dep: Any) -> dict[str, Any]:
     said not applied (never a release's rule for an install that is no release)."""
     arch = ((dep.target_config or {}).get("architectures") or [None])[0]
     name = dep.engine_label or f"{dep.engine_profile.label} {dep.engine_version or ''}".strip()
+    plugin = dep.plugin_algorithm
+    if plugin:
+        # a plugin algorithm's class may choose its own (eagle-harness 0.1.3: its
+        # handle_server_args, sglang/algorithm.py:61-62 DEFAULT_TREE_SHAPE): not the engine's
+        return not_applicable(result, f"which draft settings {plugin['name']} (from plugin "
+                              f"{plugin['plugin']}) picks without --speculative-num-steps is "
+                              "the plugin's choice: the engine's rule is not applied")  # fmt: skip
     if dep.auto_settings:
         auto, where = tuple(dep.auto_settings["settings"]), f" ({dep.auto_settings['where']})"
     elif dep.engine_version:
@@ -390,17 +397,23 @@ def draft_settings(dep: Any) -> dict[str, Any]:
     if not dep.server:
         return not_applicable(result, "no launch arguments")
     if dep.launch_profile.settings_arg:
-        spec = args.get(dep.launch_profile.settings_arg)
+        refused = dep.launch_profile.settings_refused(args)
+        if refused:
+            return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                               {"speculative_config": args.get(
+                                                   dep.launch_profile.settings_arg)}))  # fmt: skip
+        spec = dep.launch_profile.launch_settings(args)
         if (
             isinstance(spec, dict)
             and spec.get("num_speculative_tokens") is None
             and not (dep.draft_config or {}).get("n_predict")
         ):
             return add_finding(result, finding(
-                "draft-settings", ERROR, "no num_speculative_tokens: vLLM refuses to start",
+                "draft-settings", ERROR,
+                f"no num_speculative_tokens: {dep.launch_profile.label} refuses to start",
                 "--speculative-config has no num_speculative_tokens and the draft config no "
-                "n_predict (0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
-                "vllm/config/__init__.py:2327-2331).", {"speculative_config": spec},
+                f"n_predict ({dep.launch_profile.tokens_required_at}).",
+                {"speculative_config": spec},
             ))  # fmt: skip
         return result
     backend = dep.launch_profile.draft_backend(dep.engine_version, args)
@@ -426,6 +439,10 @@ def draft_settings(dep: Any) -> dict[str, Any]:
         ))  # fmt: skip
     if steps is None:
         return _auto_settings(result, dep)
+    refused = profile.draft_settings_refused(dep.engine_version, steps, topk, tokens)
+    if refused:
+        return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                           {"steps": steps, "topk": topk, "draft_tokens": tokens}))
     if profile.chain_sets_draft_tokens and topk == 1 and tokens is not None and tokens != steps + 1:
         return add_finding(result, finding(
             "draft-settings", WARNING,

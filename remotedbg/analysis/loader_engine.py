@@ -53,7 +53,41 @@ class EngineHelpers:
         role = loader_rules.HELPERS.get(qualified)
         if role is None and loader_rules.is_weight_loader_name(short):
             return loader_rules.WEIGHT_LOADER
+        if role is None and short in loader_rules.EXPERT_MAPPING_FUNCTIONS:
+            return loader_rules.EXPERT_MAPPING  # a classmethod or a re-export, by its name
         return role
+
+    def _expert_mapping(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
+        """vLLM's expert params mapping (remotedbg.engines.loader_rules EXPERT_MAPPING), from the
+        call's keyword arguments; the routed-experts prefix from the call, else the default the
+        engine's own definition gives it (when its file was read)."""
+        names = {key: kwargs.get(key) for _, key in loader_rules.EXPERT_SHARDS}
+        experts = kwargs.get("num_experts")
+        if not all(isinstance(v, str) for v in names.values()) or not isinstance(experts, int):
+            return NOT_HANDLED
+        if kwargs.get("num_redundant_experts") or experts > 4096:
+            return NOT_HANDLED
+        routed = kwargs.get("routed_experts_prefix", self._expert_prefix_default(node, mod))
+        if not isinstance(routed, str):
+            return NOT_HANDLED
+        routed = f"{routed}." if routed else ""
+        fused = (names["ckpt_gate_proj_name"], names["ckpt_up_proj_name"])
+        return [(f"experts.{routed}w13_" if names[key] in fused else f"experts.{routed}w2_",
+                 f"experts.{e}.{names[key]}.", e, shard)
+                for e in range(experts) for shard, key in loader_rules.EXPERT_SHARDS]  # fmt: skip
+
+    def _expert_prefix_default(self, node: ast.Call, mod: Module) -> Any:
+        func = node.func.id if isinstance(node.func, ast.Name) else None
+        helper = self._helper(func, mod) if func else None
+        if helper is None:
+            return ""  # FusedMoE.make_expert_params_mapping: no routed-experts prefix
+        spec = helper.func.args
+        defaults = dict(zip([a.arg for a in spec.args][-len(spec.defaults):] if spec.defaults
+                            else [], spec.defaults, strict=False))  # fmt: skip
+        value = defaults.get("routed_experts_prefix")
+        if value is None:
+            return ""
+        return value.value if isinstance(value, ast.Constant) else UNKNOWN
 
     def _pipeline_group(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         size = self.engine_params.get("__pipeline_size__")
@@ -106,6 +140,7 @@ class EngineHelpers:
         loader_rules.AUTO_WEIGHTS_LOADER: _auto_weights_loader,
         loader_rules.WEIGHT_LOADER: _weight_loader,
         loader_rules.PIPELINE_GROUP: _pipeline_group,
+        loader_rules.EXPERT_MAPPING: _expert_mapping,
     }
 
     def _param_dtype(self) -> Any:

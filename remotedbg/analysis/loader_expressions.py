@@ -30,6 +30,12 @@ from remotedbg.analysis.loader_values import (
 )
 from remotedbg.analysis.pysource import ClassRef, Module
 
+# Tensor methods that lay the same data out anew: the result is still that checkpoint tensor
+# (vLLM's Llama-4 q/k permutation for rotary, `w.view(...).transpose(1, 2).reshape(...)`:
+# 0.10.0 model_executor/models/llama4.py:563-566; 0.33.0 :826-846)
+_TENSOR_VIEWS = {"view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze",
+                 "flatten", "t", "clone", "to", "float", "half", "bfloat16", "view_as"}  # fmt: skip
+
 
 class Expressions:
     """The expression half of the interpreter's visitor."""
@@ -109,7 +115,10 @@ class Expressions:
             if is_unknown(operand) or isinstance(operand, (Tensor, Named)):
                 return UNKNOWN
             return not operand
-        return operand if isinstance(operand, Tensor) else UNKNOWN
+        if isinstance(operand, Tensor):
+            return operand
+        # `modules[-1]` (vLLM 0.10.0 llama4.py:573-577, permute_qk_weight_for_rotary)
+        return ops.unary(node.op, operand)
 
     def visit_IfExp(self, node: ast.IfExp, env: dict, mod: Module, frame: dict | None) -> Any:
         test = self.eval(node.test, env, mod, frame)
@@ -240,7 +249,11 @@ class Expressions:
         if isinstance(base, Param):
             return self._param_attribute(base, attr)
         if isinstance(base, Tensor):
-            return Named(f"tensor.{attr}") if attr not in ("shape", "dtype") else Tensor(base.name)
+            if attr in ("shape", "dtype", "T"):
+                return Tensor(base.name)
+            if attr in _TENSOR_VIEWS:
+                return ("tensor-view", base, attr)
+            return Named(f"tensor.{attr}")
         if isinstance(base, ParamDict) and attr == "keys":
             return ("method", base, attr)
         if isinstance(base, (str, dict, list, set, ParamDict, AutoLoader, Super)):

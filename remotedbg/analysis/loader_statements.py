@@ -20,6 +20,7 @@ from remotedbg.analysis.loader_values import (
     EngineRaises,
     Named,
     Obj,
+    ParamDict,
     ReturnSignal,
     Tensor,
     Undecidable,
@@ -201,7 +202,27 @@ class Statements:
             return list(value)
         if isinstance(value, str):
             return list(value)
+        if isinstance(value, ParamDict) and not value.obj.node.wild:
+            return self._param_names(value)
         raise Undecidable(f"line {getattr(node, 'lineno', '?')}: iterating over {value!r}")
+
+    def _param_names(self, params: ParamDict) -> list[str]:
+        """`for name in params_dict` (vLLM 0.10.0 llama4_eagle.py:130-135, the check that every
+        parameter was loaded): the module tree's parameters, relative to the dict's module. A
+        leaf layer's own names are not read: those loaded so far under it, else its `weight`."""
+        loaded = [param for _, param, _ in self.loads if param.startswith(params.prefix)]
+        names: list[str] = []
+        for leaf in params.obj.node.leaves():
+            node = params.obj.node
+            for part in leaf.split("."):
+                node = node.children[part]
+            if node.is_param:
+                names.append(leaf)  # a parameter the module itself declares
+                continue
+            under = sorted({p[len(params.prefix):] for p in loaded
+                            if p.startswith(f"{params.prefix}{leaf}.")})  # fmt: skip
+            names += under or [f"{leaf}.weight"]
+        return names
 
     def truth(self, value: Any, node: ast.AST) -> bool:
         if is_unknown(value) or isinstance(value, (Tensor, Named, Obj, Config)):

@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from remotedbg.analysis.interp import Visitor, is_unknown
-from remotedbg.analysis.loader_values import UNKNOWN, Config, Named, Node, Obj, opaque
+from remotedbg.analysis.loader_values import (
+    UNKNOWN,
+    Config,
+    Named,
+    Node,
+    Obj,
+    merge_nodes,
+    opaque,
+)
 from remotedbg.analysis.pysource import ClassRef, Module, SourceIndex
 from remotedbg.engines import loader_rules
 
@@ -216,6 +224,12 @@ class TreeBuilder(Visitor):
             return
         module = self._module_of(value, env, scope.module, scope.depth)
         if module is not None:
+            earlier = obj.node.children.get(attr)
+            if not scope.certain and earlier is not None and earlier is not module.node:
+                # the other branch of an undecided `if` built it too (vLLM's DeepSeek layer:
+                # a MoE or a dense MLP by the layer's index, 0.10.2 deepseek_v2.py:659-676):
+                # a parameter of either may be the one the checkpoint fills
+                module.node = merge_nodes(earlier, module.node)
             obj.node.children[attr] = module.node
             obj.attrs[attr] = module
             return
@@ -229,10 +243,18 @@ class TreeBuilder(Visitor):
         if isinstance(value, ast.Attribute):
             base = self._value(value, env, mod)
             return base if isinstance(base, Obj) else None
+        if isinstance(value, ast.Subscript):
+            return self._item_of(value, env, mod)
         if not isinstance(value, ast.Call):
             return None
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        holder = env.get(func.value.id) if (isinstance(func, ast.Attribute)
+                                            and isinstance(func.value, ast.Name)) else None
+        if isinstance(holder, Obj) and holder.ref is not None and isinstance(name, str):
+            built = self._built_by_own(holder, name, value, env, mod, depth)
+            if built is not None:
+                return built
         if isinstance(name, str) and isinstance(env.get(name), ClassRef):
             # `attn_layer_type=LlamaAttention`
             return self.instantiate(env[name], depth + 1, self._call_args(value, env, mod))
@@ -242,6 +264,9 @@ class TreeBuilder(Visitor):
             return Obj(None, Node(name, wild=True, approximate=True), self.config)
         if isinstance(name, str) and loader_rules.is_layer_factory(name):
             return Obj(None, Node(name, wild=True), self.config)  # a leaf layer, as a class
+        built = self._plugin_factory(func, mod)
+        if built is not None:
+            return self._module_of(built, {}, mod, depth + 1)
         if not isinstance(name, str) or not name[:1].isupper():
             return None
         if loader_rules.is_paramless_class(name):
@@ -265,6 +290,88 @@ class TreeBuilder(Visitor):
             node.approximate = True
             self.approximate = True
         return Obj(None, node, self.config)
+
+    def _built_by_own(
+        self, obj: Obj, name: str, call: ast.Call, env: dict, mod: Module, depth: int
+    ) -> Obj | None:
+        """What `self.<name>(...)` builds in an __init__: a class attribute naming a class
+        (`model_cls = Eagle3LlamaModel`), or a method whose one statement returns what it
+        builds (`def resolve_model(...): return self.model_cls(...)`): TokenSpeed 0.1.1
+        runtime/models/base/causal_lm.py:211-224, base/transformer_model.py:67-68, :129-155.
+        A method annotated to return a module whose build is not followed is a module of
+        unknown parameters; None for anything else."""
+        assert obj.ref is not None
+        for cls in self.index.mro(obj.ref):
+            for stmt in cls.node.body:
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+                    stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    else None)  # fmt: skip
+                if not (isinstance(target, ast.Name) and target.id == name):
+                    continue
+                value = stmt.value  # type: ignore[union-attr]
+                ref = (self.index.resolve(cls.module, value.id)
+                       if isinstance(value, ast.Name) else None)  # fmt: skip
+                if ref is None:
+                    return None
+                return self.instantiate(ref, depth + 1, self._call_args(call, env, mod))
+        found = self.index.find_method(obj.ref, name)
+        if found is None:
+            return None
+        cls, func = found
+        built = self._returned_module(obj, func, call, env, mod, cls.module, depth)
+        if built is not None:
+            return built
+        returns = ast.unparse(func.returns) if func.returns is not None else ""
+        if returns.rsplit(".", 1)[-1].endswith(("Module", "ModuleList", "Model")):
+            self.approximate = True
+            return Obj(None, Node(name, wild=True, approximate=True), self.config)
+        return None
+
+    def _returned_module(self, obj: Obj, func: ast.FunctionDef, call: ast.Call, env: dict,
+                         mod: Module, home: Module, depth: int) -> Obj | None:  # fmt: skip
+        """The module a one-statement method `return <build>` builds, called as `call`."""
+        body = _body(func.body)
+        if not (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None):
+            return None
+        inner: dict[str, Any] = {}
+        params = [a.arg for a in func.args.args]
+        if params:
+            inner[params[0]] = obj
+        positional, keywords = self._call_args(call, env, mod)
+        inner.update(zip(params[1:], positional, strict=False))
+        inner.update({k: v for k, v in keywords.items() if k in params})
+        for arg in params[1:]:
+            inner.setdefault(arg, self.config if arg == "config" else UNKNOWN)
+        return self._module_of(body[0].value, inner, home, depth + 1)
+
+    def _item_of(self, value: ast.Subscript, env: dict, mod: Module) -> Obj | None:
+        """`self.layers[0]` in an __init__ (TokenSpeed 0.1.1 llama_eagle3.py:408-411 keeps the
+        one decoder layer as `midlayer`): that child, or one of unknown parameters below a
+        module whose children are not known."""
+        base = self._value(value.value, env, mod)
+        if not isinstance(base, Obj):
+            return None
+        index = self._value(value.slice, env, mod)
+        child = base.node.children.get(str(index)) if isinstance(index, int) else None
+        if child is not None:
+            return Obj(None, child, self.config)
+        if base.node.wild:
+            self.approximate = True
+            return Obj(None, Node(f"{base.node.cls}[]", wild=True, approximate=True), self.config)
+        return None
+
+    def _plugin_factory(self, func: ast.expr, mod: Module) -> ast.Call | None:
+        """What a plugin's module-level factory returns (`def _linear(...): return
+        ReplicatedLinear(...)`, vllm-ascend 0.23.0 models/llama_eagle3_vwn.py:24-33), where a
+        plugin module calls it: the engine's own helpers are modelled by loader_rules."""
+        if not isinstance(func, ast.Name) or mod.name.split(".")[0] == self.index.package:
+            return None
+        helper = mod.functions.get(func.id)
+        body = _body(helper.body if helper is not None else [])
+        if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value,
+                                                                               ast.Call):
+            return body[0].value
+        return None
 
     def _module_list(self, value: ast.Call, env: dict, mod: Module, depth: int) -> Obj:
         holder = Obj(None, Node("ModuleList"), self.config)
@@ -299,6 +406,11 @@ class TreeBuilder(Visitor):
             if len(args) == 1 and isinstance(args[0], int) and 0 <= args[0] <= MAX_LIST:
                 return args[0]
         return None
+
+
+def _body(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A function's statements less its docstring (any bare constant)."""
+    return [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
 
 
 def _defaults(args: ast.arguments) -> dict[str, ast.expr]:

@@ -80,6 +80,18 @@ class Node:
         return out
 
 
+def merge_nodes(one: Node, other: Node) -> Node:
+    """A module either of two branches builds: any parameter of either is one; none is required
+    (approximate: which branch runs is not known)."""
+    merged = Node(other.cls, wild=one.wild or other.wild, approximate=True,
+                  is_param=one.is_param or other.is_param)  # fmt: skip
+    merged.children = dict(one.children)
+    for key, child in other.children.items():
+        merged.children[key] = merge_nodes(merged.children[key], child) if key in merged.children \
+            else child
+    return merged
+
+
 class Obj:
     """An instance of an engine class: its module tree node and its plain attributes."""
 

@@ -229,14 +229,34 @@ class SourceIndex:
     def __init__(self, package: str, package_root: str) -> None:
         self.package = package
         self.package_root = package_root
+        #: import name -> directory of every package whose modules the index holds: the
+        #: engine's, and the plugins' it loads (their classes subclass the engine's)
+        self.roots: dict[str, str] = {package: package_root}
         self.modules = _Modules(self)
         self.unparsable: list[str] = []
         self._order: dict[str, None] = {}  # names as they were added
 
+    def add_root(self, package: str, package_root: str) -> None:
+        """Hold the modules of another package too (a plugin's, beside the engine's)."""
+        self.roots.setdefault(package, package_root)
+
+    def name_of(self, path: str) -> str | None:
+        """The dotted name of a file of one of the index's packages (None: of none)."""
+        for package, root in self.roots.items():
+            name = module_name(path, root, package)
+            if name is not None:
+                return name
+        return None
+
+    def path_of(self, module: str) -> str | None:
+        """The file of a dotted module name of one of the index's packages (None: of none)."""
+        root = self.roots.get(module.split(".")[0])
+        return module_path(module, root, module.split(".")[0]) if root else None
+
     def add(self, path: str, source: str, lazy: bool = False) -> Module | None:
-        """The module (None: outside the package or unparsable); `lazy`: parsed when first
+        """The module (None: outside the packages or unparsable); `lazy`: parsed when first
         looked up, and None is returned."""
-        name = module_name(path, self.package_root, self.package)
+        name = self.name_of(path)
         if name is None:
             return None
         self._order.setdefault(name)
@@ -254,12 +274,11 @@ class SourceIndex:
         return mod
 
     def module_at(self, path: str) -> Module | None:
-        name = module_name(path, self.package_root, self.package)
-        return self.modules.get(name or "")
+        return self.modules.get(self.name_of(path) or "")
 
     def text_at(self, path: str) -> str | None:
         """The source read for this path, parsed or not (None: not read, or unparsable)."""
-        return self._text(module_name(path, self.package_root, self.package) or "")
+        return self._text(self.name_of(path) or "")
 
     def texts_mentioning(self, word: str) -> list[tuple[str, str]]:
         """(path, source) of the files read whose source contains `word`, none parsed here."""
@@ -306,9 +325,9 @@ class SourceIndex:
         out = []
         for target in mod.imports.values():
             module = target.partition(":")[0]
-            if module in self.modules or not module.startswith(self.package + "."):
+            if module in self.modules or "." not in module:
                 continue
-            path = module_path(module, self.package_root, self.package)
+            path = self.path_of(module)
             if path and path not in out:
                 out.append(path)
         return out

@@ -33,6 +33,8 @@ from remotedbg.analysis.fit_checks import (
     tokenizer_mismatch,
 )
 from remotedbg.analysis.loader_values import LoadModel
+from remotedbg.analysis.plugin_gate import gate_line
+from remotedbg.analysis.plugins import algorithm_line, plugin_algorithm
 from remotedbg.analysis.pysource import parse, walk
 from remotedbg.analysis.served_code import served_code_modified
 from remotedbg.contract import (
@@ -125,6 +127,8 @@ class Deployment:
     eagle3_targets: dict | None = None  # engine_facts.eagle3_target_types (vLLM)
     drift: dict | None = None  # the install against its release (served_code.summarize)
     speculators: dict | None = None  # a speculators-format draft as read (analysis.speculators)
+    plugins: list[dict] | None = None  # the install's plugins (analysis.plugins.install_plugins)
+    draft_plugin: str | None = None  # the plugin whose class loads the draft ("name version")
 
     @property
     def engine_profile(self) -> EngineProfile:
@@ -145,8 +149,19 @@ class Deployment:
         return (self.spec or {}).get("algorithm")
 
     @property
+    def plugin_algorithm(self) -> dict | None:
+        """The launch's algorithm where a plugin of the install registers it (and the engine
+        has none of that name)."""
+        if not self.algorithm or served_family(self.engine, self.algorithm):
+            return None
+        return plugin_algorithm(self.plugins, self.algorithm)
+
+    @property
     def served(self) -> str | None:
-        return served_family(self.engine, self.algorithm) if self.algorithm else None
+        if not self.algorithm:
+            return None
+        plugin = self.plugin_algorithm
+        return plugin["family"] if plugin else served_family(self.engine, self.algorithm)
 
 
 # ------------------------------------------------------------------ algorithm vs draft family
@@ -172,16 +187,27 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     served = dep.served
     result["facts"] = {"architectures": archs, "draft_family": drafted, "algorithm": dep.algorithm,
                        "served_as": served}  # fmt: skip
-    if served is None:
-        return unknown(result, f"{dep.engine} has no algorithm {dep.algorithm!r} we know")
+    plugin = dep.plugin_algorithm
+    if plugin:
+        result["facts"]["algorithm_from"] = algorithm_line(plugin["name"], plugin,
+                                                           plugin["plugin"])  # fmt: skip
+        stopped = _plugin_gate(result, dep, plugin)
+        if stopped is not None:
+            return stopped
     launch = dep.launch_profile
+    refused = launch.refuses_algorithm(dep.algorithm) if served is None else None
+    if refused:
+        return add_finding(result, finding("algorithm-mismatch", ERROR, *refused,
+                                           {"algorithm": dep.algorithm, "engine": dep.engine}))
+    if served is None:
+        return unknown(result, _unknown_algorithm(dep, plugin))
     if drafted is None:
         if launch.names_head_after_method and archs:
             return result  # the head is named after the method (vLLM's EAGLEConfig)
         return unknown(result, f"architectures {archs} name no draft family we know")
     flag = launch.algorithm_flag
-    right = launch.launch_algorithms[drafted]
-    if served in launch.families_served_by[drafted]:
+    right = launch.launch_algorithms.get(drafted)
+    if served in launch.families_served_by.get(drafted, ()):
         return result
     what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head"}
     consequence = {
@@ -198,7 +224,8 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
             ERROR,
             f"{what[drafted]} is served with {flag} {dep.algorithm}",
             f"The draft's architectures {archs} name {what[drafted]}, but the server runs it as "
-            f"{dep.algorithm}: {consequence}. Use {flag} {right}.",
+            f"{dep.algorithm}: {consequence}. "
+            + (f"Use {flag} {right}." if right else f"{launch.label} serves no such head."),
             {
                 "architectures": archs,
                 "algorithm": dep.algorithm,
@@ -208,6 +235,51 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _plugin_gate(result: dict[str, Any], dep: Deployment, plugin: dict) -> dict | None:
+    """The plugin's gate on this install (analysis.plugin_gate): it registers nothing, so the
+    algorithm is unknown at start (an error); or that was not decided (unknown)."""
+    gate = plugin.get("gate") or {}
+    name = dep.engine_label or dep.engine_profile.label
+    line = gate_line(plugin["plugin"], name, gate) if gate else ""
+    if gate.get("status") == "undecided":
+        return unknown(result, line)
+    if gate.get("status") not in ("disabled", "not-loaded"):
+        return None
+    add_finding(result, finding(
+        "plugin-disabled", ERROR,
+        f"{plugin['name']} is not registered: {plugin['plugin']} registers nothing on {name}",
+        f"{line}. {dep.engine_profile.unknown_algorithm_outcome} Serve it on an engine that "
+        f"carries the plugin's hooks, or use {dep.launch_profile.algorithm_flag} "
+        f"{dep.launch_profile.launch_algorithms.get(dep.family or '', 'EAGLE3')}.",
+        {"algorithm": plugin["name"], "plugin": plugin["plugin"],
+         "missing": gate.get("missing")},
+    ))  # fmt: skip
+    return result
+
+
+def _undecided_plugin(dep: Deployment) -> str | None:
+    """Why the draft class is not known to load: it is a plugin's whose registration sits
+    behind a test not decided here (None: the class is the engine's, or its plugin's gate
+    passes)."""
+    label = dep.draft_plugin
+    plugin = next((p for p in dep.plugins or [] if p.get("label") == label), None)
+    gate = (plugin or {}).get("gate") or {}
+    if label is None or gate.get("status") != "undecided":
+        return None
+    return gate_line(label, dep.engine_label or dep.engine_profile.label, gate)
+
+
+def _unknown_algorithm(dep: Deployment, plugin: dict | None) -> str:
+    """Why the launch's algorithm has no family: a plugin registers it without declaring
+    one, or neither the engine nor any plugin of the install registers it (what was seen)."""
+    if plugin:
+        return (f"{algorithm_line(plugin['name'], plugin, plugin['plugin'])}; its class "
+                "declares no draft family, so the draft's fit is not judged")  # fmt: skip
+    seen = ", ".join(p["label"] for p in dep.plugins or []) or "none"
+    return (f"{dep.engine} has no algorithm {dep.algorithm!r} we know, and no plugin of the "
+            f"install registers it (plugins seen: {seen})")
 
 
 def target_unsupported(dep: Deployment) -> dict[str, Any]:
@@ -294,6 +366,9 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
             "later), or convert it to a plain EAGLE-3 config.",
             {"speculators": dep.speculators},
         ))  # fmt: skip
+    gated = _undecided_plugin(dep)
+    if gated is not None:
+        return unknown(result, gated)
     if not dep.engine_profile.registers_draft_architectures:
         return not_applicable(result, f"{dep.launch_profile.label} resolves drafts by EntryClass "
                               "(see the loader)")  # fmt: skip

@@ -154,6 +154,20 @@ _ENTRIES = (
         "SpecForge's `LlamaForCausalLMEagle3` on vLLM 0.10.1.1.",
     ),
     FindingEntry(
+        "plugin-disabled", ("error",), SPEC,
+        "The launch names an algorithm a plugin registers, but the plugin registers nothing on "
+        "this install: its own check of the engine (a hook it needs is missing or differs) "
+        "returns before any registration, so the engine does not know the algorithm and the "
+        "server stops at start.",
+        "The plugin's entry point and its gate, read without importing it (eagle-harness 0.1.3: "
+        "sglang/plugin.py:33-34 returns unless every hook of sglang/hooks.py HOOKS is in the "
+        "engine's code), and the engine's refusal of an unknown algorithm (SGLang 0.5.23 "
+        "srt/speculative/spec_info.py:65).",
+        "Serve it on an engine that carries the plugin's hooks (the versions the plugin names), "
+        "or use an algorithm the engine itself has (EAGLE3).",
+        "`--speculative-algorithm EAGLE_HARNESS` with eagle-harness 0.1.3 on SGLang 0.5.23.",
+    ),
+    FindingEntry(
         "aux-layers-mismatch", ("error", "warning"), SPEC,
         "The target layers whose hidden states are captured for the draft differ from the "
         "layers it was trained on (error with --var train_layers; warning against the ids the "

@@ -8,10 +8,12 @@ BASENAME (name patterns) or searched in its text (content markers).
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
+from remotedbg.engines.profile import EngineProfile
 from remotedbg.engines.profiles import PROFILES, engine_profile, launch_profile
 
 #: Symbols a person wants to see quoted from a draft model's source.
@@ -141,10 +143,25 @@ def _engine_scan(scan: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: Where each engine's code lives (its profile's scan).
-ENGINES: dict[str, dict[str, Any]] = {
-    name: _engine_scan(dict(p.scan)) for name, p in PROFILES.items()
-}
+def plugin_markers(profile: EngineProfile) -> list[str]:
+    """Regex sources that make a plugin's file one the client reads: a registration call the
+    profile names, or a method that says a plugin algorithm's family."""
+    # each starts with a literal, which `re` finds with a fast scan (a leading \b costs 10x)
+    calls = [re.escape(call) + r"\s*\(" for call in profile.plugin_calls]
+    methods = [r"def\s+" + m + r"\s*\(" for m, _ in profile.plugin_algorithm_families]
+    return calls + methods
+
+
+def _scan_with_plugins(profile: EngineProfile) -> dict[str, Any]:
+    scan = _engine_scan(dict(profile.scan))
+    if profile.plugin_groups:
+        scan["plugin_groups"] = list(profile.plugin_groups)
+        scan["plugin_markers"] = plugin_markers(profile)
+    return scan
+
+
+#: Where each engine's code lives (its profile's scan), and where its plugins are declared.
+ENGINES: dict[str, dict[str, Any]] = {name: _scan_with_plugins(p) for name, p in PROFILES.items()}
 
 #: Directories walked (bounded) for source checkouts. "~" is the (possibly overridden) home.
 WALK_ROOTS_HOME = ["~"]
@@ -254,7 +271,14 @@ def server_scan_knowledge() -> dict[str, Any]:
         "process_patterns": {name: list(e["process_patterns"]) for name, e in ENGINES.items()},
         "server_wrappers": list(SERVER_WRAPPERS),
         "env_facts": [*ENV_FACTS, VLLM_RUNNER_ENV],
+        # how its messages name the engines (the agent cannot import the profiles)
+        "engine_labels": list(engine_labels().values()),
     }
+
+
+def engine_labels() -> dict[str, str]:
+    """{engine name: its label}, every profile's, in the profiles' order."""
+    return {name: p.label for name, p in PROFILES.items()}
 
 
 def knowledge() -> dict[str, Any]:

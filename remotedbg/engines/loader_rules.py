@@ -96,6 +96,17 @@ DRAFT_QUANT_CONFIG = "draft-quant-config"
 #: --pipeline-parallel-size, 1 unless given (0.10.1.1 config/parallel.py:40).
 PIPELINE_GROUP = "pipeline-group"
 PIPELINE_GROUP_FUNCTIONS = {"get_pp_group"}
+#: vLLM's expert mapping for a hand-written MoE load_weights: one (param_name, weight_name,
+#: expert_id, shard_id) per expert and projection, `experts.{e}.{gate|down|up}_proj.` of the
+#: checkpoint onto the fused `experts.w13_` (gate, up: shards w1, w3) or `experts.w2_` (down: w2)
+#: (0.10.2 model_executor/layers/fused_moe/layer.py:1838-1867, FusedMoE.make_expert_params_mapping;
+#: from 0.20.0 fused_moe_make_expert_params_mapping, whose `routed_experts_prefix` default puts
+#: the parameters under `experts.<prefix>.` from 0.27.0: layer.py:428-436,
+#: routed_experts.py:1079-1080). Redundant (EPLB) experts are not modelled.
+EXPERT_MAPPING = "expert-mapping"
+EXPERT_MAPPING_FUNCTIONS = {"make_expert_params_mapping", "fused_moe_make_expert_params_mapping"}
+EXPERT_SHARDS = (("w1", "ckpt_gate_proj_name"), ("w2", "ckpt_down_proj_name"),
+                 ("w3", "ckpt_up_proj_name"))  # fmt: skip
 PIPELINE_SIZE_FLAGS = ("pipeline-parallel-size", "pipeline_parallel_size", "pp")
 DEFAULT_PIPELINE_SIZE = 1
 
@@ -150,6 +161,8 @@ def helper_by_short_name(name: str) -> str | None:
         return WEIGHT_LOADER
     if name in PIPELINE_GROUP_FUNCTIONS:
         return PIPELINE_GROUP
+    if name in EXPERT_MAPPING_FUNCTIONS:
+        return EXPERT_MAPPING
     return None
 
 

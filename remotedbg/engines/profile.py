@@ -43,6 +43,9 @@ class EngineProfile:
     #: the parsed-args key of the one JSON flag that holds the draft settings (method, model,
     #: num_speculative_tokens), where they are not flags of their own
     settings_arg: ClassVar[str | None] = None
+    #: where the release refuses settings_arg's JSON without num_speculative_tokens (and a
+    #: draft config without n_predict)
+    tokens_required_at: ClassVar[str] = ""
 
     # ---- algorithms and draft families ('eagle3' | 'eagle' | 'mtp')
     #: algorithm (lower case, '-' as '_') -> the family it serves
@@ -61,6 +64,8 @@ class EngineProfile:
     #: the draft's architecture is looked up in the engine's model registry, so one it does
     #: not register stops the server (else the draft class is the file's EntryClass)
     registers_draft_architectures: ClassVar[bool] = False
+    #: that registry is the EntryClass names of its model files (no registry file)
+    registry_is_entry_classes: ClassVar[bool] = False
     #: reads vLLM's `speculators` checkpoint format (remotedbg.analysis.speculators)
     reads_speculators_format: ClassVar[bool] = False
     #: the draft loader's constructor takes settings from the launch and the draft's config
@@ -88,6 +93,28 @@ class EngineProfile:
     #: with topk 1 the engine sets draft tokens to steps + 1 (SGLang)
     chain_sets_draft_tokens: ClassVar[bool] = False
 
+    # ---- plugins (remotedbg.analysis.plugins): what the engine takes from other distributions
+    #: entry-point groups whose plugins the engine loads at start (from the site-packages it
+    #: imports); a plugin found there is judged like the engine's own code
+    plugin_groups: ClassVar[tuple[str, ...]] = ()
+    #: the registration calls a plugin makes, `Receiver.method` -> what it registers: 'model'
+    #: (an architecture and "module:Class"), 'model_package' (every EntryClass of a package),
+    #: 'algorithm' (a speculative algorithm's name and the class whose methods say its family).
+    #: The receiver counts only when imported from the engine's package.
+    plugin_calls: ClassVar[Mapping[str, str]] = {}
+    #: methods of a plugin algorithm's class that put it in a draft family by returning True,
+    #: first match wins
+    plugin_algorithm_families: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: a plugin's model replaces the engine's own entry of that architecture (else the
+    #: engine's stays, or the registration fails)
+    plugin_models_override: ClassVar[bool] = False
+    #: what the engine does with an algorithm it does not know, said where a plugin that
+    #: would register it registers nothing
+    unknown_algorithm_outcome: ClassVar[str] = "The engine does not know the algorithm."
+    #: the file of the engine that loads the plugin groups (relative to the package): a
+    #: release without it, or whose copy names no group of a plugin, loads no such plugin
+    plugin_loader_file: ClassVar[str | None] = None
+
     #: which layers an EAGLE-3 target captures is decided by the target model's code (capture
     #: methods the engine calls, followed by remotedbg.analysis.capture); else fixed_capture
     capture_in_target_code: ClassVar[bool] = True
@@ -99,6 +126,11 @@ class EngineProfile:
     def registry_entries(self, tree: ast.Module) -> dict[str, tuple]:
         """Architecture -> (module, class) from the install's registry_file."""
         return {}
+
+    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
+        """The architectures the engine's own override of every draft config gives it before
+        any lookup (None: the config's own)."""
+        return None
 
     def served_architectures(self, architectures: list[str], method: str | None
                              ) -> list[str] | None:  # fmt: skip
@@ -121,6 +153,22 @@ class EngineProfile:
             return self.served_families[algo]
         if self.mtp_method_suffix and algo.endswith("_mtp"):
             return "mtp"
+        return None
+
+    def refuses_algorithm(self, algorithm: str | None) -> tuple[str, str] | None:
+        """(title, detail) when the engine refuses to start with this algorithm name, which
+        served_family does not know; None when that is not decided (a plugin may add it)."""
+        return None
+
+    def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
+        """The draft settings (method, model, num_speculative_tokens) the engine builds from the
+        launch's parsed args: settings_arg's JSON, where it has one."""
+        spec = args.get(self.settings_arg or "")
+        return spec if isinstance(spec, dict) else None
+
+    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(title, detail) when the engine stops at start on how the launch gives its draft
+        settings (settings_arg's JSON beside flags of its own); None when it takes them."""
         return None
 
     def accept_length(self, counts: Mapping[str, Any]) -> float | None:
@@ -168,8 +216,9 @@ class EngineProfile:
         """The quantization method the engine applies to a bf16 draft, from the launch flags."""
         return None
 
-    def draft_quantization_ignored(self, version: str | None) -> bool:
-        """The release builds the draft without its quantization config, whatever it declares."""
+    def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
+        """The release builds the draft (of the served family) without its quantization config,
+        whatever it declares."""
         return False
 
     def unexpected_scales_outcome(self, version: str | None) -> str:
@@ -198,6 +247,13 @@ class EngineProfile:
         return None
 
     # ---- draft settings given as flags of their own (no settings_arg)
+    def draft_settings_refused(
+        self, version: str | None, steps: int, topk: int | None, tokens: int | None
+    ) -> tuple[str, str] | None:
+        """(title, detail) when the release stops at start with these draft settings (topk and
+        draft tokens None: not given); None when it takes them or the rule was not read."""
+        return None
+
     def draft_backend(self, version: str | None, args: dict) -> str | None:
         """The attention backend the launch gives the draft's decode."""
         return None

@@ -6,9 +6,12 @@ from remotedbg.engines.aphrodite import APHRODITE
 from remotedbg.engines.lmdeploy import LMDEPLOY
 from remotedbg.engines.profile import EngineProfile, UnknownEngine
 from remotedbg.engines.sglang import SGLANG
+from remotedbg.engines.tokenspeed import TOKENSPEED
 from remotedbg.engines.vllm import VLLM
 
-PROFILES: dict[str, EngineProfile] = {p.name: p for p in (SGLANG, VLLM, LMDEPLOY, APHRODITE)}
+PROFILES: dict[str, EngineProfile] = {
+    p.name: p for p in (SGLANG, VLLM, LMDEPLOY, APHRODITE, TOKENSPEED)
+}
 #: the engines' package names: what an interpreter that serves a model imports
 ENGINE_PACKAGES = tuple(p.scan["package"] for p in PROFILES.values())
 UNKNOWN_ENGINE = UnknownEngine()

@@ -230,6 +230,27 @@ class SGLangProfile(EngineProfile):
         ],
     }
 
+    # 0.5.23 srt/plugins/__init__.py:28-29 (the groups), :103-130 load_plugins: every entry
+    # point of the group is loaded unless SGLANG_PLUGINS names others
+    plugin_groups = ("sglang.srt.plugins", "sglang.srt.platforms")
+    plugin_loader_file = "srt/plugins/__init__.py"
+    # 0.5.23 srt/models/registry.py:32-46 ModelRegistry.register(package_name) imports the
+    # package's modules (:118-150, its direct modules) and adds their EntryClass (an
+    # architecture already there raises unless overwrite=True);
+    # srt/speculative/spec_info.py:67-91 SpeculativeAlgorithm.register(name, spec_class=...)
+    # adds a CustomSpecAlgo that from_string (:49-65) returns. 0.5.6 and older have no
+    # srt/plugins/: they load no plugin.
+    plugin_calls = {"ModelRegistry.register": "model_package",
+                    "SpeculativeAlgorithm.register": "algorithm"}  # fmt: skip
+    # srt/speculative/spec_registry.py:69-76: CustomSpecAlgo.is_eagle / is_eagle3 return False
+    # unless the plugin's class overrides them; an is_eagle3 algorithm takes the EAGLE-3 path
+    # (aux hidden states, the draft's token map) as EAGLE3 does
+    plugin_algorithm_families = (("is_eagle3", "eagle3"), ("is_eagle", "eagle"))
+    unknown_algorithm_outcome = (
+        "SGLang does not know the algorithm: SpeculativeAlgorithm.from_string raises "
+        "ValueError('Unknown speculative algorithm name') and the server stops at start (0.5.23 "
+        "srt/speculative/spec_info.py:49-65).")  # fmt: skip
+
     speculation_flag = "--speculative-algorithm"
     algorithm_flag = "--speculative-algorithm"
     draft_flag = "--speculative-draft-model-path"

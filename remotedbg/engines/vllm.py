@@ -136,12 +136,23 @@ class VLLMProfile(EngineProfile):
         ],
     }
 
+    # 0.33.0 plugins/__init__.py:18 vllm.general_plugins (load_general_plugins :77-87, in
+    # every process), :23 vllm.platform_plugins
+    plugin_groups = ("vllm.general_plugins", "vllm.platform_plugins")
+    plugin_loader_file = "plugins/__init__.py"
+    # 0.33.0 model_executor/models/registry.py:1176 ModelRegistry.register_model(arch,
+    # "module:Class"): an architecture already registered is overwritten (with a warning)
+    plugin_calls = {"ModelRegistry.register_model": "model"}
+    plugin_models_override = True
+
     speculation_flag = "--speculative-config"
     algorithm_flag = "--speculative-config method"
     draft_flag = "--speculative-config model"
     context_arg = "max-model-len"
     overrides_arg = "hf-overrides"
     settings_arg = "speculative-config"
+    tokens_required_at = ("0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
+                          "vllm/config/__init__.py:2327-2331")  # fmt: skip
 
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"}
     mtp_method_suffix = True
@@ -219,11 +230,34 @@ class VLLMProfile(EngineProfile):
             return "eagle3", "SpeculativeConfig: 'eagle3' in the draft's name"
         return None
 
-    def draft_quantization_ignored(self, version: str | None) -> bool:
+    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
+        """An MTP method (mtp; deepseek_mtp and the other `*_mtp` names become mtp) with no draft
+        model: the draft is the target's own checkpoint (0.8.5 config.py:2292-2299; 0.11.0
+        config/speculative.py:218-229; 0.33.0 :1252-1268), its config rewritten by
+        hf_config_override: a deepseek_v3 model becomes deepseek_mtp, DeepSeekMTPModel (0.11.0
+        :148-156; 0.33.0 :749-763). Other targets with their own MTP layer are not modelled."""
+        if self.served_family(algorithm) == "mtp" and target_arch == "DeepseekV3ForCausalLM":
+            return "DeepSeekMTPModel"
+        return None
+
+    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
+        """Every draft's config goes through SpeculativeConfig.hf_config_override before the
+        EAGLE rewrite (0.8.5 config.py:2271-2279, applied at :2373; 0.11.0 config/
+        speculative.py:148-156; 0.33.0 :749-763): a deepseek_v3 config becomes DeepSeekMTPModel,
+        which an EAGLE head is then looked up as EagleDeepSeekMTPModel (registered from 0.10.2,
+        model_executor/models/registry.py:284). Other rewrites (MiMo, GLM-4.5, ERNIE, Qwen3-Next,
+        DeepSeek-V3.2) are not modelled."""
+        if draft_config.get("model_type") in ("deepseek_v3", "deepseek_mtp"):
+            return ["DeepSeekMTPModel"]
+        return None
+
+    def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
         """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
         model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises
-        KeyError (0.10.1.1 :181, 186; 0.8.5 :155, 160), whatever the draft's config declares."""
-        return (0, 0, 0) < release(version) < (0, 33, 0)
+        KeyError (0.10.1.1 :181, 186; 0.8.5 :155, 160), whatever the draft's config declares.
+        An MTP draft is built with it (0.11.0 model_executor/models/deepseek_mtp.py:49, 67: the
+        target's quant_config, which SpeculativeConfig gives it: config/speculative.py:230-233)."""
+        return family != "mtp" and (0, 0, 0) < release(version) < (0, 33, 0)
 
 
 VLLM = VLLMProfile()

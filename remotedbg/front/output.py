@@ -69,6 +69,10 @@ class SafeConsole(Console):
         finally:
             self.width = before
 
+    def uncut_width(self, table: Any) -> int:
+        """The width `table` needs for no column to be cut (see print)."""
+        return self._uncut(table)
+
     def _uncut(self, table: Any) -> int:
         """Give each column of `table` a minimum width that nothing of it is cut at (its
         longest cell when it does not wrap, else its longest word); the width the table then

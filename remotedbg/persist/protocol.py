@@ -24,6 +24,7 @@ import struct
 import subprocess
 from typing import Any
 
+from remotedbg.connection_options import KEY_FLAGS, flags_of
 from remotedbg.host_spec import split_host_spec
 
 FRAME = struct.Struct("!BQI")
@@ -35,9 +36,9 @@ ROOT_FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose"})
 LOCAL_COMMANDS = {"repl", "demo", "config", "help", "history", "sessions", "--help", "-h",
                   "--version"}  # fmt: skip
 #: Options that decide which connection serves a command line (part of the socket's key).
-USER_OPTIONS = ("--user", "-l")  # ssh's -l; grep's -l is its own (files with matches)
-PORT_OPTIONS = ("--port", "-p")
-KEY_OPTIONS = ("--ssh-config", *USER_OPTIONS, *PORT_OPTIONS, "--identity", "-i", "--container")
+USER_OPTIONS = flags_of("user")  # ssh's -l; grep's -l is its own (files with matches)
+PORT_OPTIONS = flags_of("port")
+KEY_OPTIONS = KEY_FLAGS
 
 
 #: What the client may do when its command's outcome is not known.

@@ -197,8 +197,17 @@ _TENSOR = {
 
 @dataclass(frozen=True)
 class Listing:
+    """A checkpoint's tensors and what describes it (agent/checkpoint.py describe())."""
+
     path: str
     tensors: list[dict[str, Any]]
+    real_path: str | None = None
+    given: str | None = None
+    files: list[str] = dataclasses.field(default_factory=list)
+    config: dict[str, Any] | None = None
+    index: str | None = None
+    config_error: str | None = None
+    problems: list[str] = dataclasses.field(default_factory=list)
 
 
 class ListTensors(AgentCall[Listing]):
@@ -283,6 +292,7 @@ class EngineScan:
     interpreters: Any
     searched: Any
     elapsed_s: float
+    limits: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class ScanEngines(AgentCall[EngineScan]):

@@ -49,3 +49,15 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         return fn(left, right)
     except (TypeError, ZeroDivisionError, ValueError):
         return UNKNOWN
+
+
+UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos,
+                                           ast.Invert: operator.invert}  # fmt: skip
+
+
+def unary(op: ast.unaryop, operand: Any) -> Any:
+    """`-x`, `+x`, `~x` on a known number; UNKNOWN otherwise."""
+    fn = UNARY.get(type(op))
+    if fn is None or isinstance(operand, bool) or not isinstance(operand, (int, float)):
+        return UNKNOWN
+    return fn(operand)

@@ -15,13 +15,13 @@ from typing import Annotated, Any
 
 import typer
 
+from remotedbg.connection_options import OPTIONS, ConnectionOption
 from remotedbg.errors import ExitCode, RemotedbgError, StdoutClosed, UsageError
 from remotedbg.front.cli import help_text
 from remotedbg.front.environment import environment, error_line
-from remotedbg.front.output import emit_json
+from remotedbg.front.writer import Document, write
 from remotedbg.remote.primitives import Remote
 from remotedbg.session import ConnectOptions, Session, open_session
-from remotedbg.settings import ENVVARS
 
 # Who lends warm sessions to the commands run in this process: the REPL its one session
 # (remotedbg.front.repl), a persistent-session daemon the ones it keeps (remotedbg.persist.daemon).
@@ -91,183 +91,28 @@ def complete_hosts(incomplete: str) -> list[str]:
     return [prefix + name for name in names if name.startswith(last)]
 
 
+def _connection_parameter(option: ConnectionOption) -> inspect.Parameter:
+    """A connection option (remotedbg.connection_options) as the commands take it."""
+    extra: dict[str, Any] = {}
+    if option.name == "host":
+        extra["autocompletion"] = lambda incomplete: complete_hosts(incomplete)
+    declared = typer.Option(
+        *option.flags,
+        envvar=option.envvar,
+        metavar=option.metavar,
+        min=option.min,
+        max=option.max,
+        help=option.help,
+        rich_help_panel=HELP,
+        **extra,
+    )
+    return _option(option.name, Annotated[option.kind, declared], option.default)
+
+
 CONNECTION_PARAMETERS = [
+    *(_connection_parameter(option) for option in OPTIONS),
     _option(
-        "host",
-        Annotated[
-            str,
-            typer.Option(
-                "--host",
-                "-H",
-                envvar=ENVVARS["host"],
-                help="ssh_config alias, user@host[:port], 'local', or a Slurm job "
-                "slurm:JOB, slurm:JOB/NODE, slurm:JOB@LOGIN; playbooks take several, "
-                "comma-separated, or the nodes of Slurm jobs: 'slurm:JOB/*', slurm:name=NAME.",
-                rich_help_panel=HELP,
-                autocompletion=lambda incomplete: complete_hosts(incomplete),
-            ),
-        ],
-        "",
-    ),
-    _option(
-        "ssh_config",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--ssh-config",
-                envvar=ENVVARS["ssh_config"],
-                help="ssh_config file (default ~/.ssh/config).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "identity",
-        Annotated[
-            list[str] | None,
-            typer.Option(
-                "--identity", "-i", help="Private key file (repeatable).", rich_help_panel=HELP
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "user",
-        Annotated[
-            str | None,
-            typer.Option("--user", "-l", help="Remote user (ssh -l).", rich_help_panel=HELP),
-        ],
-        None,
-    ),
-    _option(
-        "port",
-        Annotated[
-            int | None,
-            typer.Option(
-                "--port",
-                "-p",
-                min=1,
-                max=65535,
-                help="Remote SSH port (ssh -p).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "connect_timeout",
-        Annotated[
-            float,
-            typer.Option(
-                "--connect-timeout",
-                min=0.1,
-                envvar=ENVVARS["connect_timeout"],
-                help="Seconds to connect.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        10.0,
-    ),
-    _option(
-        "timeout",
-        Annotated[
-            float,
-            typer.Option(
-                "--timeout",
-                min=0.1,
-                envvar=ENVVARS["timeout"],
-                help="Seconds per remote command.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        120.0,
-    ),
-    _option(
-        "accept_new_host_key",
-        Annotated[
-            bool,
-            typer.Option(
-                "--accept-new-host-key",
-                help="Record the key of a host never seen before "
-                "(OpenSSH accept-new). A changed key is always refused.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        False,
-    ),
-    _option(
-        "transport",
-        Annotated[
-            str,
-            typer.Option(
-                "--transport",
-                envvar=ENVVARS["transport"],
-                metavar="auto|ssh|paramiko",
-                help="How to reach the host: paramiko, or the system ssh client (auto: ssh "
-                "when the ssh_config needs what paramiko cannot do, e.g. CertificateFile).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        "auto",
-    ),
-    _option(
-        "container",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--container",
-                metavar="NAME",
-                help="Work inside this container of the host (name or id), through its "
-                "runtime's exec (docker or podman): paths, processes and ports as it sees them.",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "persist",
-        Annotated[
-            float,
-            typer.Option(
-                "--persist",
-                min=0,
-                envvar=ENVVARS["persist"],
-                metavar="SECONDS",
-                help="Keep the connection open in the background for the next command, until "
-                "idle this long (0: do not).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        600.0,
-    ),
-    _option(
-        "no_persist",
-        Annotated[
-            bool,
-            typer.Option(
-                "--no-persist",
-                help="Neither use nor leave a background connection (same as --persist 0).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        False,
-    ),
-    _option(
-        "python",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--python",
-                envvar=ENVVARS["python"],
-                help="Remote Python interpreter for in-place checks (default python3).",
-                rich_help_panel=HELP,
-            ),
-        ],
-        None,
-    ),
-    _option(
-        "as_json",
+        "json",
         Annotated[
             bool,
             typer.Option(
@@ -278,6 +123,7 @@ CONNECTION_PARAMETERS = [
     ),
 ]
 _CONNECTION_NAMES = [p.name for p in CONNECTION_PARAMETERS]
+_JSON_PARAMETER = next(p for p in CONNECTION_PARAMETERS if p.name == "json")
 
 
 #: `--server PID|PORT`, declared once for the commands that take it (probe, logs, diagnose);
@@ -303,34 +149,49 @@ def parse_vars(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def fail(error: RemotedbgError, as_json: bool) -> typer.Exit:
-    return fail_with(error, error.exit_code, as_json)
+def fail(error: RemotedbgError) -> typer.Exit:
+    return fail_with(error, error.exit_code)
 
 
-def fail_with(error: RemotedbgError, code: int, as_json: bool) -> typer.Exit:
+def fail_with(error: RemotedbgError, code: int) -> typer.Exit:
     """The error's one line on stderr (and a JSON document with --json), exit `code`. A closed
     stdout (`| head -1`) is said by its exit status alone (141), as ssh and every local command
     say it: the reader left on purpose."""
     if isinstance(error, StdoutClosed):
         return typer.Exit(error.exit_code)
     error_line(str(error))
-    if as_json:
-        emit_json({"error": str(error), "exit_code": code})
+    write(Document({"error": str(error), "exit_code": code}))
     return typer.Exit(code)
 
 
-def run_guarded(body: Callable[[], int | None], as_json: bool) -> None:
+def run_guarded(body: Callable[[], int | None], json: bool) -> None:
     """Run a command body; map errors and Ctrl-C to a one-line message and exit code. The
-    command line's environment learns of --json here (every remote command, demo, playbook)."""
-    environment().json = as_json
+    command line's environment learns of --json here (every remote command, demo, playbook):
+    the writer (remotedbg.front.writer) reads it there."""
+    environment().json = json
     try:
         code = body()
     except RemotedbgError as error:
-        raise fail(error, as_json) from None
+        raise fail(error) from None
     except KeyboardInterrupt:
         error_line("interrupted")
         raise typer.Exit(130) from None
     raise typer.Exit(code or ExitCode.OK)
+
+
+def json_command(func: Callable[..., int | None]) -> Any:
+    """A command with no connection whose result is one document: `--json` is injected (the
+    writer reads it), errors and Ctrl-C mapped as for remote commands."""
+    signature = inspect.signature(func, eval_str=True)
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        run_guarded(lambda: func(**kwargs), kwargs.pop("json"))
+
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), _JSON_PARAMETER], return_annotation=None
+    )
+    return wrapper
 
 
 def _first_obtained(connection: dict[str, Any]) -> None:
@@ -361,21 +222,21 @@ def remote_command(
     # its flags and help
     signature = inspect.signature(func, eval_str=True)
     own = [p for name, p in signature.parameters.items() if name != "ctx"]
-    injected = [p for p in _without_clashes(own) if json_output or p.name != "as_json"]
+    injected = [p for p in _without_clashes(own) if json_output or p.name != "json"]
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
         connection = {name: kwargs.pop(name, False) for name in _CONNECTION_NAMES}
-        as_json = connection.pop("as_json")
+        wanted = connection.pop("json")
         python = connection.pop("python")
         # read before the CLI runs (remotedbg.persist.client); declared here for help and checks
         connection.pop("persist")
         connection.pop("no_persist")
         connection["identity"] = connection["identity"] or []
         _first_obtained(connection)
-        ctx = CommandContext(ConnectOptions(**connection), json=as_json, python=python)
+        ctx = CommandContext(ConnectOptions(**connection), json=wanted, python=python)
         try:
-            run_guarded(lambda: func(ctx, **kwargs), as_json)
+            run_guarded(lambda: func(ctx, **kwargs), wanted)
         finally:
             ctx.close()
 

@@ -2,16 +2,20 @@
 # No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
 
 import shlex
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.rule import Rule
 
 from remotedbg.errors import ExitCode
-from remotedbg.front.cli.context import CommandContext, run_guarded
-from remotedbg.front.cli.playbook_report import outcome_document, render_outcome
+from remotedbg.front.cli.context import CommandContext, json_command
+from remotedbg.front.cli.playbook_report import RunReport
 from remotedbg.front.cli.playbooks import execute
-from remotedbg.front.environment import note, stdout_console
-from remotedbg.front.output import emit_json
+from remotedbg.front.environment import note
+from remotedbg.front.writer import plain, write
 from remotedbg.playbook import bind_variables, find_playbook, load_playbook
 
 DEMO_SUMMARY = """\
@@ -27,10 +31,51 @@ Now run it on your box (an ssh_config alias; globs and ~ expand there):
   remotedbg locate-eagle -H gpu-box               # which engine code loads the draft"""
 
 
+@dataclass
+class DemoReport:
+    """The demo's two audits, each under the command line that runs it on a box of one's own."""
+
+    box: dict[str, Path]
+    runs: list[tuple[str, list[str], RunReport]]  # title, the command line, its report
+
+    @property
+    def as_expected(self) -> bool:
+        verdicts = tuple(report.outcome.verdict for _, _, report in self.runs)
+        return verdicts == ("ok", "defect")
+
+    def to_json(self) -> dict:
+        return {
+            "box": {k: str(v) for k, v in self.box.items()},
+            "audits": {
+                label: report.to_json()
+                for label, (_, _, report) in zip(LABELS, self.runs, strict=True)
+            },
+            "as_expected": self.as_expected,
+        }
+
+    def to_markdown(self) -> str:
+        return "\n".join(report.to_markdown() for _, _, report in self.runs)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for title, words, report in self.runs:
+            yield Rule(title, align="left")
+            yield plain(console, "$ " + shlex.join(words))
+            yield report
+        yield Rule("what you just saw", align="left")
+        yield plain(console, DEMO_SUMMARY)
+
+
+LABELS = ("good", "bad")
+TITLES = {
+    "good": "1/2  a correct EAGLE-3 draft: d2t holds offsets, as the loader expects",
+    "bad": "2/2  the same draft, absolute ids in d2t: served silently, accepts ~none",
+}
+
+
+@json_command
 def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the demo box's temp dir.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
-) -> None:
+) -> int:
     """vocab-audit on a built-in example box (no GPU machine, no network): a correct EAGLE-3
     draft and one with absolute ids in d2t, full-size vocabularies, audited with --host local.
 
@@ -40,63 +85,31 @@ def demo(
     from remotedbg.front.demo import build_demo_box, demo_directory
     from remotedbg.session import ConnectOptions
 
-    def body() -> int:
-        root = demo_directory()
-        try:
-            if not as_json:
-                note(f"building the demo box in {root} ...")
-            box = build_demo_box(root)
-            playbook = load_playbook(find_playbook("vocab-audit"))
-            documents = {}
-            titles = {
-                "good": "1/2  a correct EAGLE-3 draft: d2t holds offsets, as the loader expects",
-                "bad": "2/2  the same draft, absolute ids in d2t: served silently, accepts ~none",
+    root = demo_directory()
+    try:
+        note(f"building the demo box in {root} ...")
+        box = build_demo_box(root)
+        playbook = load_playbook(find_playbook("vocab-audit"))
+        runs = []
+        for label in LABELS:
+            given = {
+                "draft": str(box[label]),
+                "target": str(box["target"]),
+                "roots": str(box["engine"]),
+                "servers": "false",  # the demo box is all there is: nothing of this machine
             }
-            for label in ("good", "bad"):
-                given = {
-                    "draft": str(box[label]),
-                    "target": str(box["target"]),
-                    "roots": str(box["engine"]),
-                    "servers": "false",  # the demo box is all there is: nothing of this machine
-                }
-                variables = bind_variables(playbook, given)
-                ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=as_json)
-                try:
-                    if not as_json:
-                        stdout_console().rule(titles[label], align="left")
-                        stdout_console().print(
-                            "$ "
-                            + shlex.join(
-                                ["remotedbg", "playbook", "vocab-audit", "-H", "local"]
-                                + [w for k, v in given.items() for w in ("--var", f"{k}={v}")]
-                            ),
-                            markup=False,
-                            highlight=False,
-                        )
-                    outcome = execute(ctx, playbook, variables, allow_write=False)
-                finally:
-                    ctx.close()
-                documents[label] = outcome_document(outcome)
-                if not as_json:
-                    render_outcome(outcome)
-            expected = (documents["good"]["verdict"], documents["bad"]["verdict"]) == (
-                "ok",
-                "defect",
-            )
-            if as_json:
-                emit_json(
-                    {
-                        "box": {k: str(v) for k, v in box.items()},
-                        "audits": documents,
-                        "as_expected": expected,
-                    }
-                )
-            if not as_json:
-                stdout_console().rule("what you just saw", align="left")
-                stdout_console().print(DEMO_SUMMARY, markup=False, highlight=False)
-            return ExitCode.OK if expected else ExitCode.FINDINGS
-        finally:
-            if not keep:
-                shutil.rmtree(root, ignore_errors=True)
-
-    run_guarded(body, as_json)
+            variables = bind_variables(playbook, given)
+            ctx = CommandContext(ConnectOptions(host="local", timeout=120), json=False)
+            try:
+                outcome = execute(ctx, playbook, variables, allow_write=False)
+            finally:
+                ctx.close()
+            words = ["remotedbg", "playbook", "vocab-audit", "-H", "local"]
+            words += [w for k, v in given.items() for w in ("--var", f"{k}={v}")]
+            runs.append((TITLES[label], words, RunReport(outcome)))
+        shown = DemoReport(box, runs)
+        write(shown)
+        return ExitCode.OK if shown.as_expected else ExitCode.FINDINGS
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)

@@ -18,8 +18,9 @@ from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, parse_vars, remote_command
 from remotedbg.front.cli.probe_report import acceptance_markdown, figure_svg
 from remotedbg.front.environment import note, stdout_console
-from remotedbg.front.output import emit_json, md_inline, printable
+from remotedbg.front.output import md_inline, printable
 from remotedbg.front.report import Verdict
+from remotedbg.front.writer import Document, write
 from remotedbg.inventory import is_host_list
 from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
@@ -68,7 +69,7 @@ def diagnose(
             return diagnose_host(remote, server, given, budget, not no_probe)
 
         hosts = parse_hosts(ctx.options.host, None, options=ctx.options)
-        return _fleet(ctx, map_hosts(hosts, ctx.options, on_host))
+        return _fleet(map_hosts(hosts, ctx.options, on_host))
     if not no_probe:
         note(f"a short greedy probe follows the static checks (at most {budget:g} s on the box)")
     found = diagnose_host(ctx.remote, server, given, budget, not no_probe)
@@ -76,10 +77,7 @@ def diagnose(
     document = {"host": ctx.session.name, "server": found["server"],
                 "engines": found["engines"], "probe_note": found["probe_note"],
                 **result.document()}  # fmt: skip
-    if ctx.json:
-        emit_json(document)
-    else:
-        render(document)
+    write(Document(document, lambda: render(document)))
     if report is not None:
         figure, why_not = _figure(found.get("probe"), report)
         write_text(report, markdown(document, found.get("probe"), figure))
@@ -90,7 +88,7 @@ def diagnose(
     return exit_code(result.verdict)
 
 
-def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
+def _fleet(rows: list[HostValue]) -> int:
     documents = []
     for row in rows:
         if row.value is None:
@@ -103,17 +101,20 @@ def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
         documents.append({"host": row.host, "exit_code": row.exit_code, "first_cause": first,
                           **result.document()})  # fmt: skip
     code = worst_exit([r.exit_code for r in rows])
-    if ctx.json:
-        emit_json({"hosts": documents, "exit_code": code})
-        return code
-    table = Table(title=f"diagnose on {len(rows)} hosts", title_justify="left", box=None)
-    for name in ("host", "verdict", "exit"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("first cause / reason", overflow="fold")
-    for doc in documents:
-        why = doc.get("error") or doc.get("headline") or ""
-        table.add_row(printable(doc["host"]), doc["verdict"], str(doc["exit_code"]), printable(why))
-    stdout_console().print(table, soft_wrap=False)
+
+    def shown() -> None:
+        table = Table(title=f"diagnose on {len(rows)} hosts", title_justify="left", box=None)
+        for name in ("host", "verdict", "exit"):
+            table.add_column(name, no_wrap=True)
+        table.add_column("first cause / reason", overflow="fold")
+        for doc in documents:
+            why = doc.get("error") or doc.get("headline") or ""
+            table.add_row(
+                printable(doc["host"]), doc["verdict"], str(doc["exit_code"]), printable(why)
+            )
+        stdout_console().print(table, soft_wrap=False)
+
+    write(Document({"hosts": documents, "exit_code": code}, shown))
     return code
 
 

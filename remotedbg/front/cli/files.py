@@ -15,10 +15,11 @@ from remotedbg.errors import (
     StdoutClosed,
     UsageError,
 )
-from remotedbg.front.cli.context import CommandContext, fail_with, remote_command, run_guarded
+from remotedbg.front.cli.context import CommandContext, fail_with, json_command, remote_command
 from remotedbg.front.environment import environment, stderr_console, stdout_console
-from remotedbg.front.output import emit_json, one_line, printable, write_raw
+from remotedbg.front.output import one_line, printable, write_raw
 from remotedbg.front.ssh_habits import local_home_hint
+from remotedbg.front.writer import Document, write
 from remotedbg.inventory import is_host_list
 from remotedbg.local_stdin import piped_input
 from remotedbg.session import transcript
@@ -80,7 +81,7 @@ def run(
         hosts = parse_hosts(ctx.options.host, None, options=ctx.options)
         return _run_on_hosts(ctx, hosts, line, cwd)
     if tty:
-        if ctx.json:
+        if environment().json:
             raise UsageError("--tty shows the program itself; it has no --json")
         return ctx.session.run_tty(line, cwd=cwd)
     given = None if no_stdin else piped_input()  # streamed as it arrives, as ssh does
@@ -95,18 +96,16 @@ def run(
     except (ConnectionFailed, RemoteCommandError) as error:
         # as ssh: the remote command's status is passed through, so remotedbg's own failure
         # (connection, authentication, host key, timeout) cannot be 1-4 and is 255
-        raise fail_with(error, ExitCode.RUN_FAILED, ctx.json) from None
-    if ctx.json:
-        emit_json(
-            {
-                "command": line,
-                "exit_status": result.exit_status,
-                "stdout": result.stdout,
-                "stderr": result.stderr,
-                "duration_ms": round(result.duration * 1000, 2),
-                "truncated": result.truncated,
-            }
-        )
+        raise fail_with(error, ExitCode.RUN_FAILED) from None
+    # streamed already; --json holds it all in one document
+    write(Document({
+        "command": line,
+        "exit_status": result.exit_status,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "duration_ms": round(result.duration * 1000, 2),
+        "truncated": result.truncated,
+    }))  # fmt: skip
     if result.truncated:
         raise RemoteCommandError("output passed the capture cap; the remote command was stopped")
     return result.exit_status if result.exit_status is not None else ExitCode.REMOTE
@@ -118,23 +117,8 @@ def _run_on_hosts(ctx: CommandContext, hosts: list[str], line: str, cwd: str | N
     from remotedbg.fleet import run_on_hosts
 
     runs = run_on_hosts(hosts, ctx.options, line, cwd)
-    if ctx.json:
-        emit_json(
-            {
-                "command": line,
-                "hosts": [
-                    {
-                        "host": run.host,
-                        "exit_status": run.exit_code,
-                        "stdout": run.stdout.decode("utf-8", "replace"),
-                        "stderr": run.stderr.decode("utf-8", "replace"),
-                        "error": run.error,
-                    }
-                    for run in runs
-                ],
-            }
-        )
-    else:
+
+    def shown() -> None:
         for run in runs:
             outcome = run.error or f"exit {run.exit_code}"
             stdout_console().print(f"── {printable(run.host)}: {outcome}", markup=False)
@@ -143,6 +127,18 @@ def _run_on_hosts(ctx: CommandContext, hosts: list[str], line: str, cwd: str | N
             sys.stdout.buffer.flush()
             sys.stderr.buffer.write(run.stderr)
             sys.stderr.buffer.flush()
+
+    hosts_run = [
+        {
+            "host": run.host,
+            "exit_status": run.exit_code,
+            "stdout": run.stdout.decode("utf-8", "replace"),
+            "stderr": run.stderr.decode("utf-8", "replace"),
+            "error": run.error,
+        }
+        for run in runs
+    ]
+    write(Document({"command": line, "hosts": hosts_run}, shown))
     return max(run.exit_code for run in runs)
 
 
@@ -214,14 +210,16 @@ def glob(
             entry["count"] = max(int(entry.get("count") or 0), len(entry["matches"]))
             entry["matches"], entry["truncated"] = entry["matches"][:limit], True
     truncated = any(entry.get("truncated") for entry in results)
-    if ctx.json:
-        emit_json({"results": results, "truncated": truncated})
-    for entry in results:
-        if not ctx.json:
+
+    def shown() -> None:
+        for entry in results:
             for match in entry["matches"]:
                 write_raw(one_line(match) + "\n")
             if not entry["matches"]:
                 _print_suggestions(entry["pattern"], entry.get("suggestions"))
+
+    write(Document({"results": results, "truncated": truncated}, shown))
+    for entry in results:
         if entry.get("stopped"):
             _incomplete(_walk_bound(entry["stopped"]))
         elif entry.get("truncated"):
@@ -258,13 +256,14 @@ def find(
     if len(found["results"]) > limit:  # --limit holds whatever the box answers
         found["results"], found["truncated"] = found["results"][:limit], True
         found["stopped"] = list(dict.fromkeys([*(found.get("stopped") or []), "limit"]))
-    if ctx.json:
-        emit_json(found)
-    else:
+
+    def shown() -> None:
         if not found["roots"]:
             say_missing(f"no such directory: {printable(root)}", root)
         for entry in found["results"]:
             write_raw(one_line(entry["path"]) + "\n")
+
+    write(Document(found, shown))
     for why in found.get("stopped", []):
         if why == "limit":
             _incomplete(f"find stopped at {limit:,} matches; --limit N lifts it")
@@ -316,28 +315,7 @@ def grep(
         pattern, paths, context, ignore_case, fixed, limit, word=word,
         include=include, exclude=exclude,
     )  # fmt: skip
-    if ctx.json:
-        emit_json(found)
-    elif files_only:
-        for missing in found["unmatched"]:
-            _print_suggestions(missing["pattern"], missing["suggestions"])
-        for path in dict.fromkeys(record["path"] for record in found["records"]):
-            write_raw(f"{path}\n")
-    else:
-        for missing in found["unmatched"]:
-            _print_suggestions(missing["pattern"], missing["suggestions"])
-        previous: tuple[str, int] | None = None  # the path and last line printed
-        for record in found["records"]:
-            first = record["before"][0]["line"] if record["before"] else record["line"]
-            if context and previous and (previous[0] != record["path"] or first > previous[1] + 1):
-                write_raw("--\n")  # between groups of context, as grep prints it
-            last = record["after"][-1]["line"] if record["after"] else record["line"]
-            previous = (record["path"], last)
-            for line in record["before"]:
-                write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
-            write_raw(f"{record['path']}:{record['line']}:{record['text']}\n")
-            for line in record["after"]:
-                write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
+    write(Document(found, lambda: _print_matches(found, files_only, context)))
     for why in found.get("stopped", []):
         if why == "limit":
             _incomplete(f"grep stopped at {limit:,} matches; --limit N lifts it")
@@ -346,6 +324,28 @@ def grep(
     if found["truncated"] or not found["records"]:
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def _print_matches(found: dict, files_only: bool, context: int) -> None:
+    """grep's records as grep -rn prints them (-l: the names of the files)."""
+    for missing in found["unmatched"]:
+        _print_suggestions(missing["pattern"], missing["suggestions"])
+    if files_only:
+        for path in dict.fromkeys(record["path"] for record in found["records"]):
+            write_raw(f"{path}\n")
+        return
+    previous: tuple[str, int] | None = None  # the path and last line printed
+    for record in found["records"]:
+        first = record["before"][0]["line"] if record["before"] else record["line"]
+        if context and previous and (previous[0] != record["path"] or first > previous[1] + 1):
+            write_raw("--\n")  # between groups of context, as grep prints it
+        last = record["after"][-1]["line"] if record["after"] else record["line"]
+        previous = (record["path"], last)
+        for line in record["before"]:
+            write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
+        write_raw(f"{record['path']}:{record['line']}:{record['text']}\n")
+        for line in record["after"]:
+            write_raw(f"{record['path']}-{line['line']}-{line['text']}\n")
 
 
 @remote_command
@@ -374,41 +374,32 @@ def cat(
     Example: remotedbg cat -H gpu-box --tail 50 '~/logs/server.log'"""
     files = ctx.remote.read_text(paths, max_bytes, tail=tail, binary=binary)
     capped = [entry for entry in files if entry.get("capped")]
-    if ctx.json:
-        emit_json({"files": files, "truncated": bool(capped) or any("stopped" in e for e in files)})
-    missing = False
-    headers = len(files) > 1
-    printed = 0
-    for entry in files:
-        if "stopped" in entry:
-            _incomplete(_walk_bound(entry["error"]))
-            continue
-        if "error" in entry:
-            missing = True
-            if not ctx.json:
-                if entry.get("suggestions"):
-                    _print_suggestions(entry["pattern"], entry["suggestions"])
-                else:
-                    path = entry.get("path", entry["pattern"])
-                    line = f"{printable(path)}: {entry['error']}"
-                    if str(entry["error"]).lower().startswith("no such"):
-                        say_missing(line, path)
-                    else:  # there, but unreadable: no `~` to blame
-                        stderr_console().print(line, markup=False)
-            continue
-        if ctx.json:
-            continue
-        if entry.get("binary"):
-            stderr_console().print(
-                f"{printable(entry['path'])}: binary file ({entry['size']} bytes), not printed;"
-                " --binary prints it",
-                markup=False,
-            )
-            continue
-        if headers:
-            write_raw(("\n" if printed else "") + f"==> {entry['path']} <==\n")
-        write_raw(number_lines(entry["text"]) if number else entry["text"])
-        printed += 1
+    stopped = [entry for entry in files if "stopped" in entry]
+    missing = any("error" in entry for entry in files if entry not in stopped)
+
+    def shown() -> None:
+        headers = len(files) > 1
+        printed = 0
+        for entry in files:
+            if entry in stopped:
+                continue
+            if "error" in entry:
+                _say_unread(entry)
+            elif entry.get("binary"):
+                stderr_console().print(
+                    f"{printable(entry['path'])}: binary file ({entry['size']} bytes), not "
+                    "printed; --binary prints it",
+                    markup=False,
+                )
+            else:
+                if headers:
+                    write_raw(("\n" if printed else "") + f"==> {entry['path']} <==\n")
+                write_raw(number_lines(entry["text"]) if number else entry["text"])
+                printed += 1
+
+    write(Document({"files": files, "truncated": bool(capped) or bool(stopped)}, shown))
+    for entry in stopped:
+        _incomplete(_walk_bound(entry["error"]))
     for entry in capped:
         if tail is None:
             _incomplete(
@@ -421,9 +412,22 @@ def cat(
                 f"{entry['path']}: {shown:,} of the last {tail:,} lines fit in --max-bytes"
                 f" {max_bytes:,}; --max-bytes N reads further back"
             )
-    if missing or capped or any("stopped" in e for e in files):
+    if missing or capped or stopped:
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def _say_unread(entry: dict) -> None:
+    """Why a file `cat` was given was not read, on stderr."""
+    if entry.get("suggestions"):
+        _print_suggestions(entry["pattern"], entry["suggestions"])
+        return
+    path = entry.get("path", entry["pattern"])
+    line = f"{printable(path)}: {entry['error']}"
+    if str(entry["error"]).lower().startswith("no such"):
+        say_missing(line, path)
+    else:  # there, but unreadable: no `~` to blame
+        stderr_console().print(line, markup=False)
 
 
 def number_lines(text: str) -> str:
@@ -448,6 +452,7 @@ def parse_since(text: str, now: float) -> float:
         raise UsageError(message) from None
 
 
+@json_command
 def history(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show the last N.")] = 20,
     host: Annotated[
@@ -460,24 +465,19 @@ def history(
         bool,
         typer.Option("--verbose", "-v", help="Also the remote calls each command made."),
     ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON document on stdout.")
-    ] = False,
-) -> None:
+) -> int:
     """Show the command lines you ran, newest last (secrets redacted); -v adds the remote
     calls each one made. The transcript is private to your user.
 
     Example: remotedbg history -H gpu-box --since 2h -v"""
     import time
 
-    def body() -> int:
-        cutoff = parse_since(since, time.time()) if since else None
-        typed = environment().typed_option("--host", "-H")
-        only = host if typed else None  # not a default host's filter
-        entries = list(transcript.recent(limit, calls=verbose, host=only, since=cutoff))
-        if as_json:
-            emit_json({"transcript": str(transcript.transcript_path()), "entries": entries})
-            return ExitCode.OK
+    cutoff = parse_since(since, time.time()) if since else None
+    typed = environment().typed_option("--host", "-H")
+    only = host if typed else None  # not a default host's filter
+    entries = list(transcript.recent(limit, calls=verbose, host=only, since=cutoff))
+
+    def shown() -> None:
         for entry in entries:
             # one line each, the command last and whole: copy-pasteable, never cut
             stamp = time.strftime("%m-%d %H:%M:%S", time.localtime(entry.get("ts", 0)))
@@ -492,6 +492,6 @@ def history(
                 highlight=False,
                 style=None if typed else "dim",
             )
-        return ExitCode.OK
 
-    run_guarded(body, as_json)
+    write(Document({"transcript": str(transcript.transcript_path()), "entries": entries}, shown))
+    return ExitCode.OK

@@ -5,15 +5,17 @@ from typing import Annotated
 import typer
 
 from remotedbg import settings
+from remotedbg.front.cli.context import json_command
 from remotedbg.front.environment import stdout_console
-from remotedbg.front.output import emit_json, printable
+from remotedbg.front.output import printable
+from remotedbg.front.writer import Document, write
 
 
+@json_command
 def sessions_command(
     stop: Annotated[
         bool, typer.Option("--stop", help="Stop them now (their connections close).")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """The persistent sessions (background connections) of this user: host as typed, the
     connection options that differ from the defaults, commands served, idle time.
@@ -22,13 +24,14 @@ def sessions_command(
     from remotedbg.persist import client
 
     found = client.sessions(stop=stop)
-    if as_json:
-        emit_json({"sessions": found, "stopped": stop})
-        return
-    if not found:
-        stdout_console().print("no persistent sessions", markup=False)
-    for entry in found:
-        stdout_console().print(printable(session_line(entry, stop)), markup=False)
+
+    def shown() -> None:
+        if not found:
+            stdout_console().print("no persistent sessions", markup=False)
+        for entry in found:
+            stdout_console().print(printable(session_line(entry, stop)), markup=False)
+
+    write(Document({"sessions": found, "stopped": stop}, shown))
 
 
 def session_line(entry: dict, stopping: bool) -> str:
@@ -51,9 +54,8 @@ def session_line(entry: dict, stopping: bool) -> str:
     return f"{head}  {state}  pid {entry['pid']}"
 
 
-def config_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-) -> None:
+@json_command
+def config_command() -> None:
     """The defaults in effect and where each comes from: a REMOTEDBG_* variable, the config
     file (~/.config/remotedbg/config.toml, or REMOTEDBG_CONFIG), or built in. A flag given on
     a command line beats all three.
@@ -62,19 +64,19 @@ def config_command(
     from rich.table import Table
 
     rows = settings.effective(settings.load_config())
-    if as_json:
-        emit_json(
-            {
-                "file": str(settings.config_file()),
-                "settings": [{"key": k, "value": v, "source": src} for k, v, src in rows],
-            }
-        )
-        return
-    table = Table("setting", "value", "from", box=None)
-    for key, value, source in rows:
-        table.add_row(key, str(value), source)
-    stdout_console().print(table)
-    stdout_console().print(f"config file: {settings.config_file()}", markup=False)
+
+    def shown() -> None:
+        table = Table("setting", "value", "from", box=None)
+        for key, value, source in rows:
+            table.add_row(key, str(value), source)
+        stdout_console().print(table)
+        stdout_console().print(f"config file: {settings.config_file()}", markup=False)
+
+    document = {
+        "file": str(settings.config_file()),
+        "settings": [{"key": k, "value": v, "source": src} for k, v, src in rows],
+    }
+    write(Document(document, shown))
 
 
 def help_command(
@@ -102,11 +104,11 @@ def help_command(
     raise typer.Exit(run_words([*words, "--help"]))
 
 
+@json_command
 def explain_command(
     finding_id: Annotated[
         str | None, typer.Argument(help="A finding id (d2t-absolute-ids); none lists them all.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """What a finding id means and how to fix it.
 
@@ -121,25 +123,24 @@ def explain_command(
 
     if finding_id is None:
         entries = list(finding_catalog.CATALOG.values())
-        if as_json:
-            emit_json({"findings": [asdict(entry) for entry in entries]})
-            return
-        width = max(len(entry.id) for entry in entries)
-        for entry in entries:
-            line = f"{entry.id:<{width}}  {'/'.join(entry.severities):<21} {entry.reported_by}"
-            stdout_console().print(line, markup=False, highlight=False)
+
+        def listed() -> None:
+            width = max(len(entry.id) for entry in entries)
+            for entry in entries:
+                line = f"{entry.id:<{width}}  {'/'.join(entry.severities):<21} {entry.reported_by}"
+                stdout_console().print(line, markup=False, highlight=False)
+
+        write(Document({"findings": [asdict(entry) for entry in entries]}, listed))
         return
     entry = finding_catalog.entry_for(finding_id.strip())
     if entry is None:
         close = finding_catalog.close_ids(finding_id)
         hint = f"; did you mean {', '.join(close)}?" if close else "; remotedbg explain lists them"
-        raise typer.Exit(_fail(UsageError(f"no finding id {finding_id!r}{hint}")))
-    if as_json:
-        emit_json(asdict(entry))
-        return
+        raise UsageError(f"no finding id {finding_id!r}{hint}")
     from rich.markdown import Markdown
 
-    stdout_console().print(Markdown(finding_catalog.as_markdown(entry)))
+    page = finding_catalog.as_markdown(entry)
+    write(Document(asdict(entry), lambda: stdout_console().print(Markdown(page)), page))
 
 
 def _fail(error: Exception) -> int:

@@ -1,20 +1,25 @@
 """locate-eagle: which engine code will load the draft, and what it does with d2t."""
 # No `from __future__ import annotations` here: typer reads the Annotated options at runtime.
 
+import json
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.syntax import Syntax
 from rich.table import Table
 
 from remotedbg.actions.container_route import unreadable_line
 from remotedbg.actions.locate import locate_engines
+from remotedbg.analysis.plugins import plugin_lines
 from remotedbg.analysis.served_code import drift_line
 from remotedbg.engines.profiles import engines_named
 from remotedbg.errors import ExitCode
 from remotedbg.front.cli.context import CommandContext, remote_command
-from remotedbg.front.environment import stderr_console, stdout_console
-from remotedbg.front.output import emit_json, printable
+from remotedbg.front.environment import environment, stderr_console
+from remotedbg.front.output import printable
+from remotedbg.front.writer import marked, plain, write
 
 HANDLING_STYLE = {"offsets": "green", "direct": "bold red", "none": "dim", "unknown": "yellow"}
 
@@ -59,13 +64,10 @@ def locate_eagle(
     found = locate_engines(
         ctx.remote, root or [], search_home=search_home, architectures=arch or []
     )
-    if ctx.json:
-        emit_json(found)
-    else:
-        render_locate(found, evidence)
+    write(LocateReport(found, evidence))
     for server in found["unreadable"]:
         stderr_console().print(printable(unreadable_line(server)), markup=False)
-    if not ctx.json:
+    if not environment().json:
         for line in also_on_box_lines(found.get("also_on_box") or []):
             stderr_console().print(printable(line), markup=False, highlight=False)
     if found["unreadable"]:
@@ -97,19 +99,40 @@ def container_line(place: dict) -> str:
     )
 
 
-def render_locate(found: dict, show_evidence: bool = True) -> None:
-    console = stdout_console()
+@dataclass
+class LocateReport:
+    """What locate-eagle found: the installs, their draft-model files and d2t handling."""
+
+    found: dict
+    show_evidence: bool = True
+
+    def to_json(self) -> dict:
+        return self.found
+
+    def to_markdown(self) -> str:
+        return "```json\n" + json.dumps(self.found, indent=2, default=str) + "\n```\n"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from locate_lines(self.found, console, self.show_evidence)
+
+
+def say_no_install(found: dict) -> None:
+    """Where was searched, on stderr, when no install was found."""
+    stderr_console().print(f"no {engines_named()} install found. Searched:", markup=False)
+    for place in found["searched"][:30]:
+        stderr_console().print(f"  {printable(place)}", markup=False)
+    stderr_console().print(
+        "Point at one with --root DIR (a checkout's python/sglang, or a "
+        "site-packages/vllm), or pass --python for the engine's venv.",
+        markup=False,
+    )
+
+
+def locate_lines(found: dict, console: Console, show_evidence: bool = True) -> RenderResult:
     if not found["engines"]:
-        stderr_console().print(f"no {engines_named()} install found. Searched:", markup=False)
-        for place in found["searched"][:30]:
-            stderr_console().print(f"  {printable(place)}", markup=False)
-        stderr_console().print(
-            "Point at one with --root DIR (a checkout's python/sglang, or a "
-            "site-packages/vllm), or pass --python for the engine's venv.",
-            markup=False,
-        )
+        say_no_install(found)
         return
-    console.print(locate_summary(found), markup=False)
+    yield plain(console, locate_summary(found))
     for engine in found["engines"]:
         running = (
             f"  [bold green]running (pid {', '.join(map(str, engine['running']))})[/]"
@@ -118,81 +141,80 @@ def render_locate(found: dict, show_evidence: bool = True) -> None:
         )
         heading = (engine.get("label") if engine.get("fork")
                    else f"{engine['name']} {engine.get('version') or '(version unknown)'}")
-        console.print(
-            f"\n[bold]{heading}"
-            f"[/] at {printable(engine['path'])}{running}"
-        )
-        console.print(f"  found by: {', '.join(engine['how_found'])}", markup=False)
+        yield marked(console, f"\n[bold]{heading}[/] at {printable(engine['path'])}{running}")
+        yield plain(console, f"  found by: {', '.join(engine['how_found'])}")
         if engine.get("container"):
-            console.print(f"  {container_line(engine['container'])}", markup=False)
-        render_drift(engine.get("drift"))
+            yield plain(console, f"  {container_line(engine['container'])}")
+        yield from drift_lines(engine.get("drift"), console)
+        for plugin in engine.get("plugins") or []:
+            for line in plugin_lines(plugin):
+                yield plain(console, printable(f"  {line}"))
         table = Table("draft-model file", "architectures", "d2t handling", box=None)
         models = [m for m in found["draft_models"] if m["install"] == engine["path"]]
         for model in models:
             style = HANDLING_STYLE.get(model["d2t_handling"], "")
+            plugin = (f" (plugin {model['plugin']}"
+                      + (", not registered here)" if model.get("disabled") else ")")
+                      if model.get("plugin") else "")  # fmt: skip
             table.add_row(
-                printable(model["relative_path"]),
+                printable(model["relative_path"] + plugin),
                 ", ".join(model["architectures"]) or "-",
                 f"[{style}]{model['d2t_handling']}[/]",
             )
-        console.print(table)
+        yield table
         workers = [w for w in found["workers"] if w["install"] == engine["path"]]
         if workers:
-            console.print(
+            yield plain(
+                console,
                 f"  speculative workers: {len(workers)} file(s), e.g. "
                 f"{printable(workers[0]['path'])}",
-                markup=False,
             )
         if show_evidence:
             for model in models:
                 if model["d2t_handling"] == "none" or not model["evidence_lines"]:
                     continue
-                console.print(f"\n  [bold]{printable(model['path'])}[/]: {model['reason']}")
-                for block, marked in _merged_blocks(model["evidence_lines"][:12]):
-                    console.print(
-                        Syntax(
-                            "\n".join(text for _, text in block),
-                            "python",
-                            line_numbers=True,
-                            start_line=block[0][0],
-                            highlight_lines=marked,
-                            word_wrap=True,
-                        )
+                yield marked(console, f"\n  [bold]{printable(model['path'])}[/]: {model['reason']}")
+                for block, lit in _merged_blocks(model["evidence_lines"][:12]):
+                    yield Syntax(
+                        "\n".join(text for _, text in block),
+                        "python",
+                        line_numbers=True,
+                        start_line=block[0][0],
+                        highlight_lines=lit,
+                        word_wrap=True,
                     )
     for hit in found.get("resolved", []):
         where = f"{hit.get('path')}:{hit.get('class')}" if hit.get("resolved") else "not found"
-        console.print(
+        yield plain(
+            console,
             f"\narchitecture {hit['architecture']} -> {printable(where)} "
             f"(d2t: {hit.get('d2t_handling')})",
-            markup=False,
         )
 
 
-def render_drift(drift: dict | None) -> None:
+def drift_lines(drift: dict | None, console: Console) -> RenderResult:
     """The install against its release: one line, then each changed file on the speculative
     path with its hunks (numbered as served) and what it does to the draft's inputs."""
-    console = stdout_console()
-    console.print(f"  code: {printable(drift_line(drift))}", markup=False, highlight=False)
+    yield plain(console, f"  code: {printable(drift_line(drift))}")
     release = (drift or {}).get("release") or {}
     if release.get("tag") and release.get("at_tag") is False:
-        console.print(printable(f"  HEAD {str(release.get('head'))[:12]} is not the release tag "
-                                f"{release['tag']} ({str(release.get('tag_commit'))[:12]})"),
-                      markup=False, highlight=False)  # fmt: skip
+        yield plain(console, printable(
+            f"  HEAD {str(release.get('head'))[:12]} is not the release tag "
+            f"{release['tag']} ({str(release.get('tag_commit'))[:12]})"))  # fmt: skip
     for item in (drift or {}).get("files") or []:
         if not item.get("speculative"):
             continue
         effect = (item.get("capture_change") or {}).get("what")
-        console.print(printable(f"  on the speculative path: {item['path']} ({item['change']})"
-                                + (f": {effect}" if effect else "")),
-                      markup=False, highlight=False)  # fmt: skip
+        yield plain(console, printable(f"  on the speculative path: {item['path']} "
+                                       f"({item['change']})" + (f": {effect}" if effect else "")))
         for hunk in item.get("hunks") or []:
-            console.print(printable(f"    @@ released line {hunk['released_line']}, served line "
-                                    f"{hunk['served_line']} ({hunk.get('function')})"),
-                          markup=False, highlight=False)  # fmt: skip
+            yield plain(console, printable(
+                f"    @@ released line {hunk['released_line']}, served line "
+                f"{hunk['served_line']} ({hunk.get('function')})"))  # fmt: skip
             for line in hunk["removed"]:
-                console.print(printable(f"    - {line}"), markup=False, highlight=False)
+                yield plain(console, printable(f"    - {line}"))
             for line in hunk["added"]:
-                console.print(printable(f"    + {line}"), markup=False, highlight=False)
+                yield plain(console, printable(f"    + {line}"))
 
 
 def locate_summary(found: dict) -> str:

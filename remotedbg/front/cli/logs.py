@@ -11,21 +11,26 @@ from typing import Annotated, Any
 
 import typer
 
-from remotedbg.actions.logs import find_log, not_speculating_why, read_new, read_tail
+from remotedbg.actions.logs import (
+    AcceptTrend,
+    LogTail,
+    host_tail,
+    not_speculating_why,
+    read_new,
+    tail_log,
+)
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.agent.server_scan import parse_decode_line
-from remotedbg.analysis.engine_log import died_of
 from remotedbg.errors import ExitCode, Interrupted, UsageError
 from remotedbg.fleet import map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
 from remotedbg.front.cli.probe_report import sparkline
-from remotedbg.front.environment import note, stdout_console
-from remotedbg.front.output import emit_json, printable
+from remotedbg.front.environment import environment, note, stdout_console
+from remotedbg.front.output import printable
+from remotedbg.front.writer import Document, write
 from remotedbg.inventory import is_host_list
 
 POLL_S = 0.3
-#: Lines read back to see how the engine ended: a traceback sits above a short tail.
-DEATH_LINES = 400
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -37,57 +42,35 @@ def parse_since(text: str) -> float:
     return float(m.group(1)) * _UNIT[m.group(2)]
 
 
-class AcceptTrend:
-    """Accept lengths seen so far, for the sparkline; from vLLM's SpecDecoding lines also the
-    last per-position rates and the accepted and drafted tokens summed."""
-
-    def __init__(self) -> None:
-        self.values: list[float] = []
-        self.per_position: list[float] | None = None
-        self.tokens = {"accepted": 0, "drafted": 0, "lines": 0}
-
-    def add(self, line: str) -> dict[str, Any] | None:
-        parsed = parse_decode_line(line)
-        if parsed and "accept_length" in parsed:
-            self.values.append(parsed["accept_length"])
-        if parsed and parsed.get("per_position"):
-            self.per_position = parsed["per_position"]
-        if parsed and "accepted_tokens" in parsed and "drafted_tokens" in parsed:
-            self.tokens["accepted"] += parsed["accepted_tokens"]
-            self.tokens["drafted"] += parsed["drafted_tokens"]
-            self.tokens["lines"] += 1
-        return parsed
-
-    def figures(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"accept_length": self.values}
-        if self.per_position is not None:
-            out["per_position_last"] = self.per_position
-        if self.tokens["lines"]:
-            out["spec_tokens"] = dict(self.tokens)
-        return out
-
-    def line(self) -> str:
-        if not self.values:
-            return "no accept-length lines yet"
-        recent = self.values[-40:]
-        mean = sum(self.values) / len(self.values)
-        text = (
-            f"accept length {sparkline(recent)}  last {self.values[-1]:.2f}, mean {mean:.2f} "
-            f"over {len(self.values)} lines"
-        )
-        if self.per_position is not None:
-            text += "; per position " + " ".join(f"{p:.2f}" for p in self.per_position)
-        if self.tokens["drafted"]:
-            accepted, drafted = self.tokens["accepted"], self.tokens["drafted"]
-            text += f"; {accepted} of {drafted} drafted tokens accepted ({accepted / drafted:.1%})"
-        return text
+def trend_line(trend: AcceptTrend) -> str:
+    """The accept figures so far on one line, with a sparkline of the last 40."""
+    if not trend.values:
+        return "no accept-length lines yet"
+    recent = trend.values[-40:]
+    mean = sum(trend.values) / len(trend.values)
+    text = (
+        f"accept length {sparkline(recent)}  last {trend.values[-1]:.2f}, mean {mean:.2f} "
+        f"over {len(trend.values)} lines"
+    )
+    if trend.per_position is not None:
+        text += "; per position " + " ".join(f"{p:.2f}" for p in trend.per_position)
+    if trend.tokens["drafted"]:
+        accepted, drafted = trend.tokens["accepted"], trend.tokens["drafted"]
+        text += f"; {accepted} of {drafted} drafted tokens accepted ({accepted / drafted:.1%})"
+    return text
 
 
-def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
-    parsed = trend.add(line)
+def _line(line: str, spec_only: bool) -> None:
+    """One line of the log, an accept-length line highlighted (--spec-only: those only)."""
+    parsed = parse_decode_line(line)
     if spec_only and not parsed:
         return
     stdout_console().print(printable(line), markup=False, style="bold cyan" if parsed else None)
+
+
+def _show(line: str, trend: AcceptTrend, spec_only: bool) -> None:
+    trend.add(line)
+    _line(line, spec_only)
 
 
 @remote_command
@@ -125,39 +108,40 @@ def logs(
         if follow:
             raise UsageError("--follow follows one host's log; give one --host")
         return _on_hosts(ctx, server, log, lines, since_s, spec_only)
-    chosen = find_log(ctx.remote, server, log)
-    # read far enough back to see how the engine ended (its traceback is above a short tail)
-    read = read_tail(ctx.remote, chosen, max(lines, DEATH_LINES), since_s)
-    tail = dict(read, lines=read["lines"][-lines:] if lines else [])
-    died = died_of(read["lines"])
-    trend = AcceptTrend()
-    if ctx.json:
-        for line in tail["lines"]:
-            trend.add(line)
-        shown = (
-            [ln for ln in tail["lines"] if parse_decode_line(ln)] if spec_only else tail["lines"]
-        )
-        emit_json({"server": chosen, "path": tail["path"], "lines": shown,
-                   "died_of": died and died["exception"],
-                   "not_speculating": not_speculating_why(chosen), **trend.figures()})  # fmt: skip
-        return ExitCode.REMOTE if died else ExitCode.OK
-    where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
-    taken = f"; {chosen['taken_because']}" if chosen.get("taken_because") else ""
-    note(f"{where}log {chosen['log']} ({chosen['how_found']}{taken})")
-    for line in tail["lines"]:
-        _show(line, trend, spec_only)
-    if died and not follow:
-        stdout_console().print(f"the engine died: {died['exception']}", markup=False, style="bold")
+    got = tail_log(ctx.remote, server, log, lines, since_s)
+    chosen = got.chosen
+    why = "" if got.trend.values else not_speculating_why(chosen)
+
+    def shown() -> None:
+        where = f"pid {chosen['pid']} " if chosen.get("pid") else ""
+        taken = f"; {chosen['taken_because']}" if chosen.get("taken_because") else ""
+        note(f"{where}log {chosen['log']} ({chosen['how_found']}{taken})")
+        for line in got.tail["lines"]:
+            _line(line, spec_only)
+        if got.died and not follow:
+            stdout_console().print(
+                f"the engine died: {got.died['exception']}", markup=False, style="bold"
+            )
+        elif why:  # no figure will ever come: say why, once
+            stdout_console().print(f"pid {chosen['pid']} does not speculate ({why}): its log "
+                                   "has no accept-length lines", markup=False,
+                                   style="bold")  # fmt: skip
+        elif not follow:
+            stdout_console().print(trend_line(got.trend), style="dim", markup=False)
+
+    write(Document(got.document(spec_only), shown))
+    streaming = follow and not environment().json  # --json is one document: it never follows
+    if got.died and not streaming:
         return ExitCode.REMOTE
-    why = "" if trend.values else not_speculating_why(chosen)
-    if why:  # no figure will ever come: say why, once
-        stdout_console().print(f"pid {chosen['pid']} does not speculate ({why}): its log has no "
-                             "accept-length lines", markup=False, style="bold")  # fmt: skip
+    if why or not streaming:
         return ExitCode.OK
-    if not follow:
-        stdout_console().print(trend.line(), style="dim", markup=False)
-        return ExitCode.OK
-    last = tail
+    return _follow(ctx, got, spec_only)
+
+
+def _follow(ctx: CommandContext, got: LogTail, spec_only: bool) -> int:
+    """Lines as they are written, the figures after each batch on a terminal; Ctrl-C stops."""
+    chosen, trend = got.chosen, got.trend
+    last = got.tail
     shown = 0
     try:
         while True:
@@ -169,10 +153,10 @@ def logs(
             for line in new["lines"]:
                 _show(line, trend, spec_only)
             if trend.values and len(trend.values) != shown and sys.stdout.isatty():
-                stdout_console().print(trend.line(), style="dim", markup=False)
+                stdout_console().print(trend_line(trend), style="dim", markup=False)
             shown = len(trend.values)
     except KeyboardInterrupt:  # as `tail -f`: the figures so far, then the exit of Ctrl-C
-        stdout_console().print(trend.line(), style="dim", markup=False)
+        stdout_console().print(trend_line(trend), style="dim", markup=False)
         return Interrupted.exit_code
 
 
@@ -182,20 +166,13 @@ def _on_hosts(
     """Each host's tail under its name, in the order given, with its own sparkline."""
 
     def work(remote: Any) -> dict[str, Any]:
-        chosen = find_log(remote, server, log)
-        return {"server": chosen, **read_tail(remote, chosen, lines, since_s)}
+        return host_tail(remote, server, log, lines, since_s)
 
     rows = map_hosts(parse_hosts(ctx.options.host, None, options=ctx.options), ctx.options, work)
-    if ctx.json:
-        out = []
-        for row in rows:
-            trend = AcceptTrend()
-            for line in (row.value or {}).get("lines", []):
-                trend.add(line)
-            out.append({"host": row.host, "error": row.error, "exit_code": row.exit_code,
-                        **(row.value or {}), **trend.figures()})  # fmt: skip
-        emit_json({"hosts": out})
-    else:
+    out = [{"host": row.host, "error": row.error, "exit_code": row.exit_code,
+            **(row.value or AcceptTrend().figures())} for row in rows]  # fmt: skip
+
+    def shown() -> None:
         for row in rows:
             stdout_console().print(f"== {printable(row.host)}", style="bold", markup=False)
             if row.value is None:
@@ -204,5 +181,7 @@ def _on_hosts(
             trend = AcceptTrend()
             for line in row.value["lines"]:
                 _show(line, trend, spec_only)
-            stdout_console().print(trend.line(), style="dim", markup=False)
+            stdout_console().print(trend_line(trend), style="dim", markup=False)
+
+    write(Document({"hosts": out}, shown))
     return worst_exit([r.exit_code for r in rows])

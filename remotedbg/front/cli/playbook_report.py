@@ -4,14 +4,17 @@ report, for one host or a fleet."""
 import dataclasses
 import shlex
 import sys
+from dataclasses import dataclass
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
-from remotedbg.fleet import HostResult
-from remotedbg.front.cli.locate import also_on_box_lines, render_locate
-from remotedbg.front.environment import environment, stdout_console
+from remotedbg.fleet import HostResult, worst_exit
+from remotedbg.front.cli.locate import also_on_box_lines, locate_lines
+from remotedbg.front.environment import environment
 from remotedbg.front.output import md_inline, printable
 from remotedbg.front.report import Findings, Verdict
+from remotedbg.front.writer import marked, plain, styled, uncut
 from remotedbg.playbook import RunOutcome
 
 
@@ -55,26 +58,52 @@ def _fleet_rows(results: list[HostResult]) -> tuple[list[str], list[list[str]]]:
     return ids, rows
 
 
-def render_fleet(name: str, results: list[HostResult], diff: dict) -> None:
-    ids, rows = _fleet_rows(results)
-    table = Table(title=f"{name} on {len(results)} hosts", title_justify="left", box=None)
-    # host and verdict are what a reader scans for: never cut; finding columns fold instead
-    table.add_column("host", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("exit", no_wrap=True)
-    for finding_id in ids:
-        table.add_column(finding_id, overflow="fold")
-    table.add_column("reason", overflow="fold")  # the headline of each host that is not ok
-    for row in rows:
-        table.add_row(*[printable(cell) for cell in row])
-    stdout_console().print(table, soft_wrap=False)  # columns fold: a reason is never cut
-    if diff:
-        stdout_console().print("\n[bold]differences between hosts[/]")
-        for fact, values in diff.items():
-            spread = ", ".join(f"{host}={value}" for host, value in values.items())
-            stdout_console().print(f"  {fact}: {spread}", markup=False)
-    else:
-        stdout_console().print("no differences between the reachable hosts", markup=False)
+@dataclass
+class FleetReport:
+    """A playbook on several hosts: a row per host, what differs between them."""
+
+    name: str
+    results: list[HostResult]
+    diff: dict
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit([r.exit_code for r in self.results])
+
+    def to_json(self) -> dict:
+        return {
+            "playbook": self.name,
+            "exit_code": self.exit_code,
+            "differences": self.diff,
+            "hosts": [host_document(r) for r in self.results],
+        }
+
+    def to_markdown(self) -> str:
+        return fleet_markdown(self.name, self.results, self.diff)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        ids, rows = _fleet_rows(self.results)
+        table = Table(
+            title=f"{self.name} on {len(self.results)} hosts", title_justify="left", box=None
+        )
+        # host and verdict are what a reader scans for: never cut; finding columns fold instead
+        table.add_column("host", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("exit", no_wrap=True)
+        for finding_id in ids:
+            table.add_column(finding_id, overflow="fold")
+        table.add_column("reason", overflow="fold")  # the headline of each host that is not ok
+        for row in rows:
+            table.add_row(*[printable(cell) for cell in row])
+        # columns fold: a reason is never cut (not the consoles' soft wrap)
+        yield from uncut(console, options.update(no_wrap=None, overflow=None), table)
+        if self.diff:
+            yield marked(console, "\n[bold]differences between hosts[/]")
+            for fact, values in self.diff.items():
+                spread = ", ".join(f"{host}={value}" for host, value in values.items())
+                yield plain(console, f"  {fact}: {spread}")
+        else:
+            yield plain(console, "no differences between the reachable hosts")
 
 
 def fleet_markdown(name: str, results: list[HostResult], diff: dict) -> str:
@@ -116,37 +145,48 @@ def outcome_document(outcome: RunOutcome) -> dict:
     }
 
 
-def render_outcome(outcome: RunOutcome) -> None:
-    console = stdout_console()
-    console.print(Verdict(outcome.verdict, outcome.headline))
-    for draft in outcome.section("drafts").get("drafts", []):
-        vocab = draft.get("vocab") or {}
-        loader = draft.get("loader") or {}
-        console.print(
-            f"[bold]draft[/] {printable(draft['draft'])}: format "
-            f"{vocab.get('format', '?')}, {vocab.get('draft_vocab', '?')} -> "
-            f"{vocab.get('target_vocab', '?')} ids; loader "
-            f"{printable(str(loader.get('path', 'not resolved')))}"
-            f" ({loader.get('d2t_handling', '-')})",
-            highlight=False,
-        )
-        for other in (draft.get("loaders") or [])[1:]:  # a draft no server runs: every install
-            console.print(
-                f"  also judged with {printable(str(other.get('path')))} "
-                f"({other.get('d2t_handling', '-')})",
-                markup=False,
-                highlight=False,
+@dataclass
+class RunReport:
+    """One playbook run on one host: verdict, drafts, servers, findings, steps."""
+
+    outcome: RunOutcome
+
+    def to_json(self) -> dict:
+        return outcome_document(self.outcome)
+
+    def to_markdown(self) -> str:
+        return outcome_markdown(self.outcome)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        outcome = self.outcome
+        yield Verdict(outcome.verdict, outcome.headline)
+        for draft in outcome.section("drafts").get("drafts", []):
+            vocab = draft.get("vocab") or {}
+            loader = draft.get("loader") or {}
+            yield marked(
+                console,
+                f"[bold]draft[/] {printable(draft['draft'])}: format "
+                f"{vocab.get('format', '?')}, {vocab.get('draft_vocab', '?')} -> "
+                f"{vocab.get('target_vocab', '?')} ids; loader "
+                f"{printable(str(loader.get('path', 'not resolved')))}"
+                f" ({loader.get('d2t_handling', '-')})",
             )
-    for line in server_lines(outcome):
-        console.print(line, markup=False, highlight=False)
-    console.print(Findings(outcome.findings))
-    for line in also_on_box_lines(also_on_box(outcome)):
-        console.print(printable(line), markup=False, highlight=False, style="dim")
-    located = outcome.section("locate")
-    if located:
-        render_locate(located)
-    steps = ", ".join(f"{s.id} {s.status} {s.duration_ms:.0f} ms" for s in outcome.steps)
-    console.print(f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
+            for other in (draft.get("loaders") or [])[1:]:  # a draft no server runs: each install
+                yield plain(
+                    console,
+                    f"  also judged with {printable(str(other.get('path')))} "
+                    f"({other.get('d2t_handling', '-')})",
+                )
+        for line in server_lines(outcome):
+            yield plain(console, line)
+        yield Findings(outcome.findings)
+        for line in also_on_box_lines(also_on_box(outcome)):
+            yield from styled(console, options, plain(console, printable(line)), "dim")
+        located = outcome.section("locate")
+        if located:
+            yield from locate_lines(located, console)
+        steps = ", ".join(f"{s.id} {s.status} {s.duration_ms:.0f} ms" for s in outcome.steps)
+        yield marked(console, f"[dim]steps: {steps}; {outcome.round_trips} remote round trips[/]")
 
 
 def also_on_box(outcome: RunOutcome) -> list[dict]:

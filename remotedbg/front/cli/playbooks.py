@@ -13,20 +13,12 @@ from typer.core import TyperGroup
 
 from remotedbg.contract import VERDICT_EXIT
 from remotedbg.errors import ExitCode, UsageError
-from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet, worst_exit
-from remotedbg.front.cli.context import CommandContext, parse_vars, remote_command, run_guarded
-from remotedbg.front.cli.playbook_report import (
-    fleet_markdown,
-    host_document,
-    outcome_document,
-    outcome_markdown,
-    render_fleet,
-    render_outcome,
-)
+from remotedbg.fleet import HostResult, differences, parse_hosts, run_fleet
+from remotedbg.front.cli.context import CommandContext, json_command, parse_vars, remote_command
+from remotedbg.front.cli.playbook_report import FleetReport, RunReport
 from remotedbg.front.environment import environment, note, stdout_console
-from remotedbg.front.output import emit_json
+from remotedbg.front.writer import Document, write
 from remotedbg.inventory import is_host_list
-from remotedbg.local_files import write_text
 from remotedbg.playbook import (
     RunOutcome,
     Step,
@@ -67,68 +59,49 @@ def first_sentence(text: str) -> str:
 
 
 @app.command("list")
-def list_command(
-    playbook_path: PathOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
-) -> None:
+@json_command
+def list_command(playbook_path: PathOpt = None) -> int:
     """The playbooks available: --playbook-path, ~/.config/remotedbg/playbooks, shipped ones.
 
     Example: remotedbg playbook list"""
 
-    def body() -> int:
-        rows = []
-        for name, path in list_playbooks(playbook_path).items():
-            try:
-                description = load_playbook(path).description
-            except UsageError as error:
-                description = f"(invalid: {error})"
-            rows.append({"name": name, "path": str(path), "description": description})
-        if as_json:
-            emit_json({"playbooks": rows})
-        else:
-            places = search_path(playbook_path)
-            shipped = places[-1] if places else None
-            table = Table(box=None)
-            table.add_column("name", no_wrap=True, style="bold")
-            table.add_column("question it answers (playbook show NAME for the rest)")
-            table.add_column("from", overflow="fold")
-            for row in rows:
-                origin = Path(row["path"]).parent
-                table.add_row(
-                    row["name"],
-                    first_sentence(row["description"]),
-                    "shipped" if origin == shipped else row["path"],
-                )
-            stdout_console().print(table)
-        return ExitCode.OK
+    rows = []
+    for name, path in list_playbooks(playbook_path).items():
+        try:
+            description = load_playbook(path).description
+        except UsageError as error:
+            description = f"(invalid: {error})"
+        rows.append({"name": name, "path": str(path), "description": description})
 
-    run_guarded(body, as_json)
+    def shown() -> None:
+        places = search_path(playbook_path)
+        shipped = places[-1] if places else None
+        table = Table(box=None)
+        table.add_column("name", no_wrap=True, style="bold")
+        table.add_column("question it answers (playbook show NAME for the rest)")
+        table.add_column("from", overflow="fold")
+        for row in rows:
+            origin = Path(row["path"]).parent
+            table.add_row(
+                row["name"],
+                first_sentence(row["description"]),
+                "shipped" if origin == shipped else row["path"],
+            )
+        stdout_console().print(table)
+
+    write(Document({"playbooks": rows}, shown))
+    return ExitCode.OK
 
 
 @app.command("show")
-def show_command(
-    name: str,
-    playbook_path: PathOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
-) -> None:
+@json_command
+def show_command(name: str, playbook_path: PathOpt = None) -> int:
     """A playbook's variables and steps.
 
     Example: remotedbg playbook show vocab-audit"""
+    playbook = load_playbook(find_playbook(name, playbook_path))
 
-    def body() -> int:
-        playbook = load_playbook(find_playbook(name, playbook_path))
-        if as_json:
-            emit_json(
-                {
-                    "name": playbook.name,
-                    "description": playbook.description,
-                    "path": str(playbook.path),
-                    "variables": playbook.variables,
-                    "steps": [dataclasses.asdict(s) for s in playbook.steps],
-                    "report": playbook.report,
-                }
-            )
-            return ExitCode.OK
+    def shown() -> None:
         stdout_console().print(f"[bold]{playbook.name}[/]  ({playbook.path})")
         stdout_console().print(playbook.description, markup=False)
         variables = Table(
@@ -144,11 +117,19 @@ def show_command(
             steps.add_row(step.id, step.action, "yes" if step.writes else "no", step.description)
         stdout_console().print(steps)
         if playbook.report:
-            shown = ", ".join(f"{section} from {step}" for section, step in playbook.report.items())
-            stdout_console().print(f"report: {shown}", markup=False)
-        return ExitCode.OK
+            given = ", ".join(f"{section} from {step}" for section, step in playbook.report.items())
+            stdout_console().print(f"report: {given}", markup=False)
 
-    run_guarded(body, as_json)
+    document = {
+        "name": playbook.name,
+        "description": playbook.description,
+        "path": str(playbook.path),
+        "variables": playbook.variables,
+        "steps": [dataclasses.asdict(s) for s in playbook.steps],
+        "report": playbook.report,
+    }
+    write(Document(document, shown))
+    return ExitCode.OK
 
 
 @app.command("run")
@@ -200,15 +181,9 @@ def run_command(
         hosts = parse_hosts(typed, hosts_file, group, options=ctx.options)
         return run_fleet_command(ctx, playbook, variables, allow_write, hosts, report)
     outcome = execute(ctx, playbook, variables, allow_write)
-    document = outcome_document(outcome)
-    if ctx.json:
-        emit_json(document)
-    else:
-        render_outcome(outcome)
+    write(RunReport(outcome), report)
     if report:
-        write_text(report, outcome_markdown(outcome))
-        if not ctx.json:
-            note(f"report written to {report}")
+        note(f"report written to {report}")
     return VERDICT_EXIT[outcome.verdict]
 
 
@@ -220,35 +195,17 @@ def run_fleet_command(
     hosts: list[str],
     report: Path | None,
 ) -> int:
-    if ctx.json:
-        results = run_fleet(hosts, ctx.options, playbook, variables, allow_write)
-    else:
-        with _progress() as progress:
-            tasks = {host: progress.add_task(f"{host}: {playbook.name}", total=1) for host in hosts}
+    with _progress() as progress:
+        tasks = {host: progress.add_task(f"{host}: {playbook.name}", total=1) for host in hosts}
 
-            def done(result: HostResult) -> None:
-                state = result.outcome.verdict if result.outcome else "unreachable"
-                progress.update(
-                    tasks[result.host], description=f"{result.host}: {state}", completed=1
-                )
+        def done(result: HostResult) -> None:
+            state = result.outcome.verdict if result.outcome else "unreachable"
+            progress.update(tasks[result.host], description=f"{result.host}: {state}", completed=1)
 
-            results = run_fleet(hosts, ctx.options, playbook, variables, allow_write, done)
-    diff = differences(results)
-    code = worst_exit([r.exit_code for r in results])
-    if ctx.json:
-        emit_json(
-            {
-                "playbook": playbook.name,
-                "exit_code": code,
-                "differences": diff,
-                "hosts": [host_document(r) for r in results],
-            }
-        )
-    else:
-        render_fleet(playbook.name, results, diff)
-    if report:
-        write_text(report, fleet_markdown(playbook.name, results, diff))
-    return code
+        results = run_fleet(hosts, ctx.options, playbook, variables, allow_write, done)
+    fleet = FleetReport(playbook.name, results, differences(results))
+    write(fleet, report)
+    return fleet.exit_code
 
 
 def _progress() -> Progress:
@@ -260,13 +217,12 @@ def _progress() -> Progress:
         TimeElapsedColumn(),
         console=env.stderr,
         transient=True,
-        disable=env.quiet or not env.stderr.is_terminal,  # no redraws in a log or pipe
+        # no redraws in a log or pipe, nor beside --json's one document
+        disable=env.quiet or env.json or not env.stderr.is_terminal,
     )
 
 
 def execute(ctx: CommandContext, playbook: Any, variables: dict, allow_write: bool) -> RunOutcome:
-    if ctx.json:
-        return run_playbook(playbook, ctx.remote, variables, allow_write)
     with _progress() as progress:
         tasks: dict[str, Any] = {}
 

@@ -3,7 +3,6 @@ which draft position does it fall apart. Measured live, from the box, with a sta
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Annotated
 
@@ -12,23 +11,21 @@ import typer
 from remotedbg.actions.probe import (
     DEFAULT_BUDGET_S,
     ProbePlan,
-    add_context_pair,
-    locate_target,
-    plan_requests,
+    compared,
+    prepare_probe,
+    probe_host,
+    probe_plan,
     probe_server,
 )
 from remotedbg.actions.server_arg import parse_server
 from remotedbg.contract import exit_code, verdict
-from remotedbg.engines.probe_prompts import builtin_prompts, read_prompt_file
 from remotedbg.errors import ExitCode, UsageError
 from remotedbg.fleet import HostValue, map_hosts, parse_hosts, worst_exit
 from remotedbg.front.cli.context import CommandContext, ServerOption, remote_command
-from remotedbg.front.cli.probe_report import figure_svg, probe_markdown, render_fleet, render_probe
+from remotedbg.front.cli.probe_report import ProbeFleetReport, ProbeReport, figure_svg
 from remotedbg.front.environment import note, stderr_console
-from remotedbg.front.output import emit_json
-from remotedbg.front.report import Verdict
+from remotedbg.front.writer import Document, write
 from remotedbg.inventory import is_host_list
-from remotedbg.local_files import write_text
 from remotedbg.remote.primitives import Remote
 
 
@@ -86,14 +83,8 @@ def probe(
 
     Example: remotedbg probe -H gpu-box --max-tokens 64"""
     parse_server(server)  # a bad --server is said before anything is done
-    chosen = (
-        builtin_prompts(per_category)
-        if prompts == "builtin"
-        else read_prompt_file(Path(prompts).expanduser(), per_category)
-    )
-    wanted = [c for c in compare.split(",") if c and c != "none"]
-    plan = plan_requests(chosen, max_tokens, wanted)
-    long = "long" in wanted
+    plan = probe_plan(prompts, per_category, max_tokens, compare)
+    long = "long" in compared(compare)
     if is_host_list(ctx.options.host):
         if report is not None or dry_run:
             raise UsageError("--report and --dry-run take one host; give one --host")
@@ -102,66 +93,57 @@ def probe(
         note(f"sending {plan.describe()}{pair}, to each of {len(hosts)} hosts")
 
         def on_host(remote: Remote) -> dict:
-            target = locate_target(remote, server, long)
-            mine = add_context_pair(copy.deepcopy(plan), target.draft_context, max_tokens)
-            return probe_server(remote, target, mine, api_key, budget)
+            return probe_host(remote, server, plan, long, max_tokens, api_key, budget)
 
-        return _fleet(ctx, map_hosts(hosts, ctx.options, on_host))
+        return _fleet(map_hosts(hosts, ctx.options, on_host))
     if dry_run and not long:  # nothing to read on the box: the plan is all there is
-        _show_plan(ctx, plan)
+        _show_plan(plan)
         return ExitCode.OK
-    target = locate_target(ctx.remote, server, long)
+    target, plan = prepare_probe(ctx.remote, server, plan, long, max_tokens)
     taken = (target.server or {}).get("taken_because")
     if taken:
         note(f"server pid {target.server['pid']}: {taken}")  # type: ignore[index]
-    plan = add_context_pair(plan, target.draft_context, max_tokens)
     if long and not target.draft_context:
         note("--compare long: the served draft's config was not readable; the pair is left out")
     if dry_run:
-        _show_plan(ctx, plan)
+        _show_plan(plan)
         return ExitCode.OK
     note(f"sending {plan.describe()}")
     result = probe_server(ctx.remote, target, plan, api_key, budget)
     result["host"] = ctx.session.name
     decided, headline = verdict(result["findings"], result["inconclusive"])
-    if ctx.json:
-        emit_json({**Verdict(decided, headline).to_json(), **result})
-    else:
-        render_probe(result, decided, headline)
+    shown = ProbeReport(result, decided, headline)
     if report is not None:
         figure = report.with_suffix(".svg")
         why_not = figure_svg(result, figure)
         if why_not:
             note(why_not)
-        write_text(
-            report, probe_markdown(result, decided, headline, None if why_not else figure.name)
-        )
-        note(f"report written to {report}" + ("" if why_not else f" (figure {figure})"))
+        else:
+            shown.figure = figure.name
+    write(shown, report)
+    if report is not None:
+        note(f"report written to {report}" + (f" (figure {figure})" if shown.figure else ""))
     return exit_code(decided)
 
 
-def _show_plan(ctx: CommandContext, plan: ProbePlan) -> None:
-    if ctx.json:
-        emit_json({"load": plan.describe(), "requests": plan.requests})
-        return
-    stderr_console().print(f"would send {plan.describe()}", markup=False)
-    for r in plan.requests:
-        text = r["prompt"][:60].replace("\n", " ")
-        stderr_console().print(
-            f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
-        )
+def _show_plan(plan: ProbePlan) -> None:
+    def shown() -> None:
+        stderr_console().print(f"would send {plan.describe()}", markup=False)
+        for r in plan.requests:
+            text = r["prompt"][:60].replace("\n", " ")
+            stderr_console().print(
+                f"  {r['id']:2} {r['category']:8} {r['mode']:7} {text!r}", markup=False
+            )
+
+    write(Document({"load": plan.describe(), "requests": plan.requests}, shown))
 
 
-def _fleet(ctx: CommandContext, rows: list[HostValue]) -> int:
+def _fleet(rows: list[HostValue]) -> int:
     """One row per host; the exit status is the worst host's."""
     for row in rows:
         if row.value is not None:
             decided, headline = verdict(row.value["findings"], row.value["inconclusive"])
             row.value.update(verdict=decided, headline=headline)
             row.exit_code = exit_code(decided)
-    if ctx.json:
-        emit_json({"hosts": [{"host": r.host, "exit_code": r.exit_code, "error": r.error,
-                              **(r.value or {})} for r in rows]})  # fmt: skip
-    else:
-        render_fleet(rows)
+    write(ProbeFleetReport(rows))
     return worst_exit([r.exit_code for r in rows])

@@ -4,15 +4,18 @@ matplotlib, the `plots` extra), and the sparkline `logs` draws of accept length.
 from __future__ import annotations
 
 import io
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
 from remotedbg import __version__
-from remotedbg.front.environment import stdout_console
 from remotedbg.front.output import printable
 from remotedbg.front.report import Findings, Verdict
+from remotedbg.front.writer import plain, uncut
 from remotedbg.local_files import write_text
 
 _BAR_WIDTH = 30
@@ -79,92 +82,125 @@ def _rows(table: Table, rows: list[tuple[str, dict[str, Any]]], full: float) -> 
         )
 
 
-def render_probe(result: dict[str, Any], verdict: str, headline: str) -> None:
-    console = stdout_console()
-    if result.get("spec_off"):  # nothing to measure: one line
-        console.print(printable(not_speculating_line(result)), markup=False)
-        return
-    console.print(Verdict(verdict, headline))
-    console.print(printable(server_line(result)), markup=False)
-    summary = result["summary"]
-    ceiling = summary.get("ceiling") or 0
-    overall = summary["overall"]
-    full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
-    table = Table(
-        "", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
-        title="accept length: all requests, then by kind of prompt (raw, greedy)",
-        title_justify="left",
-    )  # fmt: skip
-    _rows(table, [("all", overall)] + sorted(summary["by_category"].items()), full)
-    console.print(table)
-    if overall.get("no_drafts"):
-        console.print(
-            f"{overall['no_drafts']} of the {overall['requests']} requests got no draft at all "
-            f"({result['server'].get('algorithm') or 'the method'} proposed nothing for them); "
-            "accept length is over the verify steps that had drafts",
-            markup=False,
-        )
-    if len(summary["by_mode"]) > 1:
-        modes = Table(
-            "mode", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
-            title="side by side, on the first prompt of each kind", title_justify="left",
-        )  # fmt: skip
-        _rows(modes, sorted(summary["by_mode"].items(), key=lambda kv: kv[0] != "greedy"), full)
-        console.print(modes)
-    positions = summary.get("positions")
-    if positions:
-        curve = Table("position", "accepted", "", box=None, title="acceptance by draft position",
-                      title_justify="left")  # fmt: skip
-        for index, rate in enumerate(positions):
-            curve.add_row(str(index), f"{100 * rate:.1f}%", bar(rate, 1.0))
-        console.print(curve)
-    for failed in summary.get("failed") or []:
-        console.print(
-            printable(f"request {failed.get('id')} ({failed.get('category')}): {failed['error']}"),
-            markup=False,
-        )
-    own = result.get("engine_figure")
-    if own:
-        console.print(
-            f"the engine's own figure: accept length {own['accept_length']:.2f} ({own['from']})",
-            markup=False,
-        )
-    if summary.get("other_traffic_tokens"):
-        console.print(
-            f"other traffic generated {summary['other_traffic_tokens']} tokens during the probe; "
-            "its drafts are in the /metrics deltas",
-            markup=False,
-        )
-    console.print(Findings(result["findings"]))
+@dataclass
+class ProbeReport:
+    """Acceptance measured on one server: verdict, tables by kind of prompt, mode and draft
+    position, findings; `figure` is the SVG the Markdown report shows, when one was drawn."""
 
+    result: dict[str, Any]
+    verdict: str
+    headline: str
+    figure: str | None = None
 
-def render_fleet(rows: list[Any]) -> None:
-    """probe on several hosts: one row each (fleet.HostValue), what differs at a glance."""
-    table = Table("host", "verdict", "server", "accept len", "of", "position 0", "lowest kind",
-                  "findings", box=None, title=f"probe on {len(rows)} hosts",
-                  title_justify="left")  # fmt: skip
-    for row in rows:
-        if row.value is None:
-            table.add_row(printable(row.host), "unreachable", "-", "-", "-", "-", "-",
-                          printable(row.error or ""))  # fmt: skip
-            continue
-        result = row.value
+    def to_json(self) -> dict[str, Any]:
+        return {**Verdict(self.verdict, self.headline).to_json(), **self.result}
+
+    def to_markdown(self) -> str:
+        return probe_markdown(self.result, self.verdict, self.headline, self.figure)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        result = self.result
+        if result.get("spec_off"):  # nothing to measure: one line
+            yield plain(console, printable(not_speculating_line(result)))
+            return
+        yield Verdict(self.verdict, self.headline)
+        yield plain(console, printable(server_line(result)))
         summary = result["summary"]
-        kinds = {k: f["accept_length"] for k, f in summary["by_category"].items()
-                 if f.get("accept_length") is not None}  # fmt: skip
-        low = min(kinds, key=lambda k: kinds[k]) if kinds else None
+        ceiling = summary.get("ceiling") or 0
+        overall = summary["overall"]
+        full = ceiling or max([overall.get("accept_length") or 1.0, 1.0])
+        table = Table(
+            "", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
+            title="accept length: all requests, then by kind of prompt (raw, greedy)",
+            title_justify="left",
+        )  # fmt: skip
+        _rows(table, [("all", overall)] + sorted(summary["by_category"].items()), full)
+        yield from uncut(console, options, table)
+        if overall.get("no_drafts"):
+            yield plain(
+                console,
+                f"{overall['no_drafts']} of the {overall['requests']} requests got no draft at "
+                f"all ({result['server'].get('algorithm') or 'the method'} proposed nothing for "
+                "them); accept length is over the verify steps that had drafts",
+            )
+        if len(summary["by_mode"]) > 1:
+            modes = Table(
+                "mode", "req", "accept len", f"of {ceiling or '?'}", "min-max", "tok/s", box=None,
+                title="side by side, on the first prompt of each kind", title_justify="left",
+            )  # fmt: skip
+            by_mode = sorted(summary["by_mode"].items(), key=lambda kv: kv[0] != "greedy")
+            _rows(modes, by_mode, full)
+            yield from uncut(console, options, modes)
         positions = summary.get("positions")
-        table.add_row(
-            printable(row.host),
-            result["verdict"],
-            f"{result['server']['engine']} {result['server'].get('version') or ''}",
-            _length(summary["overall"].get("accept_length")),
-            str(summary.get("ceiling") or "?"),
-            f"{100 * positions[0]:.0f}%" if positions else "-",
-            f"{low} {kinds[low]:.2f}" if low else "-",
-            ", ".join(dict.fromkeys(f["id"] for f in result["findings"])) or "-",
-        )
-    stdout_console().print(table)
+        if positions:
+            curve = Table("position", "accepted", "", box=None,
+                          title="acceptance by draft position", title_justify="left")  # fmt: skip
+            for index, rate in enumerate(positions):
+                curve.add_row(str(index), f"{100 * rate:.1f}%", bar(rate, 1.0))
+            yield from uncut(console, options, curve)
+        for failed in summary.get("failed") or []:
+            yield plain(
+                console,
+                printable(
+                    f"request {failed.get('id')} ({failed.get('category')}): {failed['error']}"
+                ),
+            )
+        own = result.get("engine_figure")
+        if own:
+            yield plain(
+                console,
+                f"the engine's own figure: accept length {own['accept_length']:.2f} "
+                f"({own['from']})",
+            )
+        if summary.get("other_traffic_tokens"):
+            yield plain(
+                console,
+                f"other traffic generated {summary['other_traffic_tokens']} tokens during the "
+                "probe; its drafts are in the /metrics deltas",
+            )
+        yield Findings(result["findings"])
+
+
+@dataclass
+class ProbeFleetReport:
+    """probe on several hosts: one row each (fleet.HostValue), what differs at a glance."""
+
+    rows: list[Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hosts": [{"host": r.host, "exit_code": r.exit_code, "error": r.error,
+                           **(r.value or {})} for r in self.rows]}  # fmt: skip
+
+    def to_markdown(self) -> str:
+        return "```json\n" + json.dumps(self.to_json(), indent=2, default=str) + "\n```\n"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows = self.rows
+        table = Table("host", "verdict", "server", "accept len", "of", "position 0", "lowest kind",
+                      "findings", box=None, title=f"probe on {len(rows)} hosts",
+                      title_justify="left")  # fmt: skip
+        for row in rows:
+            if row.value is None:
+                table.add_row(printable(row.host), "unreachable", "-", "-", "-", "-", "-",
+                              printable(row.error or ""))  # fmt: skip
+                continue
+            result = row.value
+            summary = result["summary"]
+            kinds = {k: f["accept_length"] for k, f in summary["by_category"].items()
+                     if f.get("accept_length") is not None}  # fmt: skip
+            low = min(kinds, key=lambda k: kinds[k]) if kinds else None
+            positions = summary.get("positions")
+            table.add_row(
+                printable(row.host),
+                result["verdict"],
+                f"{result['server']['engine']} {result['server'].get('version') or ''}",
+                _length(summary["overall"].get("accept_length")),
+                str(summary.get("ceiling") or "?"),
+                f"{100 * positions[0]:.0f}%" if positions else "-",
+                f"{low} {kinds[low]:.2f}" if low else "-",
+                ", ".join(dict.fromkeys(f["id"] for f in result["findings"])) or "-",
+            )
+        yield from uncut(console, options, table)
 
 
 def figure_svg(result: dict[str, Any], path: Path) -> str | None:

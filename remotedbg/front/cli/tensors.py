@@ -13,8 +13,9 @@ from remotedbg.contract import exit_code, verdict
 from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, UsageError
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import environment, stdout_console
-from remotedbg.front.output import emit_json, printable
+from remotedbg.front.output import printable
 from remotedbg.front.report import Findings, Verdict, summary_table
+from remotedbg.front.writer import Document, write
 from remotedbg.remote import calls
 from remotedbg.remote.fetch import fetch_range
 
@@ -32,29 +33,30 @@ def ls(ctx: CommandContext, path: PathArg) -> int:
 
     Example: remotedbg tensors ls -H gpu-box '~/drafts/kimi-eagle3'"""
     listing = checkpoint_call(ctx.remote, calls.ListTensors(path=path))
-    if ctx.json:
-        emit_json(listing)
-        return ExitCode.OK
-    table = Table(box=None)
-    table.add_column("name", no_wrap=True, overflow="fold")  # the column a user reads for
-    table.add_column("dtype", no_wrap=True, min_width=5)
-    table.add_column("shape", no_wrap=True)
-    table.add_column("bytes", justify="right", no_wrap=True, min_width=5)
-    table.add_column("file", overflow="ellipsis", ratio=1)  # the least important, cut first
-    for tensor in listing["tensors"]:
-        table.add_row(
-            printable(tensor["name"]),
-            tensor["dtype"],
-            str(tensor["shape"]),
-            f"{tensor['bytes']:,}",
-            Path(tensor["file"]).name,
+
+    def shown() -> None:
+        table = Table(box=None)
+        table.add_column("name", no_wrap=True, overflow="fold")  # the column a user reads for
+        table.add_column("dtype", no_wrap=True, min_width=5)
+        table.add_column("shape", no_wrap=True)
+        table.add_column("bytes", justify="right", no_wrap=True, min_width=5)
+        table.add_column("file", overflow="ellipsis", ratio=1)  # the least important, cut first
+        for tensor in listing["tensors"]:
+            table.add_row(
+                printable(tensor["name"]),
+                tensor["dtype"],
+                str(tensor["shape"]),
+                f"{tensor['bytes']:,}",
+                Path(tensor["file"]).name,
+            )
+        stdout_console().print(table)
+        stdout_console().print(
+            f"{len(listing['tensors'])} tensors in {len(listing['files'])} file(s)"
+            f" at {printable(listing['path'])}",
+            markup=False,
         )
-    stdout_console().print(table)
-    stdout_console().print(
-        f"{len(listing['tensors'])} tensors in {len(listing['files'])} file(s)"
-        f" at {printable(listing['path'])}",
-        markup=False,
-    )
+
+    write(Document(listing, shown))
     return ExitCode.OK
 
 
@@ -70,15 +72,17 @@ def show(
 
     Example: remotedbg tensors show -H gpu-box '~/drafts/kimi-eagle3' d2t"""
     stats = checkpoint_call(ctx.remote, calls.TensorStats(path=path, name=name, head=head))
-    if ctx.json:
-        emit_json(stats)
-    else:
+
+    def shown() -> None:
         stdout_console().print(
             summary_table(
                 printable(stats["name"]),
                 [(key, value) for key, value in stats.items() if key != "name"],
             )
         )
+
+    write(Document(stats, shown))
+
     return ExitCode.OK
 
 
@@ -141,14 +145,16 @@ def pull(
         "file_bytes": size,
         "method": sorted(methods),
     }
-    if ctx.json:
-        emit_json(summary)
-    else:
+
+    def shown() -> None:
         stdout_console().print(
             f"wrote {len(slots)} tensor(s), {total:,} bytes of tensor data, to "
             f"{output} (via {', '.join(sorted(methods))})",
             markup=False,
         )
+
+    write(Document(summary, shown))
+
     return ExitCode.OK
 
 
@@ -168,10 +174,12 @@ def vocab_check(
 
     Example: remotedbg vocab-check -H gpu-box '~/drafts/kimi-eagle3' --target '~/models/Kimi-K2'"""
     report = checkpoint_call(ctx.remote, calls.VocabCheck(path=draft, target_path=target))
-    if ctx.json:
-        emit_json(report)
-    else:
+
+    def shown() -> None:
         render_vocab_report(report)
+
+    write(Document(report, shown))
+
     reasons = [u["reason"] for u in report.get("unknown") or []]
     return exit_code(verdict(report["findings"], reasons)[0])
 
