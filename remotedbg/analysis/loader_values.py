@@ -12,6 +12,7 @@ from typing import Any
 from remotedbg.analysis.interp import UNKNOWN as UNKNOWN
 from remotedbg.analysis.interp import Config as Config
 from remotedbg.analysis.interp import NeedsFork as NeedsFork
+from remotedbg.analysis.interp import is_unknown
 from remotedbg.analysis.pysource import ClassRef
 from remotedbg.engines import loader_rules
 
@@ -194,6 +195,11 @@ class Mapper:
 Const = loader_rules.KnownResult
 
 
+def opaque(value: Any) -> bool:
+    """Unknown, or known only by name or as a tensor: its truth and contents are not known."""
+    return is_unknown(value) or isinstance(value, (Tensor, Named))
+
+
 class BreakSignal(Exception):
     pass
 
@@ -227,3 +233,6 @@ class LoadModel:
             if not any(p == path or p.startswith(path + ".") for p in self.loaded_params):
                 out.append(path)
         return out
+
+
+NOT_HANDLED = object()  # an engine helper's or builtin's rule does not apply to these arguments
