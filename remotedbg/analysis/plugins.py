@@ -19,7 +19,7 @@ from typing import Any
 
 from remotedbg.analysis.d2t_handling import NONE, UNKNOWN
 from remotedbg.analysis.plugin_gate import guards
-from remotedbg.analysis.pysource import parse, walk
+from remotedbg.analysis.pysource import import_bindings, parse, walk
 from remotedbg.engines.profile import EngineProfile
 
 
@@ -50,17 +50,8 @@ class _File:
         self.classes: dict[str, ast.ClassDef] = {}
         package = self.module if path.endswith("__init__.py") else self.module.rpartition(".")[0]
         for node in walk(self.tree):
-            if isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")
-                    up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
-                    base = ".".join(up + ([base] if base else []))
-                for alias in node.names:
-                    self.imports[alias.asname or alias.name] = f"{base}:{alias.name}"
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    self.imports[alias.asname or alias.name.split(".")[0]] = f"{alias.name}:"
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.update(import_bindings(node, package))
         for node in self.tree.body:
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node

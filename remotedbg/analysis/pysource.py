@@ -78,6 +78,19 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
+def import_bindings(node: ast.Import | ast.ImportFrom, package: str) -> dict[str, str]:
+    """The names an import statement binds -> `module:name` (`module:` for a plain import),
+    relative imports resolved against `package`."""
+    if isinstance(node, ast.Import):
+        return {alias.asname or alias.name.split(".")[0]: f"{alias.name}:" for alias in node.names}
+    base = node.module or ""
+    if node.level:
+        up = package.split(".")
+        up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
+        base = ".".join(up + ([base] if base else []))
+    return {alias.asname or alias.name: f"{base}:{alias.name}" for alias in node.names}
+
+
 def module_name(path: str, package_root: str, package: str) -> str | None:
     """`/x/site-packages/sglang/srt/models/llama.py` -> `sglang.srt.models.llama` given the
     package directory `/x/site-packages/sglang` and its import name `sglang`."""
@@ -117,17 +130,8 @@ class Module:
                 mod.classes[node.name] = node
             elif isinstance(node, ast.FunctionDef):
                 mod.functions[node.name] = node
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")
-                    up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
-                    base = ".".join(up + ([base] if base else []))
-                for alias in node.names:
-                    mod.imports[alias.asname or alias.name] = f"{base}:{alias.name}"
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    mod.imports[alias.asname or alias.name.split(".")[0]] = f"{alias.name}:"
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                mod.imports.update(import_bindings(node, package))
             elif (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
