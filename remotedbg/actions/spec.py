@@ -29,7 +29,7 @@ from remotedbg.actions.engine_code import (
 )
 from remotedbg.actions.server_arg import parse_server, the_server_named
 from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, parse_decode_line
-from remotedbg.analysis import engine_facts, speculators
+from remotedbg.analysis import draft_rename, engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
 from remotedbg.analysis.pysource import ClassRef
@@ -207,16 +207,15 @@ def _speculator_as_model(server: dict, config: dict) -> None:
 
 
 def _draft_in_target(server: dict, config: dict) -> None:
-    """A speculative launch with no draft on a target that carries its own MTP layer: the engine
-    loads the draft from the target's checkpoint (remotedbg.engines.sglang draft_in_target)."""
+    """A speculative launch with no draft whose engine then takes the target's checkpoint as
+    the draft (a target carrying its MTP layer): the class it is loaded as is the engine's own
+    rename of the target's config, read with the install's code (`_draft_architecture`)."""
     spec = server["spec"]
     if spec.get("draft_model") or not spec.get("algorithm"):
         return
-    archs = config.get("architectures") or [None]
-    draft_arch = engine_profile(server.get("engine")).draft_in_target(spec["algorithm"], archs[0])
-    if draft_arch:
+    if engine_profile(server.get("engine")).draft_from_target(spec["algorithm"]):
         spec["draft_model"] = spec["target_model"]
-        spec["draft_in_target"] = draft_arch
+        spec["draft_in_target"] = True
 
 
 def _runtime_log(remote: Remote, server: dict, tail_lines: int) -> None:
@@ -377,13 +376,43 @@ def _architectures(config: dict | None) -> list[str]:
     return [a for a in (config or {}).get("architectures") or [] if isinstance(a, str)]
 
 
+def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode) -> list[str] | None:
+    """The architecture the engine's own code gives the draft's config before it looks the
+    class up (remotedbg.analysis.draft_rename; None: the config's own). A draft taken from the
+    target must be renamed to a draft class: where the code gives none, or cannot be decided,
+    the draft's loading is unknown and says why."""
+    rule = dep.engine_profile.draft_rename
+    in_target = bool((dep.spec or {}).get("draft_in_target"))
+    if rule is None or not isinstance(dep.draft_config, dict):
+        return None
+    read_files(remote, code, [code.path(rel) for rel in rule.files])
+    rel = next((r for r in rule.files if code.has(r)), None)
+    if rel is None:
+        if in_target:
+            dep.load_error = f"none of {', '.join(rule.files)} could be read in {code.install}"
+        return None
+    found = draft_rename.rename(code.index, code.path(rel), rule, dep.draft_config,
+                                {"speculative_algorithm": dep.algorithm}, rel)  # fmt: skip
+    if found.architecture:
+        if in_target:
+            dep.draft_config = dict(dep.draft_config, architectures=[found.architecture])
+        return [found.architecture]
+    if in_target:
+        target = (_architectures(dep.draft_config) or ["(none)"])[0]
+        dep.load_error = found.unknown or (
+            f"the launch names no draft and {dep.engine_profile.label}'s {found.where} gives "
+            f"the target's {target} no draft architecture: it carries no MTP layer this "
+            "release serves"
+        )
+    return None
+
+
 def _registry_lookup(
     dep: Deployment, code: EngineCode, install: dict, archs: list[str]
 ) -> list[str]:
     """Sets what vLLM's registry and speculative code say; returns the architectures to look
     the draft class up by."""
     dep.registry = install.get("registry")
-    archs = dep.engine_profile.draft_config_architectures(dep.draft_config or {}) or archs
     served = dep.engine_profile.served_architectures(archs, dep.algorithm)
     if served is not None:  # the profile's fixed rule (LMDeploy's config builder)
         dep.served_architectures = served
@@ -689,13 +718,10 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
     _method_from_draft_name(dep)
-    renamed = (dep.spec or {}).get("draft_in_target")
-    if renamed and isinstance(dep.draft_config, dict):
-        dep.draft_config = dict(dep.draft_config, architectures=[renamed])
-    archs = _architectures(dep.draft_config)
+    archs = _draft_architecture(dep, remote, code) or _architectures(dep.draft_config)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip
-    loader = _draft_loader(dep, item, code, located, install, lookup)
+    loader = None if dep.load_error else _draft_loader(dep, item, code, located, install, lookup)
     seeds = [loader["path"]] if loader else []
     target_class = ((dep.target_config or {}).get("architectures") or [None])[0]
     target_path = None
@@ -710,7 +736,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     if target_path and target_class:
         _capture(dep, remote, code, target_path, target_class)
     if loader is None:
-        dep.load_error = (
+        dep.load_error = dep.load_error or (
             f"no draft-model class in {install['path']} registers {lookup or archs or '(none)'}"
         )
         return dep

@@ -10,7 +10,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class RenameCode:
+    """Where an engine renames a draft's config before it looks the draft class up
+    (remotedbg.analysis.draft_rename runs it): `function`, a function called with the config
+    as its first argument whose return value is the renamed config, or `branches_of`, the `if`
+    statements of that class which test `flag` and assign an architecture, run in order with
+    `self` holding the config."""
+
+    files: tuple[str, ...]  # relative to the install; the first one read holds the code
+    function: str = ""
+    branches_of: str = ""
+    flag: str = "is_draft_model"
 
 
 class EngineProfile:
@@ -127,10 +142,8 @@ class EngineProfile:
         """Architecture -> (module, class) from the install's registry_file."""
         return {}
 
-    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
-        """The architectures the engine's own override of every draft config gives it before
-        any lookup (None: the config's own)."""
-        return None
+    #: the engine code that renames every draft config's architecture (None: it renames none)
+    draft_rename: ClassVar[RenameCode | None] = None
 
     def served_architectures(self, architectures: list[str], method: str | None
                              ) -> list[str] | None:  # fmt: skip
@@ -236,10 +249,10 @@ class EngineProfile:
         'runtime-error', or None (the flag is ignored)."""
         return None
 
-    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
-        """The draft architecture the engine loads from the target's own checkpoint when the
-        launch names no draft (a target that carries its MTP layer); None when it takes none."""
-        return None
+    def draft_from_target(self, algorithm: str | None) -> bool:
+        """A launch with this algorithm and no draft takes the target's checkpoint as the
+        draft (a target that carries its MTP layer: draft_rename gives its draft class)."""
+        return False
 
     def method_from_draft_name(self, draft: str, version: str | None) -> tuple[str, str] | None:
         """(algorithm, where) the engine derives from the draft's model string when the launch

@@ -54,7 +54,7 @@ from remotedbg.engines.draft_fit_rules import (
     START_FAILS_UNLESS_ENV,
     release,
 )
-from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profile import EngineProfile, RenameCode
 from remotedbg.engines.text_config import text_config
 
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
@@ -202,7 +202,7 @@ class SGLangProfile(EngineProfile):
     # its settings registry: `class Envs: SGLANG_X = EnvBool(default)` read as `envs.X.get()`
     # (0.5.23 srt/environ.py:251, :315 SGLANG_ENABLE_WEIGHT_LOADER_V2 = EnvBool(False), :2182),
     # which the loaders branch on (0.5.23 srt/models/llama.py:704)
-    extra_serving_files = (code_markers.SETTINGS_REGISTRY,)
+    extra_serving_files = (code_markers.SETTINGS_REGISTRY, "srt/configs/model_config.py")
     scan = {
         "package": "sglang",
         # a directory named `package` holding one of these is an engine package
@@ -269,18 +269,18 @@ class SGLangProfile(EngineProfile):
     draft_settings_all_or_none = True  # 0.5.23 speculative_hook.py:1159-1174
     chain_sets_draft_tokens = True  # 0.5.23 speculative_hook.py:1255-1265
 
-    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
-        """EAGLE (NEXTN becomes EAGLE) with no draft path on a DeepSeek-V3 target: the draft path
-        is set to the target's (0.4.6.post5 srt/server_args.py:378-396; 0.5.6 :1708-1715; 0.5.23
-        srt/arg_groups/speculative_hook.py:1120-1143) and its architecture, loaded as the draft,
-        becomes DeepseekV3ForCausalLMNextN (0.4.6.post5 srt/configs/model_config.py:95-99; 0.5.6
-        :253-257; 0.5.23 :1030-1036). DeepseekV3ForCausalLM is in that list in every release of
-        the sweep; the architectures later releases add (DeepseekV32, Glm4Moe, BailingMoe, ...)
-        are not modelled: their drafts are looked for as before."""
-        eagle = str(algorithm or "").upper() in ("EAGLE", "NEXTN")
-        if eagle and target_arch == "DeepseekV3ForCausalLM":
-            return "DeepseekV3ForCausalLMNextN"
-        return None
+    def draft_from_target(self, algorithm: str | None) -> bool:
+        """EAGLE (NEXTN becomes EAGLE) with no draft path: the draft worker's model config is
+        built from the target's path (0.5.6 managers/tp_worker.py:228-233 with
+        configs/model_config.py:233 `model_path or server_args.model_path`; 0.5.23
+        model_config.py:955; DeepSeek-V3 targets also by server_args, 0.4.6.post5
+        srt/server_args.py:378-396), and draft_rename gives its class."""
+        return str(algorithm or "").upper() in ("EAGLE", "NEXTN")
+
+    # every draft's config: `if is_draft_model and self.hf_config.architectures[0] == X:` sets
+    # the class it is loaded as (0.4.6.post5 srt/configs/model_config.py:95-99, in __init__;
+    # 0.5.6 :250-283 and 0.5.23 :1010-1211, in _config_draft_model)
+    draft_rename = RenameCode(("srt/configs/model_config.py",), branches_of="ModelConfig")
     # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
     tied_head_is_the_embedding = True
 

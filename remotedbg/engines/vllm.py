@@ -38,7 +38,7 @@ from collections.abc import Iterable
 
 from remotedbg.engines import code_markers
 from remotedbg.engines.draft_fit_rules import LOWERED, OVERRUN, RAISED, SKIPPED, release, rope_types
-from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profile import EngineProfile, RenameCode
 from remotedbg.engines.text_config import text_config
 
 #: 0.33: rope types whose cache alone sets the positions (the draft's limit can be raised)
@@ -230,26 +230,18 @@ class VLLMProfile(EngineProfile):
             return "eagle3", "SpeculativeConfig: 'eagle3' in the draft's name"
         return None
 
-    def draft_in_target(self, algorithm: str | None, target_arch: str | None) -> str | None:
-        """An MTP method (mtp; deepseek_mtp and the other `*_mtp` names become mtp) with no draft
-        model: the draft is the target's own checkpoint (0.8.5 config.py:2292-2299; 0.11.0
-        config/speculative.py:218-229; 0.33.0 :1252-1268), its config rewritten by
-        hf_config_override: a deepseek_v3 model becomes deepseek_mtp, DeepSeekMTPModel (0.11.0
-        :148-156; 0.33.0 :749-763). Other targets with their own MTP layer are not modelled."""
-        if self.served_family(algorithm) == "mtp" and target_arch == "DeepseekV3ForCausalLM":
-            return "DeepSeekMTPModel"
-        return None
+    def draft_from_target(self, algorithm: str | None) -> bool:
+        """An MTP method (mtp; deepseek_mtp and the other `*_mtp` names become mtp) with no
+        draft model: the draft is the target's own checkpoint (0.8.5 config.py:2292-2299;
+        0.11.0 config/speculative.py:218-229; 0.33.0 :1252-1268), draft_rename gives its class."""
+        return self.served_family(algorithm) == "mtp"
 
-    def draft_config_architectures(self, draft_config: dict) -> list[str] | None:
-        """Every draft's config goes through SpeculativeConfig.hf_config_override before the
-        EAGLE rewrite (0.8.5 config.py:2271-2279, applied at :2373; 0.11.0 config/
-        speculative.py:148-156; 0.33.0 :749-763): a deepseek_v3 config becomes DeepSeekMTPModel,
-        which an EAGLE head is then looked up as EagleDeepSeekMTPModel (registered from 0.10.2,
-        model_executor/models/registry.py:284). Other rewrites (MiMo, GLM-4.5, ERNIE, Qwen3-Next,
-        DeepSeek-V3.2) are not modelled."""
-        if draft_config.get("model_type") in ("deepseek_v3", "deepseek_mtp"):
-            return ["DeepSeekMTPModel"]
-        return None
+    # every draft's config goes through SpeculativeConfig.hf_config_override before the EAGLE
+    # rewrite (0.8.5 config.py:2271-2279, applied at :2373; 0.10.1.1 config/__init__.py:2009;
+    # 0.11.0 config/speculative.py:148-156; 0.33.0 :711-1000): deepseek_v3 becomes
+    # DeepSeekMTPModel (an EAGLE head of it EagleDeepSeekMTPModel, registered from 0.10.2,
+    # model_executor/models/registry.py:284), MiMo MiMoMTPModel, Qwen3-Next Qwen3NextMTP, ...
+    draft_rename = RenameCode(code_markers.VLLM_SPEC_CONFIGS, function="hf_config_override")
 
     def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
         """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
