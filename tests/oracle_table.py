@@ -210,6 +210,12 @@ VLLM_SOURCES = {
                ("0.16.0", f"docs/features/spec_decode/README.md:{last}")]
        for draft, old, new, last in (("yuhuili/EAGLE-Vicuna-7B-v1.3", 223, 226, 284),
                                      ("yuhuili/EAGLE-llama2-chat-7B", 226, 229, 287))},
+    "XiaomiMiMo/MiMo-7B-Base": [
+        ("0.11.0", "tests/v1/e2e/test_spec_decode.py:230"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:706"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:25"),
+        ("0.31.0", "tests/v1/e2e/spec_decode/mtp/mimo/test_mtp.py:16"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -414,6 +420,35 @@ VLLM_CONFIGS += [
          "eagle1-llama2-7b-vllm", "hidden 4096, 32 layers, vocab 32000, 4096 positions"),
     )
 ]
+
+# MTP on targets other than DeepSeek-V3: the draft is the target's own MTP layer, the class it is
+# loaded as the engine's rename of the target's config (remotedbg.analysis.draft_rename)
+SGLANG_CONFIGS.append(Config(
+    "sglang-mtp-mimo-7b-rl", "sglang", "MTP", "XiaomiMiMo/MiMo-7B-RL", "", "EAGLE",
+    "--speculative-num-steps 1 --speculative-eagle-topk 1 --speculative-num-draft-tokens 2 "
+    "--trust-remote-code --mem-fraction-static 0.5",
+    "sgl-project/sglang/test/srt/models/test_mtp_models.py@1b8da533:13, 25-37 (TestMiMoMTP: no "
+    "draft path; from pull request 6059, which added the docs' Multi Token Prediction section, "
+    "docs/advanced_features/speculative_decoding: the same flags)",
+    SGLANG_SWEEP, "mtp-mimo-7b-in-target",
+    "MiMo-7B's config.json as a third-party conversion test states it (tests/test_oracle.py "
+    "MIMO_7B); the MTP layer's tensor names as SGLang's and vLLM's MiMo loaders read them "
+    "(model.mtp_layers.0.*); every release of the sweep renames MiMoForCausalLM to MiMoMTP "
+    "for a draft (0.4.6.post5 srt/configs/model_config.py:101-102; 0.5.23 :1092-1093) and takes "
+    "the target's path as the draft's (0.4.6.post5 :232-234 `model_path or`)",
+    once=True,
+))
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-mimo-7b-base", "vllm", "MTP", "XiaomiMiMo/MiMo-7B-Base", "", "mtp",
+    "--max-model-len 2048",
+    "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.0:230-260 (test_mtp_correctness: "
+    "method mtp, num_speculative_tokens 1, max_model_len 2048, no draft model); docs/features/"
+    "speculative_decoding/mtp.md@v0.18.0:21-41 (the same, served)",
+    between("vllm", "0.11.0"), "mtp-mimo-7b-in-target",
+    "as sglang-mtp-mimo-7b-rl (MiMo-7B-Base: the same model before RL); vLLM renames it "
+    "MiMoMTPModel (0.10.1.1 config/__init__.py:2009 hf_config_override; 0.33.0 config/"
+    "speculative.py:795-804)", spec={"num_speculative_tokens": 1}, once=True,
+))
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 

@@ -274,6 +274,51 @@ def _mtp_in_target(target: rs.TargetShape, experts: int = 8) -> tuple[dict, dict
     return target.config(), tensors
 
 
+# XiaomiMiMo/MiMo-7B-Base config.json (a Qwen2-shaped model, q/k/v bias, one MTP layer) as a
+# third-party conversion test states it (hidden 4096, 36 layers, 32 heads, 8 kv heads, vocab
+# 151680, 32768 positions, rope_theta 640000, num_nextn_predict_layers 1); MiMo-7B-RL is the
+# same model trained further. eos is not known offline: Qwen2's 151643 stands in (an MTP layer
+# drafts over the whole vocabulary: no vocab-map check reads it)
+MIMO_7B = rs.TargetShape(
+    "mimo-7b", "MiMoForCausalLM", "mimo", 4096, 11008, 36, 32, 8, 151680, 151643,
+    rope_theta=640000.0,
+    extra={"max_position_embeddings": 32768, "num_nextn_predict_layers": 1,
+           "attention_bias": True, "bos_token_id": 151643},
+)  # fmt: skip
+
+
+def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
+    """The MiMo checkpoint as its MTP draft reads it: `model.mtp_layers.0.` (the fusion norms
+    token_layernorm/hidden_layernorm over [embeds, hidden], input_proj without bias, one
+    Qwen2 decoder layer with q/k/v bias, final_layernorm: vLLM 0.10.1.1
+    model_executor/models/mimo_mtp.py:55-66, 241-254; SGLang 0.4.6.post5 srt/models/
+    mimo_mtp.py:189-206), the embedding and the head (vLLM :231-232)."""
+    h, kv, mlp = target.hidden, target.kv_heads * target.head_dim, target.intermediate
+    p = "model.mtp_layers.0."
+    tensors = {
+        f"{p}token_layernorm.weight": ("BF16", [h], None),
+        f"{p}hidden_layernorm.weight": ("BF16", [h], None),
+        f"{p}input_proj.weight": ("BF16", [h, 2 * h], None),
+        f"{p}final_layernorm.weight": ("BF16", [h], None),
+        f"{p}input_layernorm.weight": ("BF16", [h], None),
+        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{p}self_attn.q_proj.weight": ("BF16", [h, h], None),
+        f"{p}self_attn.q_proj.bias": ("BF16", [h], None),
+        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.k_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.v_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.o_proj.weight": ("BF16", [h, h], None),
+        f"{p}mlp.gate_proj.weight": ("BF16", [mlp, h], None),
+        f"{p}mlp.up_proj.weight": ("BF16", [mlp, h], None),
+        f"{p}mlp.down_proj.weight": ("BF16", [h, mlp], None),
+        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "model.norm.weight": ("BF16", [h], None),
+        "lm_head.weight": ("BF16", [target.vocab, h], None),
+    }  # fmt: skip
+    return target.config(), tensors
+
+
 def qwen3_vl_moe_fp8_config() -> dict:
     config = qwen3_vl_config(QWEN3_VL_30B_A3B_TEXT)
     config["model_type"] = "qwen3_vl_moe"
@@ -324,6 +369,7 @@ BUILDS = {
     "eagle1-llama2-7b-vllm": lambda: (LLAMA2_7B_CHAT, _eagle1(LLAMA2_7B_CHAT, "LlamaForCausalLM")),
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
+    "mtp-mimo-7b-in-target": lambda: (MIMO_7B, _mimo_in_target()),
 }
 
 
@@ -551,3 +597,4 @@ def test_every_row_is_cited_and_every_gap_says_why():
             assert release_cite(config, version), (config.id, version)
     for row in NOT_BUILT:
         assert len(row) == 6 and all(row), row
+
