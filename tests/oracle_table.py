@@ -209,7 +209,12 @@ VLLM_SOURCES = {
                ("0.9.0", f"docs/features/spec_decode.md:{new}"),
                ("0.16.0", f"docs/features/spec_decode/README.md:{last}")]
        for draft, old, new, last in (("yuhuili/EAGLE-Vicuna-7B-v1.3", 223, 226, 284),
-                                     ("yuhuili/EAGLE-llama2-chat-7B", 226, 229, 287))},
+                                     ("yuhuili/EAGLE-llama2-chat-7B", 226, 229, 287),
+                                     ("yuhuili/EAGLE-Vicuna-13B-v1.3", 224, 227, 285),
+                                     ("yuhuili/EAGLE-Vicuna-33B-v1.3", 225, 228, 286),
+                                     ("yuhuili/EAGLE-llama2-chat-13B", 227, 230, 288),
+                                     ("yuhuili/EAGLE-llama2-chat-70B", 228, 231, 289),
+                                     ("yuhuili/EAGLE-LLaMA3-Instruct-70B", 231, 234, 292))},
     "XiaomiMiMo/MiMo-7B-Base": [
         ("0.11.0", "tests/v1/e2e/test_spec_decode.py:230"),
         ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:706"),
@@ -418,6 +423,21 @@ VLLM_CONFIGS += [
          "positions"),
         ("llama2-7b", "meta-llama/Llama-2-7b-chat-hf", "yuhuili/EAGLE-llama2-chat-7B",
          "eagle1-llama2-7b-vllm", "hidden 4096, 32 layers, vocab 32000, 4096 positions"),
+        ("vicuna-13b", "lmsys/vicuna-13b-v1.3", "yuhuili/EAGLE-Vicuna-13B-v1.3",
+         "eagle1-vicuna-13b-vllm", "Llama 13B: hidden 5120, 40 layers, 40 heads, vocab 32000, "
+         "2048 positions"),
+        ("vicuna-33b", "lmsys/vicuna-33b-v1.3", "yuhuili/EAGLE-Vicuna-33B-v1.3",
+         "eagle1-vicuna-33b-vllm", "Llama 33B: hidden 6656, 60 layers, 52 heads, vocab 32000, "
+         "2048 positions"),
+        ("llama2-13b", "meta-llama/Llama-2-13b-chat-hf", "yuhuili/EAGLE-llama2-chat-13B",
+         "eagle1-llama2-13b-vllm", "hidden 5120, 40 layers, 40 heads, vocab 32000, 4096 "
+         "positions"),
+        ("llama2-70b", "meta-llama/Llama-2-70b-chat-hf", "yuhuili/EAGLE-llama2-chat-70B",
+         "eagle1-llama2-70b-vllm", "hidden 8192, 80 layers, 64 heads, 8 kv heads, vocab 32000, "
+         "4096 positions"),
+        ("llama3-70b", "meta-llama/Meta-Llama-3-70B-Instruct", "yuhuili/EAGLE-LLaMA3-Instruct-70B",
+         "eagle1-llama3-70b-vllm", "hidden 8192, 80 layers, 64 heads, 8 kv heads, vocab 128256, "
+         "8192 positions, eos 128009"),
     )
 ]
 
@@ -454,12 +474,23 @@ CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
 NOT_BUILT = [
-    ("vllm", "(the docs' EAGLE-1 table: Mixtral-8x7B, Qwen2-7B/72B, Vicuna-13B/33B, "
-     "LLaMA2-chat 13B/70B, LLaMA3-Instruct 70B)", "yuhuili/EAGLE-*", "EAGLE-1",
-     "docs/features/spec_decode.md@v0.9.2:216-245", "the Mixtral and Qwen2 heads' configs are "
-     "not known offline (which architecture they name decides whether vLLM, which registers "
-     "EagleLlamaForCausalLM, serves them); the larger Llama-family rows are the built ones' "
-     "shapes scaled, no rule reads them differently"),
+    ("vllm", "(the docs' EAGLE-1 table: Mixtral-8x7B-Instruct, Qwen2-7B/72B-Instruct)",
+     "yuhuili/EAGLE-mixtral-instruct-8x7B, yuhuili/EAGLE-Qwen2-7B-Instruct, "
+     "yuhuili/EAGLE-Qwen2-72B-Instruct", "EAGLE-1",
+     "docs/features/spec_decode.md@v0.9.2:243, 246-247 (0.8.5-0.16.0)",
+     "the heads' config.json files are not known offline (SafeAILab/EAGLE ships configs for "
+     "its LLaMA and Vicuna heads only, eagle/train/*.json): the architecture they name decides "
+     "which class vLLM looks up, and a third-party write-up says the Mixtral head declares 32 "
+     "kv heads against the target's 8, which would be a refusal to verify, not a row to "
+     "call clean; built once their configs can be read"),
+    ("both", "(MTP on Qwen3-Next-80B-A3B, GLM-4.5/4.6, ERNIE-4.5: SGLang's "
+     "test_qwen3_next_models_mtp.py and docs/basic_usage/glm45.md, vLLM's tests/models/"
+     "registry.py speculative examples)", "(the target's own MTP layer)", "MTP",
+     "sgl-project/sglang test/srt/models/test_qwen3_next_models_mtp.py@22e20514; vllm-project/"
+     "vllm tests/models/registry.py@v0.33.0:1772-1876", "the class each release loads is read "
+     "from its own code and tested (tests/test_draft_rename.py: Qwen3-Next, GLM-4.5 on four "
+     "releases); the checkpoints are not built: Qwen3-Next's hybrid-attention MoE config and "
+     "its mtp.* tensor names are known offline only in part"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

@@ -52,6 +52,29 @@ VICUNA_7B = rs.TargetShape(  # lmsys/vicuna-7b-v1.3 config.json (Llama-1 7B's sh
     rope_theta=10000.0,
     extra={"max_position_embeddings": 2048, "bos_token_id": 1, "rms_norm_eps": 1e-6},
 )  # fmt: skip
+# the larger Llama-family targets of vLLM's docs table (their config.json files)
+VICUNA_13B = rs.TargetShape(  # lmsys/vicuna-13b-v1.3 (Llama-1 13B's shape)
+    "vicuna-13b-v1.3", "LlamaForCausalLM", "llama", 5120, 13824, 40, 40, 40, 32000, 2,
+    rope_theta=10000.0,
+    extra={"max_position_embeddings": 2048, "bos_token_id": 1, "rms_norm_eps": 1e-6},
+)  # fmt: skip
+VICUNA_33B = rs.TargetShape(  # lmsys/vicuna-33b-v1.3 (Llama-1 33B's shape)
+    "vicuna-33b-v1.3", "LlamaForCausalLM", "llama", 6656, 17920, 60, 52, 52, 32000, 2,
+    rope_theta=10000.0,
+    extra={"max_position_embeddings": 2048, "bos_token_id": 1, "rms_norm_eps": 1e-6},
+)  # fmt: skip
+LLAMA2_13B_CHAT = rs.TargetShape(  # meta-llama/Llama-2-13b-chat-hf
+    "llama-2-13b-chat", "LlamaForCausalLM", "llama", 5120, 13824, 40, 40, 40, 32000, 2,
+    rope_theta=10000.0, extra={"max_position_embeddings": 4096, "bos_token_id": 1},
+)  # fmt: skip
+LLAMA2_70B_CHAT = rs.TargetShape(  # meta-llama/Llama-2-70b-chat-hf
+    "llama-2-70b-chat", "LlamaForCausalLM", "llama", 8192, 28672, 80, 64, 8, 32000, 2,
+    rope_theta=10000.0, extra={"max_position_embeddings": 4096, "bos_token_id": 1},
+)  # fmt: skip
+LLAMA3_70B_INSTRUCT = rs.TargetShape(  # meta-llama/Meta-Llama-3-70B-Instruct
+    "llama-3-70b-instruct", "LlamaForCausalLM", "llama", 8192, 28672, 80, 64, 8, 128256, 128009,
+    extra={"max_position_embeddings": 8192, "bos_token_id": 128000},
+)  # fmt: skip
 LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
 LLAMA31_8B_INSTRUCT = rs.TargetShape(  # meta-llama/Llama-3.1-8B-Instruct config.json
@@ -370,6 +393,12 @@ BUILDS = {
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
     "mtp-mimo-7b-in-target": lambda: (MIMO_7B, _mimo_in_target()),
+    **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
+       for key, shape in (("eagle1-vicuna-13b-vllm", VICUNA_13B),
+                          ("eagle1-vicuna-33b-vllm", VICUNA_33B),
+                          ("eagle1-llama2-13b-vllm", LLAMA2_13B_CHAT),
+                          ("eagle1-llama2-70b-vllm", LLAMA2_70B_CHAT),
+                          ("eagle1-llama3-70b-vllm", LLAMA3_70B_INSTRUCT))},
 }
 
 
