@@ -627,3 +627,27 @@ def test_every_row_is_cited_and_every_gap_says_why():
     for row in NOT_BUILT:
         assert len(row) == 6 and all(row), row
 
+
+
+@pytest.mark.parametrize("config_id,version,where", [
+    ("vllm-mtp-mimo-7b-base", "0.33.0", "config/speculative.py:711 hf_config_override"),
+    ("sglang-mtp-mimo-7b-rl", "0.5.23", "srt/configs/model_config.py:1015-1211 (ModelConfig)"),
+])  # fmt: skip
+def test_an_mtp_launch_on_a_target_without_an_mtp_layer_is_not_judged(
+    tmp_path, monkeypatch, config_id, version, where
+):
+    """`method: mtp` (vLLM) or EAGLE with no draft path (SGLang) on Llama-3.1-8B: neither
+    release renames LlamaForCausalLM to a draft class (vLLM 0.33.0 config/speculative.py:
+    711-1000, SGLang 0.5.23 srt/configs/model_config.py:1015-1211 have no branch for it), so
+    what would be loaded as the draft is not known: inconclusive, naming that code, never ok."""
+    shape = LLAMA31_8B_INSTRUCT
+    tensors = {"model.embed_tokens.weight": ("BF16", [shape.vocab, shape.hidden], None),
+               "lm_head.weight": ("BF16", [shape.vocab, shape.hidden], None)}  # fmt: skip
+    built = (shape, (shape.config(), tensors))
+    monkeypatch.setitem(BUILDS, "llama-as-its-own-draft", lambda: built)
+    config = replace(BY_ID[config_id], build="llama-as-its-own-draft",
+                     target="meta-llama/Llama-3.1-8B-Instruct")  # fmt: skip
+    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
+    assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
+    assert any(where in reason and "no draft architecture" in reason
+               for reason in got["diagnose_unknown"]), got  # fmt: skip
