@@ -221,6 +221,7 @@ VLLM_SOURCES = {
         ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:25"),
         ("0.31.0", "tests/v1/e2e/spec_decode/mtp/mimo/test_mtp.py:16"),
     ],
+    "zai-org/GLM-4.5": [("0.10.1", "tests/models/registry.py:555")],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -468,6 +469,20 @@ VLLM_CONFIGS.append(Config(
     "as sglang-mtp-mimo-7b-rl (MiMo-7B-Base: the same model before RL); vLLM renames it "
     "MiMoMTPModel (0.10.1.1 config/__init__.py:2009 hf_config_override; 0.33.0 config/"
     "speculative.py:795-804)", spec={"num_speculative_tokens": 1}, once=True,
+))
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-glm45-as-its-own-draft", "vllm", "MTP", "zai-org/GLM-4.5", "zai-org/GLM-4.5",
+    "(none: mtp from the draft config's model_type)", "",
+    "vllm-project/vllm tests/models/registry.py@v0.10.1:555-557 (Glm4MoeMTPModel: the target "
+    "named as its own speculative_model) with tests/models/test_initialization.py@v0.10.0:"
+    "115-129 (speculative_config {model, num_speculative_tokens 1}, no method); 0.10.0 names "
+    "THUDM/GLM-4.5, not built",
+    between("vllm", "0.10.1"), "mtp-glm45-in-target",
+    "GLM-4.5's config.json as its model card publishes it (tests/test_oracle.py GLM45, not "
+    "re-read offline); vLLM renames it Glm4MoeMTPModel (0.10.1.1 config/__init__.py:2028-2035; "
+    "0.33.0 config/speculative.py:848-855) and, no method given, takes mtp from the renamed "
+    "model_type (0.10.1.1 :2145-2147; 0.33.0 :1466-1470)",
+    spec={"num_speculative_tokens": 1}, once=True,
 ))
 
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS

@@ -342,6 +342,62 @@ def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
     return target.config(), tensors
 
 
+# zai-org/GLM-4.5 config.json as published (355B MoE: 92 layers and one MTP layer, 96 heads, 8 kv
+# heads, head_dim 128, partial RoPE 0.5, 160 routed experts, 8 active, the first 3 layers
+# dense, q/k/v bias, qk-norm); not re-read offline: the values as the model card gives them
+GLM45 = rs.TargetShape(
+    "glm-4.5", "Glm4MoeForCausalLM", "glm4_moe", 5120, 12288, 92, 96, 8, 151552,
+    [151329, 151336, 151338], rope_theta=1000000.0,
+    extra={"max_position_embeddings": 131072, "partial_rotary_factor": 0.5,
+           "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8,
+           "moe_intermediate_size": 1536, "first_k_dense_replace": 3, "n_group": 1,
+           "topk_group": 1, "norm_topk_prob": True, "routed_scaling_factor": 2.5,
+           "num_nextn_predict_layers": 1, "attention_bias": True, "use_qk_norm": True,
+           "pad_token_id": 151329},
+)  # fmt: skip
+
+
+def _glm45_in_target(target: rs.TargetShape = GLM45, experts: int = 8) -> tuple[dict, dict]:
+    """The GLM-4.5 checkpoint as its MTP draft reads it: layer 92 (`eh_proj` over [embeds,
+    hidden], `enorm`, `hnorm`, `shared_head.norm`, one MoE decoder layer; vLLM 0.10.1.1
+    model_executor/models/glm4_moe_mtp.py), the embedding and the head; `experts` of the 160
+    written (no check reads the rest)."""
+    h, hd, moe = target.hidden, target.head_dim, target.extra["moe_intermediate_size"]
+    q, kv = target.heads * hd, target.kv_heads * hd
+    p = f"model.layers.{target.layers}."
+    tensors = {
+        f"{p}eh_proj.weight": ("BF16", [h, 2 * h], None),
+        f"{p}enorm.weight": ("BF16", [h], None),
+        f"{p}hnorm.weight": ("BF16", [h], None),
+        f"{p}shared_head.norm.weight": ("BF16", [h], None),
+        f"{p}input_layernorm.weight": ("BF16", [h], None),
+        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{p}self_attn.q_proj.weight": ("BF16", [q, h], None),
+        f"{p}self_attn.q_proj.bias": ("BF16", [q], None),
+        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.k_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.v_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.o_proj.weight": ("BF16", [h, q], None),
+        f"{p}self_attn.q_norm.weight": ("BF16", [hd], None),
+        f"{p}self_attn.k_norm.weight": ("BF16", [hd], None),
+        f"{p}mlp.gate.weight": ("BF16", [target.extra["n_routed_experts"], h], None),
+        f"{p}mlp.gate.e_score_correction_bias": ("F32", [target.extra["n_routed_experts"]],
+                                                 None),
+        f"{p}mlp.shared_experts.gate_proj.weight": ("BF16", [moe, h], None),
+        f"{p}mlp.shared_experts.up_proj.weight": ("BF16", [moe, h], None),
+        f"{p}mlp.shared_experts.down_proj.weight": ("BF16", [h, moe], None),
+        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "model.norm.weight": ("BF16", [h], None),
+        "lm_head.weight": ("BF16", [target.vocab, h], None),
+    }  # fmt: skip
+    for e in range(experts):
+        for name, shape in (("gate_proj", [moe, h]), ("up_proj", [moe, h]),
+                            ("down_proj", [h, moe])):  # fmt: skip
+            tensors[f"{p}mlp.experts.{e}.{name}.weight"] = ("BF16", shape, None)
+    return target.config(), tensors
+
+
 def qwen3_vl_moe_fp8_config() -> dict:
     config = qwen3_vl_config(QWEN3_VL_30B_A3B_TEXT)
     config["model_type"] = "qwen3_vl_moe"
@@ -393,6 +449,7 @@ BUILDS = {
     "eagle1-llama3-8b-vllm": lambda: (LLAMA3_8B_INSTRUCT, _eagle1(
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
     "mtp-mimo-7b-in-target": lambda: (MIMO_7B, _mimo_in_target()),
+    "mtp-glm45-in-target": lambda: (GLM45, _glm45_in_target()),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
        for key, shape in (("eagle1-vicuna-13b-vllm", VICUNA_13B),
                           ("eagle1-vicuna-33b-vllm", VICUNA_33B),
@@ -433,8 +490,11 @@ def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
     # each in a folder named as its repo, as a download keeps it (vLLM derives the method from
     # the draft's name when the launch gives none: the docs' EAGLE example)
     name = config.target.split(" ")[0].rsplit("/", 1)[-1]
-    if not config.draft:  # the target's checkpoint is the draft
+    if not config.draft or config.draft == config.target:  # the target's checkpoint is the draft
         target = draft = rs.write_checkpoint(root / name, draft_config, tensors)
+        if config.draft:  # named as the draft too
+            return {"args": _launch(config, target, draft), "draft": str(draft),
+                    "target_path": str(target)}  # fmt: skip
         return {"args": _launch(config, target, draft), "draft": "", "target_path": str(target)}
     target = rs.write_target(root / name, shape)
     draft = rs.write_checkpoint(root / config.draft.rsplit("/", 1)[-1], draft_config, tensors)

@@ -393,6 +393,7 @@ def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode) -> li
         return None
     found = draft_rename.rename(code.index, code.path(rel), rule, dep.draft_config,
                                 {"speculative_algorithm": dep.algorithm}, rel)  # fmt: skip
+    _method_from_draft_type(dep, code, rel, found.model_type)
     if found.architecture:
         if in_target:
             dep.draft_config = dict(dep.draft_config, architectures=[found.architecture])
@@ -405,6 +406,22 @@ def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode) -> li
             "release serves"
         )
     return None
+
+
+def _method_from_draft_type(dep: Deployment, code: EngineCode, rel: str, model_type: str | None
+                            ) -> None:  # fmt: skip
+    """A launch that gives a draft and no method: vLLM takes the method from the draft config's
+    model_type after its rename (an MTP type gives mtp: the target named as its own draft,
+    tests/models/registry.py's Glm4MoeMTPModel), read from the install's own comparison
+    (remotedbg.analysis.draft_rename.method_by_model_type)."""
+    spec = dep.spec or {}
+    if spec.get("algorithm") or not model_type or not dep.engine_profile.method_by_draft_type:
+        return
+    for rule in draft_rename.method_by_model_type(code.index, code.path(rel), rel):
+        if model_type in rule.model_types and dep.engine_profile.served_family(rule.method):
+            dep.spec = dict(spec, algorithm=rule.method, algorithm_from=(
+                f"SpeculativeConfig: the draft config's model_type {model_type} ({rule.where})"))
+            return
 
 
 def _registry_lookup(

@@ -39,6 +39,7 @@ class Renamed:
     architecture: str | None = None  # None: the code leaves the config's architecture as is
     where: str = ""
     unknown: str = ""
+    model_type: str | None = None  # the config's model_type after the code ran
 
 
 class _RenameInterpreter(Interpreter):
@@ -189,7 +190,7 @@ def rename(
         where = f"{rel or path}:{body[0].lineno}-{body[-1].end_lineno} ({code.branches_of})"
     before = _first_architecture(config)
 
-    def run(decisions: Decisions) -> str | None:
+    def run(decisions: Decisions) -> tuple[str | None, str | None]:
         data = copy.deepcopy(config)
         interp = _RenameInterpreter(index, data, decisions.forced)
         hf_config = Config(data)
@@ -209,8 +210,9 @@ def rename(
             if isinstance(ret.value, Config):
                 hf_config = ret.value
         except EngineRaises as exc:
-            return f"{RAISES}{exc.message} ({rel or path}:{exc.line})"
-        return _first_architecture(hf_config)
+            return f"{RAISES}{exc.message} ({rel or path}:{exc.line})", None
+        model_type = hf_config.data.get("model_type")
+        return _first_architecture(hf_config), model_type if isinstance(model_type, str) else None
 
     try:
         paths = explore(run, max_runs=32)
@@ -225,8 +227,82 @@ def rename(
         conditions = "; ".join(f"line {k[0]}: `{k[2][:80]}`" for k in keys)
         return Renamed(where=where, unknown=f"the draft's architecture in {where} depends on "
                                             f"settings not known here ({conditions})")  # fmt: skip
-    (answer,) = answers
+    ((answer, model_type),) = answers
     if answer and answer.startswith(RAISES):
         return Renamed(where=where, unknown=f"{where} raises for this config: "
                                             f"{answer[len(RAISES):]}")  # fmt: skip
-    return Renamed(architecture=answer if answer != before else None, where=where)
+    return Renamed(architecture=answer if answer != before else None, where=where,
+                   model_type=model_type)
+
+
+@dataclass
+class MethodByType:
+    """The method the engine gives a draft whose launch names none, from its config's
+    model_type (after the rename): vLLM's SpeculativeConfig `elif
+    self.draft_model_config.hf_config.model_type in (...): self.method = "..."`."""
+
+    method: str
+    model_types: tuple[str, ...]
+    where: str
+
+
+_DRAFT_TYPE = "draft_model_config.hf_config.model_type"
+
+
+def method_by_model_type(index: SourceIndex, path: str, rel: str = "") -> list[MethodByType]:
+    """Every `if` of the file that compares the draft config's model_type with constants (a
+    string, a tuple, or `get_args(NAME)` of a module-level `Literal[...]`) and sets
+    `self.method` to a constant (0.9.0 config.py:2528-2530; 0.10.1.1 config/__init__.py:
+    2145-2147; 0.33.0 config/speculative.py:1466-1470 with MTPModelTypes at :38)."""
+    mod = index.module_at(path)
+    if mod is None:
+        return []
+    found = []
+    for node in walk(mod.tree):
+        if not isinstance(node, ast.If):
+            continue
+        # the test alone, or one side of an `or` (a side of an `and` decides nothing alone)
+        either = isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)
+        sides = node.test.values if either else [node.test]
+        compares = [c for c in sides if isinstance(c, ast.Compare)
+                    and ast.unparse(c.left).endswith(_DRAFT_TYPE)]  # fmt: skip
+        method = _method_set(node.body)
+        if not compares or method is None:
+            continue
+        types: list[str] = []
+        for compare in compares:
+            for right in compare.comparators:
+                types += _constant_strings(mod, right)
+        if types:
+            found.append(MethodByType(method, tuple(types), f"{rel or path}:{node.lineno}"))
+    return found
+
+
+def _method_set(body: list[ast.stmt]) -> str | None:
+    for stmt in body:
+        if (isinstance(stmt, ast.Assign) and ast.unparse(stmt.targets[0]) == "self.method"
+                and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+            return stmt.value.value
+    return None
+
+
+def _constant_strings(mod: Module, node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant)
+                and isinstance(e.value, str)]  # fmt: skip
+    if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("get_args")
+            and node.args and isinstance(node.args[0], ast.Name)):
+        return _literal_strings(mod, node.args[0].id)
+    return []
+
+
+def _literal_strings(mod: Module, name: str) -> list[str]:
+    """`NAME = Literal["a", "b", ...]` at the module's top level."""
+    for stmt in mod.tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name
+                and isinstance(stmt.value, ast.Subscript)):
+            return _constant_strings(mod, stmt.value.slice)
+    return []

@@ -144,6 +144,9 @@ class EngineProfile:
 
     #: the engine code that renames every draft config's architecture (None: it renames none)
     draft_rename: ClassVar[RenameCode | None] = None
+    #: a launch with a draft and no method takes the method from the draft config's model_type,
+    #: compared in draft_rename's file (vLLM's SpeculativeConfig)
+    method_by_draft_type: ClassVar[bool] = False
 
     def served_architectures(self, architectures: list[str], method: str | None
                              ) -> list[str] | None:  # fmt: skip

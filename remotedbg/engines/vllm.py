@@ -242,6 +242,10 @@ class VLLMProfile(EngineProfile):
     # DeepSeekMTPModel (an EAGLE head of it EagleDeepSeekMTPModel, registered from 0.10.2,
     # model_executor/models/registry.py:284), MiMo MiMoMTPModel, Qwen3-Next Qwen3NextMTP, ...
     draft_rename = RenameCode(code_markers.VLLM_SPEC_CONFIGS, function="hf_config_override")
+    # the method when none is given: medusa, mlp_speculator, then an MTP model_type after the
+    # rename (0.9.0 config.py:2528-2530 deepseek_mtp; 0.10.1.1 config/__init__.py:2145-2147
+    # three types; 0.33.0 config/speculative.py:1466-1470, MTPModelTypes at :38)
+    method_by_draft_type = True
 
     def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
         """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
