@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from remotedbg.analysis.draft_rename import rename
+from remotedbg.analysis.draft_rename import method_by_model_type, rename
 from remotedbg.analysis.pysource import SourceIndex
 from remotedbg.engines.profiles import engine_profile
 from tests.releases import release
@@ -109,3 +109,28 @@ def test_code_that_is_not_there_or_does_not_parse_is_unknown(tmp_path):
     index, path = _patched(tmp_path, "def hf_config_override(", "def hf_config_override(((")
     found = rename(index, path, engine_profile("vllm").draft_rename, MIMO)
     assert found.architecture is None and "was not read or does not parse" in found.unknown
+
+
+# (version, the method a draft of this renamed model_type gets when the launch names none, where)
+BY_TYPE = [
+    ("0.33.0", "glm4_moe_mtp", "mtp", "config/speculative.py:1466-1470 (MTPModelTypes :38)"),
+    ("0.33.0", "qwen3_next_mtp", "mtp", "config/speculative.py:1466-1470"),
+    ("0.33.0", "llama", None, "config/speculative.py:1466-1470: not an MTP type"),
+    ("0.10.1.1", "glm4_moe_mtp", "deepseek_mtp", "config/__init__.py:2145-2147"),
+    ("0.10.1.1", "mimo_mtp", "deepseek_mtp", "config/__init__.py:2145-2147"),
+    # 0.10.1.1's tuple has three types: Qwen3-Next's arrives with 0.10.2
+    ("0.10.1.1", "qwen3_next_mtp", None, "config/__init__.py:2145-2147"),
+]
+
+
+@pytest.mark.parametrize("version,model_type,method,where", BY_TYPE)
+def test_the_method_a_draft_s_model_type_gives(version, model_type, method, where):
+    index, path, rel = _index("vllm", version)
+    rules = [r for r in method_by_model_type(index, path, rel) if model_type in r.model_types]
+    assert [r.method for r in rules] == ([method] if method else []), (where, rules)
+
+
+def test_the_rename_reports_the_model_type_it_leaves():
+    index, path, rel = _index("vllm", "0.33.0")
+    found = rename(index, path, engine_profile("vllm").draft_rename, GLM4_MOE, rel=rel)
+    assert (found.architecture, found.model_type) == ("Glm4MoeMTPModel", "glm4_moe_mtp"), found
