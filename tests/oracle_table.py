@@ -498,14 +498,16 @@ NOT_BUILT = [
      "which class vLLM looks up, and a third-party write-up says the Mixtral head declares 32 "
      "kv heads against the target's 8, which would be a refusal to verify, not a row to "
      "call clean; built once their configs can be read"),
-    ("both", "(MTP on Qwen3-Next-80B-A3B, GLM-4.5/4.6, ERNIE-4.5: SGLang's "
+    ("both", "(MTP on Qwen3-Next-80B-A3B, GLM-4.6-FP8, ERNIE-4.5: SGLang's "
      "test_qwen3_next_models_mtp.py and docs/basic_usage/glm45.md, vLLM's tests/models/"
-     "registry.py speculative examples)", "(the target's own MTP layer)", "MTP",
+     "registry.py ErnieMTPModel; vLLM's Qwen3NextMTP entry names no speculative model, so "
+     "its test serves the target alone)", "(the target's own MTP layer)", "MTP",
      "sgl-project/sglang test/srt/models/test_qwen3_next_models_mtp.py@22e20514; vllm-project/"
      "vllm tests/models/registry.py@v0.33.0:1772-1876", "the class each release loads is read "
      "from its own code and tested (tests/test_draft_rename.py: Qwen3-Next, GLM-4.5 on four "
      "releases); the checkpoints are not built: Qwen3-Next's hybrid-attention MoE config and "
-     "its mtp.* tensor names are known offline only in part"),
+     "its mtp.* tensor names, GLM-4.6-FP8's quantization layout and ERNIE-4.5's config are "
+     "known offline only in part"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
