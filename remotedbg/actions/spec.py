@@ -376,13 +376,16 @@ def _architectures(config: dict | None) -> list[str]:
     return [a for a in (config or {}).get("architectures") or [] if isinstance(a, str)]
 
 
-def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode) -> list[str] | None:
+def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode, same_checkpoint: bool
+                        ) -> list[str] | None:  # fmt: skip
     """The architecture the engine's own code gives the draft's config before it looks the
     class up (remotedbg.analysis.draft_rename; None: the config's own). A draft taken from the
     target must be renamed to a draft class: where the code gives none, or cannot be decided,
     the draft's loading is unknown and says why."""
     rule = dep.engine_profile.draft_rename
-    in_target = bool((dep.spec or {}).get("draft_in_target"))
+    # the launch gave no draft and the draft read is the target's own checkpoint (not one
+    # the launch names another way: SGLang's `--speculative-draft` prefix)
+    in_target = bool((dep.spec or {}).get("draft_in_target")) and same_checkpoint
     if rule is None or not isinstance(dep.draft_config, dict):
         return None
     read_files(remote, code, [code.path(rel) for rel in rule.files])
@@ -735,7 +738,8 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     if speculators.is_speculators(dep.draft_config) and dep.engine_profile.reads_speculators_format:
         _speculators_format(dep, remote, code)
     _method_from_draft_name(dep)
-    archs = _draft_architecture(dep, remote, code) or _architectures(dep.draft_config)
+    same = item["path"] == item.get("target")
+    archs = _draft_architecture(dep, remote, code, same) or _architectures(dep.draft_config)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip
     loader = None if dep.load_error else _draft_loader(dep, item, code, located, install, lookup)

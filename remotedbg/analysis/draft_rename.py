@@ -253,7 +253,8 @@ def method_by_model_type(index: SourceIndex, path: str, rel: str = "") -> list[M
     """Every `if` of the file that compares the draft config's model_type with constants (a
     string, a tuple, or `get_args(NAME)` of a module-level `Literal[...]`) and sets
     `self.method` to a constant (0.9.0 config.py:2528-2530; 0.10.1.1 config/__init__.py:
-    2145-2147; 0.33.0 config/speculative.py:1466-1470 with MTPModelTypes at :38)."""
+    2145-2147; 0.11.0 config/speculative.py:329-331 with MTP_MODEL_TYPES at :36; 0.33.0
+    :1466-1470 with MTPModelTypes at :38)."""
     mod = index.module_at(path)
     if mod is None:
         return []
@@ -292,6 +293,10 @@ def _constant_strings(mod: Module, node: ast.expr) -> list[str]:
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return [e.value for e in node.elts if isinstance(e, ast.Constant)
                 and isinstance(e.value, str)]  # fmt: skip
+    if isinstance(node, ast.Name):  # a module-level tuple (0.11.0 MTP_MODEL_TYPES, :36)
+        value = _module_constant(mod, node.id)
+        values = value if isinstance(value, (tuple, list, set)) else [value]
+        return [v for v in values if isinstance(v, str)]
     if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("get_args")
             and node.args and isinstance(node.args[0], ast.Name)):
         return _literal_strings(mod, node.args[0].id)

@@ -845,7 +845,7 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     result = check_result("draft-weights")
     if dep.draft_config is None:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
-    if (dep.spec or {}).get("draft_in_target") and dep.load_error:
+    if (dep.spec or {}).get("draft_in_target") and dep.load_error and dep.draft_class is None:
         # no draft class for the target's own layer: what the engine loads is not known
         return unknown(result, f"the draft taken from the target: {dep.load_error}",
                        UNSUPPORTED_CODE)  # fmt: skip
