@@ -99,8 +99,8 @@ class _RenameInterpreter(Interpreter):
 _NONE = object()
 
 
-def _module_constant(mod: Module, name: str) -> Any:
-    """`NAME = <literal>` at the module's top level (a tuple of architecture names)."""
+def _module_assignment(mod: Module, name: str) -> ast.expr | None:
+    """The value of `NAME = ...` at the module's top level."""
     for stmt in mod.tree.body:
         if (
             isinstance(stmt, ast.Assign)
@@ -108,11 +108,17 @@ def _module_constant(mod: Module, name: str) -> Any:
             and isinstance(stmt.targets[0], ast.Name)
             and stmt.targets[0].id == name
         ):
-            try:
-                return ast.literal_eval(stmt.value)
-            except ValueError:
-                return _NONE
-    return _NONE
+            return stmt.value
+    return None
+
+
+def _module_constant(mod: Module, name: str) -> Any:
+    """`NAME = <literal>` at the module's top level (a tuple of architecture names)."""
+    value = _module_assignment(mod, name)
+    try:
+        return _NONE if value is None else ast.literal_eval(value)
+    except ValueError:
+        return _NONE
 
 
 def _is_config_class(config: Config, cls: Any, node: ast.Call) -> bool:
@@ -305,9 +311,5 @@ def _constant_strings(mod: Module, node: ast.expr) -> list[str]:
 
 def _literal_strings(mod: Module, name: str) -> list[str]:
     """`NAME = Literal["a", "b", ...]` at the module's top level."""
-    for stmt in mod.tree.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name
-                and isinstance(stmt.value, ast.Subscript)):
-            return _constant_strings(mod, stmt.value.slice)
-    return []
+    value = _module_assignment(mod, name)
+    return _constant_strings(mod, value.slice) if isinstance(value, ast.Subscript) else []
