@@ -10,16 +10,24 @@ sets default_ulimits (nofile, nproc) to what the test box allows."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 SYSTEM_PATHS = ("/var/lib/containers", "/run/containers", "/run/runc")
+# The system paths are shared by every Podman of this machine (runc keeps each container's state
+# under /run/runc whatever podman's configuration says): pytest-xdist workers each run one. They
+# are removed by the last Podman to close, and only those absent before the first one started.
+SHARED_STATE = Path(tempfile.gettempdir()) / "remotedbg-podman-shared.json"
 
 # A stand-in engine process: prints the lines SGLang prints (ServerArgs at startup, decode
 # lines with accept len, sglang/srt/managers/scheduler_components/metrics_reporter.py:963-1043)
@@ -52,8 +60,11 @@ main("sglang")
 
 class Podman:
     def __init__(self) -> None:
-        self.before = {p: os.path.exists(p) for p in SYSTEM_PATHS}
         self.dir = Path(tempfile.mkdtemp(prefix="remotedbg-podman-"))
+        with _shared() as state:
+            if not state["users"]:
+                state["before"] = {p: os.path.exists(p) for p in SYSTEM_PATHS}
+            state["users"].append(str(self.dir))
         self.dir.chmod(0o755)
         for sub in ("tmp", "net"):
             (self.dir / sub).mkdir()
@@ -176,7 +187,50 @@ class Podman:
         mounts = Path("/proc/mounts").read_text().splitlines()
         for mount in sorted((m.split()[1] for m in mounts if str(self.dir) in m), reverse=True):
             subprocess.run(["umount", "-l", mount], capture_output=True)
+        _kill_conmons(self.dir)  # what podman could not stop: never left running
         shutil.rmtree(self.dir, ignore_errors=True)
-        for path, existed in self.before.items():
-            if not existed:
-                shutil.rmtree(path, ignore_errors=True)
+        with _shared() as state:
+            if str(self.dir) in state["users"]:
+                state["users"].remove(str(self.dir))
+            if not state["users"]:
+                for path, existed in state["before"].items():
+                    if not existed:
+                        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def _shared() -> Iterator[dict]:
+    """The machine's Podman users and what the system paths were before the first, under a
+    lock; users whose directory is gone (a killed run) are dropped."""
+    with open(f"{SHARED_STATE}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(SHARED_STATE.read_text())
+        except (OSError, ValueError):
+            state = {"users": [], "before": {}}
+        state["users"] = [u for u in state["users"] if os.path.isdir(u)]
+        yield state
+        if state["users"]:
+            SHARED_STATE.write_text(json.dumps(state))
+        else:  # the last one leaves nothing behind
+            SHARED_STATE.unlink(missing_ok=True)
+            Path(lock.name).unlink(missing_ok=True)
+
+
+def _kill_conmons(directory: Path) -> None:
+    """SIGKILL the conmon processes of containers kept under `directory`, and what they run."""
+    doomed: set[int] = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"conmon") and str(directory).encode() in b" ".join(argv):
+            doomed.add(int(proc.name))
+    for pid in sorted(doomed):
+        children = Path(f"/proc/{pid}/task/{pid}/children")
+        with suppress(OSError):
+            doomed |= {int(c) for c in children.read_text().split()}
+    for pid in doomed:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
