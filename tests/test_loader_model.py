@@ -607,3 +607,48 @@ def test_experts_load_through_vllm_s_expert_mapping():
     result = model("", names, dict(CONFIG, n_routed_experts=2), source=EXPERTS)
     assert result.status == "ok", result.reason
     assert set(outcomes(result).values()) == {"loaded"}, outcomes(result)
+
+
+FUSED_MOE_READ = EXPERTS.replace(
+    "from torch import nn\n",
+    """from torch import nn
+
+
+class CustomOp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._forward_method = self.dispatch_forward()
+
+    def dispatch_forward(self):
+        if not self.enabled():
+            return self.forward_native
+        if current_platform.is_rocm():
+            return self.forward_hip
+        elif current_platform.is_cpu():
+            return self.forward_cpu
+        elif current_platform.is_tpu():
+            return self.forward_tpu
+        return self.forward_cuda
+
+
+class FusedMoE(CustomOp):
+    def __init__(self, config):
+        super().__init__()
+        self.quant_method = make_quant_method(config)
+        self.quant_method.create_weights(layer=self, num_experts=config.n_routed_experts)
+""",
+)
+
+
+def test_experts_whose_parameters_the_quant_method_registers_load():
+    """Where FusedMoE's own code is read (vLLM 0.10.2-0.23.0: deepseek_v2.py builds a
+    SharedFusedMoE, whose file the index holds), its parameters come from the quant method it
+    hands itself to (fused_moe/layer.py:945 `create_weights(layer=self, ...)`), and its
+    CustomOp base picks a forward by platform (custom_op.py:81-107): the expert tensors load,
+    and the platform is no setting the answer depends on."""
+    names = [f"experts.{e}.{p}.weight" for e in range(2) for p in ("gate_proj", "up_proj",
+                                                                   "down_proj")]  # fmt: skip
+    result = model("", names, dict(CONFIG, n_routed_experts=2), source=FUSED_MOE_READ)
+    assert result.status == "ok", result.reason
+    assert set(outcomes(result).values()) == {"loaded"}, outcomes(result)
+    assert result.approximate and result.unfilled() == []

@@ -20,6 +20,7 @@ from remotedbg.analysis.loader_values import (
     EngineRaises,
     Loader,
     Named,
+    NeedsFork,
     Obj,
     Param,
     ParamDict,
@@ -41,9 +42,14 @@ class Expressions:
     """The expression half of the interpreter's visitor."""
 
     def safe_eval(self, node: ast.expr, env: dict, mod: Module) -> Any:
+        """A value the module tree's walk needs (loader_tree): unknown where it cannot be
+        had. An open condition inside a method the walk calls is unknown too, not a fork: the
+        walk takes both sides of what it decides (vLLM's CustomOp.__init__ picks a forward by
+        platform, 0.10.2 model_executor/custom_op.py:81-107, seven conditions that build no
+        module)."""
         try:
             return self.eval(node, env, mod, None)
-        except (Undecidable, EngineRaises, ReturnSignal, BreakSignal, ContinueSignal):
+        except (Undecidable, EngineRaises, NeedsFork, ReturnSignal, BreakSignal, ContinueSignal):
             return UNKNOWN
 
     def eval(self, node: ast.expr, env: dict, mod: Module, frame: dict | None) -> Any:

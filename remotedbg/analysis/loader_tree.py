@@ -195,6 +195,13 @@ class TreeBuilder(Visitor):
             if base is not None:
                 given = self._call_args(call, scope.env, scope.module)
                 self._run_init(scope.obj, base, scope.depth, given)
+        elif _passes_self(call, scope):
+            # code not followed is handed the module and may register its parameters:
+            # vLLM's FusedMoE gets `w13_weight`/`w2_weight` from its quant method
+            # (0.10.2 model_executor/layers/fused_moe/layer.py:945
+            # `self.quant_method.create_weights(layer=self, ...)`)
+            scope.obj.node.wild = scope.obj.node.approximate = True
+            self.approximate = True
 
     def visit_With(self, node: ast.With | ast.Try, scope: InitScope) -> None:
         self.block(node.body, scope)
@@ -406,6 +413,16 @@ class TreeBuilder(Visitor):
             if len(args) == 1 and isinstance(args[0], int) and 0 <= args[0] <= MAX_LIST:
                 return args[0]
         return None
+
+
+def _passes_self(call: ast.Call, scope: InitScope) -> bool:
+    """The call hands the module being built (`self`) to other code (a base class's
+    `Base.__init__(self)` aside)."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "__init__":
+        return False
+    me = next((name for name, value in scope.env.items() if value is scope.obj), None)
+    values = list(call.args) + [k.value for k in call.keywords]
+    return me is not None and any(isinstance(v, ast.Name) and v.id == me for v in values)
 
 
 def _body(body: list[ast.stmt]) -> list[ast.stmt]:
