@@ -652,3 +652,13 @@ def test_experts_whose_parameters_the_quant_method_registers_load():
     assert result.status == "ok", result.reason
     assert set(outcomes(result).values()) == {"loaded"}, outcomes(result)
     assert result.approximate and result.unfilled() == []
+
+
+def test_a_base_init_called_by_name_hands_the_module_to_no_one():
+    """`nn.Module.__init__(self)` (vLLM 0.10.2 deepseek_eagle.py:190, EagleDeepseekV3ForCausalLM)
+    is a base's constructor, not code that may register parameters: a name no parameter has
+    still raises in a loader that indexes its parameters."""
+    source = BASE.replace("super().__init__()", "nn.Module.__init__(self)")
+    result = model(STRICT, ["fc.weight", "wrapper.fc.weight"], source=source)
+    assert result.status == "raises" and not result.approximate, result.reason
+    assert result.raised["tensor"] == "wrapper.fc.weight"

@@ -585,7 +585,10 @@ def group_firsts(config: Config) -> list[str]:
 def sweep_releases(config: Config) -> list[str]:
     """What the sweep runs a row on: every other group's first release and the row's first and
     last (about half of the 314 runs, within the suite's time budget); every group's with
-    REMOTEDBG_ORACLE_FULL=1 (all 314 were run so, README "The engines as the oracle")."""
+    REMOTEDBG_ORACLE_FULL=1 (all 314 were run so, README "The engines as the oracle"); every
+    release the row runs on with REMOTEDBG_ORACLE_FULL=every (989 runs, docs/releases.md)."""
+    if os.environ.get("REMOTEDBG_ORACLE_FULL") == "every":
+        return list(config.versions)
     firsts = group_firsts(config)
     if os.environ.get("REMOTEDBG_ORACLE_FULL") == "1":
         return firsts
