@@ -662,3 +662,15 @@ def test_a_base_init_called_by_name_hands_the_module_to_no_one():
     result = model(STRICT, ["fc.weight", "wrapper.fc.weight"], source=source)
     assert result.status == "raises" and not result.approximate, result.reason
     assert result.raised["tensor"] == "wrapper.fc.weight"
+
+
+def test_a_module_printed_or_logged_in_its_init_is_still_followed():
+    """A hot-fixed copy that logs its module (`print(self)`, `logger.info("%s", self)`) hands
+    it to no code that registers parameters: the strict loader still raises on a name no
+    parameter has."""
+    for line in ("print(self)", 'logger.info("%s", self)', "self.check(self)"):
+        source = BASE.replace(
+            "self.hot_token_id = None", f"self.hot_token_id = None\n        {line}"
+        )
+        result = model(STRICT, ["fc.weight", "wrapper.fc.weight"], source=source)
+        assert result.status == "raises" and not result.approximate, (line, result.reason)

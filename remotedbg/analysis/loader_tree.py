@@ -416,13 +416,20 @@ class TreeBuilder(Visitor):
 
 
 def _passes_self(call: ast.Call, scope: InitScope) -> bool:
-    """The call hands the module being built (`self`) to other code (a base class's
-    `Base.__init__(self)` aside)."""
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "__init__":
-        return False
+    """The call hands the module being built (`self`) to an object the module holds
+    (`self.quant_method.create_weights(layer=self)`); a base's `Base.__init__(self)`, a
+    `print(self)` or `logger.info(self)` of a hot-fixed copy register nothing."""
     me = next((name for name, value in scope.env.items() if value is scope.obj), None)
+    func = call.func
+    if me is None or not isinstance(func, ast.Attribute) or func.attr == "__init__":
+        return False
+    holder = func.value
+    while isinstance(holder, ast.Attribute):
+        holder = holder.value
+    if not (isinstance(holder, ast.Name) and holder.id == me and func.value is not holder):
+        return False
     values = list(call.args) + [k.value for k in call.keywords]
-    return me is not None and any(isinstance(v, ast.Name) and v.id == me for v in values)
+    return any(isinstance(v, ast.Name) and v.id == me for v in values)
 
 
 def _body(body: list[ast.stmt]) -> list[ast.stmt]:
