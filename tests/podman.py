@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from tests.procs import pids_where
+
 SYSTEM_PATHS = ("/var/lib/containers", "/run/containers", "/run/runc")
 # The system paths are shared by every Podman of this machine (runc keeps each container's state
 # under /run/runc whatever podman's configuration says): pytest-xdist workers each run one. They
@@ -219,14 +221,9 @@ def _shared() -> Iterator[dict]:
 
 def _kill_conmons(directory: Path) -> None:
     """SIGKILL the conmon processes of containers kept under `directory`, and what they run."""
-    doomed: set[int] = set()
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"conmon") and str(directory).encode() in b" ".join(argv):
-            doomed.add(int(proc.name))
+    mine = str(directory).encode()
+    doomed = set(pids_where(lambda cmdline: cmdline.split(b"\0")[0].endswith(b"conmon")
+                            and mine in cmdline))  # fmt: skip
     for pid in sorted(doomed):
         children = Path(f"/proc/{pid}/task/{pid}/children")
         with suppress(OSError):

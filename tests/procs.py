@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
-def pids_with_argv(*argv: str) -> list[int]:
-    wanted = "\0".join(argv).encode() + b"\0"
+def pids_where(test: Callable[[bytes], bool]) -> list[int]:
+    """The processes whose raw /proc cmdline (NUL-separated arguments) passes `test`."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if handle.read() == wanted:
+                if test(handle.read()):
                     found.append(int(entry))
         except OSError:
             continue
     return found
+
+
+def pids_with_argv(*argv: str) -> list[int]:
+    wanted = "\0".join(argv).encode() + b"\0"
+    return pids_where(lambda cmdline: cmdline == wanted)
 
 
 def wait_for(predicate, timeout: float = 15.0, interval: float = 0.02) -> bool:

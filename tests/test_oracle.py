@@ -310,6 +310,22 @@ MIMO_7B = rs.TargetShape(
 )  # fmt: skip
 
 
+def _biased_attention(p: str, h: int, q: int, kv: int) -> dict:
+    """A decoder layer's two norms and its attention with q/k/v bias (Qwen2's, which MiMo's
+    MTP layer is, and GLM-4.5's): `q`/`kv` the query and key/value widths."""
+    return {
+        f"{p}input_layernorm.weight": ("BF16", [h], None),
+        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{p}self_attn.q_proj.weight": ("BF16", [q, h], None),
+        f"{p}self_attn.q_proj.bias": ("BF16", [q], None),
+        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.k_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.v_proj.bias": ("BF16", [kv], None),
+        f"{p}self_attn.o_proj.weight": ("BF16", [h, q], None),
+    }
+
+
 def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
     """The MiMo checkpoint as its MTP draft reads it: `model.mtp_layers.0.` (the fusion norms
     token_layernorm/hidden_layernorm over [embeds, hidden], input_proj without bias, one
@@ -323,15 +339,7 @@ def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
         f"{p}hidden_layernorm.weight": ("BF16", [h], None),
         f"{p}input_proj.weight": ("BF16", [h, 2 * h], None),
         f"{p}final_layernorm.weight": ("BF16", [h], None),
-        f"{p}input_layernorm.weight": ("BF16", [h], None),
-        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
-        f"{p}self_attn.q_proj.weight": ("BF16", [h, h], None),
-        f"{p}self_attn.q_proj.bias": ("BF16", [h], None),
-        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
-        f"{p}self_attn.k_proj.bias": ("BF16", [kv], None),
-        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
-        f"{p}self_attn.v_proj.bias": ("BF16", [kv], None),
-        f"{p}self_attn.o_proj.weight": ("BF16", [h, h], None),
+        **_biased_attention(p, h, h, kv),
         f"{p}mlp.gate_proj.weight": ("BF16", [mlp, h], None),
         f"{p}mlp.up_proj.weight": ("BF16", [mlp, h], None),
         f"{p}mlp.down_proj.weight": ("BF16", [h, mlp], None),
@@ -370,15 +378,7 @@ def _glm45_in_target(target: rs.TargetShape = GLM45, experts: int = 8) -> tuple[
         f"{p}enorm.weight": ("BF16", [h], None),
         f"{p}hnorm.weight": ("BF16", [h], None),
         f"{p}shared_head.norm.weight": ("BF16", [h], None),
-        f"{p}input_layernorm.weight": ("BF16", [h], None),
-        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
-        f"{p}self_attn.q_proj.weight": ("BF16", [q, h], None),
-        f"{p}self_attn.q_proj.bias": ("BF16", [q], None),
-        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
-        f"{p}self_attn.k_proj.bias": ("BF16", [kv], None),
-        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
-        f"{p}self_attn.v_proj.bias": ("BF16", [kv], None),
-        f"{p}self_attn.o_proj.weight": ("BF16", [h, q], None),
+        **_biased_attention(p, h, q, kv),
         f"{p}self_attn.q_norm.weight": ("BF16", [hd], None),
         f"{p}self_attn.k_norm.weight": ("BF16", [hd], None),
         f"{p}mlp.gate.weight": ("BF16", [target.extra["n_routed_experts"], h], None),
