@@ -222,6 +222,13 @@ VLLM_SOURCES = {
         ("0.31.0", "tests/v1/e2e/spec_decode/mtp/mimo/test_mtp.py:16"),
     ],
     "zai-org/GLM-4.5": [("0.10.1", "tests/models/registry.py:555")],
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": [
+        ("0.11.1", "tests/distributed/test_eplb_spec_decode.py:47"),
+        ("0.12.0", "tests/distributed/test_eplb_spec_decode.py:52"),
+        ("0.13.0", "tests/distributed/test_eplb_spec_decode.py:59"),
+        ("0.23.0", "tests/distributed/test_eplb_spec_decode.py:58"),
+        ("0.32.0", "tests/distributed/test_eplb_spec_decode.py:253"),
+    ],
     "yuhuili/EAGLE-LLaMA3-Instruct-8B": [
         ("0.8.5", "docs/source/features/spec_decode.md:189"),
         ("0.9.0", "docs/features/spec_decode.md:192"),
@@ -485,6 +492,33 @@ VLLM_CONFIGS.append(Config(
     spec={"num_speculative_tokens": 1}, once=True,
 ))
 
+SGLANG_CONFIGS.append(Config(
+    "sglang-mtp-qwen3-next-80b", "sglang", "MTP", "Qwen/Qwen3-Next-80B-A3B-Instruct", "", "NEXTN",
+    "--trust-remote-code --speculative-num-steps 3 --speculative-eagle-topk 1 "
+    "--speculative-num-draft-tokens 4 --mem-fraction-static 0.8 --tp 4 --chunked-prefill-size 2048",
+    "sgl-project/sglang test/srt/models/test_qwen3_next_models_mtp.py@22e20514:29-56 "
+    "(TestQwen3NextMTP: NEXTN, no draft path; its --mamba-scheduler-strategy is left out, the "
+    "early releases have no such flag)",
+    between("sglang", "0.5.2"), "mtp-qwen3-next-in-target",
+    "Qwen3-Next-80B-A3B's config.json (tests/test_oracle.py QWEN3_NEXT_80B: vLLM's own record of "
+    "its widths, the rest as published copies state it); every release from 0.5.2 has "
+    "srt/models/qwen3_next_mtp.py and renames Qwen3NextForCausalLM to Qwen3NextForCausalLMMTP "
+    "for a draft (0.5.6 srt/configs/model_config.py:282-284; 0.5.23 :1134-1135)",
+    once=True,
+))
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-qwen3-next-80b", "vllm", "MTP", "Qwen/Qwen3-Next-80B-A3B-Instruct", "", "mtp",
+    "--max-model-len 4096 --tensor-parallel-size 4 --enable-expert-parallel --enable-eplb",
+    "vllm-project/vllm tests/distributed/test_eplb_spec_decode.py@v0.11.1:18-39, 47 "
+    "(method mtp, no speculative model, num_speculative_tokens 1, max_model_len 4096, tensor "
+    "parallel 4 with expert parallelism and EPLB); @v0.32.0:253 the same row",
+    between("vllm", "0.11.1"), "mtp-qwen3-next-in-target",
+    "as sglang-mtp-qwen3-next-80b; vLLM renames Qwen3NextForCausalLM to Qwen3NextMTP (0.33.0 "
+    "config/speculative.py:908-913) and loads the `mtp.*` tensors as `model.*` (0.11.1 "
+    "model_executor/models/qwen3_next_mtp.py:284-296)",
+    spec={"num_speculative_tokens": 1, "max_model_len": 4096}, once=True,
+))
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
@@ -498,16 +532,13 @@ NOT_BUILT = [
      "which class vLLM looks up, and a third-party write-up says the Mixtral head declares 32 "
      "kv heads against the target's 8, which would be a refusal to verify, not a row to "
      "call clean; built once their configs can be read"),
-    ("both", "(MTP on Qwen3-Next-80B-A3B, GLM-4.6-FP8, ERNIE-4.5: SGLang's "
-     "test_qwen3_next_models_mtp.py and docs/basic_usage/glm45.md, vLLM's tests/models/"
-     "registry.py ErnieMTPModel; vLLM's Qwen3NextMTP entry names no speculative model, so "
-     "its test serves the target alone)", "(the target's own MTP layer)", "MTP",
-     "sgl-project/sglang test/srt/models/test_qwen3_next_models_mtp.py@22e20514; vllm-project/"
-     "vllm tests/models/registry.py@v0.33.0:1772-1876", "the class each release loads is read "
-     "from its own code and tested (tests/test_draft_rename.py: Qwen3-Next, GLM-4.5 on four "
-     "releases); the checkpoints are not built: Qwen3-Next's hybrid-attention MoE config and "
-     "its mtp.* tensor names, GLM-4.6-FP8's quantization layout and ERNIE-4.5's config are "
-     "known offline only in part"),
+    ("both", "(MTP on GLM-4.6-FP8 and ERNIE-4.5: SGLang's docs/basic_usage/glm45.md, vLLM's "
+     "tests/models/registry.py ErnieMTPModel)", "(the target's own MTP layer)", "MTP",
+     "sgl-project/sglang docs/basic_usage/glm45.md; vllm-project/vllm tests/models/"
+     "registry.py@v0.33.0:1772-1876", "the class each release loads is read from its own code "
+     "and tested (tests/test_draft_rename.py: GLM-4.5 on four releases); the checkpoints are not "
+     "built: GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) and ERNIE-4.5's "
+     "config are not known offline, and the layout decides the quantization checks"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

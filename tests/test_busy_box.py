@@ -180,3 +180,41 @@ def test_each_draft_gets_its_own_servers_target_and_install() -> None:
     located = {"engines": [{"name": "vllm", "path": "/v", "running": [11], "how_found": []}]}
     assert _install_for(servers[0], located)["path"] == "/v"
     assert _install_for(dict(servers[0], pid=13), located) is None  # not the other server's
+
+
+@needs_root
+def test_the_throwaway_users_of_a_killed_run_are_swept(tmp_path) -> None:
+    """A run killed with SIGKILL leaves its strangers' users (no teardown runs); the next
+    throwaway user sweeps them, with their processes and homes, and leaves a live run's alone."""
+    import pwd
+    import subprocess
+
+    from tests.procs import wait_for
+    from tests.unprivileged import _MADE_BY, _start_time, processes_of, sweep_stale_users
+
+    made = {}
+    for name, creator in (("rdbgdead", "999999999 1"),  # above any pid_max: long gone
+                          ("rdbglive", f"{os.getpid()} {_start_time(os.getpid())}")):  # fmt: skip
+        home = tmp_path / name
+        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir",
+                        str(home), "--comment", f"{_MADE_BY} {creator}", name],
+                       check=True, capture_output=True)  # fmt: skip
+        made[name] = pwd.getpwnam(name)
+        home.mkdir()
+        os.chown(home, made[name].pw_uid, made[name].pw_gid)
+    dead = made["rdbgdead"].pw_uid
+    # what the killed run left running: an orphan, as its parent is gone
+    subprocess.run(["setsid", "-f", "setpriv", "--reuid", str(dead), "--regid", str(dead),
+                    "--clear-groups", "sleep", "300"], check=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: processes_of(dead))
+        swept = sweep_stale_users()
+        assert "rdbgdead" in swept and "rdbglive" not in swept, swept
+        assert wait_for(lambda: not processes_of(dead))
+        assert not (tmp_path / "rdbgdead").exists() and (tmp_path / "rdbglive").is_dir()
+        names = {entry.pw_name for entry in pwd.getpwall()}
+        assert "rdbgdead" not in names and "rdbglive" in names
+    finally:
+        subprocess.run(["pkill", "-KILL", "-U", str(dead)], capture_output=True)
+        for name in made:
+            subprocess.run(["userdel", "--force", name], capture_output=True)

@@ -326,6 +326,24 @@ def _biased_attention(p: str, h: int, q: int, kv: int) -> dict:
     }
 
 
+def _mlp(p: str, width: int, h: int) -> dict:
+    """A gated MLP's three projections under prefix `p` (a dense MLP, an expert, a shared one)."""
+    return {
+        f"{p}gate_proj.weight": ("BF16", [width, h], None),
+        f"{p}up_proj.weight": ("BF16", [width, h], None),
+        f"{p}down_proj.weight": ("BF16", [h, width], None),
+    }
+
+
+def _embedding_and_head(target: rs.TargetShape) -> dict:
+    """The target's embedding, final norm and head, which an MTP draft shares or reads."""
+    return {
+        "model.embed_tokens.weight": ("BF16", [target.vocab, target.hidden], None),
+        "model.norm.weight": ("BF16", [target.hidden], None),
+        "lm_head.weight": ("BF16", [target.vocab, target.hidden], None),
+    }
+
+
 def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
     """The MiMo checkpoint as its MTP draft reads it: `model.mtp_layers.0.` (the fusion norms
     token_layernorm/hidden_layernorm over [embeds, hidden], input_proj without bias, one
@@ -340,12 +358,8 @@ def _mimo_in_target(target: rs.TargetShape = MIMO_7B) -> tuple[dict, dict]:
         f"{p}input_proj.weight": ("BF16", [h, 2 * h], None),
         f"{p}final_layernorm.weight": ("BF16", [h], None),
         **_biased_attention(p, h, h, kv),
-        f"{p}mlp.gate_proj.weight": ("BF16", [mlp, h], None),
-        f"{p}mlp.up_proj.weight": ("BF16", [mlp, h], None),
-        f"{p}mlp.down_proj.weight": ("BF16", [h, mlp], None),
-        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
-        "model.norm.weight": ("BF16", [h], None),
-        "lm_head.weight": ("BF16", [target.vocab, h], None),
+        **_mlp(f"{p}mlp.", mlp, h),
+        **_embedding_and_head(target),
     }  # fmt: skip
     return target.config(), tensors
 
@@ -384,17 +398,67 @@ def _glm45_in_target(target: rs.TargetShape = GLM45, experts: int = 8) -> tuple[
         f"{p}mlp.gate.weight": ("BF16", [target.extra["n_routed_experts"], h], None),
         f"{p}mlp.gate.e_score_correction_bias": ("F32", [target.extra["n_routed_experts"]],
                                                  None),
-        f"{p}mlp.shared_experts.gate_proj.weight": ("BF16", [moe, h], None),
-        f"{p}mlp.shared_experts.up_proj.weight": ("BF16", [moe, h], None),
-        f"{p}mlp.shared_experts.down_proj.weight": ("BF16", [h, moe], None),
-        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
-        "model.norm.weight": ("BF16", [h], None),
-        "lm_head.weight": ("BF16", [target.vocab, h], None),
+        **_mlp(f"{p}mlp.shared_experts.", moe, h),
+        **_embedding_and_head(target),
     }  # fmt: skip
     for e in range(experts):
-        for name, shape in (("gate_proj", [moe, h]), ("up_proj", [moe, h]),
-                            ("down_proj", [h, moe])):  # fmt: skip
-            tensors[f"{p}mlp.experts.{e}.{name}.weight"] = ("BF16", shape, None)
+        tensors.update(_mlp(f"{p}mlp.experts.{e}.", moe, h))
+    return target.config(), tensors
+
+
+# Qwen/Qwen3-Next-80B-A3B-Instruct config.json. vLLM's own record of it (tests/config/
+# base_model_arch_groundtruth.json@v0.20.2:189-205) fixes the widths every check reads: hidden
+# 2048, 48 layers, 16 heads of 256, 2 kv heads, vocab 151936, 512 experts, bfloat16. The rest as
+# third-party copies of the published file agree (not re-read offline): intermediate 5120, experts
+# of 512 with 10 active and a shared expert of 512, Gated DeltaNet heads 16 x 128 keys and
+# 32 x 128 values, full attention every 4th layer, RoPE 1e7 over a quarter of each head,
+# 262144 positions. The config declares no num_nextn_predict_layers: the MTP layer ships as
+# `mtp.*` tensors that both engines read without it.
+QWEN3_NEXT_80B = rs.TargetShape(
+    "qwen3-next-80b-a3b", "Qwen3NextForCausalLM", "qwen3_next", 2048, 5120, 48, 16, 2, 151936,
+    151645, head_dim=256, rope_theta=10000000.0,
+    extra={"max_position_embeddings": 262144, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "partial_rotary_factor": 0.25, "full_attention_interval": 4,
+           "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+           "linear_value_head_dim": 128, "linear_num_value_heads": 32,
+           "decoder_sparse_step": 1, "mlp_only_layers": [], "num_experts": 512,
+           "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+           "shared_expert_intermediate_size": 512, "norm_topk_prob": True,
+           "hidden_act": "silu", "attention_dropout": 0.0, "router_aux_loss_coef": 0.001,
+           "output_router_logits": False},
+)  # fmt: skip
+
+
+def _qwen3_next_in_target(target: rs.TargetShape = QWEN3_NEXT_80B,
+                          experts: int = 8) -> tuple[dict, dict]:
+    """The Qwen3-Next checkpoint as its MTP draft reads it: `mtp.fc`, the two pre-fc norms and
+    `mtp.norm`, one gated-attention MoE layer `mtp.layers.0.` (q_proj twice the heads' width: the
+    query and its output gate; q/k norms; a shared expert with its gate), the embedding and the
+    head (SGLang 0.5.22 srt/models/qwen3_next_mtp.py:36-65, qwen3_next.py:1117-1127; vLLM 0.11.1
+    model_executor/models/qwen3_next_mtp.py); `experts` of the 512 written."""
+    h, hd, moe = target.hidden, target.head_dim, target.extra["moe_intermediate_size"]
+    shared, routed = target.extra["shared_expert_intermediate_size"], target.extra["num_experts"]
+    q, kv, p = target.heads * hd, target.kv_heads * hd, "mtp.layers.0."
+    tensors = {
+        "mtp.fc.weight": ("BF16", [h, 2 * h], None),
+        "mtp.pre_fc_norm_embedding.weight": ("BF16", [h], None),
+        "mtp.pre_fc_norm_hidden.weight": ("BF16", [h], None),
+        "mtp.norm.weight": ("BF16", [h], None),
+        f"{p}input_layernorm.weight": ("BF16", [h], None),
+        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{p}self_attn.q_proj.weight": ("BF16", [2 * q, h], None),
+        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.o_proj.weight": ("BF16", [h, q], None),
+        f"{p}self_attn.q_norm.weight": ("BF16", [hd], None),
+        f"{p}self_attn.k_norm.weight": ("BF16", [hd], None),
+        f"{p}mlp.gate.weight": ("BF16", [routed, h], None),
+        **_mlp(f"{p}mlp.shared_expert.", shared, h),
+        f"{p}mlp.shared_expert_gate.weight": ("BF16", [1, h], None),
+        **_embedding_and_head(target),
+    }  # fmt: skip
+    for e in range(experts):
+        tensors.update(_mlp(f"{p}mlp.experts.{e}.", moe, h))
     return target.config(), tensors
 
 
@@ -450,6 +514,7 @@ BUILDS = {
         LLAMA3_8B_INSTRUCT, "LlamaForCausalLM")),
     "mtp-mimo-7b-in-target": lambda: (MIMO_7B, _mimo_in_target()),
     "mtp-glm45-in-target": lambda: (GLM45, _glm45_in_target()),
+    "mtp-qwen3-next-in-target": lambda: (QWEN3_NEXT_80B, _qwen3_next_in_target()),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
        for key, shape in (("eagle1-vicuna-13b-vllm", VICUNA_13B),
                           ("eagle1-vicuna-33b-vllm", VICUNA_33B),
@@ -692,24 +757,32 @@ def test_every_row_is_cited_and_every_gap_says_why():
 
 
 
-@pytest.mark.parametrize("config_id,version,where", [
-    ("vllm-mtp-mimo-7b-base", "0.33.0", "config/speculative.py:711 hf_config_override"),
-    ("sglang-mtp-mimo-7b-rl", "0.5.23", "srt/configs/model_config.py:1015-1211 (ModelConfig)"),
+@pytest.mark.parametrize("config_id,version,where,on_llama", [
+    ("vllm-mtp-mimo-7b-base", "0.33.0", "config/speculative.py:711 hf_config_override", True),
+    ("sglang-mtp-mimo-7b-rl", "0.5.23", "srt/configs/model_config.py:1015-1211 (ModelConfig)",
+     True),
+    ("vllm-mtp-qwen3-next-80b", "0.10.1.1", "config/__init__.py:2009 hf_config_override", False),
+    ("sglang-mtp-qwen3-next-80b", "0.5.1", "srt/configs/model_config.py:126-141 (ModelConfig)",
+     False),
 ])  # fmt: skip
 def test_an_mtp_launch_on_a_target_without_an_mtp_layer_is_not_judged(
-    tmp_path, monkeypatch, config_id, version, where
+    tmp_path, monkeypatch, config_id, version, where, on_llama
 ):
-    """`method: mtp` (vLLM) or EAGLE with no draft path (SGLang) on Llama-3.1-8B: neither
-    release renames LlamaForCausalLM to a draft class (vLLM 0.33.0 config/speculative.py:
-    711-1000, SGLang 0.5.23 srt/configs/model_config.py:1015-1211 have no branch for it), so
-    what would be loaded as the draft is not known: inconclusive, naming that code, never ok."""
-    shape = LLAMA31_8B_INSTRUCT
-    tensors = {"model.embed_tokens.weight": ("BF16", [shape.vocab, shape.hidden], None),
-               "lm_head.weight": ("BF16", [shape.vocab, shape.hidden], None)}  # fmt: skip
-    built = (shape, (shape.config(), tensors))
-    monkeypatch.setitem(BUILDS, "llama-as-its-own-draft", lambda: built)
-    config = replace(BY_ID[config_id], build="llama-as-its-own-draft",
-                     target="meta-llama/Llama-3.1-8B-Instruct")  # fmt: skip
+    """`method: mtp` (vLLM) or EAGLE/NEXTN with no draft path (SGLang) on a target the release
+    renames to no draft class, so what would be loaded as the draft is not known: inconclusive,
+    naming that code, never ok and no error. Llama-3.1-8B: no release has a branch for it
+    (vLLM 0.33.0 config/speculative.py:711-1000, SGLang 0.5.23 srt/configs/model_config.py:
+    1015-1211). Qwen3-Next before its class (vLLM 0.10.2 and SGLang 0.5.2 add
+    qwen3_next_mtp.py): vLLM's was a false algorithm-mismatch, "an EAGLE-1/2 head"."""
+    config = BY_ID[config_id]
+    if on_llama:
+        shape = LLAMA31_8B_INSTRUCT
+        tensors = {"model.embed_tokens.weight": ("BF16", [shape.vocab, shape.hidden], None),
+                   "lm_head.weight": ("BF16", [shape.vocab, shape.hidden], None)}  # fmt: skip
+        built = (shape, (shape.config(), tensors))
+        monkeypatch.setitem(BUILDS, "llama-as-its-own-draft", lambda: built)
+        config = replace(config, build="llama-as-its-own-draft",
+                         target="meta-llama/Llama-3.1-8B-Instruct")  # fmt: skip
     got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
     assert any(where in reason and "no draft architecture" in reason

@@ -424,7 +424,11 @@ def test_ctrl_c_stops_the_remote_command(certs, isolated_state):
         )  # fmt: skip
         sleeping = ("sleep", words[-1].split(";")[0].split()[-1])
         try:
-            assert wait_for(lambda s=sleeping: pids_with_argv(*s), timeout=30)
+            # a loaded runner can take long to start Python and ssh; remotedbg ending first is
+            # the failure to report, with its stderr
+            started = wait_for(lambda s=sleeping, p=process: pids_with_argv(*s) or p.poll() is not
+                               None, timeout=90)  # fmt: skip
+            assert started and process.poll() is None, process.communicate(timeout=30)
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=30)
         finally:

@@ -9,6 +9,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,29 +64,73 @@ def call_unprivileged(fn: Callable[..., Any], *args: Any) -> Any:
     return payload
 
 
+# the comment a throwaway user carries: who made it, so a later run can tell a user whose run was
+# killed (SIGKILL runs no teardown) from one a live run still uses
+_MADE_BY = "remotedbg test user of pid"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start (field 22 of /proc/PID/stat): a PID reused later starts later."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _remove_user(name: str, uid: int) -> None:
+    """Kill what the user runs, wait until the kernel has let go of it (a killed process stays
+    the user's until reaped, and userdel refuses a user with processes), then delete it."""
+    subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+    deadline = time.monotonic() + 10
+    while processes_of(uid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if subprocess.run(["userdel", name], capture_output=True).returncode != 0:
+        subprocess.run(["userdel", "--force", name], capture_output=True)
+
+
+def sweep_stale_users() -> list[str]:
+    """Delete the throwaway users of runs that are gone, with their homes; the names deleted."""
+    swept = []
+    for entry in pwd.getpwall():
+        words = entry.pw_gecos.removeprefix(_MADE_BY).split()
+        if not entry.pw_gecos.startswith(_MADE_BY) or len(words) != 2:
+            continue
+        pid, started = words
+        if pid.isdigit() and _start_time(int(pid)) == started:
+            continue  # its run is alive
+        _remove_user(entry.pw_name, entry.pw_uid)
+        home = Path(entry.pw_dir)
+        if home.is_dir() and home.stat().st_uid == entry.pw_uid:
+            shutil.rmtree(home, ignore_errors=True)
+        swept.append(entry.pw_name)
+    return swept
+
+
 @contextmanager
 def throwaway_user(
     prefix: str, home_parent: Path, shell: str = "/bin/sh"
 ) -> Iterator[pwd.struct_passwd]:
     """A user of its own (login `shell`, home under `home_parent`, its own group), for a test
     that logs in over ssh as someone the kernel treats as a stranger; removed afterwards,
-    with whatever it left running (the test asserts there is nothing)."""
+    with whatever it left running (the test asserts there is nothing). The users of killed
+    runs are removed first."""
+    sweep_stale_users()
     name = f"{prefix}{os.getpid() % 100000}"
     home = home_parent / name
     subprocess.run(
         ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", str(home),
          "--password", "*",  # no password, yet not locked: sshd refuses locked accounts
+         "--comment", f"{_MADE_BY} {os.getpid()} {_start_time(os.getpid())}",
          "--shell", shell, name],
         check=True, capture_output=True,
     )  # fmt: skip
+    user = pwd.getpwnam(name)
     try:
-        user = pwd.getpwnam(name)
         home.mkdir(parents=True)
         os.chown(home, user.pw_uid, user.pw_gid)
         yield user
     finally:
-        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-        subprocess.run(["userdel", name], capture_output=True)
+        _remove_user(name, user.pw_uid)
 
 
 def processes_of(uid: int) -> list[str]:

@@ -113,7 +113,8 @@ class Diagnosis:
             more = f" (+{len(self.causes) - 1} more)" if len(self.causes) > 1 else ""
             return f"{first.id}: {first.title}{more}"
         if self.verdict == "inconclusive":
-            return "could not decide: " + "; ".join(u["reason"] for u in self.unknown[:3])
+            reasons = dict.fromkeys(u["reason"] for u in self.unknown)  # one reason, said once
+            return "could not decide: " + "; ".join(list(reasons)[:3])
         shown = _measured_line(self.measured)
         measured = f"; {shown}" if shown else ""
         if self.warnings:

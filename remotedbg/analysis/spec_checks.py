@@ -131,6 +131,15 @@ class Deployment:
     draft_plugin: str | None = None  # the plugin whose class loads the draft ("name version")
 
     @property
+    def no_draft_in_target(self) -> str | None:
+        """Why the draft taken from the target is not known (the launch names no draft and the
+        release gives the target's config no draft class), else None: no check may judge the
+        target's checkpoint as a head then."""
+        if (self.spec or {}).get("draft_in_target") and self.load_error and not self.draft_class:
+            return f"the draft taken from the target: {self.load_error}"
+        return None
+
+    @property
     def engine_profile(self) -> EngineProfile:
         """The serving engine's profile: its release rules and mechanisms."""
         return engine_profile(self.engine)
@@ -170,6 +179,8 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     result = check_result("algorithm-mismatch")
     if dep.draft_config is None:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
+    if dep.no_draft_in_target:  # not a head at all: no family to match the algorithm with
+        return unknown(result, dep.no_draft_in_target, UNSUPPORTED_CODE)
     archs = dep.draft_config.get("architectures") or []
     if not dep.algorithm:
         notes = [n for n in (dep.server or {}).get("notes") or [] if "not valid JSON" in n]
@@ -845,10 +856,8 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     result = check_result("draft-weights")
     if dep.draft_config is None:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
-    if (dep.spec or {}).get("draft_in_target") and dep.load_error and dep.draft_class is None:
-        # no draft class for the target's own layer: what the engine loads is not known
-        return unknown(result, f"the draft taken from the target: {dep.load_error}",
-                       UNSUPPORTED_CODE)  # fmt: skip
+    if dep.no_draft_in_target:
+        return unknown(result, dep.no_draft_in_target, UNSUPPORTED_CODE)
     if dep.family not in LOADER_MODELLED_FAMILIES:
         return not_applicable(
             result,
