@@ -148,6 +148,11 @@ SGLANG_CONFIGS += [
 
 # vLLM: release -> where the draft repo is named (the archive's tests, examples, docs), in ranges
 # that keep one path; a line moves within a range (the archive is checked, the first line kept).
+def _registry_lines(lines: tuple[tuple[str, int], ...]) -> list[tuple[str, str]]:
+    """A tests/models/registry.py example's line in each release's archive, from that release."""
+    return [(version, f"tests/models/registry.py:{line}") for version, line in lines]
+
+
 VLLM_SOURCES = {
     "yuhuili/EAGLE-LLaMA3.1-Instruct-8B": [
         ("0.8.5", "tests/v1/e2e/test_spec_decode.py:56"),
@@ -222,6 +227,24 @@ VLLM_SOURCES = {
         ("0.31.0", "tests/v1/e2e/spec_decode/mtp/mimo/test_mtp.py:16"),
     ],
     "zai-org/GLM-4.5": [("0.10.1", "tests/models/registry.py:555")],
+    # tests/models/registry.py's MiMoMTPModel example, its line in each release's archive
+    "XiaomiMiMo/MiMo-7B-RL": _registry_lines((
+        ("0.10.0", 499), ("0.10.1", 559), ("0.10.2", 643), ("0.11.0", 652), ("0.11.1", 893),
+        ("0.12.0", 921), ("0.13.0", 934), ("0.14.0", 1029), ("0.16.0", 1122), ("0.17.0", 1189),
+        ("0.18.0", 1249), ("0.18.1", 1250), ("0.19.0", 1282), ("0.19.1", 1409), ("0.20.1", 1538),
+        ("0.21.0", 1554), ("0.22.0", 1591), ("0.22.1", 1592), ("0.23.0", 1624), ("0.24.0", 1625),
+        ("0.25.0", 1631), ("0.26.0", 1677), ("0.27.0", 1690), ("0.28.0", 1764), ("0.29.0", 1762),
+        ("0.30.0", 1806), ("0.31.0", 1813), ("0.32.0", 1763)
+    )),
+    # tests/models/registry.py's ErnieMTPModel example, its line in each release's archive
+    "baidu/ERNIE-4.5-21B-A3B-PT": _registry_lines((
+        ("0.10.2", 636), ("0.11.0", 641), ("0.11.1", 879), ("0.12.0", 907), ("0.13.0", 920),
+        ("0.14.0", 1010), ("0.16.0", 1092), ("0.17.0", 1155), ("0.18.0", 1214), ("0.18.1", 1215),
+        ("0.19.0", 1247), ("0.19.1", 1374), ("0.20.1", 1494), ("0.21.0", 1510), ("0.22.0", 1547),
+        ("0.22.1", 1548), ("0.23.0", 1580), ("0.24.0", 1581), ("0.25.0", 1587), ("0.26.0", 1626),
+        ("0.27.0", 1633), ("0.28.0", 1701), ("0.29.0", 1694), ("0.30.0", 1735), ("0.31.0", 1742),
+        ("0.32.0", 1697)
+    )),
     "Qwen/Qwen3-Next-80B-A3B-Instruct": [
         ("0.11.1", "tests/distributed/test_eplb_spec_decode.py:47"),
         ("0.12.0", "tests/distributed/test_eplb_spec_decode.py:52"),
@@ -519,6 +542,35 @@ VLLM_CONFIGS.append(Config(
     spec={"num_speculative_tokens": 1, "max_model_len": 4096}, once=True,
 ))
 
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-mimo-7b-rl-as-its-own-draft", "vllm", "MTP", "XiaomiMiMo/MiMo-7B-RL",
+    "XiaomiMiMo/MiMo-7B-RL", "(none: mtp from the draft config's model_type)",
+    "--trust-remote-code",
+    "vllm-project/vllm tests/models/registry.py@v0.10.0:499 (MiMoMTPModel: the target named as "
+    "its own speculative_model, trust_remote_code) with tests/models/test_initialization.py@"
+    "v0.10.1:81-84 and @v0.11.1:129-135 (speculative_config {model, num_speculative_tokens 1}, "
+    "no method); from 0.10.0, where the release takes mtp from mimo_mtp",
+    between("vllm", "0.10.0"), "mtp-mimo-7b-in-target",
+    "as sglang-mtp-mimo-7b-rl; vLLM renames it MiMoMTPModel (0.10.1.1 config/__init__.py:2009-"
+    "2020; 0.33.0 config/speculative.py:795-804) and, no method given, takes mtp from the "
+    "renamed model_type (0.10.1.1 :2145-2147)",
+    spec={"num_speculative_tokens": 1}, once=True,
+))
+
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-ernie45-as-its-own-draft", "vllm", "MTP", "baidu/ERNIE-4.5-21B-A3B-PT",
+    "baidu/ERNIE-4.5-21B-A3B-PT", "(none: mtp from the draft config's model_type)",
+    "--trust-remote-code",
+    "vllm-project/vllm tests/models/registry.py@v0.10.2:636-638 (ErnieMTPModel: the target "
+    "named as its own speculative_model, trust_remote_code) with tests/models/"
+    "test_initialization.py (speculative_config {model, num_speculative_tokens 1}, no method)",
+    between("vllm", "0.10.2"), "mtp-ernie45-in-target",
+    "ERNIE-4.5-21B-A3B's config.json (tests/test_oracle.py ERNIE45_21B_A3B: vLLM's own record "
+    "of its widths, transformers' defaults for that model for the rest); vLLM renames "
+    "ernie4_5_moe to ernie_mtp, ErnieMTPModel (0.11.1 config/speculative.py:208-214)",
+    spec={"num_speculative_tokens": 1}, once=True,
+))
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
@@ -532,13 +584,19 @@ NOT_BUILT = [
      "which class vLLM looks up, and a third-party write-up says the Mixtral head declares 32 "
      "kv heads against the target's 8, which would be a refusal to verify, not a row to "
      "call clean; built once their configs can be read"),
-    ("both", "(MTP on GLM-4.6-FP8 and ERNIE-4.5: SGLang's docs/basic_usage/glm45.md, vLLM's "
-     "tests/models/registry.py ErnieMTPModel)", "(the target's own MTP layer)", "MTP",
-     "sgl-project/sglang docs/basic_usage/glm45.md; vllm-project/vllm tests/models/"
-     "registry.py@v0.33.0:1772-1876", "the class each release loads is read from its own code "
-     "and tested (tests/test_draft_rename.py: GLM-4.5 on four releases); the checkpoints are not "
-     "built: GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) and ERNIE-4.5's "
-     "config are not known offline, and the layout decides the quantization checks"),
+    ("sglang", "(MTP on GLM-4.6-FP8: SGLang's docs/basic_usage/glm45.md)",
+     "(the target's own MTP layer)", "MTP", "sgl-project/sglang docs/basic_usage/glm45.md",
+     "the class each release loads is read from its own code and tested (tests/"
+     "test_draft_rename.py: GLM-4.5 on four releases); the checkpoint is not built: "
+     "GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) is not known offline, "
+     "and the layout decides the quantization checks"),
+    ("vllm", "(XiaomiMiMo/MiMo-7B-RL named as its own speculative_model, 0.9.0-0.9.2)",
+     "XiaomiMiMo/MiMo-7B-RL", "MTP", "tests/models/registry.py@v0.9.0:437-439",
+     "no method given, those releases take deepseek_mtp from the draft's model_type and fall "
+     "back to `draft_model` for anything else (0.9.0 config.py:2520-2538), so the renamed "
+     "mimo_mtp layer initializes as a stand-alone V0 draft model; remotedbg reads no method "
+     "there and says inconclusive (\"the server's launch line names no speculative "
+     "algorithm\"); from 0.10.0 the row vllm-mtp-mimo-7b-rl-as-its-own-draft is clean"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
@@ -548,6 +606,41 @@ NOT_BUILT = [
      "(engines/profile.py reads_speculators_format)"),
 ]
 
+
+# vLLM's tests/models/registry.py gives every speculative architecture an example (target and
+# speculative_model or speculative_method) that tests/models/test_initialization.py starts. The
+# examples of the newest release with an archive that no row builds, each with why; a row covers
+# an example by its draft repo (tests/test_oracle.py checks both ways against the archive).
+REGISTRY_VERSION = "0.32.0"
+_OFFLINE = ("is_available_online=False: vLLM's CI skips it (test_initialization.py "
+            "check_available_online), so no CI run says it is correct")
+_NEW_KIND = ("a draft kind remotedbg has no rules for yet (its own architecture, loader and "
+             "hidden-state contract): it is reported unknown, never judged by EAGLE's rules")
+_CONFIG = ("the target's or draft's config.json is not known offline in full (vLLM's "
+           "groundtruth files record at most its widths, not the MoE, attention and RoPE "
+           "settings the checks read): built once it can be read")
+REGISTRY_NOT_BUILT = {
+    **dict.fromkeys(("LiLiCorrDraftModel", "DFlash2DraftModel", "DSparkDraftModel",
+                     "DSparkV41DraftModel", "K3DSparkModel", "Qwen3DSparkModel",
+                     "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "EagleCohereForCausalLM",
+                     "EagleMistralForCausalLM", "BailingMoeV25MTPModel", "DeepseekV32MTPModel",
+                     "DeepSeekV4MTPModel", "Dots3NoteMTPModel", "InternS2MobiusMTP",
+                     "KimiK3MTPModel", "MiMoV2MTPModel", "MiMoV2OmniMTPModel", "NemotronHMTPModel",
+                     "Step3p5MTP"),
+                    _OFFLINE),
+    **dict.fromkeys(("MedusaModel", "DFlashDraftModel", "DFlashLagunaForCausalLM",
+                     "DFlashQwen3NextDraftModel", "MuseGlimmerAssistantModel",
+                     "DFlashMuseGlimmerAssistantModel", "PEagleDraftModel",
+                     "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",
+                     "ExtractHiddenStatesModel", "Gemma4MTPModel"), _NEW_KIND),
+    **dict.fromkeys(("Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM",
+                     "Eagle3MiniMaxM2ForCausalLM", "EagleMistralLarge3ForCausalLM",
+                     "EagleMiniCPMForCausalLM", "Eagle3Qwen3ForCausalLM",
+                     "BailingMoeV3MTPModel", "DeepSeekMTPModel",
+                     "ExaoneMoeMTP", "Exaone4_5_MTP", "Glm4MoeLiteMTPModel", "GlmOcrMTPModel",
+                     "Glm5NextMTPModel", "HYV3MTPModel", "HYV4MTPModel", "InklingMTPModel",
+                     "LongCatFlashMTPModel", "Qwen3_5MTP", "Qwen3_5MoeMTP"), _CONFIG),
+}
 
 # What an engine's own docs show and the same release refuses: remotedbg must say so (the row's
 # configuration, the releases, the error-level finding, the engine's code that refuses it).

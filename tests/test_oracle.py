@@ -13,6 +13,7 @@ row per draft format runs with the rest of the suite.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ from tests.oracle_table import (
     CONFIGS,
     ENGINE_REFUSES,
     NOT_BUILT,
+    REGISTRY_NOT_BUILT,
+    REGISTRY_VERSION,
     SWEEP_VERSIONS,
     Config,
     named,
@@ -462,6 +465,48 @@ def _qwen3_next_in_target(target: rs.TargetShape = QWEN3_NEXT_80B,
     return target.config(), tensors
 
 
+# baidu/ERNIE-4.5-21B-A3B-PT config.json. vLLM's own record of it (tests/config/
+# base_model_arch_groundtruth.json@v0.20.2) fixes hidden 2560, 28 layers, 20 heads of 128 over 4
+# kv heads, vocab 103424, 64 experts, bfloat16; transformers' Ernie4_5_MoeConfig, whose
+# defaults its docstring calls that model's (transformers 4.57.1 configuration_ernie4_5_moe.py),
+# gives the rest: intermediate 12288, experts of 1536 with 6 active and 2 shared from layer 1,
+# RoPE 500000 over 131072 positions, tied embeddings, no bias, eos 2. One MTP layer: vLLM reads
+# num_nextn_predict_layers without a default (0.11.1 model_executor/models/ernie_mtp.py:95),
+# and the registry's example starts it.
+ERNIE45_21B_A3B = rs.TargetShape(
+    "ernie-4.5-21b-a3b", "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", 2560, 12288, 28, 20, 4,
+    103424, 2, rope_theta=500000.0,
+    extra={"rms_norm_eps": 1e-5, "tie_word_embeddings": True, "use_bias": False,
+           "bos_token_id": 1, "pad_token_id": 0, "moe_intermediate_size": 1536, "moe_k": 6,
+           "moe_num_experts": 64, "moe_num_shared_experts": 2, "moe_layer_start_index": 1,
+           "moe_layer_interval": 1, "num_nextn_predict_layers": 1, "hidden_act": "silu"},
+)  # fmt: skip
+
+
+def _ernie45_in_target(target: rs.TargetShape = ERNIE45_21B_A3B) -> tuple[dict, dict]:
+    """The ERNIE-4.5 checkpoint as its MTP draft reads it: the fusion norms and projection
+    `model.mtp_emb_norm.0`, `mtp_hidden_norm.0`, `mtp_linear_proj.0` (no bias) and one dense
+    Llama decoder layer `model.mtp_block.0.` (vLLM 0.11.1 model_executor/models/ernie_mtp.py:
+    56-61, 258-278), the embedding (the head is tied to it)."""
+    h, q, kv = target.hidden, target.heads * target.head_dim, target.kv_heads * target.head_dim
+    p = "model.mtp_block.0."
+    tensors = {
+        "model.mtp_emb_norm.0.weight": ("BF16", [h], None),
+        "model.mtp_hidden_norm.0.weight": ("BF16", [h], None),
+        "model.mtp_linear_proj.0.weight": ("BF16", [h, 2 * h], None),
+        f"{p}input_layernorm.weight": ("BF16", [h], None),
+        f"{p}post_attention_layernorm.weight": ("BF16", [h], None),
+        f"{p}self_attn.q_proj.weight": ("BF16", [q, h], None),
+        f"{p}self_attn.k_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.v_proj.weight": ("BF16", [kv, h], None),
+        f"{p}self_attn.o_proj.weight": ("BF16", [h, q], None),
+        **_mlp(f"{p}mlp.", target.intermediate, h),
+        "model.embed_tokens.weight": ("BF16", [target.vocab, h], None),
+        "model.norm.weight": ("BF16", [h], None),
+    }  # fmt: skip
+    return target.config(), tensors
+
+
 def qwen3_vl_moe_fp8_config() -> dict:
     config = qwen3_vl_config(QWEN3_VL_30B_A3B_TEXT)
     config["model_type"] = "qwen3_vl_moe"
@@ -515,6 +560,7 @@ BUILDS = {
     "mtp-mimo-7b-in-target": lambda: (MIMO_7B, _mimo_in_target()),
     "mtp-glm45-in-target": lambda: (GLM45, _glm45_in_target()),
     "mtp-qwen3-next-in-target": lambda: (QWEN3_NEXT_80B, _qwen3_next_in_target()),
+    "mtp-ernie45-in-target": lambda: (ERNIE45_21B_A3B, _ernie45_in_target()),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
        for key, shape in (("eagle1-vicuna-13b-vllm", VICUNA_13B),
                           ("eagle1-vicuna-33b-vllm", VICUNA_33B),
@@ -745,6 +791,44 @@ def test_every_release_s_ci_names_its_rows():
         wrong += [(c.id, version, name) for name, rows in wanted.items() for c in rows]
     assert not wrong, wrong
 
+
+def registry_examples(text: str) -> dict[str, tuple[str, str]]:
+    """tests/models/registry.py's speculative examples: architecture -> (the example's model,
+    its speculative_model or speculative_method); those with neither start no speculation."""
+    found = {}
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and any(getattr(t, "id", "") == "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
+                        for t in node.targets)):  # fmt: skip
+            continue
+        for key, call in zip(node.value.keys, node.value.values, strict=True):
+            words = {k.arg: k.value.value for k in call.keywords
+                     if isinstance(k.value, ast.Constant)}  # fmt: skip
+            draft = words.get("speculative_model") or words.get("speculative_method")
+            if draft:
+                model = call.args[0].value if call.args else ""
+                found[key.value] = (model, draft)
+    return found
+
+
+@pytest.mark.sweep
+def test_every_speculative_example_of_vllm_s_registry_is_a_row_or_a_gap():
+    """Each speculative example of the newest archived release's tests/models/registry.py is a
+    row (the same draft repo, on the same target or named as its own) or a gap that says why
+    (oracle_table.REGISTRY_NOT_BUILT), never both, and no gap names an example that is gone."""
+    sweep_release("vllm", REGISTRY_VERSION)
+    archive = cache_dir() / "sdists" / f"vllm-{REGISTRY_VERSION}.tar.gz"
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile(f"vllm-{REGISTRY_VERSION}/tests/models/registry.py")
+        examples = registry_examples(member.read().decode())
+    rows = {(c.target.split(" ")[0], c.draft) for c in CONFIGS
+            if c.engine == "vllm" and REGISTRY_VERSION in c.versions}  # fmt: skip
+    built = {arch for arch, (model, draft) in examples.items()
+             if (model, draft) in rows or (model == draft and any(d == draft for _, d in rows))}
+    assert not built & set(REGISTRY_NOT_BUILT), built & set(REGISTRY_NOT_BUILT)
+    assert set(examples) == built | set(REGISTRY_NOT_BUILT), (
+        sorted(set(examples) - built - set(REGISTRY_NOT_BUILT)),
+        sorted(set(REGISTRY_NOT_BUILT) - set(examples)))
 
 def test_every_row_is_cited_and_every_gap_says_why():
     for config in CONFIGS:
