@@ -37,9 +37,23 @@ def wait_for(predicate, timeout: float = 15.0, interval: float = 0.02) -> bool:
     return predicate()
 
 
-def parent_of(pid: int) -> int:
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name (field 3 on); the name may hold spaces."""
     with open(f"/proc/{pid}/stat") as handle:
-        return int(handle.read().rsplit(")", 1)[1].split()[1])
+        return handle.read().rsplit(")", 1)[1].split()
+
+
+def parent_of(pid: int) -> int:
+    return int(_stat(pid)[1])
+
+
+def start_time(pid: int) -> str | None:
+    """When the process started (field 22), None if it is gone: a PID reused later starts
+    later, so (pid, start) names one process."""
+    try:
+        return _stat(pid)[19]
+    except (OSError, IndexError):
+        return None
 
 
 def persist_daemons(runtime: Path) -> list[int]:

@@ -189,15 +189,15 @@ def test_the_throwaway_users_of_a_killed_run_are_swept(tmp_path) -> None:
     import pwd
     import subprocess
 
-    from tests.procs import wait_for
-    from tests.unprivileged import _MADE_BY, _start_time, processes_of, sweep_stale_users
+    from tests.procs import start_time, wait_for
+    from tests.unprivileged import MADE_BY, processes_of, sweep_stale_users
 
     made = {}
     for name, creator in (("rdbgdead", "999999999 1"),  # above any pid_max: long gone
-                          ("rdbglive", f"{os.getpid()} {_start_time(os.getpid())}")):  # fmt: skip
+                          ("rdbglive", f"{os.getpid()} {start_time(os.getpid())}")):  # fmt: skip
         home = tmp_path / name
         subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir",
-                        str(home), "--comment", f"{_MADE_BY} {creator}", name],
+                        str(home), "--comment", f"{MADE_BY} {creator}", name],
                        check=True, capture_output=True)  # fmt: skip
         made[name] = pwd.getpwnam(name)
         home.mkdir()

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.procs import start_time
+
 NOBODY = "nobody"
 
 
@@ -66,15 +68,7 @@ def call_unprivileged(fn: Callable[..., Any], *args: Any) -> Any:
 
 # the comment a throwaway user carries: who made it, so a later run can tell a user whose run was
 # killed (SIGKILL runs no teardown) from one a live run still uses
-_MADE_BY = "remotedbg test user of pid"
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start (field 22 of /proc/PID/stat): a PID reused later starts later."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
+MADE_BY = "remotedbg test user of pid"
 
 
 def _remove_user(name: str, uid: int) -> None:
@@ -92,11 +86,11 @@ def sweep_stale_users() -> list[str]:
     """Delete the throwaway users of runs that are gone, with their homes; the names deleted."""
     swept = []
     for entry in pwd.getpwall():
-        words = entry.pw_gecos.removeprefix(_MADE_BY).split()
-        if not entry.pw_gecos.startswith(_MADE_BY) or len(words) != 2:
+        words = entry.pw_gecos.removeprefix(MADE_BY).split()
+        if not entry.pw_gecos.startswith(MADE_BY) or len(words) != 2:
             continue
         pid, started = words
-        if pid.isdigit() and _start_time(int(pid)) == started:
+        if pid.isdigit() and start_time(int(pid)) == started:
             continue  # its run is alive
         _remove_user(entry.pw_name, entry.pw_uid)
         home = Path(entry.pw_dir)
@@ -120,7 +114,7 @@ def throwaway_user(
     subprocess.run(
         ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", str(home),
          "--password", "*",  # no password, yet not locked: sshd refuses locked accounts
-         "--comment", f"{_MADE_BY} {os.getpid()} {_start_time(os.getpid())}",
+         "--comment", f"{MADE_BY} {os.getpid()} {start_time(os.getpid())}",
          "--shell", shell, name],
         check=True, capture_output=True,
     )  # fmt: skip
