@@ -57,6 +57,8 @@ class Config:
     # rows added after the sweep's budget was set (issue 42's second round): the sweep runs them
     # on their last release only, every content group's under REMOTEDBG_ORACLE_FULL=1
     once: bool = False
+    # what the cited files name the row by, where its draft (or target) repo is another row's
+    cites_as: str = ""
 
 
 _SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
@@ -229,7 +231,8 @@ VLLM_SOURCES = {
     "zai-org/GLM-4.5": [("0.10.1", "tests/models/registry.py:555")],
     # tests/models/registry.py's MiMoMTPModel example, its line in each release's archive
     "XiaomiMiMo/MiMo-7B-RL": _registry_lines((
-        ("0.10.0", 499), ("0.10.1", 559), ("0.10.2", 643), ("0.11.0", 652), ("0.11.1", 893),
+        ("0.9.0", 437), ("0.9.1", 430), ("0.9.2", 454), ("0.10.0", 499), ("0.10.1", 559),
+        ("0.10.2", 643), ("0.11.0", 652), ("0.11.1", 893),
         ("0.12.0", 921), ("0.13.0", 934), ("0.14.0", 1029), ("0.16.0", 1122), ("0.17.0", 1189),
         ("0.18.0", 1249), ("0.18.1", 1250), ("0.19.0", 1282), ("0.19.1", 1409), ("0.20.1", 1538),
         ("0.21.0", 1554), ("0.22.0", 1591), ("0.22.1", 1592), ("0.23.0", 1624), ("0.24.0", 1625),
@@ -549,8 +552,10 @@ VLLM_CONFIGS.append(Config(
     "vllm-project/vllm tests/models/registry.py@v0.10.0:499 (MiMoMTPModel: the target named as "
     "its own speculative_model, trust_remote_code) with tests/models/test_initialization.py@"
     "v0.10.1:81-84 and @v0.11.1:129-135 (speculative_config {model, num_speculative_tokens 1}, "
-    "no method); from 0.10.0, where the release takes mtp from mimo_mtp",
-    between("vllm", "0.10.0"), "mtp-mimo-7b-in-target",
+    "no method); from 0.10.0 the release takes mtp from mimo_mtp; 0.9.0 to 0.9.2 take "
+    "deepseek_mtp only and fall back to draft_model for anything else (0.9.0 config.py:2520-"
+    "2538), which V0 serves (spec_decode/spec_decode_worker.py:201 MultiStepWorker)",
+    between("vllm", "0.9.0"), "mtp-mimo-7b-in-target",
     "as sglang-mtp-mimo-7b-rl; vLLM renames it MiMoMTPModel (0.10.1.1 config/__init__.py:2009-"
     "2020; 0.33.0 config/speculative.py:795-804) and, no method given, takes mtp from the "
     "renamed model_type (0.10.1.1 :2145-2147)",
@@ -571,6 +576,167 @@ VLLM_CONFIGS.append(Config(
     spec={"num_speculative_tokens": 1}, once=True,
 ))
 
+# Methods beyond EAGLE and MTP (issue 42's fifth round): n-gram lookup, which drafts without a
+# model, and a separate draft model (vLLM's draft_model, SGLang's STANDALONE). No checkpoint
+# is searched for an n-gram launch; a draft model is judged as the language model it is.
+_NGRAM_DOCS = ("vllm-project/vllm docs/features/spec_decode.md@v0.9.2:117-120 ('Speculating by "
+               "matching n-grams in the prompt': LLM(model=facebook/opt-6.7b, speculative_config "
+               "{method ngram, num_speculative_tokens 5, prompt_lookup_max 4}); prompt_lookup_min "
+               "then mirrors the max (0.9.2 config.py:2625-2635)")
+_DRAFT_DOCS = ("vllm-project/vllm docs/features/spec_decode.md@v0.9.2:17-36 ('Speculating with a "
+               "draft model': LLM(model=facebook/opt-6.7b, speculative_config {model "
+               "facebook/opt-125m, num_speculative_tokens 5}), no method")
+_OPT = ("facebook/opt-6.7b's and facebook/opt-125m's config.json (OPTForCausalLM, vocab 50272, "
+        "2048 positions, tied head; 4096/32 layers and 768/12 layers), weights as transformers "
+        "saves OPTForCausalLM")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-ngram-opt-6.7b", "vllm", "n-gram", "facebook/opt-6.7b", "", "ngram", "",
+        _NGRAM_DOCS, between("vllm", "0.8.5", "0.16.0"), "ngram-opt-6.7b",
+        _OPT + " (the target's only)", spec={"num_speculative_tokens": 5, "prompt_lookup_max": 4},
+    ),
+    Config(
+        "vllm-ngram-qwen3-8b", "vllm", "n-gram", "Qwen/Qwen3-8B", "", "ngram", "",
+        "vllm-project/vllm docs/features/speculative_decoding/n_gram.md@v0.17.0:13-18 (LLM(model="
+        "Qwen/Qwen3-8B), {method ngram, num_speculative_tokens 5, prompt_lookup_max 4})",
+        between("vllm", "0.17.0"), "ngram-qwen3-8b", "Qwen3-8B's config.json (the target's only)",
+        spec={"num_speculative_tokens": 5, "prompt_lookup_max": 4}, once=True,
+    ),
+    Config(
+        "vllm-draft-model-opt-125m", "vllm", "draft model", "facebook/opt-6.7b",
+        "facebook/opt-125m", "(none: draft_model by default)", "", _DRAFT_DOCS,
+        between("vllm", "0.8.5", "0.9.2"), "draft-opt-125m",
+        _OPT + "; V0 serves it (0.9.2 spec_decode/spec_decode_worker.py:202 MultiStepWorker)",
+        spec={"num_speculative_tokens": 5},
+    ),
+    Config(
+        "vllm-draft-model-qwen3-0.6b", "vllm", "draft model", "Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B",
+        "draft_model", "",
+        "vllm-project/vllm docs/features/speculative_decoding/draft_model.md@v0.17.0:12-18 (LLM("
+        "model=Qwen/Qwen3-8B), {model Qwen/Qwen3-0.6B, num_speculative_tokens 5, method "
+        "draft_model}); the V1 proposer v1/spec_decode/draft_model.py, from 0.15.0",
+        between("vllm", "0.17.0"), "draft-qwen3-0.6b",
+        "Qwen3-8B's and Qwen3-0.6B's config.json (the draft: hidden 1024, 28 layers, 16 heads over "
+        "8 kv heads of 128, vocab 151936 as the target's, tied head, 40960 positions)",
+        spec={"num_speculative_tokens": 5}, once=True,
+    ),
+]
+_E2E = "vllm-project/vllm tests/v1/e2e"
+VLLM_CONFIGS += [
+    Config(
+        "vllm-ngram-llama31-8b", "vllm", "n-gram", "meta-llama/Llama-3.1-8B-Instruct", "", "ngram",
+        "", f"{_E2E}/test_spec_decode.py@v0.9.2:64, 84-87 (test_ngram_correctness: {{method ngram, "
+        "prompt_lookup_max 5, prompt_lookup_min 3, num_speculative_tokens 3}; later "
+        "spec_decode/test_spec_decode.py, spec_decode/ngram_suffix/test_ngram_suffix.py)",
+        between("vllm", "0.8.5"), "ngram-llama31-8b",
+        "Llama-3.1-8B-Instruct's config.json (the target's only)",
+        spec={"prompt_lookup_max": 5, "prompt_lookup_min": 3, "num_speculative_tokens": 3},
+        once=True,
+    ),
+    Config(
+        "vllm-ngram-gpu-qwen3-8b", "vllm", "n-gram", "Qwen/Qwen3-8B", "", "ngram_gpu",
+        "--max-model-len 4096", f"{_E2E}/spec_decode/test_spec_decode.py@v0.18.0:189-204 "
+        "(test_ngram_gpu_default_with_async_scheduling: {method ngram_gpu, prompt_lookup_max 3, "
+        "prompt_lookup_min 2, num_speculative_tokens 2}; later ngram_suffix/test_ngram_suffix.py)",
+        between("vllm", "0.18.0"), "ngram-qwen3-8b", "Qwen3-8B's config.json (the target's only)",
+        spec={"prompt_lookup_max": 3, "prompt_lookup_min": 2, "num_speculative_tokens": 2},
+        once=True, cites_as="ngram_gpu",
+    ),
+    Config(
+        "vllm-draft-model-qwen3-1.7b", "vllm", "draft model", "Qwen/Qwen3-1.7B", "Qwen/Qwen3-0.6B",
+        "draft_model", "", f"{_E2E}/test_spec_decode.py@v0.16.0:646-653, 659, 772-790 "
+        "(test_draft_model_correctness: {model Qwen/Qwen3-0.6B, method draft_model, "
+        "num_speculative_tokens 3}; later spec_decode/draft_model/test_draft_model.py)",
+        between("vllm", "0.16.0"), "draft-qwen3-0.6b-for-1.7b",
+        "Qwen3-1.7B's and Qwen3-0.6B's config.json (the target: hidden 2048, 28 layers, 16 heads "
+        "over 8 kv heads of 128, vocab 151936, tied head)",
+        spec={"num_speculative_tokens": 3}, once=True, cites_as="Qwen/Qwen3-1.7B",
+    ),
+]
+VLLM_CONFIGS.append(Config(
+    "vllm-draft-model-qwen3-4b-thinking-serve", "vllm", "draft model",
+    "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-0.6B", "draft_model", "--max-model-len 2048",
+    "vllm-project/vllm docs/features/speculative_decoding/draft_model.md@v0.17.0:31-38 (the "
+    "online form: vllm serve Qwen/Qwen3-4B-Thinking-2507 ... --speculative-config {model "
+    "Qwen/Qwen3-0.6B, num_speculative_tokens 5, method draft_model})",
+    between("vllm", "0.17.0"), "draft-qwen3-0.6b-for-4b-thinking",
+    "Qwen3-4B-Thinking-2507's and Qwen3-0.6B's config.json (the target: hidden 2560, 36 layers, "
+    "32 heads over 8 kv heads of 128, vocab 151936, 262144 positions, rope_theta 5000000)",
+    spec={"num_speculative_tokens": 5}, once=True, cites_as="Qwen/Qwen3-4B-Thinking-2507",
+))
+VLLM_SOURCES |= {
+    "Qwen/Qwen3-4B-Thinking-2507": [
+        ("0.17.0", "docs/features/speculative_decoding/draft_model.md:31")],
+    "meta-llama/Llama-3.1-8B-Instruct": [
+        ("0.8.5", "tests/v1/e2e/test_spec_decode.py:52"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:124"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/conftest.py:19"),
+    ],
+    "ngram_gpu": [
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:201"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/ngram_suffix/test_ngram_suffix.py:72"),
+    ],
+    "Qwen/Qwen3-1.7B": [
+        ("0.16.0", "tests/v1/e2e/test_spec_decode.py:647"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:818"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:82"),
+    ],
+}
+
+VLLM_CONFIGS.append(Config(
+    "vllm-draft-model-smollm2-heterogeneous-vocab", "vllm", "draft model", "Qwen/Qwen3-8B",
+    "HuggingFaceTB/SmolLM2-135M-Instruct", "draft_model", "",
+    "vllm-project/vllm docs/features/speculative_decoding/draft_model.md@v0.25.0:79-99 ('Draft "
+    "Model Method with heterogeneous vocabs': LLM(model=Qwen/Qwen3-8B), {method draft_model, "
+    "model HuggingFaceTB/SmolLM2-135M-Instruct, num_speculative_tokens 3, "
+    "use_heterogeneous_vocab True}); read from 0.25.0 (config/speculative.py:145, 1185-1186)",
+    between("vllm", "0.25.0"), "draft-smollm2-135m",
+    "Qwen3-8B's and SmolLM2-135M-Instruct's config.json (the draft: a Llama of hidden 576, 30 "
+    "layers, 9 heads over 3 kv heads of 64, vocab 49152, tied head, 8192 positions)",
+    spec={"num_speculative_tokens": 3, "use_heterogeneous_vocab": True}, once=True,
+))
+VLLM_SOURCES |= {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": [
+        ("0.25.0", "docs/features/speculative_decoding/draft_model.md:93")],
+    "facebook/opt-6.7b": [
+        ("0.8.5", "docs/source/features/spec_decode.md:108"),
+        ("0.9.0", "docs/features/spec_decode.md:111"),
+        ("0.16.0", "docs/features/spec_decode/README.md:120"),
+    ],
+    "Qwen/Qwen3-8B": [("0.17.0", "docs/features/speculative_decoding/n_gram.md:13")],
+    "facebook/opt-125m": [
+        ("0.8.5", "docs/source/features/spec_decode.md:34"),
+        ("0.9.0", "docs/features/spec_decode.md:33"),
+    ],
+    "Qwen/Qwen3-0.6B": [("0.17.0", "docs/features/speculative_decoding/draft_model.md:14")],
+}
+
+_SGL_NGRAM = ("sgl-project/sglang/test/srt/test_ngram_speculative_decoding.py (--speculative-"
+              "algorithm NGRAM --speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
+              "--mem-fraction-static 0.8 --trust-remote-code; the stored copy read has no commit)")
+SGLANG_CONFIGS += [
+    Config(
+        "sglang-ngram-qwen25-coder-7b", "sglang", "n-gram", "Qwen/Qwen2.5-Coder-7B-Instruct", "",
+        "NGRAM", "--speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
+        "--mem-fraction-static 0.8 --trust-remote-code", _SGL_NGRAM, between("sglang", "0.5.3"),
+        "ngram-qwen25-coder-7b", "Qwen2.5-Coder-7B-Instruct's config.json (the target's only)",
+        constant="DEFAULT_NGRAM_SPECULATIVE_TARGET_MODEL_FOR_TEST|DEFAULT_TARGET_MODEL_NGRAM",
+        once=True,
+    ),
+    Config(
+        "sglang-standalone-llama32-1b", "sglang", "draft model", "meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Llama-3.2-1B-Instruct", "STANDALONE",
+        "--speculative-num-steps 4 --speculative-eagle-topk 2 --speculative-num-draft-tokens 7",
+        "sgl-project/sglang/test/srt/test_standalone_speculative_decoding.py (the stored copy "
+        "read has no commit: flags as its launch lists them)", between("sglang", "0.5.2"),
+        "draft-llama32-1b",
+        "Llama-3.1-8B-Instruct's and Llama-3.2-1B-Instruct's config.json (the draft: hidden 2048, "
+        "16 layers, 32 heads over 8 kv heads of 64, vocab 128256, tied head, llama3 scaling x32)",
+        constant="DEFAULT_STANDALONE_SPECULATIVE_DRAFT_MODEL_FOR_TEST|"
+        "DEFAULT_DRAFT_MODEL_STANDALONE", once=True,
+    ),
+]
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
@@ -590,13 +756,27 @@ NOT_BUILT = [
      "test_draft_rename.py: GLM-4.5 on four releases); the checkpoint is not built: "
      "GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) is not known offline, "
      "and the layout decides the quantization checks"),
-    ("vllm", "(XiaomiMiMo/MiMo-7B-RL named as its own speculative_model, 0.9.0-0.9.2)",
-     "XiaomiMiMo/MiMo-7B-RL", "MTP", "tests/models/registry.py@v0.9.0:437-439",
-     "no method given, those releases take deepseek_mtp from the draft's model_type and fall "
-     "back to `draft_model` for anything else (0.9.0 config.py:2520-2538), so the renamed "
-     "mimo_mtp layer initializes as a stand-alone V0 draft model; remotedbg reads no method "
-     "there and says inconclusive (\"the server's launch line names no speculative "
-     "algorithm\"); from 0.10.0 the row vllm-mtp-mimo-7b-rl-as-its-own-draft is clean"),
+    ("vllm", "(suffix decoding: the docs' {method suffix, num_speculative_tokens 32} on "
+     "facebook/opt-6.7b, later Qwen/Qwen3-8B)", "(no draft model)", "suffix",
+     "docs/features/spec_decode.md@v0.11.1:158-162; docs/features/speculative_decoding/suffix.md"
+     "@v0.17.0:21-26 (0.11.1 on)", "a method without a draft model, read as one (no-draft-model), "
+     "but the release refuses it at start unless the arctic-inference package is installed "
+     "beside it (ImportError, 0.11.1 config/speculative.py:465-468), which remotedbg does not "
+     "read from the box yet: a row would call clean a launch that may not start"),
+    ("vllm", "(PARD: parallel drafting with amd/PARD-Qwen3-0.6B for Qwen/Qwen3-8B)",
+     "amd/PARD-Qwen3-0.6B", "draft model", "docs/features/speculative_decoding/"
+     "parallel_draft_model.md@v0.18.0:14-20 (0.18.0 on)", "the PARD draft's config.json (its "
+     "mask tokens and vocabulary) is not known offline, and parallel_drafting's own rules are "
+     "not modelled: built once both are read"),
+    ("sglang", "(the docs' STANDALONE and NGRAM examples: Qwen2.5-7B-Instruct with the "
+     "Qwen2.5-1.5B-Instruct draft; NGRAM with --speculative-ngram-max-match-window-size 12)",
+     "Qwen/Qwen2.5-1.5B-Instruct", "draft model, n-gram",
+     "sgl-project/sglang docs/advanced_features/speculative_decoding.md (the stored copy read has "
+     "no commit: its release range is not known)", "the docs are not versioned with the "
+     "releases in what could be read offline, and the NGRAM example's flag is gone from 0.5.10 "
+     "(renamed without an alias): which releases run them cannot be cited; the same algorithms "
+     "are rows from SGLang's CI tests (sglang-ngram-qwen25-coder-7b, "
+     "sglang-standalone-llama32-1b)"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
@@ -643,18 +823,30 @@ REGISTRY_NOT_BUILT = {
 }
 
 # What an engine's own docs show and the same release refuses: remotedbg must say so (the row's
-# configuration, the releases, the error-level finding, the engine's code that refuses it).
+# configuration, the releases, the error-level finding, the engine's code that refuses it, and
+# the --speculative-config keys those docs give where they differ from the row's).
 ENGINE_REFUSES = [
+    ("vllm-draft-model-opt-125m", between("vllm", "0.10.0", "0.14.1"), "algorithm-mismatch",
+     "docs/features/spec_decode.md@v0.11.0:14-37 still shows the draft-model example (with a "
+     "warning that it raises NotImplementedError): no method, so SpeculativeConfig takes "
+     "draft_model and raises 'Speculative decoding with draft model is not supported yet' "
+     "(0.11.0 config/speculative.py:348-353)", None),
+    ("vllm-draft-model-opt-125m", between("vllm", "0.15.0", "0.16.0"), "algorithm-mismatch",
+     "docs/features/spec_decode/README.md@v0.16.0:36-40 gives no method, which 0.15.0 to 0.16.0 "
+     "do not default: NotImplementedError(\"Unsupported speculative method: 'None'\") (0.16.0 "
+     "config/speculative.py:426-431); the docs add method draft_model in 0.17.0", None),
     ("vllm-eagle1-llama3-8b", between("vllm", "0.8.5", "0.9.1"), "draft-settings",
      "docs/source/features/spec_decode.md@v0.8.5:185-191 gives no num_speculative_tokens, and the "
      "EAGLE config has no n_predict: SpeculativeConfig._verify_args raises 'num_speculative_tokens "
-     "must be provided' (0.8.5 config.py:2413-2418, 2544-2548); the docs add it in 0.9.2"),
+     "must be provided' (0.8.5 config.py:2413-2418, 2544-2548); the docs add it in 0.9.2",
+     {"draft_tensor_parallel_size": 1}),
 ]
 
 
 def named(config: Config) -> str:
-    """The repo the release names for the row: the draft's, else the target's (its own MTP)."""
-    return config.draft or config.target.split(" ")[0]
+    """The repo the release names for the row: the draft's, else the target's (its own MTP, or
+    a method without a draft model); `cites_as` where another row is named so."""
+    return config.cites_as or config.draft or config.target.split(" ")[0]
 
 
 def release_cite(config: Config, version: str) -> str:

@@ -339,6 +339,93 @@ def _mlp(p: str, width: int, h: int) -> dict:
     }
 
 
+# Draft models of their own (vLLM's method draft_model, SGLang's STANDALONE) and the targets of
+# the n-gram rows, from their config.json files: Qwen/Qwen3-0.6B (tied head, q/k norms),
+# meta-llama/Llama-3.2-1B-Instruct (tied head, llama3 scaling x32), Qwen/Qwen2.5-Coder-7B-Instruct,
+# facebook/opt-6.7b and facebook/opt-125m (OPT: learned positions, tied head, 2048 positions)
+QWEN3_06B = rs.TargetShape(
+    "qwen3-0.6b", "Qwen3ForCausalLM", "qwen3", 1024, 3072, 28, 16, 8, 151936, 151645,
+    rope_theta=1000000.0,
+    extra={"max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "tie_word_embeddings": True},
+)  # fmt: skip
+QWEN3_17B = rs.TargetShape(**dict(
+    vars(QWEN3_06B), name="qwen3-1.7b", hidden=2048, intermediate=6144))  # fmt: skip
+QWEN3_4B_THINKING = rs.TargetShape(**dict(
+    vars(QWEN3_06B), name="qwen3-4b-thinking-2507", hidden=2560, intermediate=9728, layers=36,
+    heads=32, rope_theta=5000000.0,
+    extra=dict(QWEN3_06B.extra, max_position_embeddings=262144)))  # fmt: skip
+LLAMA32_1B_INSTRUCT = rs.TargetShape(
+    "llama-3.2-1b-instruct", "LlamaForCausalLM", "llama", 2048, 8192, 16, 32, 8, 128256,
+    [128001, 128008, 128009], head_dim=64,
+    extra={"bos_token_id": 128000, "tie_word_embeddings": True, "rope_scaling": {
+        "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192}},
+)  # fmt: skip
+SMOLLM2_135M_INSTRUCT = rs.TargetShape(
+    "smollm2-135m-instruct", "LlamaForCausalLM", "llama", 576, 1536, 30, 9, 3, 49152, 2,
+    head_dim=64, rope_theta=100000.0,
+    extra={"max_position_embeddings": 8192, "bos_token_id": 1, "tie_word_embeddings": True},
+)  # fmt: skip
+QWEN25_CODER_7B = rs.TargetShape(
+    "qwen2.5-coder-7b-instruct", "Qwen2ForCausalLM", "qwen2", 3584, 18944, 28, 28, 4, 152064,
+    151645, rope_theta=1000000.0,
+    extra={"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "bos_token_id": 151643},
+)  # fmt: skip
+
+
+def opt_config(hidden: int, ffn: int, layers: int, heads: int) -> dict:
+    return {"architectures": ["OPTForCausalLM"], "model_type": "opt", "hidden_size": hidden,
+            "ffn_dim": ffn, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "vocab_size": 50272, "max_position_embeddings": 2048, "word_embed_proj_dim": hidden,
+            "do_layer_norm_before": True, "activation_function": "relu", "bos_token_id": 2,
+            "eos_token_id": 2, "pad_token_id": 1, "torch_dtype": "float16",
+            "tie_word_embeddings": True}  # fmt: skip
+
+
+OPT_67B = opt_config(4096, 16384, 32, 32)
+
+
+def _language_model(shape: rs.TargetShape) -> tuple[dict, dict]:
+    """A whole Llama-style model (Llama, Qwen2's q/k/v bias, Qwen3's q/k norms): the draft a
+    draft-model method loads as a model of its own; a tied head has no lm_head tensor."""
+    config, h = shape.config(), shape.hidden
+    q, kv = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
+    tensors = _embedding_and_head(shape)
+    if config.get("tie_word_embeddings"):
+        del tensors["lm_head.weight"]
+    for i in range(shape.layers):
+        p = f"model.layers.{i}."
+        tensors |= _attention(p, h, q, kv, bias=shape.model_type == "qwen2")
+        tensors |= _mlp(f"{p}mlp.", shape.intermediate, h)
+        if shape.model_type == "qwen3":
+            for norm in ("q_norm", "k_norm"):
+                tensors[f"{p}self_attn.{norm}.weight"] = ("BF16", [shape.head_dim], None)
+    return config, tensors
+
+
+def _opt(config: dict) -> tuple[dict, dict]:
+    """OPTForCausalLM as transformers saves it (model.decoder.*; the head tied to the embedding,
+    positions learned with OPT's offset of 2)."""
+    h, ffn, p = config["hidden_size"], config["ffn_dim"], "model.decoder."
+    tensors = {f"{p}embed_tokens.weight": ("F16", [config["vocab_size"], h], None),
+               f"{p}embed_positions.weight": ("F16", [config["max_position_embeddings"] + 2, h],
+                                             None),
+               f"{p}final_layer_norm.weight": ("F16", [h], None),
+               f"{p}final_layer_norm.bias": ("F16", [h], None)}  # fmt: skip
+    for i in range(config["num_hidden_layers"]):
+        layer = f"{p}layers.{i}."
+        for name, shape in (("self_attn.q_proj", [h, h]), ("self_attn.k_proj", [h, h]),
+                            ("self_attn.v_proj", [h, h]), ("self_attn.out_proj", [h, h]),
+                            ("fc1", [ffn, h]), ("fc2", [h, ffn])):
+            tensors[f"{layer}{name}.weight"] = ("F16", shape, None)
+            tensors[f"{layer}{name}.bias"] = ("F16", shape[:1], None)
+        for norm in ("self_attn_layer_norm", "final_layer_norm"):
+            tensors[f"{layer}{norm}.weight"] = ("F16", [h], None)
+            tensors[f"{layer}{norm}.bias"] = ("F16", [h], None)
+    return config, tensors
+
+
 def _embedding_and_head(target: rs.TargetShape) -> dict:
     """The target's embedding, final norm and head, which an MTP draft shares or reads."""
     return {
@@ -552,6 +639,17 @@ BUILDS = {
     "mtp-glm45-in-target": lambda: (GLM45, _glm45_in_target()),
     "mtp-qwen3-next-in-target": lambda: (QWEN3_NEXT_80B, _qwen3_next_in_target()),
     "mtp-ernie45-in-target": lambda: (ERNIE45_21B_A3B, _ernie45_in_target()),
+    # no draft checkpoint: the method drafts without a model (the target's config only)
+    "ngram-opt-6.7b": lambda: (OPT_67B, None),
+    "ngram-qwen3-8b": lambda: (QWEN3_8B, None),
+    "ngram-qwen25-coder-7b": lambda: (QWEN25_CODER_7B, None),
+    "ngram-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
+    "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
+    "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),
+    "draft-opt-125m": lambda: (OPT_67B, _opt(opt_config(768, 3072, 12, 12))),
+    "draft-qwen3-0.6b": lambda: (QWEN3_8B, _language_model(QWEN3_06B)),
+    "draft-llama32-1b": lambda: (LLAMA31_8B_INSTRUCT, _language_model(LLAMA32_1B_INSTRUCT)),
+    "draft-smollm2-135m": lambda: (QWEN3_8B, _language_model(SMOLLM2_135M_INSTRUCT)),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
        for key, shape in (("eagle1-vicuna-13b-vllm", VICUNA_13B),
                           ("eagle1-vicuna-33b-vllm", VICUNA_33B),
@@ -586,12 +684,18 @@ def _launch(config: Config, target: Path, draft: Path) -> str:
 
 def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
     """The box for one configuration: the playbook variables a user would pass."""
-    shape, (draft_config, tensors) = BUILDS[config.build]()
-    if plant:
-        tensors = plant_absolute_d2t(tensors)
+    shape, draft = BUILDS[config.build]()
     # each in a folder named as its repo, as a download keeps it (vLLM derives the method from
     # the draft's name when the launch gives none: the docs' EAGLE example)
     name = config.target.split(" ")[0].rsplit("/", 1)[-1]
+    if draft is None:  # a method without a draft model: the target's config is all there is
+        target = rs.write_target(root / name, shape)
+        return {"args": _launch(config, target, target), "draft": "", "target_path": str(target),
+                "vocab_audit_skipped": "the method drafts without a model: no draft to name",
+                "model_free": True}  # fmt: skip
+    draft_config, tensors = draft
+    if plant:
+        tensors = plant_absolute_d2t(tensors)
     if not config.draft or config.draft == config.target:  # the target's checkpoint is the draft
         target = draft = rs.write_checkpoint(root / name, draft_config, tensors)
         if config.draft:  # named as the draft too
@@ -606,8 +710,13 @@ def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
         hub_cache(root / "hf", verifier, target)
         monkeypatch.setenv("HF_HOME", str(root / "hf"))
         shutil.rmtree(target)
-    return {"args": _launch(config, target, draft), "draft": str(draft),
-            "target_path": str(target)}  # fmt: skip
+    variables = {"args": _launch(config, target, draft), "draft": str(draft),
+                 "target_path": str(target)}  # fmt: skip
+    if config.spec.get("use_heterogeneous_vocab"):
+        # vocab-audit takes no launch line: that the launch gives the draft its own vocabulary
+        # is read by spec-audit's vocab step (inside diagnose), and by vocab-audit from a server
+        variables["vocab_audit_skipped"] = "the launch's use_heterogeneous_vocab is not its input"
+    return variables
 
 
 def judge(variables: dict, roots: str) -> dict:
@@ -619,10 +728,17 @@ def judge(variables: dict, roots: str) -> dict:
         found = diagnose_host(Remote(session), "", given, probe=False)
     diagnosis, outcome = found["diagnosis"], found["outcome"]
     target = variables["target_path"] if Path(variables["target_path"]).is_dir() else ""
-    # vocab-audit names the draft (the target's checkpoint where the target carries it)
+    # vocab-audit names the draft (the target's checkpoint where the target carries it); a
+    # method without a draft model has none to name, and is not audited (diagnose says why)
     draft = variables["draft"] or variables["target_path"]
-    vocab = vocab_audit(dict(variables, draft=draft, target_path=target), roots)
+    model_free = bool(variables.get("model_free"))
+    skipped = variables.get("vocab_audit_skipped")
+    vocab = ({"verdict": "not run", "errors": [], "inconclusive": []} if skipped
+             else vocab_audit(dict(variables, draft=draft, target_path=target), roots))
     return {
+        "model_free": model_free,
+        "vocab_audit_skipped": skipped,
+        "no_draft_model_said": "no-draft-model" in {f["id"] for f in outcome.findings},
         "diagnose": diagnosis.verdict,
         "diagnose_errors": sorted({c.id for c in diagnosis.causes if c.severity == ERROR}),
         "diagnose_unknown": [u.get("reason") or str(u) for u in diagnosis.unknown],
@@ -636,7 +752,11 @@ def judge(variables: dict, roots: str) -> dict:
 
 
 def clean(got: dict) -> bool:
-    return (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("ok", "ok", "ok") and not (
+    """No error, nothing inconclusive; a method without a draft model is said to be one (and
+    searched for no checkpoint: one found on the box would be a stranger's)."""
+    vocab = "not run" if got["vocab_audit_skipped"] else "ok"
+    return (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("ok", "ok", vocab) and (
+        got["no_draft_model_said"] is got["model_free"]) and not (
         got["diagnose_errors"] or got["spec_audit_errors"] or got["vocab_audit_errors"]
         or got["diagnose_unknown"] or got["spec_audit_inconclusive"]
         or got["vocab_audit_inconclusive"]
@@ -721,12 +841,67 @@ def test_a_planted_absolute_d2t_is_still_caught(tmp_path, monkeypatch, config_id
     assert "d2t-absolute-ids" in got["vocab_audit_errors"], got
 
 
-def test_what_the_docs_show_and_the_release_refuses_is_said(tmp_path, monkeypatch):
+# A draft model of another family (Llama-3.2-1B's 128256 ids for Qwen3-8B's 151936), on the
+# rows' launches, and what each release does with it, from its code: vLLM 0.9.2's V0 asserts
+# equal sizes (spec_decode/spec_decode_worker.py:1260); V1 raises ValueError (0.15.0
+# config/speculative.py:679-697), use_heterogeneous_vocab honoured from 0.25.0 only (:1185-1186);
+# SGLang's STANDALONE raises from 0.5.15 (standalone_worker_v2.py:215-245) and checks nothing
+# before (0.5.6 standalone_worker.py), so the Llama ids are verified as Qwen's.
+OTHER_VOCAB = [
+    ("vllm-draft-model-qwen3-0.6b", "0.9.2", {}, True),
+    ("vllm-draft-model-qwen3-0.6b", "0.33.0", {}, True),
+    ("vllm-draft-model-qwen3-0.6b", "0.20.0", {"use_heterogeneous_vocab": True}, True),
+    ("vllm-draft-model-qwen3-0.6b", "0.33.0", {"use_heterogeneous_vocab": True}, False),
+    ("sglang-standalone-llama32-1b", "0.5.6", {}, True),
+    ("sglang-standalone-llama32-1b", "0.5.23", {}, True),
+]
+
+
+@pytest.mark.parametrize("config_id,version,settings,caught", OTHER_VOCAB,
+                         ids=[f"{c}-{v}-{'+'.join(s) or 'plain'}"
+                              for c, v, s, _ in OTHER_VOCAB])  # fmt: skip
+def test_a_draft_model_of_another_vocabulary_is_caught(tmp_path, monkeypatch, config_id,
+                                                      version, settings, caught):  # fmt: skip
+    row, key = BY_ID[config_id], f"other-vocab-{config_id}"
+    monkeypatch.setitem(BUILDS, key, lambda: (QWEN3_8B, _language_model(LLAMA32_1B_INSTRUCT)))
+    config = replace(row, build=key, target="Qwen/Qwen3-8B", spec=dict(row.spec, **settings))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
+    if caught:
+        assert (got["diagnose"], got["spec_audit"]) == ("defect", "defect"), got
+        assert "draft-model-vocab" in got["diagnose_errors"], got
+    else:
+        assert (got["diagnose"], got["spec_audit"]) == ("ok", "ok"), got
+        assert not got["diagnose_errors"] and not got["diagnose_unknown"], got
+
+
+def test_an_ngram_launch_judges_no_draft_found_on_the_box(tmp_path, monkeypatch):
+    """n-gram drafts without a model, so no checkpoint is searched for: a broken EAGLE-3 draft in
+    the user's home (where spec-audit searches when the launch names none) is not judged as the
+    server's (it was: DEFECT d2t-absolute-ids for vLLM's own docs example)."""
+    home = tmp_path / "home"
+    _shape, (config, tensors) = BUILDS["eagle3-llama31-8b-vllm"]()
+    rs.write_checkpoint(home / "stranger-eagle3", config, plant_absolute_d2t(tensors))
+    monkeypatch.setenv("HOME", str(home))
+    row = BY_ID["vllm-ngram-qwen3-8b"]
+    got = judge(build(tmp_path / "box", row, monkeypatch), _root("vllm", "0.33.0"))
+    assert clean(got), got
+
+
+REFUSED = [(entry, version) for entry in ENGINE_REFUSES
+           for version in dict.fromkeys((entry[1][0], entry[1][-1]))]  # fmt: skip
+
+
+@pytest.mark.parametrize("entry,version", REFUSED,
+                         ids=[f"{e[0]}-{v}" for e, v in REFUSED])  # fmt: skip
+def test_what_the_docs_show_and_the_release_refuses_is_said(tmp_path, monkeypatch, entry,
+                                                            version):  # fmt: skip
     """vLLM 0.8.5's docs serve yuhuili/EAGLE-LLaMA3-Instruct-8B without num_speculative_tokens;
-    0.8.5 refuses it at start (oracle_table.ENGINE_REFUSES): the error is the engine's own."""
-    (config_id, versions, finding, _why), = ENGINE_REFUSES
-    config = replace(BY_ID[config_id], spec={"draft_tensor_parallel_size": 1})
-    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, versions[0]))
+    vLLM 0.10.0 to 0.16.0 keep the docs' draft-model example with no method, which they do not
+    serve (oracle_table.ENGINE_REFUSES): each refuses at start, and the error is the engine's
+    own, on the first and last release of its range."""
+    config_id, _versions, finding, _why, spec = entry
+    config = BY_ID[config_id] if spec is None else replace(BY_ID[config_id], spec=spec)
+    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
     assert (got["diagnose"], got["diagnose_errors"]) == ("defect", [finding]), got
     assert not got["diagnose_unknown"], got
 

@@ -266,6 +266,15 @@ def test_ngram_summary_counts_every_request_and_calls_no_head_broken(cli, vllm_s
     text = cli("probe", "-H", "local", "--server", str(server.pid), "-n", "1",
                "--max-tokens", "32", "--compare", "none", timeout=600).stdout.decode()  # fmt: skip
     assert f"{without} of the 5 requests got no draft at all" in text, text
+    # diagnose as a user types it: no draft model, so no checkpoint is searched for (the busy
+    # box's drafts are strangers'), and the verdict is the launch's: OK. The lookup's low
+    # acceptance on text that never repeats is said, as a warning (nothing is broken)
+    diagnosed = cli("diagnose", "-H", "local", "--server", str(server.pid), "--no-probe",
+                    "--json", timeout=300)  # fmt: skip
+    doc = _json(diagnosed)
+    assert diagnosed.returncode == 0 and doc["verdict"] == "ok", doc
+    assert all(c["severity"] == "warning" for c in doc["causes"]) and not doc["unknown"], doc
+    assert {c["id"] for c in doc["causes"]} <= {"accept-length-low"}, doc
 
 
 def test_eagle1_head_is_cleared_and_measured(cli, vllm_server, vllm_world):

@@ -11,8 +11,8 @@ from remotedbg.agent.findings import ERROR, INFO, finding
 from remotedbg.analysis import speculators
 from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
-from remotedbg.engines.knowledge import draft_family
-from remotedbg.engines.profiles import engine_profile, launch_profile
+from remotedbg.engines.knowledge import draft_family, drafts_without_a_model
+from remotedbg.engines.profiles import engine_profile, launch_profile, release_version
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -25,6 +25,14 @@ NEXT_STEPS = [
     "norm flags (norm_before_fc, fc_norm, norm_output) mean the same in trainer and engine",
     "accept length in the server log against its ceiling (num_steps + 1)",
 ]
+
+
+def _own_vocab(servers: list[dict], draft: str) -> bool:
+    """Every launch serving `draft` asks that it keep its own vocabulary (vLLM's
+    use_heterogeneous_vocab); whether the release honours it is decided with its install."""
+    path = posixpath.normpath(draft)
+    serving = [s for s in servers if s.get("draft") and posixpath.normpath(s["draft"]) == path]
+    return bool(serving) and all(s.get("heterogeneous_vocab") for s in serving)
 
 
 def _algorithms(servers: list[dict], draft: str) -> list[str]:
@@ -49,27 +57,34 @@ def find_drafts(
         paths = [p for p in str(draft).split(",") if p]
         named = [
             {"path": p, "how_found": "--var draft", "pids": serving.get(posixpath.normpath(p), []),
-             "algorithms": _algorithms(servers, p)}
+             "algorithms": _algorithms(servers, p), "own_vocab": _own_vocab(servers, p)}
             for p in paths
         ]  # fmt: skip
-        return {"drafts": named, "servers": servers}
+        return {"drafts": named, "servers": servers, "without_model": []}
     by_path: dict[str, dict] = {}
     for server in servers:
         if not server.get("draft"):
             continue
         flag = launch_profile(server.get("engine")).draft_flag
         fresh = {"path": server["draft"], "pids": [], "how_found": f"running server {flag}",
-                 "algorithms": _algorithms(servers, server["draft"])}  # fmt: skip
+                 "algorithms": _algorithms(servers, server["draft"]),
+                 "own_vocab": _own_vocab(servers, server["draft"])}  # fmt: skip
         draft = by_path.setdefault(server["draft"], fresh)
         if server.get("pid") is not None:
             draft["pids"].append(server["pid"])
         if (server.get("paths_in_container") or {}).get("draft_model"):
             draft["path_in_container"] = server["paths_in_container"]["draft_model"]
     if by_path and not explicit_search:
-        return {"drafts": list(by_path.values()), "servers": servers}
+        return {"drafts": list(by_path.values()), "servers": servers, "without_model": []}
+    model_free = [s for s in servers if drafts_without_a_model(s.get("algorithm"))]
+    if servers and len(model_free) == len(servers) and not explicit_search:
+        # nothing to search for: a checkpoint found on the box would be a stranger's
+        return {"drafts": [], "servers": servers, "without_model": model_free,
+                "findings": [_no_draft_model(s) for s in model_free]}  # fmt: skip
     found = remote.ask(calls.FindDrafts(roots=search or DEFAULT_SEARCH))
     drafts = [{"path": d["path"], "how_found": f"search: {d['reason']}"} for d in found.drafts]
-    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found.searched}
+    result: dict[str, Any] = {"drafts": drafts, "servers": servers, "searched": found.searched,
+                              "without_model": []}  # fmt: skip
     if not drafts:
         result["inconclusive"] = [
             "no draft checkpoint found (searched "
@@ -77,6 +92,22 @@ def find_drafts(
             "pass --var draft=PATH"
         ]
     return result
+
+
+def _no_draft_model(server: dict) -> dict:
+    """The info finding for a server whose method drafts without a model (knowledge.
+    drafts_without_a_model): there is no draft checkpoint, so no vocabulary map or head."""
+    label = f"pid {server['pid']}" if server.get("pid") is not None else "the launch given"
+    return finding(
+        "no-draft-model", INFO,
+        f"{label} drafts with method {server['algorithm']}, without a draft model: no draft "
+        "checkpoint to audit",
+        f"{server['algorithm']} proposes tokens by looking them up in the text so far, so there "
+        "is no head, vocabulary map or draft checkpoint to check; measure what it gains with "
+        "`remotedbg probe`.",
+        {"pid": server.get("pid"), "algorithm": server["algorithm"],
+         "target": server.get("target")},
+    )  # fmt: skip
 
 
 def find_target(
@@ -202,15 +233,19 @@ def audit_draft(
     served_by: list[int] | None = None,
     algorithm: str | None = None,
     spec_follows: bool = False,
+    own_vocab: bool = False,
 ) -> dict[str, Any]:
     """One draft's vocab map in place, then the loader that would load it: in `install` (the
     install of the server that serves it) when known; a draft no server serves as loader_for
     chooses; one served by a server whose install is unknown gets no loader (never borrowed).
     `algorithm`: the one speculative algorithm its launches name (running or --var args).
     `spec_follows`: spec-audit's spec step judges the loader next (its draft-arch-unsupported
-    and draft-weights checks say what a missing loader means), so none is noted here."""
+    and draft-weights checks say what a missing loader means), so none is noted here.
+    `own_vocab`: the release serves the draft with its own vocabulary (vLLM's
+    use_heterogeneous_vocab), so its sizes are not the target's to match."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = checkpoint_ask(remote, calls.VocabCheck(path=draft, target_path=target))
+    vocab = checkpoint_ask(remote, calls.VocabCheck(path=draft, target_path=target,
+                                                    own_vocab=own_vocab))  # fmt: skip
     report["vocab"] = vocab.summary
     report["findings"] += vocab.findings
     report["inconclusive"] += [f"{draft}: {u.reason}" for u in vocab.unknown]
@@ -262,15 +297,16 @@ def audit_draft(
             for other in loaders[1:]:
                 report["findings"] += loader_direct_map(report["vocab"], other)
     report["loader"] = loader
-    no_map = _no_vocab_map(report["vocab"])
+    no_map = _no_vocab_map(report["vocab"], own_vocab)
     if no_map and (loader is None and not spec_follows
                    or loader is not None and loader["d2t_handling"] == "unknown"):  # fmt: skip
         # an MTP/NextN head, or any draft over the full target vocab (vLLM's Llama-4 EAGLE head,
         # whose class also reads a d2t when one is given: 0.18.0 llama4_eagle.py:212-224): it
         # proposes target ids as they are, so no loader's d2t handling can mis-map them
-        report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is the target's "
-                           f"{report['vocab'].get('target_vocab')}): the loader's d2t handling "
-                           "does not apply"]  # fmt: skip
+        vocab = ("its own, which the release maps" if own_vocab
+                 else f"the target's {report['vocab'].get('target_vocab')}")  # fmt: skip
+        report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is {vocab}): the "
+                           "loader's d2t handling does not apply"]  # fmt: skip
     elif loader is None and not spec_follows:
         report["inconclusive"].append(
             f"no draft-model class on the box registers {', '.join(architectures) or '(none)'}"
@@ -307,13 +343,14 @@ def _as_the_engine_reads(remote: Remote, located: dict, config: dict, install: s
     return config
 
 
-def _no_vocab_map(summary: dict[str, Any]) -> bool:
-    """The checkpoint has neither d2t nor t2d and its vocab is the target's whole vocab."""
+def _no_vocab_map(summary: dict[str, Any], own_vocab: bool = False) -> bool:
+    """The checkpoint has neither d2t nor t2d and its vocab is the target's whole vocab, or
+    its own that the release maps (`own_vocab`)."""
+    if summary.get("d2t_present") or summary.get("t2d_present"):
+        return False
     # no draft_vocab_size: the config's vocab_size is the draft's (engines fall back to it)
     draft = summary.get("draft_vocab") or (summary.get("draft_config") or {}).get("vocab_size")
-    target = summary.get("target_vocab")
-    return (not summary.get("d2t_present") and not summary.get("t2d_present")
-            and isinstance(draft, int) and draft == target)  # fmt: skip
+    return own_vocab or (isinstance(draft, int) and draft == summary.get("target_vocab"))
 
 
 def _each_install(
@@ -344,6 +381,26 @@ def _each_install(
     return found
 
 
+def _own_vocab_served(draft: dict, located: dict | None) -> bool:
+    """The draft's launches ask for its own vocabulary and the install serving it honours that
+    (the engine profile's draft_model_vocab says "allowed")."""
+    if not draft.get("own_vocab"):
+        return False
+    engines = (located or {}).get("engines") or []
+    path = _serving_install(draft, located)
+    install = next((e for e in engines if e.get("path") == path), None)
+    running = [p for p in draft.get("pids") or [] if isinstance(p, int)]
+    if install is None and not running:  # a launch given as --var args: the install
+        given = [e for e in engines if "root-arg" in (e.get("how_found") or [])]  # named
+        install = (given or engines)[0] if len(given or engines) == 1 else None
+    if install is None:
+        return False
+    version = release_version(install.get("name"), install.get("version"), install.get("fork"))
+    rule = engine_profile(install.get("name")).draft_model_vocab(
+        version, {"use_heterogeneous_vocab": True})
+    return rule is not None and rule[0] == "allowed"
+
+
 def _served_algorithm(draft: dict) -> str | None:
     """The speculative algorithm every launch serving this draft names (None: none, or two)."""
     named = set(draft.get("algorithms") or [])
@@ -367,15 +424,19 @@ def audit_drafts(
     located: dict | None,
     targets: dict | None = None,
     next_steps: bool = True,
+    without_model: list | None = None,
 ) -> dict[str, Any]:
     """Each draft against its own server's target when one serves it, else `target`. A cleared
-    vocab map says where to look next unless a later step (spec-audit's) checks those itself."""
+    vocab map says where to look next unless a later step (spec-audit's) checks those itself.
+    `without_model`: find-drafts' servers whose method drafts without a model (it said so):
+    no draft is then nothing to audit, not an unknown."""
     per_draft = []
     for d in drafts or []:
         report = audit_draft(
             remote, d["path"], (targets or {}).get(d["path"], target), located,
             _serving_install(d, located), [p for p in d.get("pids") or [] if isinstance(p, int)],
             _served_algorithm(d), spec_follows=not next_steps,
+            own_vocab=_own_vocab_served(d, located),
         )  # fmt: skip
         if d.get("path_in_container"):
             report["draft_in_container"] = d["path_in_container"]
@@ -408,6 +469,6 @@ def audit_drafts(
     result: dict[str, Any] = {"drafts": per_draft, "findings": findings}
     if inconclusive:
         result["inconclusive"] = inconclusive
-    if not per_draft:
+    if not per_draft and not without_model:
         result["inconclusive"] = ["no draft checkpoint to audit"]
     return result

@@ -136,7 +136,8 @@ ACTIONS: dict[str, Action] = {
         ),
         Action(
             "audit-drafts",
-            lambda r, drafts=None, target=None, located=None, targets=None, next_steps=True: (
+            lambda r, drafts=None, target=None, located=None, targets=None, next_steps=True,
+            without_model=None: (
                 audit_drafts(
                     r,
                     drafts,
@@ -144,6 +145,7 @@ ACTIONS: dict[str, Action] = {
                     located,
                     targets if isinstance(targets, dict) else None,
                     next_steps=str(next_steps).lower() not in ("false", "0", "no"),
+                    without_model=without_model if isinstance(without_model, list) else None,
                 )
             ),
             description="vocab map in place + loader cross-checks for each draft",

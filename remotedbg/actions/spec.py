@@ -365,6 +365,20 @@ def _method_from_draft_name(dep: Deployment) -> None:
         dep.spec = dict(spec, algorithm=derived[0], algorithm_from=derived[1])
 
 
+def _method_when_none(dep: Deployment) -> None:
+    """A draft model named with no method that neither its name nor its model_type gave one:
+    the method the release defaults to, or why it refuses such a launch (EngineProfile.
+    method_when_none)."""
+    spec = dep.spec or {}
+    if spec.get("algorithm") or spec.get("draft_in_target") or not spec.get("draft_model"):
+        return
+    method, where = dep.engine_profile.method_when_none(dep.engine_version)
+    if method:
+        dep.spec = dict(spec, algorithm=method, algorithm_from=where)
+    elif where:
+        dep.spec = dict(spec, method_refused=where)
+
+
 def _set_target_config(dep: Deployment, cfg: Any) -> None:
     if isinstance(cfg, dict) and "error" in cfg:
         dep.target_error = str(cfg["error"])
@@ -740,6 +754,7 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
     _method_from_draft_name(dep)
     same = item["path"] == item.get("target")
     archs = _draft_architecture(dep, remote, code, same) or _architectures(dep.draft_config)
+    _method_when_none(dep)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip
     loader = None if dep.load_error else _draft_loader(dep, item, code, located, install, lookup)

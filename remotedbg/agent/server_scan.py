@@ -14,7 +14,8 @@ Each server is
     {"source": "process" | "--var args" | "--var log", "pid", "engine", "cmdline" (redacted),
      "exe", "cwd", "children": [pids], "args": {flag: value}, "positional": [...],
      "spec": {"algorithm", "draft_model", "target_model", "num_steps", "topk",
-              "num_draft_tokens", "token_map", "port", "enable_metrics", "ceiling"},
+              "num_draft_tokens", "token_map", "port", "enable_metrics", "ceiling",
+              "heterogeneous_vocab"},
      "log": {"path", "how_found", "decode_lines", "figures": {name: {"values", "first", "last",
              "mean", "min", "max", "count"}}, "server_args_line": bool} | None,
      "metrics": {"url", "spec_accept_length", "spec_accept_rate", "error"} | None,
@@ -440,6 +441,7 @@ def spec_summary(engine, parsed):
         "port": None,
         "enable_metrics": bool(args.get("enable-metrics")),
         "ceiling": None,
+        "heterogeneous_vocab": False,
     }
     if form is None:
         return spec
@@ -463,6 +465,9 @@ def spec_summary(engine, parsed):
                 spec[key] = settings.get(field)
         if form.get("method_upper") and spec["algorithm"] not in (None, flag_algorithm):
             spec["algorithm"] = str(spec["algorithm"]).upper()
+        # vLLM 0.25+: a draft model keeping its own tokenizer (whether the release reads it is
+        # the engine profile's rule, draft_model_vocab)
+        spec["heterogeneous_vocab"] = settings.get("use_heterogeneous_vocab") is True
     for key in ("num_steps", "topk", "num_draft_tokens"):
         spec[key] = _int_or_none(spec[key])
     if form.get("draft_tokens_are_steps"):

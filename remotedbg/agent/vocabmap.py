@@ -956,8 +956,8 @@ def _tensor_ref(ckpt, name):
 
 
 def vocab_check(args):
-    """{"path", "target_path"?, "tokenizer_sample"?} -> {"findings", "unknown", "summary",
-    "checkpoint"}.
+    """{"path", "target_path"?, "tokenizer_sample"?, "own_vocab"?} -> {"findings", "unknown",
+    "summary", "checkpoint"}.
 
     Reads only d2t / t2d bytes and the lm_head header entry of the draft at `path`, plus the
     target's config.json (and tokenizer.json, to decode a few mapped ids) when target_path is
@@ -965,7 +965,10 @@ def vocab_check(args):
     (`unreadable`, `needs-torch`), and makes the verdict inconclusive, never a defect.
     """
     path = args.get("path")
-    target_path = args.get("target_path")
+    # a draft served with its own vocabulary (vLLM's use_heterogeneous_vocab): the target's
+    # sizes are not its to match
+    own_vocab = bool(args.get("own_vocab"))
+    target_path = None if own_vocab else args.get("target_path")
     sample = args.get("tokenizer_sample")
     sample = DEFAULT_TOKENIZER_SAMPLE if sample is None else int(sample)
     unknown = []
@@ -1010,6 +1013,9 @@ def vocab_check(args):
     )
     result["findings"] += _wrong_rank(refs)
     summary = result["summary"]
+    if own_vocab:
+        summary["notes"].append("served with its own vocabulary (use_heterogeneous_vocab): not "
+                                "compared with the target's")
     if ckpt.config is None:
         summary["notes"].append(
             "no config.json next to the weights%s"

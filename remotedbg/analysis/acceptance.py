@@ -19,7 +19,7 @@ from typing import Any
 from remotedbg.agent.findings import ERROR, WARNING, finding
 from remotedbg.analysis.spec_checks import LOW_ACCEPT_RATIO
 from remotedbg.contract import add_finding, check_result, not_applicable, unknown
-from remotedbg.engines.knowledge import drafts_without_a_model
+from remotedbg.engines.knowledge import drafts_without_a_model, low_acceptance
 from remotedbg.engines.profiles import launch_profile
 
 #: Position-0 acceptance below this: the head proposes nothing the target agrees with.
@@ -165,14 +165,16 @@ def accept_length_low(summary: ProbeSummary, spec_off: bool = False) -> dict[str
     result["facts"] = {"observed": observed, "ceiling": summary.ceiling, "ratio": round(ratio, 3)}
     if ratio >= LOW_ACCEPT_RATIO:
         return result
+    severity, why = low_acceptance(summary.algorithm)
     return add_finding(
         result,
         finding(
             "accept-length-low",
-            ERROR,
+            severity,
             f"accept length {observed:.2f} of a possible {summary.ceiling}, measured live",
             f"{measured_steps(summary)}: {observed:.2f} per step, {100 * ratio:.0f}% of the "
-            f"ceiling {summary.ceiling}. Speculation costs more than it saves.",
+            f"ceiling {summary.ceiling}. Speculation costs more than it saves."
+            + (f" {why}." if severity != ERROR else ""),
             {"measured": summary.overall, "ceiling": summary.ceiling},
         ),
     )

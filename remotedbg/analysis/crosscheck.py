@@ -78,6 +78,7 @@ def server_paths(processes: list[dict]) -> list[dict[str, Any]]:
                     "draft": spec.get("draft_model"),
                     "target": spec.get("target_model"),
                     "algorithm": spec.get("algorithm"),
+                    "heterogeneous_vocab": bool(spec.get("heterogeneous_vocab")),
                     "paths_in_container": spec["paths_in_container"],
                 }
             )

@@ -46,6 +46,7 @@ HYPOTHESES = {
     "algorithm-mismatch": "speculative algorithm matches the draft's family",
     "target-unsupported": "the target can capture hidden states for the draft",
     "draft-arch-unsupported": "the engine registers the draft's architecture",
+    "draft-model-vocab": "a draft model of its own shares the target's vocabulary",
     "aux-layers-mismatch": "hidden-state layers captured = the layers trained on",
     "aux-layers-ignored": "aux layer ids in the config are the ones used",
     "fc-shape-mismatch": "fc width = target hidden size x captured layers",

@@ -18,8 +18,16 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
-from remotedbg.contract import UNREADABLE, add_finding, check_result, not_applicable, unknown
+from remotedbg.contract import (
+    UNREADABLE,
+    UNSUPPORTED_CODE,
+    add_finding,
+    check_result,
+    not_applicable,
+    unknown,
+)
 from remotedbg.engines import draft_fit_rules as rules
+from remotedbg.engines.knowledge import drafts_without_a_model
 from remotedbg.engines.text_config import text_config
 
 #: safetensors dtypes of quantized weights (FP8, INT8, and 4-bit formats packed into bytes).
@@ -125,6 +133,52 @@ def tokenizer_mismatch(tokenizers: dict | None) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- context, RoPE, quant, head
+def draft_model_vocab(dep: Any) -> dict[str, Any]:
+    """A draft model of its own (vLLM's draft_model, SGLang's STANDALONE) drafts target ids
+    with its own vocabulary: a vocabulary of another size is refused at start by most releases
+    and drafted silently by the others (the engine profile's draft_model_vocab)."""
+    result = check_result("draft-model-vocab")
+    if dep.served != "draft_model":
+        return not_applicable(result, "not a draft model of its own")
+    draft, target = text_config(dep.draft_config), text_config(dep.target_config)
+    sizes = draft.get("vocab_size"), target.get("vocab_size")
+    if not all(isinstance(n, int) for n in sizes):
+        return unknown(result, "the draft's or the target's vocab_size is not in its config")
+    result["facts"] = {"draft_vocab": sizes[0], "target_vocab": sizes[1]}
+    if sizes[0] == sizes[1]:
+        return result
+    rule = _draft_model_vocab_rule(dep)
+    if rule is None:
+        return unknown(result, f"the draft's vocabulary ({sizes[0]}) is not the target's "
+                       f"({sizes[1]}), and what {dep.engine_label or dep.engine} does then is "
+                       "not known", UNSUPPORTED_CODE)  # fmt: skip
+    outcome, where = rule
+    result["facts"]["engine"] = where
+    if outcome == "allowed":
+        return result
+    title = ("the engine refuses a draft model with another vocabulary" if outcome == "refused"
+             else "the draft model's token ids are verified as the target's")  # fmt: skip
+    return add_finding(result, finding(
+        "draft-model-vocab", ERROR, title,
+        f"The draft model has a vocabulary of {sizes[0]} and the target one of {sizes[1]}: "
+        + ("it does not start (" if outcome == "refused" else "nothing maps between them (")
+        + f"{where}). Use a draft of the target's family, trained on its tokenizer.",
+        {"draft_vocab": sizes[0], "target_vocab": sizes[1], "engine": where},
+    ))  # fmt: skip
+
+
+def _draft_model_vocab_rule(dep: Any) -> tuple[str, str] | None:
+    settings = dep.launch_profile.launch_settings(_launch_args(dep)) or {}
+    return dep.engine_profile.draft_model_vocab(dep.engine_version, settings)
+
+
+def own_vocabulary(dep: Any) -> bool:
+    """A draft model the release serves with its own tokenizer (vLLM's use_heterogeneous_vocab,
+    the engine profile's draft_model_vocab "allowed")."""
+    rule = _draft_model_vocab_rule(dep) if dep.served == "draft_model" else None
+    return rule is not None and rule[0] == "allowed"
+
+
 def _launch_args(dep: Any) -> dict:
     return ((dep.server or {}).get("args") or {}) if dep.server else {}
 
@@ -416,6 +470,10 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 {"speculative_config": spec},
             ))  # fmt: skip
         return result
+    if drafts_without_a_model(dep.algorithm):
+        # SGLang's NGRAM sets its own topk and steps (0.5.3 server_args.py; 0.5.14
+        # arg_groups/speculative_hook.py): the EAGLE settings' assertion is not on its path
+        return not_applicable(result, f"{dep.algorithm} drafts without a model")
     backend = dep.launch_profile.draft_backend(dep.engine_version, args)
     if backend and dep.draft_backends is not None and backend not in dep.draft_backends:
         return add_finding(result, finding(

@@ -25,8 +25,10 @@ from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
 from remotedbg.analysis.fit_checks import (
     chat_template_drift,
     context_exceeds_draft,
+    draft_model_vocab,
     draft_scales_missing,
     draft_settings,
+    own_vocabulary,
     quantization_mismatch,
     rope_mismatch,
     tied_head,
@@ -46,7 +48,12 @@ from remotedbg.contract import (
     unknown,
     unknowns,
 )
-from remotedbg.engines.knowledge import LOADER_MODELLED_FAMILIES, draft_family, served_family
+from remotedbg.engines.knowledge import (
+    LOADER_MODELLED_FAMILIES,
+    draft_family,
+    low_acceptance,
+    served_family,
+)
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
 from remotedbg.engines.profile import EngineProfile
 from remotedbg.engines.profiles import engine_profile, known_engine, launch_profile
@@ -57,6 +64,7 @@ CHECK_IDS = (
     "algorithm-mismatch",
     "target-unsupported",
     "draft-arch-unsupported",
+    "draft-model-vocab",
     "aux-layers-mismatch",
     "fc-shape-mismatch",
     "norm-flag-unsupported",
@@ -193,6 +201,13 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
                 "no server runs this draft and no --var args='...' gives its launch command: "
                 "the launch flags were not checked",
             )
+        refused = (dep.spec or {}).get("method_refused")
+        if refused:
+            return add_finding(result, finding(
+                "algorithm-mismatch", ERROR,
+                f"no speculative method: {dep.engine_label or dep.engine} refuses this launch",
+                f"{refused}.", {"engine": dep.engine, "engine_version": dep.engine_version},
+            ))  # fmt: skip
         return unknown(result, "the server's launch line names no speculative algorithm")
     drafted = draft_family(dep.draft_config, dep.engine, None, dep.tensors)
     served = dep.served
@@ -206,13 +221,15 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
         if stopped is not None:
             return stopped
     launch = dep.launch_profile
-    refused = launch.refuses_algorithm(dep.algorithm) if served is None else None
+    refused = launch.refuses_algorithm(dep.algorithm, dep.engine_version)
     if refused:
         return add_finding(result, finding("algorithm-mismatch", ERROR, *refused,
                                            {"algorithm": dep.algorithm, "engine": dep.engine}))
     if served is None:
         return unknown(result, _unknown_algorithm(dep, plugin))
     if drafted is None:
+        if served == "draft_model" and archs:
+            return result  # a language model of its own, as the method loads it
         if launch.names_head_after_method and archs:
             return result  # the head is named after the method (vLLM's EAGLEConfig)
         return unknown(result, f"architectures {archs} name no draft family we know")
@@ -222,6 +239,10 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
         return result
     what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head"}
     consequence = {
+        drafted: "the engine loads it as a language model of its own, without the target's "
+        "hidden states the head was trained to read: its weights do not fit that model and "
+        "the server fails at start, or drafts garbage",
+    } if served == "draft_model" else {
         "eagle3": "the head gets the last hidden state instead of the three captured layers it "
         "was trained on, and no draft token is accepted (accept length 1.00, nothing in the log)",
         "eagle": "EAGLE3 feeds it three concatenated target layers it was not trained on",
@@ -997,18 +1018,16 @@ def accept_length_low(dep: Deployment, ratio: float = LOW_ACCEPT_RATIO) -> dict[
                        "ratio": round(observed / ceiling, 3) if ceiling else None}  # fmt: skip
     if ceiling <= 0 or observed >= ratio * ceiling:
         return result
+    severity, why = low_acceptance(dep.algorithm)
     add_finding(
         result,
         finding(
             "accept-length-low",
-            ERROR,
+            severity,
             f"accept length {observed:.2f} of a possible {ceiling}",
             f"The observed accept length ({how}) is {observed:.2f}, "
             f"{100 * observed / ceiling:.0f}% "
-            f"of its ceiling {ceiling}: speculation costs more than it saves. Near the floor "
-            "(1.00, or 0 where the figure leaves out the bonus token) no draft token is "
-            "accepted: an algorithm mismatch, a wrong vocab map, uninitialised weights or a head "
-            "fed other layers than in training.",
+            f"of its ceiling {ceiling}: speculation costs more than it saves. {why}",
             {
                 "observed": observed,
                 "from": how,
@@ -1028,6 +1047,9 @@ def scales_missing(dep: Deployment) -> dict[str, Any]:
 
 
 def tokenizer_identity(dep: Deployment) -> dict[str, Any]:
+    if own_vocabulary(dep):
+        return not_applicable(check_result("tokenizer-mismatch"), "the release serves the draft "
+                              "model with its own tokenizer (use_heterogeneous_vocab)")
     return tokenizer_mismatch(dep.tokenizers)
 
 
@@ -1035,6 +1057,7 @@ DRAFT_CHECKS = (
     algorithm_mismatch,
     target_unsupported,
     draft_arch_unsupported,
+    draft_model_vocab,
     aux_layers,
     fc_shape_mismatch,
     norm_flag_unsupported,

@@ -269,6 +269,20 @@ _ENTRIES = (
         "F8_E4M3 fc.weight and no fc.weight_scale.",
     ),
     FindingEntry(
+        "draft-model-vocab", ("error",), SPEC,
+        "A draft model of its own (vLLM's method `draft_model`, SGLang's `STANDALONE`) whose "
+        "vocabulary size is not the target's. Its token ids are verified as the target's, so the "
+        "releases that check refuse to start, and the others draft tokens that mean something "
+        "else.",
+        "vLLM: 0.9.2 vllm/spec_decode/spec_decode_worker.py:1260 (V0's assert), 0.15.0 "
+        "vllm/config/speculative.py:679-697 (V1's ValueError; `use_heterogeneous_vocab` allows "
+        "two vocabularies from 0.25.0); SGLang: 0.5.15 "
+        "srt/speculative/standalone_worker_v2.py:215-245, no check before.",
+        "Use a draft of the target's family, trained on its tokenizer (vLLM 0.25.0 and later: "
+        "or set `use_heterogeneous_vocab`).",
+        "draft vocab 128256, target vocab 151936 (a Llama-3.2-1B draft for Qwen3-8B).",
+    ),
+    FindingEntry(
         "tokenizer-mismatch", ("error", "warning"), SPEC,
         "The draft ships a tokenizer whose token -> id map differs from the target's (error), "
         "or other special tokens (warning). Engines tokenize with the target's tokenizer only.",
@@ -344,9 +358,11 @@ _ENTRIES = (
         "--speculative-algorithm EAGLE3 --speculative-token-map hot.pt",
     ),
     FindingEntry(
-        "accept-length-low", ("error",), "playbook spec-audit (log), " + LIVE,
+        "accept-length-low", ("error", "warning"), "playbook spec-audit (log), " + LIVE,
         "The observed accept length is under 40% of its ceiling (num_steps + 1, capped by the "
-        "draft tokens): speculation costs more than it saves. The symptom, not a cause.",
+        "draft tokens): speculation costs more than it saves. The symptom, not a cause. A "
+        "warning for a method that drafts without a model (n-gram, suffix): it gains only on "
+        "text that repeats itself, and nothing is broken.",
         "The engine's own acceptance figures: SGLang's decode log `accept len`, vLLM's "
         "spec-decode metrics.",
         "Look at the ranked causes `diagnose` lists before it.",
@@ -376,6 +392,18 @@ _ENTRIES = (
         "probe --compare long: the same text within and past the draft's limit.",
         "Train the draft with the served context.",
         "3.1 within 2048 positions, 1.3 past them.",
+    ),
+    FindingEntry(
+        "no-draft-model", ("info",), VOCAB,
+        "The server's speculative method drafts without a trained model (vLLM's `ngram`, "
+        "`ngram_gpu`, `suffix`; SGLang's `NGRAM`): there is no draft checkpoint, so no head, "
+        "vocabulary map or draft config to check, and no checkpoint is searched for (one found "
+        "on the box would be somebody else's).",
+        "vLLM config/speculative.py (SpeculativeMethod: the methods that load no draft model), "
+        "SGLang speculative/spec_info.py (SpeculativeAlgorithm.NGRAM); the rule is "
+        "`drafts_without_a_model` in remotedbg/engines/knowledge.py.",
+        "Nothing to fix: measure what the method gains with `remotedbg probe`.",
+        "pid 4242 drafts with method ngram, without a draft model: no draft checkpoint to audit",
     ),
     FindingEntry(
         "spec-config-cleared", ("info",), "playbook spec-audit",

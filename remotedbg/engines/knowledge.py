@@ -11,6 +11,7 @@ import copy
 import re
 from typing import Any
 
+from remotedbg.agent.findings import ERROR, WARNING
 from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
 from remotedbg.engines.profile import EngineProfile
@@ -59,6 +60,19 @@ def drafts_without_a_model(algorithm: str | None) -> bool:
     what acceptance says about a head (position 0, training data, its context) does not apply."""
     algo = str(algorithm or "").strip().lower().replace("-", "_")
     return algo.strip("[]") in MODEL_FREE_METHODS
+
+
+def low_acceptance(algorithm: str | None) -> tuple[str, str]:
+    """(severity, why) of an accept length under its ceiling's threshold: with a head, a symptom
+    of a defect (an error); with a lookup method, a measure of how often the text repeats itself
+    (a warning: the engine runs as its docs show, and drafts pay off on other traffic)."""
+    if drafts_without_a_model(algorithm):
+        return WARNING, (f"{algorithm} drafts by looking tokens up in the text so far: it gains "
+                         "on text that repeats its prompt (edits, retrieval, code) and little "
+                         "elsewhere; nothing is broken")  # fmt: skip
+    return ERROR, ("Near the floor (1.00, or 0 where the figure leaves out the bonus token) no "
+                   "draft token is accepted: an algorithm mismatch, a wrong vocab map, "
+                   "uninitialised weights or a head fed other layers than in training.")
 
 
 def served_family(engine: str | None, algorithm: str | None) -> str | None:

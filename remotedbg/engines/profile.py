@@ -171,10 +171,26 @@ class EngineProfile:
             return "mtp"
         return None
 
-    def refuses_algorithm(self, algorithm: str | None) -> tuple[str, str] | None:
-        """(title, detail) when the engine refuses to start with this algorithm name, which
-        served_family does not know; None when that is not decided (a plugin may add it)."""
+    def refuses_algorithm(self, algorithm: str | None, version: str | None = None
+                          ) -> tuple[str, str] | None:  # fmt: skip
+        """(title, detail) when the release refuses to start with this algorithm: a name
+        served_family does not know, or a method this release does not serve; None when that is
+        not decided (a plugin may add it)."""
         return None
+
+    def draft_model_vocab(self, version: str | None, settings: Mapping[str, Any]
+                          ) -> tuple[str, str] | None:  # fmt: skip
+        """What the release does with a draft model (family draft_model) whose vocabulary size
+        is not the target's: ("refused", where it stops at start), ("silent", where it drafts
+        the draft's ids as the target's), ("allowed", where the launch asks for two
+        vocabularies); None when not known."""
+        return None
+
+    def method_when_none(self, version: str | None) -> tuple[str | None, str]:
+        """A launch that gives a draft model and no method, which nothing else names (not the
+        draft's name, not its model_type): (the method the release takes, where it says so), or
+        (None, why the release refuses to start); (None, "") when the engine has no such rule."""
+        return None, ""
 
     def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
         """The draft settings (method, model, num_speculative_tokens) the engine builds from the

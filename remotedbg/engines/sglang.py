@@ -43,6 +43,7 @@ d2t table and fails (0.4.6.post5 llama_eagle3.py:170-171,180; 0.4.10.post2, 0.5.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any
 
 from remotedbg.engines import code_markers
@@ -259,15 +260,40 @@ class SGLangProfile(EngineProfile):
 
     # NEXTN is EAGLE in every release read (0.5.6 server_args.py:1668; 0.5.14
     # arg_groups/speculative_hook.py:42)
-    served_families = {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle"}
-    launch_algorithms = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN"}
+    # STANDALONE (0.5.2 on: speculative/spec_info.py) loads the draft as a language model of
+    # its own, by its config's architectures, in its own TpModelWorker (0.5.2
+    # speculative/standalone_worker.py), sharing nothing with the target
+    served_families = {"eagle3": "eagle3", "eagle": "eagle", "nextn": "eagle",
+                       "standalone": "draft_model"}  # fmt: skip
+    launch_algorithms = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN",
+                         "draft_model": "STANDALONE"}  # fmt: skip
     # an MTP/NextN head runs on the EAGLE path (NEXTN is EAGLE)
     families_served_by = {"eagle3": frozenset({"eagle3"}), "eagle": frozenset({"eagle"}),
-                          "mtp": frozenset({"mtp", "eagle"})}  # fmt: skip
+                          "mtp": frozenset({"mtp", "eagle"}),
+                          "draft_model": frozenset({"draft_model"})}  # fmt: skip
 
     checks_draft_decode_backend = True
     draft_settings_all_or_none = True  # 0.5.23 speculative_hook.py:1159-1174
     chain_sets_draft_tokens = True  # 0.5.23 speculative_hook.py:1255-1265
+
+    def draft_model_vocab(self, version: str | None, settings: Mapping[str, Any]
+                          ) -> tuple[str, str] | None:  # fmt: skip
+        """STANDALONE: from 0.5.15 the worker compares the two vocabularies and stops at start
+        (0.5.15 srt/speculative/standalone_worker_v2.py:199, 215-245 _validate_vocab_
+        compatibility); 0.5.2 to 0.5.14 check nothing (0.5.2 standalone_worker.py: its own
+        TpModelWorker, the target's tokenizer), so the draft's ids are verified as the
+        target's."""
+        v = release(version)
+        if v == (0, 0, 0):
+            return None
+        if v >= (0, 5, 15):
+            return "refused", ("ValueError('STANDALONE speculative decoding requires the draft "
+                               "model to share the same vocabulary as the target model') at "
+                               "start: 0.5.15 sglang/srt/speculative/standalone_worker_v2.py:"
+                               "215-245")
+        return "silent", ("no check before 0.5.15 (0.5.2 sglang/srt/speculative/"
+                          "standalone_worker.py): the draft's token ids are verified as the "
+                          "target's")
 
     def draft_from_target(self, algorithm: str | None) -> bool:
         """EAGLE (NEXTN becomes EAGLE) with no draft path: the draft worker's model config is

@@ -113,7 +113,8 @@ class TokenSpeedProfile(EngineProfile):
         --speculative-algorithm', drafter/__init__.py:149-163)."""
         return self.served_families.get(str(algorithm or "").strip()) if algorithm else None
 
-    def refuses_algorithm(self, algorithm: str | None) -> tuple[str, str] | None:
+    def refuses_algorithm(self, algorithm: str | None, version: str | None = None
+                          ) -> tuple[str, str] | None:  # fmt: skip
         """An in-tree name in another case (`eagle3`, as vLLM and LMDeploy spell it): TokenSpeed
         compares names as written and stops at start."""
         name = str(algorithm or "").strip()

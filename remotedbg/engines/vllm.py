@@ -34,7 +34,8 @@ utils.py:1178-1198).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from remotedbg.engines import code_markers
 from remotedbg.engines.draft_fit_rules import LOWERED, OVERRUN, RAISED, SKIPPED, release, rope_types
@@ -154,11 +155,14 @@ class VLLMProfile(EngineProfile):
     tokens_required_at = ("0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
                           "vllm/config/__init__.py:2327-2331")  # fmt: skip
 
-    served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp"}
+    served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp",
+                       "draft_model": "draft_model"}  # fmt: skip
     mtp_method_suffix = True
-    launch_algorithms = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "deepseek_mtp"}
+    launch_algorithms = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "deepseek_mtp",
+                         "draft_model": "draft_model"}  # fmt: skip
     families_served_by = {"eagle3": frozenset({"eagle3"}), "eagle": frozenset({"eagle"}),
-                          "mtp": frozenset({"mtp"})}  # fmt: skip
+                          "mtp": frozenset({"mtp"}),
+                          "draft_model": frozenset({"draft_model"})}  # fmt: skip
     names_head_after_method = True
 
     registers_draft_architectures = True
@@ -229,6 +233,66 @@ class VLLMProfile(EngineProfile):
         if v >= (0, 10, 2) and "eagle3" in name:
             return "eagle3", "SpeculativeConfig: 'eagle3' in the draft's name"
         return None
+
+    def refuses_algorithm(self, algorithm: str | None, version: str | None = None
+                          ) -> tuple[str, str] | None:  # fmt: skip
+        """A separate draft model (method draft_model) from 0.10.0 to 0.14.1: V0, which served it
+        (0.9.2 spec_decode/spec_decode_worker.py:202 MultiStepWorker), is gone and V1 has no
+        proposer for it until 0.15.0 (v1/spec_decode/draft_model.py): the release stops at start
+        (0.10.0 engine/arg_utils.py:1396-1401, config.py:2851-2856; 0.11.0 engine/arg_utils.py:
+        1485-1489, config/speculative.py:348-353; 0.14.1 engine/arg_utils.py:1792-1797,
+        config/speculative.py:388-393)."""
+        v = release(version)
+        if self.served_family(algorithm) != "draft_model" or not (0, 10, 0) <= v < (0, 15, 0):
+            return None
+        return (
+            f"vLLM {version} does not serve a separate draft model",
+            "The launch's draft is a model of its own (method draft_model), which vLLM 0.10.0 to "
+            "0.14.1 refuse at start: NotImplementedError('Speculative decoding with draft model "
+            "is not supported yet. Please consider using other speculative decoding methods "
+            "such as ngram, medusa, eagle, or mtp.') (0.11.0 vllm/config/speculative.py:348-353, "
+            "vllm/engine/arg_utils.py:1485-1489). V0 served it up to 0.9.2; V1 from 0.15.0. "
+            "Upgrade to 0.15.0 or later with method draft_model, or serve an EAGLE head.",
+        )
+
+    def draft_model_vocab(self, version: str | None, settings: Mapping[str, Any]
+                          ) -> tuple[str, str] | None:  # fmt: skip
+        """V0 asserts equal sizes when the workers start (0.9.2 spec_decode/spec_decode_worker.py:
+        1260, a bare assert); V1 raises ValueError('Target and draft model should have the same
+        vocabulary size') (0.15.0 config/speculative.py:679-697), unless use_heterogeneous_vocab
+        (0.25.0 on: config/speculative.py:1185-1186; the draft then keeps its own tokenizer)."""
+        v = release(version)
+        if v == (0, 0, 0) or (0, 10, 0) <= v < (0, 15, 0):
+            return None  # not known; or draft_model itself is refused (refuses_algorithm)
+        if v < (0, 10, 0):
+            return "refused", ("AssertionError when the workers start: 0.9.2 vllm/spec_decode/"
+                               "spec_decode_worker.py:1260 asserts equal vocab sizes")
+        if v >= (0, 25, 0) and settings.get("use_heterogeneous_vocab") is True:
+            return "allowed", ("use_heterogeneous_vocab: the draft keeps its own tokenizer and "
+                               "vLLM maps between the two (0.25.0 vllm/config/speculative.py:"
+                               "1185-1186)")
+        return "refused", ("ValueError('Target and draft model should have the same vocabulary "
+                           "size') at start: 0.15.0 vllm/config/speculative.py:679-697"
+                           + (", unless use_heterogeneous_vocab is true (0.25.0 :1185-1186)"
+                              if v >= (0, 25, 0) else ""))
+
+    def method_when_none(self, version: str | None) -> tuple[str | None, str]:
+        """Neither the draft's name nor its model_type gives a method: up to 0.14.1 the method
+        is draft_model (0.8.5 config.py:2388; 0.9.0 :2538; 0.11.0 config/speculative.py:348),
+        refused from 0.10.0 (refuses_algorithm); 0.15.0 to 0.16.0 have no default and stop at
+        start (0.15.0 config/speculative.py:403-408; 0.16.0 :426-431); from 0.17.0 draft_model
+        again (0.17.0 config/speculative.py:339-343; 0.33.0 :1236-1244)."""
+        v = release(version)
+        if (0, 15, 0) <= v < (0, 17, 0):
+            return None, (
+                f"vLLM {version} stops at start with NotImplementedError(\"Unsupported "
+                "speculative method: 'None'\"): a --speculative-config whose draft is neither "
+                "an EAGLE nor an MTP model needs \"method\": \"draft_model\" in 0.15.0 to 0.16.0 "
+                "(0.15.0 vllm/config/speculative.py:403-408; 0.16.0 :426-431)"
+            )
+        if v == (0, 0, 0):
+            return None, ""  # a fork's or dev build's version: which rule it has is not known
+        return "draft_model", "SpeculativeConfig: a draft model that is neither EAGLE nor MTP"
 
     def draft_from_target(self, algorithm: str | None) -> bool:
         """An MTP method (mtp; deepseek_mtp and the other `*_mtp` names become mtp) with no
