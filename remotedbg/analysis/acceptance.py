@@ -174,7 +174,7 @@ def accept_length_low(summary: ProbeSummary, spec_off: bool = False) -> dict[str
             f"accept length {observed:.2f} of a possible {summary.ceiling}, measured live",
             f"{measured_steps(summary)}: {observed:.2f} per step, {100 * ratio:.0f}% of the "
             f"ceiling {summary.ceiling}. Speculation costs more than it saves."
-            + (f" {why}." if severity != ERROR else ""),
+            + (f" {why}" if severity != ERROR else ""),
             {"measured": summary.overall, "ceiling": summary.ceiling},
         ),
     )

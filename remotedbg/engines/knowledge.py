@@ -69,7 +69,7 @@ def low_acceptance(algorithm: str | None) -> tuple[str, str]:
     if drafts_without_a_model(algorithm):
         return WARNING, (f"{algorithm} drafts by looking tokens up in the text so far: it gains "
                          "on text that repeats its prompt (edits, retrieval, code) and little "
-                         "elsewhere; nothing is broken")  # fmt: skip
+                         "elsewhere; nothing is broken.")  # fmt: skip
     return ERROR, ("Near the floor (1.00, or 0 where the figure leaves out the bonus token) no "
                    "draft token is accepted: an algorithm mismatch, a wrong vocab map, "
                    "uninitialised weights or a head fed other layers than in training.")
