@@ -59,6 +59,9 @@ class Config:
     once: bool = False
     # what the cited files name the row by, where its draft (or target) repo is another row's
     cites_as: str = ""
+    # distributions ("name==version") the engine needs beside it for the row, as its docs say
+    # to install them (tests/test_oracle.py judges the row in a venv that has them)
+    beside: tuple[str, ...] = ()
 
 
 _SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
@@ -592,14 +595,15 @@ _OPT = ("facebook/opt-6.7b's and facebook/opt-125m's config.json (OPTForCausalLM
 VLLM_CONFIGS += [
     Config(
         "vllm-ngram-opt-6.7b", "vllm", "n-gram", "facebook/opt-6.7b", "", "ngram", "",
-        _NGRAM_DOCS, between("vllm", "0.8.5", "0.16.0"), "ngram-opt-6.7b",
+        _NGRAM_DOCS, between("vllm", "0.8.5", "0.16.0"), "target-only-opt-6.7b",
         _OPT + " (the target's only)", spec={"num_speculative_tokens": 5, "prompt_lookup_max": 4},
     ),
     Config(
         "vllm-ngram-qwen3-8b", "vllm", "n-gram", "Qwen/Qwen3-8B", "", "ngram", "",
         "vllm-project/vllm docs/features/speculative_decoding/n_gram.md@v0.17.0:13-18 (LLM(model="
         "Qwen/Qwen3-8B), {method ngram, num_speculative_tokens 5, prompt_lookup_max 4})",
-        between("vllm", "0.17.0"), "ngram-qwen3-8b", "Qwen3-8B's config.json (the target's only)",
+        between("vllm", "0.17.0"), "target-only-qwen3-8b",
+        "Qwen3-8B's config.json (the target's only)",
         spec={"num_speculative_tokens": 5, "prompt_lookup_max": 4}, once=True,
     ),
     Config(
@@ -628,7 +632,7 @@ VLLM_CONFIGS += [
         "", f"{_E2E}/test_spec_decode.py@v0.9.2:64, 84-87 (test_ngram_correctness: {{method ngram, "
         "prompt_lookup_max 5, prompt_lookup_min 3, num_speculative_tokens 3}; later "
         "spec_decode/test_spec_decode.py, spec_decode/ngram_suffix/test_ngram_suffix.py)",
-        between("vllm", "0.8.5"), "ngram-llama31-8b",
+        between("vllm", "0.8.5"), "target-only-llama31-8b",
         "Llama-3.1-8B-Instruct's config.json (the target's only)",
         spec={"prompt_lookup_max": 5, "prompt_lookup_min": 3, "num_speculative_tokens": 3},
         once=True,
@@ -638,7 +642,8 @@ VLLM_CONFIGS += [
         "--max-model-len 4096", f"{_E2E}/spec_decode/test_spec_decode.py@v0.18.0:189-204 "
         "(test_ngram_gpu_default_with_async_scheduling: {method ngram_gpu, prompt_lookup_max 3, "
         "prompt_lookup_min 2, num_speculative_tokens 2}; later ngram_suffix/test_ngram_suffix.py)",
-        between("vllm", "0.18.0"), "ngram-qwen3-8b", "Qwen3-8B's config.json (the target's only)",
+        between("vllm", "0.18.0"), "target-only-qwen3-8b",
+        "Qwen3-8B's config.json (the target's only)",
         spec={"prompt_lookup_max": 3, "prompt_lookup_min": 2, "num_speculative_tokens": 2},
         once=True, cites_as="ngram_gpu",
     ),
@@ -711,6 +716,73 @@ VLLM_SOURCES |= {
     "Qwen/Qwen3-0.6B": [("0.17.0", "docs/features/speculative_decoding/draft_model.md:14")],
 }
 
+# Suffix decoding (vLLM 0.11.1 on: config/speculative.py:48) drafts without a model too, from
+# Snowflake's arctic-inference, which the docs say to install beside vLLM (`pip install
+# arctic-inference`, unpinned) and vLLM's CI pins at 0.1.1 (requirements/test.in up to 0.19.1,
+# requirements/test/*.in after); without it the release stops at start (0.11.1
+# config/speculative.py:465-468). The rows are judged in a venv that has it.
+_ARCTIC = ("arctic-inference==0.1.1",)
+_SUFFIX_DOCS = ("vllm-project/vllm docs/features/spec_decode.md@v0.11.1:149-171 ('Speculating "
+                "using Suffix Decoding': LLM(model=facebook/opt-6.7b), {method suffix, "
+                "num_speculative_tokens 32}; the tip at :141-142 installs arctic-inference); "
+                "docs/features/spec_decode/README.md@v0.16.0:161-166")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-suffix-opt-6.7b", "vllm", "suffix", "facebook/opt-6.7b", "", "suffix", "",
+        _SUFFIX_DOCS, between("vllm", "0.11.1", "0.16.0"), "target-only-opt-6.7b",
+        _OPT + " (the target's only)", spec={"num_speculative_tokens": 32}, once=True,
+        cites_as='"suffix"', beside=_ARCTIC,
+    ),
+    Config(
+        "vllm-suffix-qwen3-8b", "vllm", "suffix", "Qwen/Qwen3-8B", "", "suffix", "",
+        "vllm-project/vllm docs/features/speculative_decoding/suffix.md@v0.17.0:15-35 (LLM(model="
+        "Qwen/Qwen3-8B), {method suffix, num_speculative_tokens 32}; the tip at :9-10 installs "
+        "arctic-inference)", between("vllm", "0.17.0"), "target-only-qwen3-8b",
+        "Qwen3-8B's config.json (the target's only)", spec={"num_speculative_tokens": 32},
+        once=True, cites_as='"suffix"', beside=_ARCTIC,
+    ),
+    Config(
+        "vllm-suffix-llama31-8b", "vllm", "suffix", "meta-llama/Llama-3.1-8B-Instruct", "",
+        "suffix", "--max-model-len 1024",
+        "vllm-project/vllm tests/v1/e2e/test_spec_decode.py@v0.11.1:143-160 "
+        "(test_suffix_decoding_acceptance: {method suffix, suffix_decoding_max_spec_factor 2.0, "
+        "suffix_decoding_max_cached_requests 1000}, no num_speculative_tokens: the release "
+        "takes the tree depth, 24, config/speculative.py:470-477); later spec_decode/"
+        "test_spec_decode.py (0.18.0), spec_decode/ngram_suffix/test_ngram_suffix.py (0.27.0)",
+        between("vllm", "0.11.1"), "target-only-llama31-8b",
+        "Llama-3.1-8B-Instruct's config.json (the target's only)",
+        spec={"suffix_decoding_max_spec_factor": 2.0, "suffix_decoding_max_cached_requests": 1000},
+        once=True, cites_as="suffix_decoding_max_cached_requests", beside=_ARCTIC,
+    ),
+    Config(
+        "vllm-suffix-serve-settings", "vllm", "suffix", "Qwen/Qwen3-8B (for <target-model>)", "",
+        "suffix", "",
+        "vllm-project/vllm docs/features/speculative_decoding/README.md@v0.20.0:96-111 ('Suffix "
+        "decoding': vllm serve <target-model> --speculative-config {method suffix, "
+        "num_speculative_tokens 8, and the four suffix_decoding_* settings at their defaults "
+        "24, 10000, 1.0, 0.1})", between("vllm", "0.20.0"), "target-only-qwen3-8b",
+        "Qwen3-8B's config.json stands in for the docs' <target-model> (the target's only)",
+        spec={"num_speculative_tokens": 8, "suffix_decoding_max_tree_depth": 24,
+              "suffix_decoding_max_cached_requests": 10000, "suffix_decoding_max_spec_factor": 1.0,
+              "suffix_decoding_min_token_prob": 0.1},
+        once=True, cites_as="suffix_decoding_min_token_prob", beside=_ARCTIC,
+    ),
+]
+VLLM_SOURCES |= {
+    '"suffix"': [
+        ("0.11.1", "docs/features/spec_decode.md:160"),
+        ("0.16.0", "docs/features/spec_decode/README.md:163"),
+        ("0.17.0", "docs/features/speculative_decoding/suffix.md:24"),
+    ],
+    "suffix_decoding_max_cached_requests": [
+        ("0.11.1", "tests/v1/e2e/test_spec_decode.py:157"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:230"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/ngram_suffix/test_ngram_suffix.py:105"),
+    ],
+    "suffix_decoding_min_token_prob": [
+        ("0.20.0", "docs/features/speculative_decoding/README.md:110")],
+}
+
 _SGL_NGRAM = ("sgl-project/sglang/test/srt/test_ngram_speculative_decoding.py (--speculative-"
               "algorithm NGRAM --speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
               "--mem-fraction-static 0.8 --trust-remote-code; the stored copy read has no commit)")
@@ -719,7 +791,8 @@ SGLANG_CONFIGS += [
         "sglang-ngram-qwen25-coder-7b", "sglang", "n-gram", "Qwen/Qwen2.5-Coder-7B-Instruct", "",
         "NGRAM", "--speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
         "--mem-fraction-static 0.8 --trust-remote-code", _SGL_NGRAM, between("sglang", "0.5.3"),
-        "ngram-qwen25-coder-7b", "Qwen2.5-Coder-7B-Instruct's config.json (the target's only)",
+        "target-only-qwen25-coder-7b",
+        "Qwen2.5-Coder-7B-Instruct's config.json (the target's only)",
         constant="DEFAULT_NGRAM_SPECULATIVE_TARGET_MODEL_FOR_TEST|DEFAULT_TARGET_MODEL_NGRAM",
         once=True,
     ),
@@ -756,13 +829,6 @@ NOT_BUILT = [
      "test_draft_rename.py: GLM-4.5 on four releases); the checkpoint is not built: "
      "GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) is not known offline, "
      "and the layout decides the quantization checks"),
-    ("vllm", "(suffix decoding: the docs' {method suffix, num_speculative_tokens 32} on "
-     "facebook/opt-6.7b, later Qwen/Qwen3-8B)", "(no draft model)", "suffix",
-     "docs/features/spec_decode.md@v0.11.1:158-162; docs/features/speculative_decoding/suffix.md"
-     "@v0.17.0:21-26 (0.11.1 on)", "a method without a draft model, read as one (no-draft-model), "
-     "but the release refuses it at start unless the arctic-inference package is installed "
-     "beside it (ImportError, 0.11.1 config/speculative.py:465-468), which remotedbg does not "
-     "read from the box yet: a row would call clean a launch that may not start"),
     ("vllm", "(PARD: parallel drafting with amd/PARD-Qwen3-0.6B for Qwen/Qwen3-8B)",
      "amd/PARD-Qwen3-0.6B", "draft model", "docs/features/speculative_decoding/"
      "parallel_draft_model.md@v0.18.0:14-20 (0.18.0 on)", "the PARD draft's config.json (its "

@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -144,8 +145,9 @@ def _download_sdist(name: str, version: str, dest: Path) -> Path:
     if target.is_file():
         return target
     partial: Path | None = None
+    project = re.sub(r"[-_.]+", "-", name).lower()  # the index's name (PEP 503)
     request = urllib.request.Request(
-        f"{SIMPLE_INDEX}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+        f"{SIMPLE_INDEX}/{project}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
     )
     try:
         with urllib.request.urlopen(request, timeout=120) as answer:
@@ -315,6 +317,53 @@ def install_wheel_files(wheel: Path, site: Path) -> list[str]:
                 archive.extract(member, site)
                 tops.add(top)
     return sorted(tops)
+
+
+def install_sdist_files(archive_path: Path, site: Path) -> None:
+    """A source archive's Python package put into `site` as pip installs it (its egg-info as the
+    dist-info: PKG-INFO as METADATA, entry_points.txt, top_level.txt); what a build would
+    compile is left out."""
+    with tarfile.open(archive_path) as archive:
+        members = [m for m in archive if m.isfile()]
+        top = members[0].name.split("/", 1)[0] + "/"
+        info = site / (top[:-1] + ".dist-info")
+        packages = {m.name[len(top):].split("/", 1)[0] for m in members
+                    if m.name.endswith("/__init__.py")}  # fmt: skip
+        for member in members:
+            inner = member.name[len(top):]
+            if inner.split("/", 1)[0] in packages and inner.endswith(".py"):
+                out = site / inner
+            elif inner == "PKG-INFO":
+                out = info / "METADATA"
+            elif inner.count("/") == 1 and inner.startswith(tuple(
+                    p + ".egg-info/" for p in packages)) and inner.endswith(
+                    ("/entry_points.txt", "/top_level.txt")):  # fmt: skip
+                out = info / inner.rsplit("/", 1)[1]
+            else:
+                continue
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(archive.extractfile(member).read())
+
+
+def sweep_release_with(name: str, version: str, beside: tuple[str, ...]) -> Release:
+    """The sweep's release in a venv of its own with these distributions ("name==version",
+    from their source archives) installed beside it, as `pip install` puts them; cached."""
+    base = sweep_release(name, version)
+    cache = cache_dir()
+
+    def unpack(rel: Release) -> None:
+        work = rel.root.with_name(rel.root.name + ".partial")
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(base.venv, work / "venv")
+        for wanted in beside:
+            dist, dist_version = wanted.split("==")
+            archive = _download_sdist(dist.replace("-", "_"), dist_version, cache / "sdists")
+            install_sdist_files(archive, work / "venv" / SITE)
+        work.rename(rel.root)
+
+    tag = "+".join(b.replace("==", "-") for b in beside)
+    return _unpacked_once(Release(name, version, cache / "sweep" / f"{name}-{version}+{tag}"),
+                          unpack)  # fmt: skip
 
 
 def engine_venv_with(engine: Release, wheels: list[Path], dest: Path) -> Path:

@@ -254,6 +254,40 @@ def test_draft_settings_rules():
     assert _ids(draft_settings(vllm)) == [("draft-settings", "error")]
 
 
+def test_suffix_decoding_as_each_vllm_release_takes_it():
+    """vLLM 0.11.1 on builds method suffix on arctic-inference and stops at start without it
+    (0.11.1 config/speculative.py:465-468; 0.33.0 :1727-1730); 0.11.0 has no such method
+    (:32-35); a setting out of range is a ValueError (0.33.0 :1740-1760); no
+    num_speculative_tokens is the tree depth (:1732-1739), not a refusal."""
+    from remotedbg.analysis.fit_checks import draft_settings
+
+    def judged(version="0.33.0", plugins=(), source="--var args", **settings):
+        spec = {"method": "suffix", **settings}
+        dep = _dep("vllm", version, args={"speculative-config": spec})
+        dep.spec, dep.plugins, dep.engine_label = {"algorithm": "suffix"}, list(plugins), "vLLM"
+        if source:
+            dep.server["source"] = source
+        return draft_settings(dep)
+
+    arctic = {"distribution": "arctic_inference", "version": "0.1.1"}
+    missing = judged()
+    assert _ids(missing) == [("draft-settings", "error")]
+    assert "arctic-inference is not installed" in missing["findings"][0]["title"]
+    assert _ids(judged(plugins=[arctic])) == []  # beside it: no num_speculative_tokens is fine
+    assert _ids(judged(source=None)) == []  # a server that runs has imported it
+    assert _ids(judged(source="--var log")) == []  # and one whose log is read had started
+    assert _ids(judged(version=None)) == []  # a fork's version: which rule it has is not known
+    old = judged(version="0.11.0", plugins=[arctic])
+    assert "has no suffix decoding" in old["findings"][0]["title"]
+    for key, value in (("suffix_decoding_min_token_prob", 1.5),
+                       ("suffix_decoding_max_tree_depth", 0),
+                       ("suffix_decoding_max_spec_factor", -1.0)):  # fmt: skip
+        out = judged(plugins=[arctic], **{key: value})
+        assert _ids(out) == [("draft-settings", "error")], (key, out)
+        assert f"{key}={value}" in out["findings"][0]["title"]
+    assert _ids(judged(plugins=[arctic], suffix_decoding_min_token_prob=1)) == []
+
+
 def test_launch_env_reads_only_the_named_variables(tmp_path):
     import os
     import subprocess

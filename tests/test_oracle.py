@@ -39,7 +39,7 @@ from tests.oracle_table import (
     named,
     release_cite,
 )
-from tests.releases import RELEASES, cache_dir, sweep_release
+from tests.releases import RELEASES, cache_dir, sweep_release, sweep_release_with
 from tests.sweep_table import GROUPS
 from tests.test_conformance import hub_cache, vocab_audit
 
@@ -639,11 +639,12 @@ BUILDS = {
     "mtp-glm45-in-target": lambda: (GLM45, _glm45_in_target()),
     "mtp-qwen3-next-in-target": lambda: (QWEN3_NEXT_80B, _qwen3_next_in_target()),
     "mtp-ernie45-in-target": lambda: (ERNIE45_21B_A3B, _ernie45_in_target()),
-    # no draft checkpoint: the method drafts without a model (the target's config only)
-    "ngram-opt-6.7b": lambda: (OPT_67B, None),
-    "ngram-qwen3-8b": lambda: (QWEN3_8B, None),
-    "ngram-qwen25-coder-7b": lambda: (QWEN25_CODER_7B, None),
-    "ngram-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
+    # no draft checkpoint: a method that drafts without a model (n-gram, suffix) has the
+    # target's config only
+    "target-only-opt-6.7b": lambda: (OPT_67B, None),
+    "target-only-qwen3-8b": lambda: (QWEN3_8B, None),
+    "target-only-qwen25-coder-7b": lambda: (QWEN25_CODER_7B, None),
+    "target-only-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
     "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),
     "draft-opt-125m": lambda: (OPT_67B, _opt(opt_config(768, 3072, 12, 12))),
@@ -763,15 +764,19 @@ def clean(got: dict) -> bool:
     )  # fmt: skip
 
 
-def _root(engine: str, version: str) -> str:
-    return str(sweep_release(engine, version).venv)  # a table release as release() has it
+def _root(config: Config, version: str) -> str:
+    """The release's venv (a table release as release() has it), with what the row's engine
+    needs beside it installed (Config.beside)."""
+    if config.beside:
+        return str(sweep_release_with(config.engine, version, config.beside).venv)
+    return str(sweep_release(config.engine, version).venv)
 
 
 def _failures(tmp_path: Path, monkeypatch, cases: list[tuple[Config, str]]) -> list[str]:
     failures = []
     for config, version in cases:
         root = tmp_path / f"{config.id}-{version}"
-        got = judge(build(root, config, monkeypatch), _root(config.engine, version))
+        got = judge(build(root, config, monkeypatch), _root(config, version))
         if not clean(got):
             failures.append(f"{config.id} on {config.engine} {version} "
                             f"({release_cite(config, version)}): {got}")  # fmt: skip
@@ -835,7 +840,7 @@ PLANTED = [("vllm-eagle3-llama31-8b", "0.33.0"), ("sglang-eagle3-llama31-8b-lmsy
 def test_a_planted_absolute_d2t_is_still_caught(tmp_path, monkeypatch, config_id, version):
     config = BY_ID[config_id]
     variables = build(tmp_path, config, monkeypatch, plant=True)
-    got = judge(variables, _root(config.engine, version))
+    got = judge(variables, _root(config, version))
     assert (got["diagnose"], got["spec_audit"], got["vocab_audit"]) == ("defect",) * 3, got
     assert "d2t-absolute-ids" in got["diagnose_errors"], got
     assert "d2t-absolute-ids" in got["vocab_audit_errors"], got
@@ -865,7 +870,7 @@ def test_a_draft_model_of_another_vocabulary_is_caught(tmp_path, monkeypatch, co
     row, key = BY_ID[config_id], f"other-vocab-{config_id}"
     monkeypatch.setitem(BUILDS, key, lambda: (QWEN3_8B, _language_model(LLAMA32_1B_INSTRUCT)))
     config = replace(row, build=key, target="Qwen/Qwen3-8B", spec=dict(row.spec, **settings))
-    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
     if caught:
         assert (got["diagnose"], got["spec_audit"]) == ("defect", "defect"), got
         assert "draft-model-vocab" in got["diagnose_errors"], got
@@ -883,8 +888,34 @@ def test_an_ngram_launch_judges_no_draft_found_on_the_box(tmp_path, monkeypatch)
     rs.write_checkpoint(home / "stranger-eagle3", config, plant_absolute_d2t(tensors))
     monkeypatch.setenv("HOME", str(home))
     row = BY_ID["vllm-ngram-qwen3-8b"]
-    got = judge(build(tmp_path / "box", row, monkeypatch), _root("vllm", "0.33.0"))
+    got = judge(build(tmp_path / "box", row, monkeypatch), _root(row, "0.33.0"))
     assert clean(got), got
+
+
+# A suffix launch each release cannot serve, from its code: 0.11.0 has no method suffix
+# (config/speculative.py:32-35); from 0.11.1 SpeculativeConfig raises ImportError when
+# arctic-inference is not importable (0.11.1 :465-468; 0.33.0 :1727-1730: the rows' docs say to
+# install it, so here the venv has none) and ValueError for a setting out of its range (0.11.1
+# :478-498; 0.33.0 :1740-1760).
+SUFFIX_REFUSED = [
+    ("vllm-suffix-opt-6.7b", "0.11.0", {}, True),
+    ("vllm-suffix-opt-6.7b", "0.11.1", {}, False),
+    ("vllm-suffix-llama31-8b", "0.33.0", {}, False),
+    ("vllm-suffix-serve-settings", "0.20.0", {"suffix_decoding_min_token_prob": 1.5}, True),
+    ("vllm-suffix-llama31-8b", "0.11.1", {"suffix_decoding_max_tree_depth": 0}, True),
+]
+
+
+@pytest.mark.parametrize("config_id,version,settings,arctic", SUFFIX_REFUSED,
+                         ids=[f"{c}-{v}-{'+'.join(s) or ('arctic' if a else 'no-arctic')}"
+                              for c, v, s, a in SUFFIX_REFUSED])  # fmt: skip
+def test_a_suffix_launch_the_release_refuses_is_said(tmp_path, monkeypatch, config_id, version,
+                                                     settings, arctic):  # fmt: skip
+    row = BY_ID[config_id]
+    config = replace(row, spec=dict(row.spec, **settings), beside=row.beside if arctic else ())
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    assert (got["diagnose"], got["diagnose_errors"]) == ("defect", ["draft-settings"]), got
+    assert (got["spec_audit"], got["spec_audit_errors"]) == ("defect", ["draft-settings"]), got
 
 
 REFUSED = [(entry, version) for entry in ENGINE_REFUSES
@@ -901,7 +932,7 @@ def test_what_the_docs_show_and_the_release_refuses_is_said(tmp_path, monkeypatc
     own, on the first and last release of its range."""
     config_id, _versions, finding, _why, spec = entry
     config = BY_ID[config_id] if spec is None else replace(BY_ID[config_id], spec=spec)
-    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
     assert (got["diagnose"], got["diagnose_errors"]) == ("defect", [finding]), got
     assert not got["diagnose_unknown"], got
 
@@ -1034,7 +1065,50 @@ def test_an_mtp_launch_on_a_target_without_an_mtp_layer_is_not_judged(
         monkeypatch.setitem(BUILDS, "llama-as-its-own-draft", lambda: built)
         config = replace(config, build="llama-as-its-own-draft",
                          target="meta-llama/Llama-3.1-8B-Instruct")  # fmt: skip
-    got = judge(build(tmp_path, config, monkeypatch), _root(config.engine, version))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
     assert any(where in reason and "no draft architecture" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
+
+
+# JackFram/llama-68m's shape (vLLM's registry example target for MedusaModel) and a Medusa
+# head for it: five heads of one residual block each, as vLLM's Medusa class loads them
+# (model_executor/models/medusa.py: blocks.{i}.layers.{j}, lm_heads.{i}). The example's own
+# config is not known offline (REGISTRY_NOT_BUILT): this stands in for its draft kind.
+LLAMA_68M = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 768,
+             "intermediate_size": 3072, "num_hidden_layers": 2, "num_attention_heads": 12,
+             "num_key_value_heads": 12, "vocab_size": 32000, "max_position_embeddings": 2048,
+             "rms_norm_eps": 1e-6, "bos_token_id": 0, "eos_token_id": 2}  # fmt: skip
+
+
+def _medusa() -> tuple[dict, dict]:
+    config = {"architectures": ["MedusaModel"], "model_type": "medusa", "hidden_size": 768,
+              "vocab_size": 32000, "num_heads": 5, "num_hidden_layers": 1}  # fmt: skip
+    tensors = {}
+    for i in range(5):
+        tensors[f"blocks.{i}.layers.0.weight"] = ("F32", [768, 768], None)
+        tensors[f"blocks.{i}.layers.0.bias"] = ("F32", [768], None)
+        tensors[f"lm_heads.{i}.weight"] = ("F32", [32000, 768], None)
+    return config, tensors
+
+
+# the release takes method medusa from the draft's model_type: 0.10.1.1 config/__init__.py:
+# 2140-2141; 0.32.0 config/speculative.py:1356-1357 (0.33.0 has no Medusa)
+@pytest.mark.parametrize("version", ["0.10.1.1", "0.32.0"])
+def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
+    tmp_path, monkeypatch, version
+):
+    """vLLM's registry example for MedusaModel, as tests/models/test_initialization.py starts it
+    ({model, num_speculative_tokens 1}, no method). remotedbg has no rules for Medusa, so it says so
+    (inconclusive, no error); it took the default draft_model instead, which 0.10.1.1 refuses:
+    a false DEFECT on vLLM's own example."""
+    monkeypatch.setitem(BUILDS, "medusa-llama-68m", lambda: (LLAMA_68M, _medusa()))
+    config = Config(
+        "vllm-medusa-llama-68m", "vllm", "Medusa", "JackFram/llama-68m",
+        "abhigoyal/vllm-medusa-llama-68m-random", "(none: medusa from the model_type)", "",
+        "vllm-project/vllm tests/models/registry.py (MedusaModel)", (version,),
+        "medusa-llama-68m", "a stand-in Medusa head", spec={"num_speculative_tokens": 1},
+    )
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
+    assert any("'medusa'" in reason for reason in got["diagnose_unknown"]), got

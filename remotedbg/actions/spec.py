@@ -435,7 +435,9 @@ def _method_from_draft_type(dep: Deployment, code: EngineCode, rel: str, model_t
     if spec.get("algorithm") or not model_type or not dep.engine_profile.method_by_draft_type:
         return
     for rule in draft_rename.method_by_model_type(code.index, code.path(rel), rel):
-        if model_type in rule.model_types and dep.engine_profile.served_family(rule.method):
+        # a method remotedbg has no family for (medusa, mlp_speculator) is still the release's:
+        # the checks then say they have no rules for it, never judge it as another method
+        if model_type in rule.model_types:
             dep.spec = dict(spec, algorithm=rule.method, algorithm_from=(
                 f"SpeculativeConfig: the draft config's model_type {model_type} ({rule.where})"))
             return
@@ -713,6 +715,16 @@ def _auto_settings_in_code(dep: Deployment, remote: Remote, code: EngineCode) ->
     return None
 
 
+def _release_of(dep: Deployment, install: dict) -> None:
+    """The install's release, its label and its plugins: what the launch's own rules read."""
+    dep.engine = dep.engine or install["name"]
+    fork = install.get("fork")
+    # a fork's or dev build's version is no release the profile's rules were read from
+    dep.engine_version = release_version(dep.engine, install.get("version"), fork)
+    dep.engine_label = install_label(dep.engine, install.get("version"), fork)
+    dep.plugins = install.get("plugins")
+
+
 def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, remote: Remote,
                 read: dict, trained: list[int] | None) -> Deployment:  # fmt: skip
     """`read`: what one round trip each read for every draft: {"configs": target configs,
@@ -737,13 +749,8 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         )
         dep.load_error = dep.code_error
         return dep
-    dep.engine = dep.engine or install["name"]
-    fork = install.get("fork")
-    # a fork's or dev build's version is no release the profile's rules were read from
-    dep.engine_version = release_version(dep.engine, install.get("version"), fork)
-    dep.engine_label = install_label(dep.engine, install.get("version"), fork)
+    _release_of(dep, install)
     dep.drift = install.get("drift")
-    dep.plugins = install.get("plugins")
     dep.env = server.get("env")
     code = installs.get(install)
     item["install"] = install["path"]
@@ -873,11 +880,14 @@ def _draft_row(item: dict, dep: Deployment, checked: dict) -> dict:
     return row
 
 
-def _check_server(server: dict) -> tuple[dict, list[dict], list[str]]:
-    """A server no draft was paired with: its row, the findings it raises, what is
-    inconclusive."""
+def _check_server(server: dict, located: dict | None) -> tuple[dict, list[dict], list[str]]:
+    """A server no draft was paired with (a method without a draft model, or a draft not
+    found): its row, the findings it raises, what is inconclusive."""
     dep = Deployment(engine=server.get("engine"), spec=server.get("spec"), server=server,
                      server_running=server.get("pid") is not None)  # fmt: skip
+    install = _install_for(server, located)
+    if install is not None:
+        _release_of(dep, install)
     checked = run_checks(dep)
     raised = [
         dict(f, evidence=dict(f.get("evidence") or {}, server=_label(server)))
@@ -926,7 +936,7 @@ def spec_checks(
     for server in server_list:
         if any(d["server"] is server for d in items):
             continue
-        row, raised, server_inconclusive = _check_server(server)
+        row, raised, server_inconclusive = _check_server(server, located)
         if scoped and server.get("source") not in USER_SOURCES:
             row["findings"] = raised  # another server: listed, does not decide the verdict
             others.append(row)

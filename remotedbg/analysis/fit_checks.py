@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
+from remotedbg.analysis.plugins import distribution_name, plugin_label
 from remotedbg.contract import (
     UNREADABLE,
     UNSUPPORTED_CODE,
@@ -28,6 +29,7 @@ from remotedbg.contract import (
 )
 from remotedbg.engines import draft_fit_rules as rules
 from remotedbg.engines.knowledge import drafts_without_a_model
+from remotedbg.engines.profile import method_key
 from remotedbg.engines.text_config import text_config
 
 #: safetensors dtypes of quantized weights (FP8, INT8, and 4-bit formats packed into bytes).
@@ -443,6 +445,38 @@ def _auto_settings(result: dict[str, Any], dep: Any) -> dict[str, Any]:
     ))  # fmt: skip
 
 
+def _method_refused(result: dict[str, Any], dep: Any) -> dict[str, Any] | None:
+    """A method that drafts without a model, as the release takes it: one it does not have, or
+    one built on a package that is not beside the install (for a launch given, not running:
+    a server that runs has imported it)."""
+    if not drafts_without_a_model(dep.algorithm):
+        return None  # a head's method: algorithm-mismatch judges it against the draft
+    profile = dep.launch_profile
+    refused = profile.refuses_algorithm(dep.algorithm, dep.engine_version)
+    if refused:
+        return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                           {"algorithm": dep.algorithm}))  # fmt: skip
+    needed = profile.method_needs_distribution(dep.algorithm, dep.engine_version)
+    if needed is None:
+        return None
+    distribution, without = needed
+    beside = [p for p in dep.plugins or [] if distribution_name(p) == distribution]
+    result["facts"] = {"needs": distribution,
+                       "installed": [plugin_label(p) for p in beside]}  # fmt: skip
+    if beside or (dep.server or {}).get("source") != "--var args":
+        return None
+    label = dep.engine_label or dep.engine
+    return add_finding(result, finding(
+        "draft-settings", ERROR,
+        f"{label} refuses method {dep.algorithm}: {distribution} is not installed beside it",
+        f"{label} builds {dep.algorithm} on the {distribution} package and stops without it: "
+        f"{without}. No {distribution} distribution is in the install's site-packages (one on "
+        f"PYTHONPATH or in a user site is not seen). Install it into the engine's environment: "
+        f"pip install {distribution}.",
+        {"algorithm": dep.algorithm, "needs": distribution, "engine": label},
+    ))  # fmt: skip
+
+
 def draft_settings(dep: Any) -> dict[str, Any]:
     """The draft settings as the engine will take them: SGLang's start-up assertion and
     auto-choice, its topk-1 correction; vLLM's required num_speculative_tokens."""
@@ -456,11 +490,15 @@ def draft_settings(dep: Any) -> dict[str, Any]:
             return add_finding(result, finding("draft-settings", ERROR, *refused,
                                                {"speculative_config": args.get(
                                                    dep.launch_profile.settings_arg)}))  # fmt: skip
+        stopped = _method_refused(result, dep)
+        if stopped is not None:
+            return stopped
         spec = dep.launch_profile.launch_settings(args)
         if (
             isinstance(spec, dict)
             and spec.get("num_speculative_tokens") is None
             and not (dep.draft_config or {}).get("n_predict")
+            and method_key(dep.algorithm) not in dep.launch_profile.tokens_defaulted_for
         ):
             return add_finding(result, finding(
                 "draft-settings", ERROR,
@@ -470,6 +508,9 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 {"speculative_config": spec},
             ))  # fmt: skip
         return result
+    stopped = _method_refused(result, dep)
+    if stopped is not None:
+        return stopped
     if drafts_without_a_model(dep.algorithm):
         # SGLang's NGRAM sets its own topk and steps (0.5.3 server_args.py; 0.5.14
         # arg_groups/speculative_hook.py): the EAGLE settings' assertion is not on its path

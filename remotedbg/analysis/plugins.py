@@ -23,10 +23,14 @@ from remotedbg.analysis.pysource import import_bindings, parse, walk
 from remotedbg.engines.profile import EngineProfile
 
 
+def distribution_name(plugin: dict[str, Any]) -> str:
+    """The plugin's distribution as pip spells it (vllm-ascend's METADATA says vllm_ascend)."""
+    return re.sub(r"[-_.]+", "-", str(plugin.get("distribution"))).lower()
+
+
 def plugin_label(plugin: dict[str, Any]) -> str:
-    """'eagle-harness 0.1.3': how every output names the plugin (its distribution's name as
-    pip spells it: vllm-ascend's METADATA says vllm_ascend)."""
-    name = re.sub(r"[-_.]+", "-", str(plugin.get("distribution"))).lower()
+    """'eagle-harness 0.1.3': how every output names the plugin."""
+    name = distribution_name(plugin)
     version = plugin.get("version")
     return f"{name} {version}" if version else name
 

@@ -334,11 +334,16 @@ _ENTRIES = (
         "draft-settings", ("error", "warning", "info"), SPEC,
         "Draft decode settings the engine refuses or overrides: an attention backend without "
         "an EAGLE variant, topk/draft tokens without steps (error); topk 1 with draft tokens "
-        "other than steps + 1 (warning); none given (info: the values the release picks).",
+        "other than steps + 1 (warning); none given (info: the values the release picks). "
+        "vLLM's suffix decoding: a release without the method, a launch given with no "
+        "arctic-inference beside the install, a suffix setting out of range (error).",
         "SGLang's server_args speculative defaults and draft_utils/eagle_worker backend lists; "
-        "vLLM's num_speculative_tokens requirement.",
+        "vLLM's num_speculative_tokens requirement (suffix defaults it to its tree depth) and "
+        "SpeculativeConfig's suffix checks (ImportError without arctic_inference, ValueError "
+        "for a setting out of range).",
         "Give --speculative-num-steps, --speculative-eagle-topk and "
-        "--speculative-num-draft-tokens together, or num_speculative_tokens on vLLM.",
+        "--speculative-num-draft-tokens together, or num_speculative_tokens on vLLM; for "
+        "suffix, pip install arctic-inference into the engine's environment.",
         "--speculative-eagle-topk 4 without --speculative-num-steps.",
     ),
     FindingEntry(

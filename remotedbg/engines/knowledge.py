@@ -14,7 +14,7 @@ from typing import Any
 from remotedbg.agent.findings import ERROR, WARNING
 from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
-from remotedbg.engines.profile import EngineProfile
+from remotedbg.engines.profile import EngineProfile, method_key
 from remotedbg.engines.profiles import PROFILES, engine_profile, launch_profile
 
 #: Symbols a person wants to see quoted from a draft model's source.
@@ -58,8 +58,7 @@ def not_speculating(engine: str | None, launch: dict) -> str:
 def drafts_without_a_model(algorithm: str | None) -> bool:
     """True when the method proposes tokens by lookup (n-grams, suffix trees), not with a head:
     what acceptance says about a head (position 0, training data, its context) does not apply."""
-    algo = str(algorithm or "").strip().lower().replace("-", "_")
-    return algo.strip("[]") in MODEL_FREE_METHODS
+    return method_key(algorithm).strip("[]") in MODEL_FREE_METHODS
 
 
 def low_acceptance(algorithm: str | None) -> tuple[str, str]:

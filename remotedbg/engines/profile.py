@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 
+def method_key(algorithm: str | None) -> str:
+    """A launch's algorithm as the rules name it: lower case, '-' as '_' (EAGLE3, deepseek-mtp)."""
+    return str(algorithm or "").strip().lower().replace("-", "_")
+
+
 @dataclass(frozen=True)
 class RenameCode:
     """Where an engine renames a draft's config before it looks the draft class up
@@ -61,6 +66,8 @@ class EngineProfile:
     #: where the release refuses settings_arg's JSON without num_speculative_tokens (and a
     #: draft config without n_predict)
     tokens_required_at: ClassVar[str] = ""
+    #: methods whose num_speculative_tokens the engine defaults when the launch gives none
+    tokens_defaulted_for: ClassVar[tuple[str, ...]] = ()
 
     # ---- algorithms and draft families ('eagle3' | 'eagle' | 'mtp')
     #: algorithm (lower case, '-' as '_') -> the family it serves
@@ -164,7 +171,7 @@ class EngineProfile:
         """'eagle3' | 'eagle' | 'mtp' for a launch's algorithm, else None."""
         if not algorithm:
             return None
-        algo = str(algorithm).strip().lower().replace("-", "_")
+        algo = method_key(algorithm)
         if algo in self.served_families:
             return self.served_families[algo]
         if self.mtp_method_suffix and algo.endswith("_mtp"):
@@ -176,6 +183,13 @@ class EngineProfile:
         """(title, detail) when the release refuses to start with this algorithm: a name
         served_family does not know, or a method this release does not serve; None when that is
         not decided (a plugin may add it)."""
+        return None
+
+    def method_needs_distribution(self, algorithm: str | None, version: str | None
+                                  ) -> tuple[str, str] | None:  # fmt: skip
+        """(the distribution, as pip names it, and what the release does without it) when the
+        release builds this method on a package it does not ship itself; None when it needs
+        none, or when that is not known (a fork's version)."""
         return None
 
     def draft_model_vocab(self, version: str | None, settings: Mapping[str, Any]

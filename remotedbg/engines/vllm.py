@@ -39,7 +39,7 @@ from typing import Any
 
 from remotedbg.engines import code_markers
 from remotedbg.engines.draft_fit_rules import LOWERED, OVERRUN, RAISED, SKIPPED, release, rope_types
-from remotedbg.engines.profile import EngineProfile, RenameCode
+from remotedbg.engines.profile import EngineProfile, RenameCode, method_key
 from remotedbg.engines.text_config import text_config
 
 #: 0.33: rope types whose cache alone sets the positions (the draft's limit can be raised)
@@ -154,6 +154,9 @@ class VLLMProfile(EngineProfile):
     settings_arg = "speculative-config"
     tokens_required_at = ("0.33 vllm/config/speculative.py:1614-1618; 0.10.1.1 "
                           "vllm/config/__init__.py:2327-2331")  # fmt: skip
+    # suffix decoding takes suffix_decoding_max_tree_depth (24) when the launch gives none
+    # (0.11.1 config/speculative.py:470-477; 0.33.0 :1732-1739)
+    tokens_defaulted_for = ("suffix",)
 
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp",
                        "draft_model": "draft_model"}  # fmt: skip
@@ -236,13 +239,22 @@ class VLLMProfile(EngineProfile):
 
     def refuses_algorithm(self, algorithm: str | None, version: str | None = None
                           ) -> tuple[str, str] | None:  # fmt: skip
-        """A separate draft model (method draft_model) from 0.10.0 to 0.14.1: V0, which served it
+        """Suffix decoding before 0.11.1, which has no such method. A separate draft model
+        (method draft_model) from 0.10.0 to 0.14.1: V0, which served it
         (0.9.2 spec_decode/spec_decode_worker.py:202 MultiStepWorker), is gone and V1 has no
         proposer for it until 0.15.0 (v1/spec_decode/draft_model.py): the release stops at start
         (0.10.0 engine/arg_utils.py:1396-1401, config.py:2851-2856; 0.11.0 engine/arg_utils.py:
         1485-1489, config/speculative.py:348-353; 0.14.1 engine/arg_utils.py:1792-1797,
         config/speculative.py:388-393)."""
         v = release(version)
+        if method_key(algorithm) == "suffix" and (0, 0, 0) < v < (0, 11, 1):
+            return (
+                f"vLLM {version} has no suffix decoding",
+                "The launch's method is suffix, which vLLM has from 0.11.1 (config/speculative.py:"
+                "48); 0.11.0's SpeculativeMethod has no 'suffix' (config/speculative.py:32-35), "
+                "and no earlier release has any suffix code: the release refuses the method or "
+                "does not draft as asked. Upgrade to 0.11.1 or later, or use method ngram.",
+            )
         if self.served_family(algorithm) != "draft_model" or not (0, 10, 0) <= v < (0, 15, 0):
             return None
         return (
@@ -253,6 +265,39 @@ class VLLMProfile(EngineProfile):
             "such as ngram, medusa, eagle, or mtp.') (0.11.0 vllm/config/speculative.py:348-353, "
             "vllm/engine/arg_utils.py:1485-1489). V0 served it up to 0.9.2; V1 from 0.15.0. "
             "Upgrade to 0.15.0 or later with method draft_model, or serve an EAGLE head.",
+        )
+
+    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Suffix decoding's settings out of the ranges SpeculativeConfig accepts: ValueError at
+        start, the same in every release that has the method (0.11.1 config/speculative.py:
+        478-498; 0.33.0 :1740-1760)."""
+        spec = self.launch_settings(args)
+        if not spec or method_key(spec.get("method")) != "suffix":
+            return None
+        for key, (low, high, accepted) in SUFFIX_SETTINGS.items():
+            value = spec.get(key)
+            if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and not low <= value <= high):  # fmt: skip
+                return (
+                    f"{key}={value}: vLLM refuses to start",
+                    f"SpeculativeConfig raises ValueError('{key}={value} {accepted}') at start "
+                    "(0.11.1 vllm/config/speculative.py:478-498; 0.33.0 :1740-1760).",
+                )
+        return None
+
+    def method_needs_distribution(self, algorithm: str | None, version: str | None
+                                  ) -> tuple[str, str] | None:  # fmt: skip
+        """Suffix decoding is Snowflake's arctic-inference: from 0.11.1 SpeculativeConfig stops
+        at start when the package cannot be imported (0.11.1 config/speculative.py:465-468;
+        0.33.0 :1727-1730; has_arctic_inference, utils/import_utils.py: find_spec up to 0.22.1,
+        an import from 0.23.0), and vLLM's own metadata never requires it."""
+        if method_key(algorithm) != "suffix" or release(version) < (0, 11, 1):
+            return None
+        return "arctic-inference", (
+            "ImportError('Arctic Inference is required for suffix decoding. Install via `pip "
+            "install arctic-inference==0.1.1`.') when the speculative config is built, before "
+            "any model loads (0.11.1 vllm/config/speculative.py:465-468; 0.33.0 :1727-1730); "
+            "vLLM does not install it: its docs say `pip install arctic-inference`"
         )
 
     def draft_model_vocab(self, version: str | None, settings: Mapping[str, Any]
@@ -318,6 +363,15 @@ class VLLMProfile(EngineProfile):
         An MTP draft is built with it (0.11.0 model_executor/models/deepseek_mtp.py:49, 67: the
         target's quant_config, which SpeculativeConfig gives it: config/speculative.py:230-233)."""
         return family != "mtp" and (0, 0, 0) < release(version) < (0, 33, 0)
+
+
+#: suffix decoding's settings: (lowest, highest, what the release's ValueError says)
+SUFFIX_SETTINGS = {
+    "suffix_decoding_max_tree_depth": (1, float("inf"), "must be >= 1"),
+    "suffix_decoding_max_cached_requests": (0, float("inf"), "must be >= 0"),
+    "suffix_decoding_max_spec_factor": (0, float("inf"), "must be >= 0"),
+    "suffix_decoding_min_token_prob": (0, 1, "must be in [0, 1]"),
+}
 
 
 VLLM = VLLMProfile()
