@@ -29,7 +29,7 @@ import shutil
 
 import pytest
 
-from tests.releases import ReleaseUnavailable, engine_venv_with, release, release_wheel
+from tests.releases import SITE, ReleaseUnavailable, engine_venv_with, release, release_wheel
 
 pytestmark = pytest.mark.network
 
@@ -363,6 +363,19 @@ def test_locate_eagle_finds_vllm_ascend_and_its_eagle3_class(cli, ascend_world):
     handling = {m["relative_path"]: (m["d2t_handling"], m["plugin"]) for m in doc["draft_models"]
                 if m.get("plugin")}  # fmt: skip
     assert handling["vllm_ascend/models/llama_eagle3_vwn.py"] == ("offsets", "vllm-ascend 0.23.0")
+
+
+def test_the_engine_s_own_entry_points_are_not_a_plugin(cli):
+    """vLLM's own dist-info names vllm.general_plugins (0.10.1.1 entry_points.txt:
+    lora_filesystem_resolver = vllm.plugins.lora_resolvers...): the engine's code, not a plugin
+    beside it (it was listed as one: "plugins seen: vllm 0.10.1.1")."""
+    venv = release("vllm", "0.10.1.1").venv
+    own = (venv / SITE / "vllm-0.10.1.1.dist-info" / "entry_points.txt").read_text()
+    assert "[vllm.general_plugins]" in own and "= vllm.plugins." in own, own
+    result = cli("locate-eagle", "-H", "testbox", "--root", str(venv), "--json", timeout=180)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    (engine,) = json.loads(result.stdout)["engines"]
+    assert engine["label"] == "vLLM 0.10.1.1" and engine["plugins"] == [], engine["plugins"]
 
 
 def test_a_correct_vllm_ascend_eagle3_setup_is_clean(cli, ascend_world):

@@ -483,8 +483,9 @@ class _Scan(object):
         for dist in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
             entries = _entry_points(_read_text(os.path.join(dist, "entry_points.txt"), 65536),
                                     groups)  # fmt: skip
-            if not entries:
-                continue
+            tops = list(dict.fromkeys(e["value"].split(":")[0].split(".")[0] for e in entries))
+            if not entries or tops == [eng["package"]]:
+                continue  # none, or the engine's own (vLLM registers its LoRA resolver so)
             head = _read_text(os.path.join(dist, "METADATA"), 8192) or ""
             name, version = _METADATA_NAME_RE.search(head), _METADATA_VERSION_RE.search(head)
             plugin = {
@@ -495,7 +496,6 @@ class _Scan(object):
                 "entry_points": entries,
                 "files": [],
             }
-            tops = list(dict.fromkeys(e["value"].split(":")[0].split(".")[0] for e in entries))
             for top in tops:
                 plugin["files"] += self.plugin_files(site, top, markers)
             out.append(plugin)
