@@ -1092,11 +1092,13 @@ def _medusa() -> tuple[dict, dict]:
     return config, tensors
 
 
-# the release takes method medusa from the draft's model_type: 0.10.1.1 config/__init__.py:
-# 2140-2141; 0.32.0 config/speculative.py:1356-1357 (0.33.0 has no Medusa)
-@pytest.mark.parametrize("version", ["0.10.1.1", "0.32.0"])
+# where the release takes method medusa from the draft's model_type (0.33.0 has no Medusa)
+@pytest.mark.parametrize("version,where", [
+    ("0.10.1.1", "config/__init__.py:2140"),
+    ("0.32.0", "config/speculative.py:1356"),
+])  # fmt: skip
 def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
-    tmp_path, monkeypatch, version
+    tmp_path, monkeypatch, version, where
 ):
     """vLLM's registry example for MedusaModel, as tests/models/test_initialization.py starts it
     ({model, num_speculative_tokens 1}, no method). remotedbg has no rules for Medusa, so it says so
@@ -1111,4 +1113,6 @@ def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
     )
     got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
-    assert any("'medusa'" in reason for reason in got["diagnose_unknown"]), got
+    assert any(f"method 'medusa' (SpeculativeConfig: the draft config's model_type medusa "
+               f"({where})), a draft kind remotedbg has no rules for" in reason
+               for reason in got["diagnose_unknown"]), got  # fmt: skip

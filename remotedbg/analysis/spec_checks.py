@@ -309,6 +309,11 @@ def _unknown_algorithm(dep: Deployment, plugin: dict | None) -> str:
     if plugin:
         return (f"{algorithm_line(plugin['name'], plugin, plugin['plugin'])}; its class "
                 "declares no draft family, so the draft's fit is not judged")  # fmt: skip
+    taken = (dep.spec or {}).get("algorithm_from")
+    if taken:  # the release's own code gave it: a draft kind remotedbg has no rules for
+        return (f"{dep.engine_label or dep.engine} serves this draft with method "
+                f"{dep.algorithm!r} ({taken}), a draft kind remotedbg has no rules for: its fit "
+                "is not judged")  # fmt: skip
     seen = ", ".join(p["label"] for p in dep.plugins or []) or "none"
     return (f"{dep.engine} has no algorithm {dep.algorithm!r} we know, and no plugin of the "
             f"install registers it (plugins seen: {seen})")
