@@ -783,6 +783,106 @@ VLLM_SOURCES |= {
         ("0.20.0", "docs/features/speculative_decoding/README.md:110")],
 }
 
+# vLLM's V0 end-to-end tests (tests/spec_decode/e2e/, run by the CI's "Speculative decoding
+# tests" step, .buildkite/test-pipeline.yaml@v0.8.5:277-285; tests/spec_decode/conftest.py sets
+# VLLM_USE_V1=0): n-gram and separate draft models on JackFram's small Llamas, 0.8.5-0.9.2 (V0
+# is gone in 0.10.0). The tests pass speculative_config to LLM(); the rows give the same keys
+# to `vllm serve`. What these tests run that no row builds is in NOT_BUILT.
+_V0 = "vllm-project/vllm tests/spec_decode/e2e"
+_V0_RELEASES = between("vllm", "0.8.5", "0.9.2")
+_JACKFRAM = ("JackFram/llama-68m's and llama-160m's config.json (LlamaForCausalLM, hidden 768, "
+             "12 heads, intermediate 3072, vocab 32000, 2048 positions, float32; 2 and 12 layers; "
+             "no head_dim, num_key_value_heads or rope_theta written)")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-v0-ngram-llama-68m", "vllm", "n-gram", "JackFram/llama-68m", "", "ngram", "",
+        f"{_V0}/test_ngram_correctness.py@v0.8.5:40-73 (test_ngram_e2e_greedy_correctness: "
+        "{method ngram, num_speculative_tokens 5, prompt_lookup_max 3}; test_ngram_different_k "
+        "at :257 runs k 1, 3, 5)", _V0_RELEASES, "target-only-llama-68m",
+        _JACKFRAM + " (the target's only)",
+        spec={"num_speculative_tokens": 5, "prompt_lookup_max": 3}, once=True,
+        cites_as="prompt_lookup_max",
+    ),
+    Config(
+        "vllm-v0-ngram-llama-160m", "vllm", "n-gram", "JackFram/llama-160m", "", "ngram", "",
+        f"{_V0}/test_ngram_correctness.py@v0.8.5:160-198 (test_ngram_e2e_greedy_correctness_with_"
+        "preemption: {method ngram, num_speculative_tokens 5, prompt_lookup_max 3})",
+        _V0_RELEASES, "target-only-llama-160m", _JACKFRAM + " (the target's only)",
+        spec={"num_speculative_tokens": 5, "prompt_lookup_max": 3}, once=True,
+        cites_as="prompt_lookup_max",
+    ),
+    Config(
+        "vllm-v0-draft-llama-68m-self", "vllm", "draft model", "JackFram/llama-68m",
+        "JackFram/llama-68m", "(none: draft_model by default)", "",
+        f"{_V0}/test_multistep_correctness.py@v0.8.5:55-181 (test_spec_decode_e2e_greedy_"
+        "correctness_tiny_model_bs1 and the large-batch tests: {model JackFram/llama-68m, "
+        "num_speculative_tokens 5} for the target JackFram/llama-68m; test_many_k at :744 runs "
+        "k 1-9 and 63)", _V0_RELEASES, "draft-llama-68m-self", _JACKFRAM, once=True,
+        spec={"num_speculative_tokens": 5},
+    ),
+    Config(
+        "vllm-v0-draft-llama-68m-for-160m", "vllm", "draft model", "JackFram/llama-160m",
+        "JackFram/llama-68m", "(none: draft_model by default)", "",
+        f"{_V0}/test_multistep_correctness.py@v0.8.5:148-181 (the same tests' second target, "
+        "JackFram/llama-160m: {model JackFram/llama-68m, num_speculative_tokens 5}; the "
+        "preemption, block-size and disable tests at :500-687)", _V0_RELEASES,
+        "draft-llama-68m-for-160m", _JACKFRAM, spec={"num_speculative_tokens": 5}, once=True,
+    ),
+    Config(
+        "vllm-v0-draft-llama-160m-for-68m", "vllm", "draft model", "JackFram/llama-68m",
+        "JackFram/llama-160m", "(none: draft_model by default)", "",
+        f"{_V0}/test_logprobs.py@v0.8.5:73-102 (test_logprobs_different_k: the larger model as "
+        "the draft, {model JackFram/llama-160m, num_speculative_tokens 3}; also test_seed.py:39)",
+        _V0_RELEASES, "draft-llama-160m-for-68m", _JACKFRAM,
+        spec={"num_speculative_tokens": 3}, once=True,
+    ),
+    Config(
+        "vllm-v0-draft-llama-68m-for-llama2-7b", "vllm", "draft model",
+        "meta-llama/Llama-2-7b-chat-hf", "JackFram/llama-68m", "(none: draft_model by default)",
+        "", f"{_V0}/test_multistep_correctness.py@v0.8.5:342-379 (test_spec_decode_e2e_greedy_"
+        "correctness_real_model_bs1: {model JackFram/llama-68m, num_speculative_tokens 5})",
+        _V0_RELEASES, "draft-llama-68m-for-llama2-7b",
+        "Llama-2-7b-chat-hf's config.json (4096 positions) and " + _JACKFRAM,
+        spec={"num_speculative_tokens": 5}, once=True,
+    ),
+    Config(
+        "vllm-v0-draft-llama-68m-tp4", "vllm", "draft model", "JackFram/llama-68m",
+        "JackFram/llama-68m", "(none: draft_model by default)", "--tensor-parallel-size 4",
+        f"{_V0}/test_integration_dist_tp4.py@v0.8.5:14-47 (test_draft_model_tp_lt_target_model_"
+        "tp4, the CI's 4-GPU step: --tensor-parallel-size 4, {model JackFram/llama-68m, "
+        "num_speculative_tokens 5, draft_tensor_parallel_size 1})", _V0_RELEASES,
+        "draft-llama-68m-self", _JACKFRAM,
+        spec={"num_speculative_tokens": 5, "draft_tensor_parallel_size": 1}, once=True,
+        cites_as="draft_tensor_parallel_size",
+    ),
+    *(Config(
+        f"vllm-v0-eagle1-{key}", "vllm", "EAGLE-1", target, draft,
+        "(none: the method from the draft's name)", "--dtype float16",
+        f"{_V0}/test_eagle_correctness.py@v0.8.5:{line} ({test}: {{model {draft}, "
+        "num_speculative_tokens 4}, float16)", _V0_RELEASES, build,
+        f"{target} config.json ({shape}); the EAGLE authors' head of its shape naming "
+        "LlamaForCausalLM", spec={"num_speculative_tokens": 4}, once=True, cites_as=test,
+    ) for key, target, draft, build, shape, test, line in (
+        ("llama2-7b", "meta-llama/Llama-2-7b-chat-hf", "yuhuili/EAGLE-llama2-chat-7B",
+         "eagle1-llama2-7b-vllm", "hidden 4096, 32 layers, vocab 32000, 4096 positions",
+         "test_llama2_eagle_e2e_greedy_correctness", 352),
+        ("llama3-8b", "meta-llama/Meta-Llama-3-8B-Instruct", "yuhuili/EAGLE-LLaMA3-Instruct-8B",
+         "eagle1-llama3-8b-vllm", "hidden 4096, 32 layers, 8 kv heads, vocab 128256",
+         "test_llama3_eagle_e2e_greedy_correctness", 402),
+    )),
+]
+VLLM_SOURCES |= {
+    "test_llama2_eagle_e2e_greedy_correctness": [
+        ("0.8.5", "tests/spec_decode/e2e/test_eagle_correctness.py:352")],
+    "test_llama3_eagle_e2e_greedy_correctness": [
+        ("0.8.5", "tests/spec_decode/e2e/test_eagle_correctness.py:402")],
+    "prompt_lookup_max": [("0.8.5", "tests/spec_decode/e2e/test_ngram_correctness.py:54")],
+    "JackFram/llama-68m": [("0.8.5", "tests/spec_decode/e2e/test_multistep_correctness.py:55")],
+    "JackFram/llama-160m": [("0.8.5", "tests/spec_decode/e2e/test_logprobs.py:82")],
+    "draft_tensor_parallel_size": [
+        ("0.8.5", "tests/spec_decode/e2e/test_integration_dist_tp4.py:41")],
+}
+
 _SGL_NGRAM = ("sgl-project/sglang/test/srt/test_ngram_speculative_decoding.py (--speculative-"
               "algorithm NGRAM --speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
               "--mem-fraction-static 0.8 --trust-remote-code; the stored copy read has no commit)")
@@ -829,6 +929,54 @@ NOT_BUILT = [
      "test_draft_rename.py: GLM-4.5 on four releases); the checkpoint is not built: "
      "GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) is not known offline, "
      "and the layout decides the quantization checks"),
+    ("vllm", "(V0 e2e: Medusa on JackFram/llama-68m, k 1-5; the registry's MedusaModel)",
+     "abhigoyal/vllm-medusa-llama-68m-random", "Medusa",
+     "tests/spec_decode/e2e/test_medusa_correctness.py@v0.8.5:34-75; tests/spec_decode/"
+     "test_memory_usage.py@v0.9.0:26; tests/models/registry.py (0.8.5-0.32.0)",
+     "a draft kind remotedbg has no rules for: the release takes method medusa from the "
+     "draft's model_type (0.10.1.1 config/__init__.py:2140), and remotedbg says inconclusive "
+     "naming that line (tests/test_oracle.py test_a_draft_kind_without_rules_is_said_unknown_"
+     "never_judged_as_another), never clean"),
+    ("vllm", "(V0 e2e: the MLP speculator on JackFram/llama-160m, k from n_predict and 1-3; "
+     "the registry's MLPSpeculatorPreTrainedModel)", "ibm-ai-platform/llama-160m-accelerator",
+     "MLP speculator", "tests/spec_decode/e2e/test_mlp_correctness.py@v0.8.5:40-76",
+     "its config.json is not known offline (only n_predict 3, from the test's comment) and "
+     "remotedbg has no rules for the kind (method mlp_speculator from the model_type: said "
+     "unknown like Medusa)"),
+    ("vllm", "(V0 e2e: the random EAGLE head on JackFram/llama-68m, k 1-4; the registry's "
+     "EAGLEModel)", "abhigoyal/vllm-eagle-llama-68m-random", "EAGLE-1 (V0 EAGLEModel)",
+     "tests/spec_decode/e2e/test_eagle_correctness.py@v0.8.5:28-71",
+     "the repo's current config.json is not known offline: its first commit wraps the Llama "
+     "config under \"config\", a later one (a118958, 721 bytes) rewrote it, and which key "
+     "vLLM's EAGLEConfig reads it from decides the head's shape"),
+    ("vllm", "(V0 e2e: DeepSeek MTP on luccafong/deepseek_mtp_main_random)",
+     "(the target's own MTP layer)", "MTP",
+     "tests/spec_decode/e2e/test_mtp_correctness.py@v0.8.5:32-70",
+     "vLLM's CI never runs it: every release's pipeline passes --ignore=spec_decode/e2e/"
+     "test_mtp_correctness.py (.buildkite/test-pipeline.yaml@v0.8.5:277-285)"),
+    ("vllm", "(V0 e2e: tensor parallel 2 with JackFram/llama-68m drafts, n-gram, and "
+     "ibm-granite/granite-3b-code-instruct as its own draft)", "JackFram/llama-68m",
+     "draft model, n-gram", "tests/spec_decode/e2e/test_integration_dist_tp2.py@v0.8.5:54-230",
+     "disabled in vLLM's CI ('# this test fails consistently. TODO: investigate and fix', "
+     ".buildkite/test-pipeline.yaml@v0.8.5:591): no CI run says it is correct"),
+    ("vllm", "(V0 e2e: a GPTQ draft, LnL-AI/TinyLlama-1.1B-Chat-v1.0-GPTQ-4bit, for "
+     "JackFram/llama-160m)", "LnL-AI/TinyLlama-1.1B-Chat-v1.0-GPTQ-4bit", "draft model",
+     "tests/spec_decode/e2e/test_integration.py@v0.8.5:62-94",
+     "never runs: its per_test_common_llm_kwargs parameter list is empty, which pytest skips"),
+    ("vllm", "(V0 e2e: JackFram/llama-68m drafting for meta-llama/Llama-3.2-1B-Instruct with "
+     "a speculative max_model_len past the limits)", "JackFram/llama-68m", "draft model",
+     "tests/spec_decode/e2e/test_compatibility.py@v0.8.5:47",
+     "a launch the test expects the release to refuse (ValueError 'cannot be larger than'); "
+     "the speculative config's max_model_len is not read by remotedbg"),
+    ("vllm", "(V0 metrics: distilbert/distilgpt2 as its own draft, k 5)", "distilbert/distilgpt2",
+     "draft model", "tests/metrics/test_metrics.py@v0.8.5:237-305",
+     "distilgpt2's config.json (GPT2LMHeadModel) is not cited offline"),
+    ("vllm", "(V0 registry: the EAGLE and EAGLE-3 repos as their own targets, and MiniCPM's "
+     "EAGLE head)", "yuhuili/EAGLE-LLaMA3-Instruct-8B, yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+     "EAGLE-1, EAGLE-3", "tests/models/registry.py@v0.8.5:383 (0.8.5-0.9.2)",
+     "test_initialization starts the head checkpoint as the target with dummy weights, which no "
+     "user serves; the heads themselves are rows with their real targets; EagleMiniCPM is "
+     "is_available_online=False"),
     ("vllm", "(PARD: parallel drafting with amd/PARD-Qwen3-0.6B for Qwen/Qwen3-8B)",
      "amd/PARD-Qwen3-0.6B", "draft model", "docs/features/speculative_decoding/"
      "parallel_draft_model.md@v0.18.0:14-20 (0.18.0 on)", "the PARD draft's config.json (its "

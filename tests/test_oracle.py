@@ -404,6 +404,32 @@ def _language_model(shape: rs.TargetShape) -> tuple[dict, dict]:
     return config, tensors
 
 
+# JackFram/llama-68m and llama-160m (vLLM's V0 e2e tests' target and draft), as their
+# config.json files write them (huggingface.co/JackFram/llama-68m config.json; llama-160m's
+# revisions agree on these keys and differ in bos and kv heads, which are left out)
+LLAMA_68M = rs.TargetShape(
+    "llama-68m", "LlamaForCausalLM", "llama", 768, 3072, 2, 12, 12, 32000, 2, head_dim=64,
+    extra={"max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "torch_dtype": "float32",
+           "bos_token_id": 0, "pad_token_id": 1},
+)  # fmt: skip
+LLAMA_160M = replace(LLAMA_68M, name="llama-160m", layers=12,
+                     extra={k: v for k, v in LLAMA_68M.extra.items()
+                            if k not in ("bos_token_id", "pad_token_id")})  # fmt: skip
+
+
+def _jackfram(shape: rs.TargetShape) -> dict:
+    """The shape's config without the keys JackFram's files do not write (transformers then
+    derives them: head_dim 64, 12 kv heads, rope_theta 10000)."""
+    config = shape.config()
+    for key in ("head_dim", "num_key_value_heads", "rope_theta"):
+        del config[key]
+    return config
+
+
+def _jackfram_draft(shape: rs.TargetShape) -> tuple[dict, dict]:
+    return _jackfram(shape), _language_model(shape)[1]
+
+
 def _opt(config: dict) -> tuple[dict, dict]:
     """OPTForCausalLM as transformers saves it (model.decoder.*; the head tied to the embedding,
     positions learned with OPT's offset of 2)."""
@@ -645,6 +671,12 @@ BUILDS = {
     "target-only-qwen3-8b": lambda: (QWEN3_8B, None),
     "target-only-qwen25-coder-7b": lambda: (QWEN25_CODER_7B, None),
     "target-only-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
+    "target-only-llama-68m": lambda: (_jackfram(LLAMA_68M), None),
+    "target-only-llama-160m": lambda: (_jackfram(LLAMA_160M), None),
+    "draft-llama-68m-self": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_68M)),
+    "draft-llama-68m-for-160m": lambda: (_jackfram(LLAMA_160M), _jackfram_draft(LLAMA_68M)),
+    "draft-llama-160m-for-68m": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_160M)),
+    "draft-llama-68m-for-llama2-7b": lambda: (LLAMA2_7B_CHAT, _jackfram_draft(LLAMA_68M)),
     "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),
     "draft-opt-125m": lambda: (OPT_67B, _opt(opt_config(768, 3072, 12, 12))),
@@ -1071,14 +1103,9 @@ def test_an_mtp_launch_on_a_target_without_an_mtp_layer_is_not_judged(
                for reason in got["diagnose_unknown"]), got  # fmt: skip
 
 
-# JackFram/llama-68m's shape (vLLM's registry example target for MedusaModel) and a Medusa
-# head for it: five heads of one residual block each, as vLLM's Medusa class loads them
-# (model_executor/models/medusa.py: blocks.{i}.layers.{j}, lm_heads.{i}). The example's own
-# config is not known offline (REGISTRY_NOT_BUILT): this stands in for its draft kind.
-LLAMA_68M = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 768,
-             "intermediate_size": 3072, "num_hidden_layers": 2, "num_attention_heads": 12,
-             "num_key_value_heads": 12, "vocab_size": 32000, "max_position_embeddings": 2048,
-             "rms_norm_eps": 1e-6, "bos_token_id": 0, "eos_token_id": 2}  # fmt: skip
+# A Medusa head for JackFram/llama-68m (vLLM's registry example target for MedusaModel): five
+# heads of one residual block each, as vLLM's Medusa class loads them (model_executor/models/
+# medusa.py: blocks.{i}.layers.{j}, lm_heads.{i}), config as the draft repo's d92a54c commit.
 
 
 def _medusa() -> tuple[dict, dict]:
@@ -1104,7 +1131,7 @@ def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
     ({model, num_speculative_tokens 1}, no method). remotedbg has no rules for Medusa, so it says so
     (inconclusive, no error); it took the default draft_model instead, which 0.10.1.1 refuses:
     a false DEFECT on vLLM's own example."""
-    monkeypatch.setitem(BUILDS, "medusa-llama-68m", lambda: (LLAMA_68M, _medusa()))
+    monkeypatch.setitem(BUILDS, "medusa-llama-68m", lambda: (_jackfram(LLAMA_68M), _medusa()))
     config = Config(
         "vllm-medusa-llama-68m", "vllm", "Medusa", "JackFram/llama-68m",
         "abhigoyal/vllm-medusa-llama-68m-random", "(none: medusa from the model_type)", "",
