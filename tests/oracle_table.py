@@ -783,6 +783,42 @@ VLLM_SOURCES |= {
         ("0.20.0", "docs/features/speculative_decoding/README.md:110")],
 }
 
+# What vLLM's docs show beyond the speculative-decoding pages (a helper read docs/ and examples/
+# of every release with an archive): the benchmark docs' n-gram server, and eagle.md's
+# Llama-3.1 speculator served on Llama-3-8B-Instruct.
+VLLM_CONFIGS += [
+    Config(
+        "vllm-ngram-bench-llama3-8b", "vllm", "n-gram", "meta-llama/Meta-Llama-3-8B-Instruct", "",
+        "ngram", "", "vllm-project/vllm docs/contributing/benchmarks.md@v0.11.0:171-188 (vllm "
+        "serve with {method ngram, num_speculative_tokens 5, prompt_lookup_max 5, "
+        "prompt_lookup_min 2}, and vllm bench throughput at :378); docs/benchmarking/cli.md"
+        "@v0.12.0:158-175, 431", between("vllm", "0.11.0"), "target-only-llama3-8b",
+        "Meta-Llama-3-8B-Instruct's config.json (the target's only)",
+        spec={"num_speculative_tokens": 5, "prompt_lookup_max": 5, "prompt_lookup_min": 2},
+        once=True, cites_as="prompt_lookup_min",
+    ),
+    Config(
+        "vllm-speculators-llama31-8b-on-llama3-8b", "vllm", "speculators",
+        "meta-llama/Meta-Llama-3-8B-Instruct", "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+        "eagle3", "--tensor-parallel-size 2",
+        "vllm-project/vllm docs/features/speculative_decoding/eagle.md@v0.17.0:43-55 (LLM(model="
+        "meta-llama/Meta-Llama-3-8B-Instruct, tensor_parallel_size 2), {method eagle3, model "
+        "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3, draft_tensor_parallel_size 2, "
+        "num_speculative_tokens 2})", between("vllm", "0.17.0"),
+        "speculators-llama31-8b-on-llama3-8b",
+        "Meta-Llama-3-8B-Instruct's config.json (8192 positions, eos 128009, no rope_scaling); "
+        "the speculator as vllm-speculators-llama31-8b builds it (verifier Llama-3.1-8B-Instruct)",
+        spec={"draft_tensor_parallel_size": 2, "num_speculative_tokens": 2}, once=True,
+        cites_as="Llama-3.1-8B-Instruct-speculator.eagle3",
+    ),
+]
+VLLM_SOURCES |= {
+    "prompt_lookup_min": [("0.11.0", "docs/contributing/benchmarks.md:171"),
+                          ("0.12.0", "docs/benchmarking/cli.md:158")],
+    "Llama-3.1-8B-Instruct-speculator.eagle3": [
+        ("0.17.0", "docs/features/speculative_decoding/eagle.md:43")],
+}
+
 # vLLM's V0 end-to-end tests (tests/spec_decode/e2e/, run by the CI's "Speculative decoding
 # tests" step, .buildkite/test-pipeline.yaml@v0.8.5:277-285; tests/spec_decode/conftest.py sets
 # VLLM_USE_V1=0): n-gram and separate draft models on JackFram's small Llamas, 0.8.5-0.9.2 (V0
@@ -977,9 +1013,43 @@ NOT_BUILT = [
      "test_initialization starts the head checkpoint as the target with dummy weights, which no "
      "user serves; the heads themselves are rows with their real targets; EagleMiniCPM is "
      "is_available_online=False"),
-    ("vllm", "(PARD: parallel drafting with amd/PARD-Qwen3-0.6B for Qwen/Qwen3-8B)",
+    ("vllm", "(the docs' and examples' MLP speculators: Llama-3.1-70B-Instruct with "
+     "llama3-70b-accelerator, 0.8.5-0.17.1; Llama-3.1-8B-Instruct with llama3-8b-accelerator, "
+     "0.18.0-0.32.0; Llama-2-13b-chat with llama-13b-accelerator, examples/offline_inference/"
+     "mlpspeculator.py, 0.8.5-0.33.0)", "ibm-ai-platform/llama3-70b-accelerator, "
+     "ibm-ai-platform/llama3-8b-accelerator, ibm-ai-platform/llama-13b-accelerator",
+     "MLP speculator", "docs/source/features/spec_decode.md@v0.8.5:142; docs/features/"
+     "speculative_decoding/mlp.md@v0.18.0:16; examples/offline_inference/mlpspeculator.py"
+     "@v0.8.5:62", "a draft kind remotedbg has no rules for (method mlp_speculator: said "
+     "unknown), and the accelerators' config.json files are not known offline"),
+    ("vllm", "(the benchmark docs' EAGLE-3 servers: Llama-3.3-70B-Instruct with "
+     "nvidia/Llama-3.3-70B-Instruct-Eagle3, 0.20.0 on; `vllm bench forward` with Qwen3-1.7B and "
+     "AngelSlim/Qwen3-1.7B_eagle3, 0.33.0)", "nvidia/Llama-3.3-70B-Instruct-Eagle3, "
+     "AngelSlim/Qwen3-1.7B_eagle3", "EAGLE-3", "docs/benchmarking/cli.md@v0.20.0:297; "
+     "docs/cli/README.md@v0.33.0:185", "the heads' config.json files are not known offline "
+     "(which architecture each names decides the class vLLM loads)"),
+    ("vllm", "(MTP pages: Gemma-4-E2B-it with its assistant checkpoint, 0.21.0 on; Qwen3.8-27B in "
+     "the sleep-mode page, 0.32.0 on; a Dots3 note with no repo, 0.28.0 on)",
+     "gg-hf-am/gemma-4-E2B-it-assistant", "MTP", "docs/features/speculative_decoding/mtp.md"
+     "@v0.21.0:24; docs/features/sleep_mode.md@v0.32.0:115; docs/models/supported_models.md"
+     "@v0.28.0:643", "Gemma-4's MTP assistant is a draft kind remotedbg has no rules for "
+     "(REGISTRY_NOT_BUILT Gemma4MTPModel); Qwen3.8-27B's config is not known offline; the Dots3 "
+     "note names no checkpoint"),
+    ("vllm", "(new speculative kinds in the docs: DSpark adaptive verification, 0.28.0 on; "
+     "DFlash on MiMo-V2.5, 0.32.0 on; extract_hidden_states on Qwen3-8B, the example from "
+     "0.17.0, the page from 0.22.0)", "(their own draft kinds)", "DSpark, DFlash, "
+     "extract_hidden_states", "docs/features/speculative_decoding/adaptive_verification.md"
+     "@v0.28.0; docs/features/speculative_decoding/extract_hidden_states.md@v0.22.0",
+     "draft kinds remotedbg has no rules for (REGISTRY_NOT_BUILT): reported unknown, never "
+     "judged by EAGLE's rules"),
+    ("vllm", "(AWS Neuron examples: neuron_eagle.py, neuron_speculation.py)",
+     "(local paths)", "EAGLE-1, draft model", "examples/offline_inference/neuron_eagle.py"
+     "@v0.9.0:26 (0.9.0-0.10.1.1)", "Neuron-only launches with local checkpoint paths, not in "
+     "vLLM's CI pipeline; remotedbg reads GPU servers"),
+    ("vllm", "(PARD: parallel drafting with amd/PARD-Qwen3-0.6B for Qwen/Qwen3-8B, and online "
+     "for Qwen/Qwen3-4B)",
      "amd/PARD-Qwen3-0.6B", "draft model", "docs/features/speculative_decoding/"
-     "parallel_draft_model.md@v0.18.0:14-20 (0.18.0 on)", "the PARD draft's config.json (its "
+     "parallel_draft_model.md@v0.18.0:14-20, 41 (0.18.0 on)", "the PARD draft's config.json (its "
      "mask tokens and vocabulary) is not known offline, and parallel_drafting's own rules are "
      "not modelled: built once both are read"),
     ("sglang", "(the docs' STANDALONE and NGRAM examples: Qwen2.5-7B-Instruct with the "
@@ -1054,6 +1124,15 @@ ENGINE_REFUSES = [
      "EAGLE config has no n_predict: SpeculativeConfig._verify_args raises 'num_speculative_tokens "
      "must be provided' (0.8.5 config.py:2413-2418, 2544-2548); the docs add it in 0.9.2",
      {"draft_tensor_parallel_size": 1}),
+    # the docs' table of EAGLE heads (vllm-eagle1-docs-*, rows from 0.9.2) is there from 0.8.5,
+    # beside the same example without num_speculative_tokens
+    *((f"vllm-eagle1-docs-{key}", between("vllm", "0.8.5", "0.9.1"), "draft-settings",
+       "docs/source/features/spec_decode.md@v0.8.5:223-233 (docs/features/spec_decode.md@v0.9.1:"
+       "226-236) lists the head beside the example above it, which gives no "
+       "num_speculative_tokens; the EAGLE config has no n_predict: 'num_speculative_tokens must "
+       "be provided' (0.8.5 config.py:2413-2418)", {"draft_tensor_parallel_size": 1})
+      for key in ("vicuna-7b", "llama2-7b", "vicuna-13b", "vicuna-33b", "llama2-13b",
+                  "llama2-70b", "llama3-70b")),
 ]
 
 
