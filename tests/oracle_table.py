@@ -946,6 +946,92 @@ SGLANG_CONFIGS += [
     ),
 ]
 
+# SGLang's docs (the speculative-decoding page, read at each release's git tag from a fork
+# mirror that carries upstream's tags, v0.4.6.post5-v0.5.18; v0.5.19-v0.5.23's tags could not be
+# read offline, so their releases are not listed). The pages moved: docs/backend/
+# speculative_decoding.ipynb (to 0.4.10.post2), docs/advanced_features/speculative_decoding.ipynb
+# (0.5.1-0.5.8.post1), .md (0.5.9-0.5.15.post1), docs_new/... .ipynb with the old values and .mdx
+# with the new (0.5.11-0.5.16), docs/docs/advanced_features/speculative_decoding.mdx (0.5.17 on).
+_SGL_DOCS = "sgl-project/sglang docs/backend/speculative_decoding.ipynb@v0.4.6.post5"
+_SGL_DOCS_MD = "sgl-project/sglang docs/advanced_features/speculative_decoding.md@v0.5.9"
+_OLD_VALUES = between("sglang", "0.4.6.post5", "0.5.8.post1") + between(
+    "sglang", "0.5.11", "0.5.15.post1")  # the .ipynb recipes, in docs_new/ from 0.5.11
+_NEW_VALUES = between("sglang", "0.5.9", "0.5.18")
+SGLANG_CONFIGS += [
+    Config(
+        "sglang-docs-eagle2-llama2-7b", "sglang", "EAGLE-1", "meta-llama/Llama-2-7b-chat-hf",
+        "lmsys/sglang-EAGLE-llama2-chat-7B", "EAGLE",
+        "--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 16 "
+        "--cuda-graph-max-bs 8", f"{_SGL_DOCS}:76-78 ('EAGLE-2 decoding'); .md@v0.5.9:89-98 "
+        "adds --mem-fraction-static 0.7", between("sglang", "0.4.6.post5", "0.5.18"),
+        "eagle1-llama2-7b", "as sglang-eagle1-llama2-7b", once=True,
+    ),
+    Config(
+        "sglang-docs-eagle2-llama2-7b-compile", "sglang", "EAGLE-1",
+        "meta-llama/Llama-2-7b-chat-hf", "lmsys/sglang-EAGLE-llama2-chat-7B", "EAGLE",
+        "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 64 "
+        "--mem-fraction-static 0.6 --enable-torch-compile --torch-compile-max-bs 2",
+        f"{_SGL_DOCS}:131-134 ('EAGLE-2 decoding with torch.compile': --mem-fraction 0.6, an "
+        "argparse prefix of --mem-fraction-static)", _OLD_VALUES, "eagle1-llama2-7b",
+        "as sglang-eagle1-llama2-7b", once=True,
+    ),
+    Config(
+        "sglang-docs-frspec-llama3-8b", "sglang", "EAGLE-1", "meta-llama/Meta-Llama-3-8B-Instruct",
+        "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "EAGLE",
+        "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 64 "
+        "--speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt "
+        "--mem-fraction-static 0.7 --cuda-graph-max-bs 2 --dtype float16",
+        f"{_SGL_DOCS}:191-194 ('EAGLE-2 decoding via frequency-ranked speculative sampling')",
+        _OLD_VALUES, "eagle1-llama3-8b-sglang", "as sglang-eagle1-llama3-8b-token-map", once=True,
+    ),
+    Config(
+        "sglang-docs-frspec-llama3-8b-new", "sglang", "EAGLE-1",
+        "meta-llama/Meta-Llama-3-8B-Instruct", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "EAGLE",
+        "--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 16 "
+        "--speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt "
+        "--mem-fraction-static 0.7 --cuda-graph-max-bs 8 --dtype float16",
+        f"{_SGL_DOCS_MD}:170-181", _NEW_VALUES, "eagle1-llama3-8b-sglang",
+        "as sglang-eagle1-llama3-8b-token-map", once=True,
+    ),
+    Config(
+        "sglang-docs-eagle3-llama31-8b", "sglang", "EAGLE-3", "meta-llama/Llama-3.1-8B-Instruct",
+        "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B", "EAGLE3",
+        "--speculative-num-steps 5 --speculative-eagle-topk 8 --speculative-num-draft-tokens 32 "
+        "--mem-fraction-static 0.6 --cuda-graph-max-bs 2 --dtype float16",
+        f"{_SGL_DOCS}:247-250 ('EAGLE-3 decoding')", _OLD_VALUES, "eagle3-llama31-8b-sglang",
+        "as sglang-eagle3-llama31-8b-jamesliu1", once=True,
+    ),
+    Config(
+        "sglang-docs-eagle3-llama31-8b-new", "sglang", "EAGLE-3",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct", "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B",
+        "EAGLE3", "--speculative-num-steps 3 --speculative-eagle-topk 4 "
+        "--speculative-num-draft-tokens 16 --mem-fraction-static 0.7 --cuda-graph-max-bs 8 "
+        "--dtype float16", f"{_SGL_DOCS_MD}:210-220", _NEW_VALUES, "eagle3-llama31-8b-sglang",
+        "as sglang-eagle3-llama31-8b-jamesliu1", once=True,
+    ),
+    Config(
+        "sglang-docs-standalone-qwen25-7b", "sglang", "draft model", "Qwen/Qwen2.5-7B-Instruct",
+        "Qwen/Qwen2.5-1.5B-Instruct", "STANDALONE",
+        "--speculative-num-steps 4 --speculative-eagle-topk 2 --speculative-num-draft-tokens 7 "
+        "--mem-fraction-static 0.7 --cuda-graph-max-bs 8", f"{_SGL_DOCS_MD}:297-306 ('Standalone "
+        "speculative decoding (small draft model)'); the Spec V2 example at :344-353 gives topk 1 "
+        "and 5 draft tokens", between("sglang", "0.5.9", "0.5.14"), "draft-qwen25-1.5b-for-7b",
+        "Qwen2.5-7B-Instruct's config.json (Qwen2.5-Coder-7B-Instruct's widths, vocab 152064) and "
+        "Qwen2.5-1.5B-Instruct's (hidden 1536, 28 layers, 12 heads over 2 kv heads, vocab 151936, "
+        "tied head), one tokenizer of 151643 base tokens for both (a stand-in vocab)", once=True,
+    ),
+    Config(
+        "sglang-docs-ngram-qwen25-7b", "sglang", "n-gram", "Qwen/Qwen2.5-7B-Instruct", "",
+        "NGRAM", "--speculative-num-draft-tokens 16 --speculative-ngram-max-bfs-breadth 10 "
+        "--mem-fraction-static 0.7 --cuda-graph-max-bs 8",
+        "sgl-project/sglang docs/advanced_features/speculative_decoding.md@v0.5.10:405-412 "
+        "('NGRAM-specific parameters'; 0.5.9's :405-413 adds "
+        "--speculative-ngram-max-match-window-size 12, a flag 0.5.10 drops with the example's)",
+        between("sglang", "0.5.9", "0.5.18"), "target-only-qwen25-7b",
+        "Qwen2.5-7B-Instruct's config.json (the target's only)", once=True,
+    ),
+]
+
 CONFIGS = SGLANG_CONFIGS + VLLM_CONFIGS
 
 # Configurations the engines run that the oracle does not build yet, each with why.
@@ -1052,15 +1138,23 @@ NOT_BUILT = [
      "parallel_draft_model.md@v0.18.0:14-20, 41 (0.18.0 on)", "the PARD draft's config.json (its "
      "mask tokens and vocabulary) is not known offline, and parallel_drafting's own rules are "
      "not modelled: built once both are read"),
-    ("sglang", "(the docs' STANDALONE and NGRAM examples: Qwen2.5-7B-Instruct with the "
-     "Qwen2.5-1.5B-Instruct draft; NGRAM with --speculative-ngram-max-match-window-size 12)",
-     "Qwen/Qwen2.5-1.5B-Instruct", "draft model, n-gram",
-     "sgl-project/sglang docs/advanced_features/speculative_decoding.md (the stored copy read has "
-     "no commit: its release range is not known)", "the docs are not versioned with the "
-     "releases in what could be read offline, and the NGRAM example's flag is gone from 0.5.10 "
-     "(renamed without an alias): which releases run them cannot be cited; the same algorithms "
-     "are rows from SGLang's CI tests (sglang-ngram-qwen25-coder-7b, "
-     "sglang-standalone-llama32-1b)"),
+    ("sglang", "(the speculative-decoding page on 0.5.19-0.5.23; its DFLASH example, 0.5.11 "
+     "on; the Spec V2 STANDALONE variant; the OOM recipe's placeholders)",
+     "(the page's drafts)", "EAGLE, STANDALONE, DFLASH",
+     "sgl-project/sglang docs/docs/advanced_features/speculative_decoding.mdx",
+     "0.5.19-0.5.23's tags are in no mirror that could be read offline (the stored copy of the "
+     "page at an unknown later commit has 0.5.18's commands); DFLASH is a draft kind remotedbg "
+     "has no rules for; the Spec V2 example (SGLANG_ENABLE_SPEC_V2=True, topk 1, 5 draft "
+     "tokens) is the STANDALONE row's pair with other settings; the OOM recipe names "
+     "<your-model>"),
+    ("sglang", "(the other docs pages that launch speculation: the DeepSeek-V3/V3.2, Llama-4, "
+     "Qwen3, GLM-4.5, gpt-oss and Hy3 pages, the cookbook, PD disaggregation, and the Ascend "
+     "NPU pages: 382 example slots over 0.4.6.post5-0.5.18)", "(their MTP layers and EAGLE "
+     "heads)", "MTP, EAGLE, EAGLE-3", "sgl-project/sglang docs/basic_usage/*.md, "
+     "docs/cookbook/**, docs/platforms/ascend*",
+     "read and listed by a helper (318 of the slots are the Ascend NPU pages) but not yet "
+     "built into rows: most name checkpoints whose configs are not known offline "
+     "(GLM-4.6-FP8 below, DeepSeek-V3.2, Hy3)"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
@@ -1124,6 +1218,12 @@ ENGINE_REFUSES = [
      "EAGLE config has no n_predict: SpeculativeConfig._verify_args raises 'num_speculative_tokens "
      "must be provided' (0.8.5 config.py:2413-2418, 2544-2548); the docs add it in 0.9.2",
      {"draft_tensor_parallel_size": 1}),
+    ("sglang-docs-standalone-qwen25-7b", between("sglang", "0.5.15", "0.5.18"),
+     "draft-model-vocab", "docs/advanced_features/speculative_decoding.md@v0.5.15:301-310 and "
+     "the .mdx to 0.5.18 keep Qwen2.5-1.5B-Instruct (vocab_size 151936) as Qwen2.5-7B-"
+     "Instruct's (152064) STANDALONE draft, which 0.5.15 refuses at start whatever the "
+     "tokenizer: ValueError when the model configs' vocab_size differ (0.5.15 srt/speculative/"
+     "standalone_worker_v2.py:215-229); 0.5.9-0.5.14 check nothing and serve it", None),
     # the docs' table of EAGLE heads (vllm-eagle1-docs-*, rows from 0.9.2) is there from 0.8.5,
     # beside the same example without num_speculative_tokens
     *((f"vllm-eagle1-docs-{key}", between("vllm", "0.8.5", "0.9.1"), "draft-settings",

@@ -452,3 +452,39 @@ def test_vllm_leaves_a_yarn_length_unscaled_from_0_30():
     # 0.30.0 :2468-2478: the YaRN variants are exempt (max_position_embeddings already scaled)
     assert context_length(qwen3, "0.29.0") == 4 * 32768
     assert context_length(qwen3, "0.30.0") == context_length(qwen3, "0.33.0") == 40960
+
+
+def test_one_tokenizer_padded_to_two_sizes_is_the_same_vocabulary():
+    """SGLang's docs pair Qwen2.5-7B-Instruct (vocab_size 152064) with Qwen2.5-1.5B-Instruct
+    (151936), one tokenizer of 151643 base tokens: every id means the same token in both, so a
+    release that checks nothing (SGLang 0.5.9-0.5.14) serves it as its docs show; one that
+    compares the configs' sizes (0.5.15 standalone_worker_v2.py:215-229) still refuses it."""
+    from remotedbg.agent.tokenizer_files import shared_ids
+    from remotedbg.agent.vocabmap import analyze_vocab_map
+    from remotedbg.analysis.fit_checks import draft_model_vocab
+
+    qwen = {"vocab_sha256": "ab" * 32, "vocab_size": 151643, "added": {"<|im_end|>": 151645}}
+    other = dict(qwen, vocab_sha256="cd" * 32)
+    assert shared_ids(qwen, dict(qwen)) == 151646 and shared_ids(qwen, other) is None
+    assert shared_ids(qwen, dict(qwen, added={})) is None and shared_ids(qwen, None) is None
+
+    def judged(version, tokenizers):
+        dep = _dep(version=version, draft={"architectures": ["Qwen2ForCausalLM"],
+                                           "vocab_size": 151936, "draft_vocab_size": None},
+                   target={"vocab_size": 152064},
+                   args={"speculative-algorithm": "STANDALONE"})  # fmt: skip
+        dep.spec, dep.tokenizers = {"algorithm": "STANDALONE"}, tokenizers
+        return draft_model_vocab(dep)
+
+    same = {"draft": qwen, "target": dict(qwen)}
+    assert _ids(judged("0.5.14", same)) == []
+    assert _ids(judged("0.5.14", {"draft": qwen, "target": other})) == [
+        ("draft-model-vocab", "error")]
+    assert _ids(judged("0.5.15", same)) == [("draft-model-vocab", "error")]
+    # vocab-audit's own size check: a model without a map, one tokenizer, is not a mismatch
+    config, target = {"vocab_size": 151936}, {"vocab_size": 152064}
+    padded = analyze_vocab_map(None, None, config, target, shared_ids=151646)
+    assert [f["id"] for f in padded["findings"]] == []
+    assert padded["summary"]["shared_tokenizer_ids"] == 151646
+    unknown = analyze_vocab_map(None, None, config, target)
+    assert [f["id"] for f in unknown["findings"]] == ["draft-vocab-size-mismatch"]

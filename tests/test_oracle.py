@@ -417,6 +417,18 @@ LLAMA_160M = replace(LLAMA_68M, name="llama-160m", layers=12,
                             if k not in ("bos_token_id", "pad_token_id")})  # fmt: skip
 
 
+# Qwen/Qwen2.5-7B-Instruct (Qwen2.5-Coder-7B-Instruct's widths) and Qwen2.5-1.5B-Instruct, as
+# SGLang's docs pair them for STANDALONE: one tokenizer, embeddings padded to 152064 and 151936
+QWEN25_7B_INSTRUCT = replace(QWEN25_CODER_7B, name="qwen2.5-7b-instruct")
+QWEN25_15B_INSTRUCT = rs.TargetShape(
+    "qwen2.5-1.5b-instruct", "Qwen2ForCausalLM", "qwen2", 1536, 8960, 28, 12, 2, 151936, 151645,
+    rope_theta=1000000.0, extra={"max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+                                 "bos_token_id": 151643, "tie_word_embeddings": True},
+)  # fmt: skip
+# builds whose target and draft ship the same tokenizer (Qwen2.5's 151643 base tokens)
+SHARED_TOKENIZER = {"draft-qwen25-1.5b-for-7b": 151643}
+
+
 def _jackfram(shape: rs.TargetShape) -> dict:
     """The shape's config without the keys JackFram's files do not write (transformers then
     derives them: head_dim 64, 12 kv heads, rope_theta 10000)."""
@@ -676,6 +688,8 @@ BUILDS = {
     "target-only-qwen25-coder-7b": lambda: (QWEN25_CODER_7B, None),
     "target-only-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
     "target-only-llama-68m": lambda: (_jackfram(LLAMA_68M), None),
+    "target-only-qwen25-7b": lambda: (QWEN25_7B_INSTRUCT, None),
+    "draft-qwen25-1.5b-for-7b": lambda: (QWEN25_7B_INSTRUCT, _language_model(QWEN25_15B_INSTRUCT)),
     "target-only-llama-160m": lambda: (_jackfram(LLAMA_160M), None),
     "draft-llama-68m-self": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_68M)),
     "draft-llama-68m-for-160m": lambda: (_jackfram(LLAMA_160M), _jackfram_draft(LLAMA_68M)),
@@ -747,6 +761,10 @@ def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
         hub_cache(root / "hf", verifier, target)
         monkeypatch.setenv("HF_HOME", str(root / "hf"))
         shutil.rmtree(target)
+    if config.build in SHARED_TOKENIZER:
+        vocab = {f"t{i}": i for i in range(SHARED_TOKENIZER[config.build])}
+        rs.write_tokenizer(target, vocab)
+        rs.write_tokenizer(draft, vocab)
     variables = {"args": _launch(config, target, draft), "draft": str(draft),
                  "target_path": str(target)}  # fmt: skip
     if config.spec.get("use_heterogeneous_vocab"):

@@ -303,7 +303,9 @@ def audit_draft(
         # an MTP/NextN head, or any draft over the full target vocab (vLLM's Llama-4 EAGLE head,
         # whose class also reads a d2t when one is given: 0.18.0 llama4_eagle.py:212-224): it
         # proposes target ids as they are, so no loader's d2t handling can mis-map them
+        shared = report["vocab"].get("shared_tokenizer_ids")
         vocab = ("its own, which the release maps" if own_vocab
+                 else f"the target's tokenizer's {shared} ids, padded" if shared
                  else f"the target's {report['vocab'].get('target_vocab')}")  # fmt: skip
         report["notes"] = [f"no vocab map (no d2t or t2d; the draft's vocab is {vocab}): the "
                            "loader's d2t handling does not apply"]  # fmt: skip
@@ -344,10 +346,13 @@ def _as_the_engine_reads(remote: Remote, located: dict, config: dict, install: s
 
 
 def _no_vocab_map(summary: dict[str, Any], own_vocab: bool = False) -> bool:
-    """The checkpoint has neither d2t nor t2d and its vocab is the target's whole vocab, or
-    its own that the release maps (`own_vocab`)."""
+    """The checkpoint has neither d2t nor t2d and its vocab is the target's whole vocab (or
+    the one tokenizer both ship, padded to another size), or its own that the release maps
+    (`own_vocab`)."""
     if summary.get("d2t_present") or summary.get("t2d_present"):
         return False
+    if summary.get("shared_tokenizer_ids"):
+        return True
     # no draft_vocab_size: the config's vocab_size is the draft's (engines fall back to it)
     draft = summary.get("draft_vocab") or (summary.get("draft_config") or {}).get("vocab_size")
     return own_vocab or (isinstance(draft, int) and draft == summary.get("target_vocab"))

@@ -98,5 +98,19 @@ def fingerprint(path):
     return entry
 
 
+def shared_ids(draft, target):
+    """How many ids two fingerprints' tokenizer produces when both ship the same one (the same
+    base token -> id map and added tokens): a draft and a target of one family whose embeddings
+    are padded to different sizes (Qwen2.5's 151936 and 152064) mean the same token by every id
+    below it. None when they differ or either is unread."""
+    draft, target = draft or {}, target or {}
+    if not draft.get("vocab_sha256") or draft.get("vocab_sha256") != target.get("vocab_sha256"):
+        return None
+    if draft.get("added") != target.get("added") or not isinstance(draft.get("vocab_size"), int):
+        return None
+    ids = [i for i in (draft.get("added") or {}).values() if isinstance(i, int)]
+    return max([draft["vocab_size"]] + [i + 1 for i in ids])
+
+
 def fingerprints(args):
     return dict((path, fingerprint(path)) for path in args.get("paths") or [])

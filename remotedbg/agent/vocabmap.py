@@ -18,6 +18,7 @@ import os
 import re
 from collections import Counter
 
+from remotedbg.agent import tokenizer_files
 from remotedbg.agent.checkpoint import (
     CheckpointError,
     load_json_file,
@@ -346,7 +347,8 @@ class _VocabMap:
     """What every check of analyze_vocab_map reads: the vectors, their kinds and the sizes,
     worked out once; the checks add findings and notes, and the format check its verdict."""
 
-    def __init__(self, d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype):
+    def __init__(self, d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype,
+                 shared_ids=None):  # fmt: skip
 
         ops = _ops(d2t, t2d)
         dc = draft_config or {}
@@ -398,6 +400,7 @@ class _VocabMap:
             vocab_source=vocab_source,
             d2t_dtype=d2t_dtype,
             t2d_dtype=t2d_dtype,
+            shared_ids=shared_ids,
             lm_head_shape=lm_head_shape,
             target_config=target_config,
         )
@@ -675,7 +678,18 @@ def _check_sizes(m):
     problems = []
     if len(set(sizes.values())) > 1:
         problems.append("draft vocab sizes disagree")
-    if (
+    mapped = n_d2t is not None or t2d_count is not None or cfg_draft_vocab is not None
+    padded_only = (not mapped and m.shared_ids is not None and draft_cfg_vocab is not None
+                   and target_cfg_vocab is not None
+                   and min(draft_cfg_vocab, target_cfg_vocab) >= m.shared_ids)  # fmt: skip
+    if padded_only and draft_cfg_vocab != target_cfg_vocab:
+        m.padded_only = True
+        m.notes.append(
+            "draft config vocab_size %d and target's %d differ only past the %d ids of the one "
+            "tokenizer both ship (embeddings padded to different sizes)"
+            % (draft_cfg_vocab, target_cfg_vocab, m.shared_ids)
+        )
+    elif (
         draft_cfg_vocab is not None
         and target_cfg_vocab is not None
         and (draft_cfg_vocab != target_cfg_vocab)
@@ -840,6 +854,8 @@ def _summary(m):
         "draft_config": _fields(dc, DRAFT_CONFIG_FIELDS),
         "target_config": _fields(tc, TARGET_CONFIG_FIELDS) if target_config else None,
         "notes": notes,
+        # one tokenizer in both, embeddings padded to other sizes: its ids, else None
+        "shared_tokenizer_ids": m.shared_ids if getattr(m, "padded_only", False) else None,
     }
     return summary
 
@@ -872,14 +888,18 @@ def analyze_vocab_map(
     lm_head_shape=None,
     d2t_dtype=None,
     t2d_dtype=None,
+    shared_ids=None,
 ):
     """Check an EAGLE-3 draft vocab map. Returns {"findings": [...], "summary": {...}}.
 
     d2t / t2d: numpy arrays or lists (or None when absent); configs: dicts (draft config.json,
     target config.json or None); lm_head_shape: [rows, hidden] of the draft lm_head weight;
-    *_dtype: the stored dtype names (safetensors/numpy/torch spelling) when known.
+    *_dtype: the stored dtype names (safetensors/numpy/torch spelling) when known;
+    shared_ids: the ids of the one tokenizer draft and target both ship (tokenizer_files.
+    shared_ids), when they do.
     """
-    m = _VocabMap(d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype)
+    m = _VocabMap(d2t, t2d, draft_config, target_config, lm_head_shape, d2t_dtype, t2d_dtype,
+                  shared_ids)  # fmt: skip
     for check in (
         _check_dtypes,
         _check_d2t_present,
@@ -1002,6 +1022,10 @@ def vocab_check(args):
     if ckpt.config_error:  # there but unreadable: the checks that need it cannot decide
         unknown.append(_unknown(ckpt.config_error, "the draft's config.json", path))
     lm = refs["lm_head.weight"]
+    shared = None
+    if target_dir and d2t is None and t2d is None:  # a model of its own: its tokenizer decides
+        shared = tokenizer_files.shared_ids(tokenizer_files.fingerprint(path),
+                                            tokenizer_files.fingerprint(target_dir))  # fmt: skip
     result = analyze_vocab_map(
         d2t,
         t2d,
@@ -1010,6 +1034,7 @@ def vocab_check(args):
         lm_head_shape=lm["shape"] if lm else None,
         d2t_dtype=refs["d2t"]["dtype"] if refs["d2t"] else None,
         t2d_dtype=refs["t2d"]["dtype"] if refs["t2d"] else None,
+        shared_ids=shared,
     )
     result["findings"] += _wrong_rank(refs)
     summary = result["summary"]

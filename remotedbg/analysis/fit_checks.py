@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from remotedbg.agent.findings import ERROR, INFO, WARNING, finding
+from remotedbg.agent.tokenizer_files import shared_ids
 from remotedbg.analysis.plugins import distribution_name, plugin_label
 from remotedbg.contract import (
     UNREADABLE,
@@ -157,6 +158,13 @@ def draft_model_vocab(dep: Any) -> dict[str, Any]:
     outcome, where = rule
     result["facts"]["engine"] = where
     if outcome == "allowed":
+        return result
+    tokenizers = dep.tokenizers or {}
+    shared = shared_ids(tokenizers.get("draft"), tokenizers.get("target"))
+    if outcome == "silent" and shared is not None and min(sizes) >= shared:
+        # one tokenizer, embeddings padded to different sizes (Qwen2.5's 151936 and 152064):
+        # every id it produces means the same token in both, and the engine checks nothing
+        result["facts"]["shared_tokenizer_ids"] = shared
         return result
     title = ("the engine refuses a draft model with another vocabulary" if outcome == "refused"
              else "the draft model's token ids are verified as the target's")  # fmt: skip

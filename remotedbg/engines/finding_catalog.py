@@ -273,7 +273,8 @@ _ENTRIES = (
         "A draft model of its own (vLLM's method `draft_model`, SGLang's `STANDALONE`) whose "
         "vocabulary size is not the target's. Its token ids are verified as the target's, so the "
         "releases that check refuse to start, and the others draft tokens that mean something "
-        "else.",
+        "else. One tokenizer in both, padded to two sizes (Qwen2.5's 151936 and 152064), is the "
+        "same vocabulary where the release checks nothing.",
         "vLLM: 0.9.2 vllm/spec_decode/spec_decode_worker.py:1260 (V0's assert), 0.15.0 "
         "vllm/config/speculative.py:679-697 (V1's ValueError; `use_heterogeneous_vocab` allows "
         "two vocabularies from 0.25.0); SGLang: 0.5.15 "
