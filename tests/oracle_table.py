@@ -62,6 +62,9 @@ class Config:
     # distributions ("name==version") the engine needs beside it for the row, as its docs say
     # to install them (tests/test_oracle.py judges the row in a venv that has them)
     beside: tuple[str, ...] = ()
+    # flags as the cited launch spells them, where it gives argparse's prefix of the full name
+    # (SGLang's docs: --model, --mem-fraction, --speculative-algo)
+    spelled: dict = field(default_factory=dict)
 
 
 _SGL_EAGLE_A = "sgl-project/sglang/test/srt/test_eagle_infer_a.py@104ef15a6939"
@@ -965,6 +968,7 @@ SGLANG_CONFIGS += [
         "--cuda-graph-max-bs 8", f"{_SGL_DOCS}:76-78 ('EAGLE-2 decoding'); .md@v0.5.9:89-98 "
         "adds --mem-fraction-static 0.7", between("sglang", "0.4.6.post5", "0.5.18"),
         "eagle1-llama2-7b", "as sglang-eagle1-llama2-7b", once=True,
+        spelled={"--model-path": "--model"},
     ),
     Config(
         "sglang-docs-eagle2-llama2-7b-compile", "sglang", "EAGLE-1",
@@ -974,6 +978,7 @@ SGLANG_CONFIGS += [
         f"{_SGL_DOCS}:131-134 ('EAGLE-2 decoding with torch.compile': --mem-fraction 0.6, an "
         "argparse prefix of --mem-fraction-static)", _OLD_VALUES, "eagle1-llama2-7b",
         "as sglang-eagle1-llama2-7b", once=True,
+        spelled={"--model-path": "--model", "--mem-fraction-static": "--mem-fraction"},
     ),
     Config(
         "sglang-docs-frspec-llama3-8b", "sglang", "EAGLE-1", "meta-llama/Meta-Llama-3-8B-Instruct",
@@ -983,6 +988,7 @@ SGLANG_CONFIGS += [
         "--mem-fraction-static 0.7 --cuda-graph-max-bs 2 --dtype float16",
         f"{_SGL_DOCS}:191-194 ('EAGLE-2 decoding via frequency-ranked speculative sampling')",
         _OLD_VALUES, "eagle1-llama3-8b-sglang", "as sglang-eagle1-llama3-8b-token-map", once=True,
+        spelled={"--model-path": "--model", "--mem-fraction-static": "--mem-fraction"},
     ),
     Config(
         "sglang-docs-frspec-llama3-8b-new", "sglang", "EAGLE-1",
@@ -992,6 +998,7 @@ SGLANG_CONFIGS += [
         "--mem-fraction-static 0.7 --cuda-graph-max-bs 8 --dtype float16",
         f"{_SGL_DOCS_MD}:170-181", _NEW_VALUES, "eagle1-llama3-8b-sglang",
         "as sglang-eagle1-llama3-8b-token-map", once=True,
+        spelled={"--model-path": "--model"},
     ),
     Config(
         "sglang-docs-eagle3-llama31-8b", "sglang", "EAGLE-3", "meta-llama/Llama-3.1-8B-Instruct",
@@ -1000,6 +1007,7 @@ SGLANG_CONFIGS += [
         "--mem-fraction-static 0.6 --cuda-graph-max-bs 2 --dtype float16",
         f"{_SGL_DOCS}:247-250 ('EAGLE-3 decoding')", _OLD_VALUES, "eagle3-llama31-8b-sglang",
         "as sglang-eagle3-llama31-8b-jamesliu1", once=True,
+        spelled={"--model-path": "--model", "--mem-fraction-static": "--mem-fraction"},
     ),
     Config(
         "sglang-docs-eagle3-llama31-8b-new", "sglang", "EAGLE-3",
@@ -1008,6 +1016,7 @@ SGLANG_CONFIGS += [
         "--speculative-num-draft-tokens 16 --mem-fraction-static 0.7 --cuda-graph-max-bs 8 "
         "--dtype float16", f"{_SGL_DOCS_MD}:210-220", _NEW_VALUES, "eagle3-llama31-8b-sglang",
         "as sglang-eagle3-llama31-8b-jamesliu1", once=True,
+        spelled={"--model-path": "--model"},
     ),
     Config(
         "sglang-docs-standalone-qwen25-7b", "sglang", "draft model", "Qwen/Qwen2.5-7B-Instruct",
@@ -1019,6 +1028,19 @@ SGLANG_CONFIGS += [
         "Qwen2.5-7B-Instruct's config.json (Qwen2.5-Coder-7B-Instruct's widths, vocab 152064) and "
         "Qwen2.5-1.5B-Instruct's (hidden 1536, 28 layers, 12 heads over 2 kv heads, vocab 151936, "
         "tied head), one tokenizer of 151643 base tokens for both (a stand-in vocab)", once=True,
+        spelled={"--model-path": "--model"},
+    ),
+    Config(
+        "sglang-docs-qwen3-next-nextn", "sglang", "MTP", "Qwen/Qwen3-Next-80B-A3B-Instruct", "",
+        "NEXTN", "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+        "--speculative-num-draft-tokens 4 --tp 4",
+        "sgl-project/sglang docs/basic_usage/qwen3.md@v0.5.2:24 (python3 -m sglang.launch_server "
+        "--model Qwen/Qwen3-Next-80B-A3B-Instruct --tp 4 --speculative-num-steps 3 "
+        "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --speculative-algo NEXTN: "
+        "argparse's prefixes of --model-path and --speculative-algorithm)",
+        between("sglang", "0.5.2", "0.5.15.post1"), "mtp-qwen3-next-in-target",
+        "as sglang-mtp-qwen3-next-80b", once=True,
+        spelled={"--model-path": "--model", "--speculative-algorithm": "--speculative-algo"},
     ),
     Config(
         "sglang-docs-ngram-qwen25-7b", "sglang", "n-gram", "Qwen/Qwen2.5-7B-Instruct", "",
@@ -1029,6 +1051,7 @@ SGLANG_CONFIGS += [
         "--speculative-ngram-max-match-window-size 12, a flag 0.5.10 drops with the example's)",
         between("sglang", "0.5.9", "0.5.18"), "target-only-qwen25-7b",
         "Qwen2.5-7B-Instruct's config.json (the target's only)", once=True,
+        spelled={"--model-path": "--model"},
     ),
 ]
 

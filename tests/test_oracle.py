@@ -719,6 +719,13 @@ def plant_absolute_d2t(tensors: dict) -> dict:
 
 
 def _launch(config: Config, target: Path, draft: Path) -> str:
+    line = _launch_line(config, target, draft)
+    for full, given in config.spelled.items():  # the cited launch's own spelling of a flag
+        line = line.replace(f"{full} ", f"{given} ")
+    return line
+
+
+def _launch_line(config: Config, target: Path, draft: Path) -> str:
     if config.engine == "sglang":
         # the CI's MTP test names the draft by argparse's prefix of --speculative-draft-model-path
         flag = "--speculative-draft" if config.fmt == "MTP" else "--speculative-draft-model-path"
@@ -848,6 +855,7 @@ FAST = [
     ("vllm-speculators-llama31-8b", "0.33.0"),
     ("vllm-eagle1-llama3-8b", "0.33.0"),  # the docs' form: no method, derived from the name
     ("vllm-mtp-dsv3-4layers-fp8", "0.33.0"),  # method mtp, no draft: the target's MTP layer
+    ("sglang-docs-qwen3-next-nextn", "0.5.14"),  # --speculative-algo: argparse's prefix
 ]
 
 
@@ -944,6 +952,24 @@ def test_an_ngram_launch_judges_no_draft_found_on_the_box(tmp_path, monkeypatch)
     row = BY_ID["vllm-ngram-qwen3-8b"]
     got = judge(build(tmp_path / "box", row, monkeypatch), _root(row, "0.33.0"))
     assert clean(got), got
+
+
+def test_a_launch_naming_no_speculation_judges_no_draft_found_on_the_box(tmp_path, monkeypatch):
+    """A launch given with --var args that names no speculative algorithm and no draft has no
+    draft: a broken EAGLE-3 head in the user's home is not searched for and judged as its own
+    (it was: DEFECT d2t-absolute-ids, fc-shape-mismatch, for SGLang's docs launch of Qwen3-Next
+    with --speculative-algo, before that prefix was read)."""
+    home = tmp_path / "home"
+    _shape, (config, tensors) = BUILDS["eagle3-llama31-8b-vllm"]()
+    rs.write_checkpoint(home / "stranger-eagle3", config, plant_absolute_d2t(tensors))
+    monkeypatch.setenv("HOME", str(home))
+    row = BY_ID["sglang-mtp-qwen3-next-80b"]
+    variables = build(tmp_path / "box", row, monkeypatch)
+    variables["args"] = variables["args"].replace("--speculative-algorithm NEXTN ", "")
+    got = judge(variables, _root(row, "0.5.14"))
+    assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
+    assert any("names no speculative algorithm and no draft" in reason
+               for reason in got["diagnose_unknown"]), got  # fmt: skip
 
 
 # A suffix launch each release cannot serve, from its code: 0.11.0 has no method suffix

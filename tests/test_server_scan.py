@@ -764,3 +764,24 @@ def test_a_vllm_release_that_chooses_the_runner_per_target_has_v1_read_for_a_moe
     on_v2 = engine_facts.serving_facts(code, {"VLLM_USE_V2_MODEL_RUNNER": "1"}, moe)
     assert not any(w.startswith(v1_runner)
                    for w in engine_facts.aux_ids_source(code, on_v2)["where"])  # fmt: skip
+
+
+def test_sglang_flags_given_as_argparse_prefixes_are_read():
+    """SGLang's parser keeps argparse's allow_abbrev (0.5.23 srt/server_args.py:679): its docs
+    launch with `--model`, `--speculative-algo NEXTN` (docs/basic_usage/qwen3.md@v0.5.2:24) and
+    `--mem-fraction`. A prefix of one setting's flags is that flag; one of several stays as given;
+    an exact flag beside its prefix wins; vLLM's launch form keeps names as given."""
+    from remotedbg.agent.server_scan import expand_prefixes, parse_args, spec_summary
+
+    argv = ["python3", "-m", "sglang.launch_server", "--model", "Qwen/Qwen3-Next-80B-A3B-Instruct",
+            "--speculative-algo", "NEXTN", "--speculative-num", "3", "--speculative-eagle", "1",
+            "--speculative-draft", "/d"]  # fmt: skip
+    spec = spec_summary("sglang", parse_args(argv))
+    assert (spec["algorithm"], spec["target_model"], spec["topk"]) == (
+        "NEXTN", "Qwen/Qwen3-Next-80B-A3B-Instruct", 1)
+    assert spec["draft_model"] == "/d"  # both spellings of the draft flag name one setting
+    assert spec["num_steps"] is None  # --speculative-num: steps or draft tokens, ambiguous
+    args = expand_prefixes("sglang", {"speculative-algo": "EAGLE",
+                                      "speculative-algorithm": "EAGLE3"})  # fmt: skip
+    assert args == {"speculative-algorithm": "EAGLE3"}
+    assert expand_prefixes("vllm", {"speculative-conf": "{}"}) == {"speculative-conf": "{}"}

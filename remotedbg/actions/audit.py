@@ -76,6 +76,14 @@ def find_drafts(
             draft["path_in_container"] = server["paths_in_container"]["draft_model"]
     if by_path and not explicit_search:
         return {"drafts": list(by_path.values()), "servers": servers, "without_model": []}
+    given = [s for s in servers if s.get("pid") == "--var args"]
+    if given and len(given) == len(servers) and not explicit_search and not any(
+            s.get("algorithm") for s in given):  # fmt: skip
+        # the launch typed names no speculation: a checkpoint found on the box would be a
+        # stranger's, judged as this launch's
+        return {"drafts": [], "servers": servers, "without_model": [], "inconclusive": [
+            "the launch given names no speculative algorithm and no draft: no checkpoint is "
+            "searched for (pass --var draft=PATH to audit one)"]}  # fmt: skip
     model_free = [s for s in servers if drafts_without_a_model(s.get("algorithm"))]
     if servers and len(model_free) == len(servers) and not explicit_search:
         # nothing to search for: a checkpoint found on the box would be a stranger's

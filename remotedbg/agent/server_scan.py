@@ -74,6 +74,10 @@ LAUNCH_FORMS = {
         "port": 30000,
         "own_flags": ["speculative-draft-model-path", "speculative-eagle-topk",
                       "speculative-num-steps", "model-path", "json-model-override-args"],
+        # its parser is a plain argparse.ArgumentParser (0.5.23 srt/server_args.py:679), which
+        # takes a unique prefix of a flag as the flag: SGLang's docs launch Qwen3-Next with
+        # `--speculative-algo NEXTN` (docs/basic_usage/qwen3.md@v0.5.2:24)
+        "abbrev": True,
     },
     "vllm": {
         "flags": {"target_model": ["model-path", "model"]},
@@ -424,11 +428,41 @@ def _first(args, names):
     return None
 
 
+def expand_prefixes(engine, args):
+    """A launch's flags as an argparse parser with allow_abbrev takes them: a name that is no
+    flag the engine's launch form reads, but a prefix of flags that all set one value, is that
+    value's first spelling (an exact flag given beside it wins); any other name stays as given.
+    Only the flags read here are known, so a prefix the engine's whole flag list makes
+    ambiguous (it then refuses to start) is still resolved."""
+    form = LAUNCH_FORMS.get(engine or "")
+    if form is None or not form.get("abbrev"):
+        return args
+    known = {}
+    for spellings in form["flags"].values():
+        for spelling in spellings:
+            known[spelling] = spellings[0]
+    extra = [form.get("settings")] + list(form.get("own_flags") or []) + list(
+        form.get("port_flags") or [])
+    for spelling in extra:
+        if spelling:
+            known.setdefault(spelling, spelling)
+    out = {name: value for name, value in args.items() if name in known or "." in name}
+    for name, value in args.items():
+        if name in out:
+            continue
+        targets = {known[k] for k in known if k.startswith(name) and k != name}
+        if len(targets) == 1:
+            out.setdefault(targets.pop(), value)
+        else:
+            out[name] = value
+    return out
+
+
 def spec_summary(engine, parsed):
     """The speculative-decoding settings of one launch, in engine-neutral names, read by the
     engine's LAUNCH_FORMS entry; an engine without one (None: a launch no profile matched) has
     none of them read: another engine's flags say nothing about it."""
-    args = parsed["args"]
+    args = expand_prefixes(engine, parsed["args"])
     form = LAUNCH_FORMS.get(engine or "")
     spec = {
         "algorithm": None,
@@ -1045,6 +1079,7 @@ def fetch_server_info(port, timeout):
 
 # ------------------------------------------------------------------------------------- entry
 def _server(source, engine, argv, parsed, notes=None):
+    parsed = dict(parsed, args=expand_prefixes(engine, parsed["args"]))
     return {
         "source": source,
         "pid": None,
