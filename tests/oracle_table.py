@@ -1043,6 +1043,31 @@ SGLANG_CONFIGS += [
         spelled={"--model-path": "--model", "--speculative-algorithm": "--speculative-algo"},
     ),
     Config(
+        "sglang-docs-adaptive-llama2-7b", "sglang", "EAGLE-1", "meta-llama/Llama-2-7b-chat-hf",
+        "lmsys/sglang-EAGLE-llama2-chat-7B", "EAGLE",
+        "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
+        "--speculative-adaptive", "sgl-project/sglang docs/advanced_features/adaptive_"
+        "speculative_decoding.md@v0.5.11:101-108", between("sglang", "0.5.11", "0.5.15.post1"),
+        "eagle1-llama2-7b", "as sglang-eagle1-llama2-7b", once=True,
+        spelled={"--model-path": "--model"},
+    ),
+    Config(
+        "sglang-docs-dsv3-mtp", "sglang", "MTP", "deepseek-ai/DeepSeek-V3-0324", "", "EAGLE",
+        "--speculative-num-steps 1 --speculative-eagle-topk 1 --speculative-num-draft-tokens 2 "
+        "--trust-remote-code --tp 8", "sgl-project/sglang docs/references/deepseek.md"
+        "@v0.4.6.post5:158 ('Multi-token Prediction'; docs/basic_usage/deepseek.md@v0.5.1:161, "
+        "deepseek_v3.md@v0.5.6:161-168)", between("sglang", "0.4.6.post5", "0.5.6"),
+        "mtp-dsv3-in-target", "as sglang-mtp-dsv3-in-target (DeepSeek-V3-0324 is DeepSeek-V3's "
+        "architecture and widths)", once=True,
+    ),
+    Config(
+        "sglang-docs-dsv3-mtp-auto", "sglang", "MTP", "deepseek-ai/DeepSeek-V3-0324", "", "EAGLE",
+        "--trust-remote-code --tp 8", "sgl-project/sglang docs/basic_usage/deepseek_v3.md"
+        "@v0.5.6.post1:181-185 (no steps, topk or draft tokens: the release picks them)",
+        between("sglang", "0.5.6.post1", "0.5.15.post1"), "mtp-dsv3-in-target",
+        "as sglang-mtp-dsv3-in-target", once=True,
+    ),
+    Config(
         "sglang-docs-ngram-qwen25-7b", "sglang", "n-gram", "Qwen/Qwen2.5-7B-Instruct", "",
         "NGRAM", "--speculative-num-draft-tokens 16 --speculative-ngram-max-bfs-breadth 10 "
         "--mem-fraction-static 0.7 --cuda-graph-max-bs 8",
@@ -1170,9 +1195,11 @@ NOT_BUILT = [
      "has no rules for; the Spec V2 example (SGLANG_ENABLE_SPEC_V2=True, topk 1, 5 draft "
      "tokens) is the STANDALONE row's pair with other settings; the OOM recipe names "
      "<your-model>"),
-    ("sglang", "(the other docs pages that launch speculation: the DeepSeek-V3/V3.2, Llama-4, "
-     "Qwen3, GLM-4.5, gpt-oss and Hy3 pages, the cookbook, PD disaggregation, and the Ascend "
-     "NPU pages: 382 example slots over 0.4.6.post5-0.5.18)", "(their MTP layers and EAGLE "
+    ("sglang", "(the other docs pages that launch speculation, beyond the Qwen3, DeepSeek-V3 "
+     "and adaptive-speculation pages, which are rows: the DeepSeek-V3.2, Llama-4 Maverick, "
+     "GLM-4.6-FP8, gpt-oss-120b and Hy3 pages, the TPU page (sgl_jax, another program), the "
+     "cookbook, PD disaggregation, and the Ascend NPU pages: 382 example slots over "
+     "0.4.6.post5-0.5.18 in all)", "(their MTP layers and EAGLE "
      "heads)", "MTP, EAGLE, EAGLE-3", "sgl-project/sglang docs/basic_usage/*.md, "
      "docs/cookbook/**, docs/platforms/ascend*",
      "read and listed by a helper (318 of the slots are the Ascend NPU pages) but not yet "
