@@ -401,6 +401,7 @@ class _VocabMap:
             d2t_dtype=d2t_dtype,
             t2d_dtype=t2d_dtype,
             shared_ids=shared_ids,
+            padded_only=False,  # _check_sizes: one tokenizer, padded to the two sizes
             lm_head_shape=lm_head_shape,
             target_config=target_config,
         )
@@ -855,7 +856,7 @@ def _summary(m):
         "target_config": _fields(tc, TARGET_CONFIG_FIELDS) if target_config else None,
         "notes": notes,
         # one tokenizer in both, embeddings padded to other sizes: its ids, else None
-        "shared_tokenizer_ids": m.shared_ids if getattr(m, "padded_only", False) else None,
+        "shared_tokenizer_ids": m.shared_ids if m.padded_only else None,
     }
     return summary
 
