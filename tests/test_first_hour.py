@@ -24,10 +24,13 @@ def _piped(line: str, box, isolated_state) -> subprocess.CompletedProcess:
 
 
 def test_a_closed_pipe_is_silent_as_with_ssh_and_exits_141(box, isolated_state):
-    """`run -- cmd | head -1`: ssh prints nothing on stderr (its status: 255); neither does
-    remotedbg, and its exit status (141, as a shell reports SIGPIPE) says the reader left."""
+    """`run -- cmd | head -1`: ssh prints nothing on stderr; neither does remotedbg, and its
+    exit status (141, as a shell reports SIGPIPE) says the reader left. ssh's own status races
+    (255 when its write fails first, 0 when the remote end closes first), so only its silence
+    is the baseline."""
     ssh = _piped(f"ssh -F {box.ssh_config} testbox seq 1 300000 | head -1", box, isolated_state)
-    assert ssh.stdout == b"1\n" and ssh.stderr == b"status=255\n", ssh.stderr
+    assert ssh.stdout == b"1\n", ssh.stderr
+    assert ssh.stderr in (b"status=255\n", b"status=0\n"), ssh.stderr
     ours = _piped(f"{sys.executable} -m remotedbg run -H testbox -- seq 1 300000 | head -1",
                   box, isolated_state)  # fmt: skip
     assert ours.stdout == b"1\n"
