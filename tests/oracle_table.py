@@ -1068,6 +1068,27 @@ SGLANG_CONFIGS += [
         "as sglang-mtp-dsv3-in-target", once=True,
     ),
     Config(
+        "sglang-docs-dsv32-mtp", "sglang", "MTP", "deepseek-ai/DeepSeek-V3.2-Exp", "", "EAGLE",
+        "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
+        "--tp 8 --dp 8 --enable-dp-attention", "sgl-project/sglang docs/basic_usage/"
+        "deepseek_v32.md@v0.5.4.post1:68 ('Multi-token Prediction'; from v0.5.7 :74 also shows "
+        "it with --tp 8 alone)", between("sglang", "0.5.4.post1", "0.5.15.post1"),
+        "mtp-dsv32-in-target", "transformers' DeepseekV32Config defaults, documented as "
+        "DeepSeek-V3.2-Exp's (DeepSeek-V3's widths and MTP layer, the indexer's 64 heads of 128)",
+        once=True, spelled={"--model-path": "--model"}, beside=("transformers",),
+    ),
+    Config(
+        "sglang-cookbook-dsv32-mtp-pp-cp", "sglang", "MTP", "deepseek-ai/DeepSeek-V3.2-Exp", "",
+        "EAGLE", "--speculative-num-steps 2 --speculative-eagle-topk 1 "
+        "--speculative-num-draft-tokens 3 --nnodes 2 --node-rank 0 --tp 16 --dp 2 "
+        "--enable-dp-attention --page-size 64 --trust-remote-code --context-length 65536 "
+        "--max-running-requests 128 --allow-auto-truncate", "sgl-project/sglang docs_new/"
+        "cookbook/autoregressive/DeepSeek/DeepSeek-V3_2.mdx@v0.5.11:321-332 ('Enabling PP, CP "
+        "and TP with FP8 KV cache'; docs/cookbook/.../DeepSeek-V3_2.mdx@v0.5.17:891-902)",
+        between("sglang", "0.5.11", "0.5.18"), "mtp-dsv32-in-target", "as sglang-docs-dsv32-mtp",
+        once=True, beside=("transformers",),
+    ),
+    Config(
         "sglang-docs-ngram-qwen25-7b", "sglang", "n-gram", "Qwen/Qwen2.5-7B-Instruct", "",
         "NGRAM", "--speculative-num-draft-tokens 16 --speculative-ngram-max-bfs-breadth 10 "
         "--mem-fraction-static 0.7 --cuda-graph-max-bs 8",
@@ -1195,16 +1216,16 @@ NOT_BUILT = [
      "has no rules for; the Spec V2 example (SGLANG_ENABLE_SPEC_V2=True, topk 1, 5 draft "
      "tokens) is the STANDALONE row's pair with other settings; the OOM recipe names "
      "<your-model>"),
-    ("sglang", "(the other docs pages that launch speculation, beyond the Qwen3, DeepSeek-V3 "
-     "and adaptive-speculation pages, which are rows: the DeepSeek-V3.2, Llama-4 Maverick, "
-     "GLM-4.6-FP8, gpt-oss-120b and Hy3 pages, the TPU page (sgl_jax, another program), the "
-     "cookbook, PD disaggregation, and the Ascend NPU pages: 382 example slots over "
-     "0.4.6.post5-0.5.18 in all)", "(their MTP layers and EAGLE "
-     "heads)", "MTP, EAGLE, EAGLE-3", "sgl-project/sglang docs/basic_usage/*.md, "
-     "docs/cookbook/**, docs/platforms/ascend*",
+    ("sglang", "(the other docs pages that launch speculation, beyond the Qwen3, DeepSeek-V3, "
+     "DeepSeek-V3.2 and adaptive-speculation pages and the DeepSeek-V3.2 cookbook's PP/CP "
+     "launch, which are rows: the Llama-4 Maverick, GLM-4.6-FP8, gpt-oss-120b and Hy3 pages, "
+     "the TPU page (sgl_jax, another program), the rest of the cookbook, PD disaggregation, "
+     "and the Ascend NPU pages: 382 example slots over 0.4.6.post5-0.5.18 in all)", "(their "
+     "MTP layers and EAGLE heads)", "MTP, EAGLE, EAGLE-3", "sgl-project/sglang "
+     "docs/basic_usage/*.md, docs/cookbook/**, docs/platforms/ascend*",
      "read and listed by a helper (318 of the slots are the Ascend NPU pages) but not yet "
      "built into rows: most name checkpoints whose configs are not known offline "
-     "(GLM-4.6-FP8 below, DeepSeek-V3.2, Hy3)"),
+     "(GLM-4.6-FP8 below, Hy3, the Llama-4 Maverick and gpt-oss-120b EAGLE-3 heads)"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

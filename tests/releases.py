@@ -345,23 +345,43 @@ def install_sdist_files(archive_path: Path, site: Path) -> None:
             out.write_bytes(archive.extractfile(member).read())
 
 
+def pinned_requirement(rel: Release, dist: str) -> str:
+    """The version of `dist` the release's METADATA pins with `==`."""
+    for metadata in rel.site_packages.glob("*.dist-info/METADATA"):
+        for line in metadata.read_text(errors="replace").splitlines():
+            found = re.match(rf"Requires-Dist:\s*{re.escape(dist)}\s*==\s*([^\s;,]+)", line)
+            if found:
+                return found.group(1)
+    raise ReleaseUnavailable(f"{rel.name} {rel.version} pins no {dist} version")
+
+
 def sweep_release_with(name: str, version: str, beside: tuple[str, ...]) -> Release:
-    """The sweep's release in a venv of its own with these distributions ("name==version",
-    from their source archives) installed beside it, as `pip install` puts them; cached."""
+    """The sweep's release in a venv of its own with these distributions installed beside it,
+    as `pip install` puts them, from their wheels (a source archive where there is none:
+    arctic-inference); cached. "name==version", or "name": the version the release's own
+    METADATA pins (`Requires-Dist: name==V`, what `pip install` of the release brings)."""
     base = sweep_release(name, version)
     cache = cache_dir()
+    pinned = {dist: pinned_requirement(base, dist) for dist in beside if "==" not in dist}
 
     def unpack(rel: Release) -> None:
         work = rel.root.with_name(rel.root.name + ".partial")
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(base.venv, work / "venv")
         for wanted in beside:
-            dist, dist_version = wanted.split("==")
-            archive = _download_sdist(dist.replace("-", "_"), dist_version, cache / "sdists")
-            install_sdist_files(archive, work / "venv" / SITE)
+            dist, _, dist_version = wanted.partition("==")
+            dist_version = dist_version or pinned[wanted]
+            try:
+                wheel = _download(dist, dist_version, cache / "wheels")
+            except ReleaseUnavailable:
+                archive = _download_sdist(dist.replace("-", "_"), dist_version, cache / "sdists")
+                install_sdist_files(archive, work / "venv" / SITE)
+            else:
+                install_wheel_files(wheel, work / "venv" / SITE)
         work.rename(rel.root)
 
-    tag = "+".join(b.replace("==", "-") for b in beside)
+    tag = "+".join(b.replace("==", "-") if b not in pinned else f"{b}-{pinned[b]}"
+                   for b in beside)  # fmt: skip
     return _unpacked_once(Release(name, version, cache / "sweep" / f"{name}-{version}+{tag}"),
                           unpack)  # fmt: skip
 

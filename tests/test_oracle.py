@@ -265,6 +265,19 @@ DEEPSEEK_V3_RANDOM = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-
                                                       n_routed_experts=72)))  # fmt: skip
 
 
+# deepseek-ai/DeepSeek-V3.2-Exp: transformers' DeepseekV32Config documents its defaults as that
+# checkpoint's (5.12.1 models/deepseek_v32/configuration_deepseek_v32.py:27, `auto_docstring(
+# checkpoint="deepseek-ai/DeepSeek-V3.2-Exp")`, values :84-124): DeepSeek-V3's widths, 129280
+# vocab, 163840 positions, and the indexer (64 heads of 128, top 2048); the MTP layer after
+# layer 60, as SGLang's docs serve it with EAGLE and no draft
+DEEPSEEK_V32 = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v32-exp",
+                                     architecture="DeepseekV32ForCausalLM",
+                                     model_type="deepseek_v32",
+                                     extra=dict(rs.DEEPSEEK_V3.extra, index_head_dim=128,
+                                                index_n_heads=64, index_topk=2048,
+                                                max_position_embeddings=163840)))  # fmt: skip
+
+
 def _eagle1_deepseek(target: rs.TargetShape = DEEPSEEK_V3_RANDOM) -> tuple[dict, dict]:
     """vLLM's EagleDeepseekV3ForCausalLM head (0.10.2 model_executor/models/deepseek_eagle.py:
     28-185): one DeepSeek decoder layer (MLA, MoE: its index is the target's layer count),
@@ -648,6 +661,7 @@ BUILDS = {
     "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
     # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
     "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, _mtp_in_target(rs.DEEPSEEK_V3)),
+    "mtp-dsv32-in-target": lambda: (DEEPSEEK_V32, _mtp_in_target(DEEPSEEK_V32)),
     "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
@@ -1191,3 +1205,37 @@ def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
     assert any(f"method 'medusa' (SpeculativeConfig: the draft config's model_type medusa "
                f"({where})), a draft kind remotedbg has no rules for" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
+
+
+# SGLang 0.5.6 reads a deepseek_v32 config that transformers cannot read as DeepSeek-V3's
+# (srt/utils/hf_transformers_utils.py:156-183, called at :221-228 under `except ValueError`), and
+# only then renames the draft to DeepseekV3ForCausalLMNextN (model_config.py:253-257: there is no
+# branch for DeepseekV32ForCausalLM). transformers 4.57.1, the release's pin, has no deepseek_v32
+# (no models/deepseek_v32/); 5.12.1 has it (models/deepseek_v32/configuration_deepseek_v32.py).
+# 0.5.11 moved the loader: the rewrite in srt/utils/hf_transformers/common.py:317, the call in
+# config.py:81-89 (`except (ValueError, KeyError)`), transformers 5.6.0 pinned (no deepseek_v32).
+@pytest.mark.parametrize("version,beside,verdict,reason", [
+    ("0.5.6", ("transformers",), "ok", ""),
+    ("0.5.11", ("transformers",), "ok", ""),
+    ("0.5.6", (), "inconclusive", "srt/utils/hf_transformers_utils.py:156 "
+     "_load_deepseek_v32_model (called at srt/utils/hf_transformers_utils.py:223)), and no "
+     "transformers is beside"),
+    ("0.5.6", ("transformers==5.12.1",), "inconclusive", "gives the target's "
+     "DeepseekV32ForCausalLM no draft architecture"),
+], ids=["pinned-transformers", "pinned-transformers-0.5.11", "no-transformers",
+        "transformers-that-reads-it"])  # fmt: skip
+def test_a_config_the_loader_rewrites_is_judged_as_the_engine_reads_it(
+    tmp_path, monkeypatch, version, beside, verdict, reason
+):
+    """SGLang's DeepSeek-V3.2 docs launch (EAGLE, no draft: the target's MTP layer) on 0.5.6: with
+    the transformers the release pins, the loader's rewrite makes it DeepSeek-V3's and the
+    draft is its NextN layer, clean (it was inconclusive, 'no draft architecture', on every
+    release before 0.5.12); with no transformers beside, which way it goes is not known and says
+    so; with a transformers that reads deepseek_v32 there is no rewrite, and no draft class."""
+    config = replace(BY_ID["sglang-docs-dsv32-mtp"], versions=(version,), beside=beside)
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    if verdict == "ok":
+        assert clean(got), got
+        return
+    assert got["diagnose"] == verdict and not got["diagnose_errors"], got
+    assert any(reason in r for r in got["diagnose_unknown"]), got

@@ -29,7 +29,7 @@ from remotedbg.actions.engine_code import (
 )
 from remotedbg.actions.server_arg import parse_server, the_server_named
 from remotedbg.agent.server_scan import figure_unknown, figures_from_lines, parse_decode_line
-from remotedbg.analysis import draft_rename, engine_facts, speculators
+from remotedbg.analysis import config_rewrite, draft_rename, engine_facts, speculators
 from remotedbg.analysis.capture import capture_point, evaluate_capture, registry_members
 from remotedbg.analysis.loader_model import simulate_load
 from remotedbg.analysis.pysource import ClassRef
@@ -408,8 +408,17 @@ def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode, same_
         if in_target:
             dep.load_error = f"none of {', '.join(rule.files)} could be read in {code.install}"
         return None
-    found = draft_rename.rename(code.index, code.path(rel), rule, dep.draft_config,
-                                {"speculative_algorithm": dep.algorithm}, rel)  # fmt: skip
+    settings = {"speculative_algorithm": dep.algorithm}
+    configs, undecided = _as_loaded(dep, remote, code, dep.draft_config)
+    renames = [draft_rename.rename(code.index, code.path(rel), rule, c, settings, rel)
+               for c in configs]  # fmt: skip
+    found = renames[0]
+    answers = {(r.architecture or (_architectures(c) or [None])[0], r.unknown)
+               for r, c in zip(renames, configs, strict=True)}  # fmt: skip
+    if len(answers) > 1:
+        found = draft_rename.Renamed(where=found.where, unknown=undecided)
+    elif configs[0] is not dep.draft_config and in_target:
+        dep.draft_config = configs[0]
     _method_from_draft_type(dep, code, rel, found.model_type)
     if found.architecture:
         if in_target:
@@ -423,6 +432,35 @@ def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode, same_
             "release serves"
         )
     return None
+
+
+def _as_loaded(dep: Deployment, remote: Remote, code: EngineCode, config: dict
+               ) -> tuple[list[dict], str]:  # fmt: skip
+    """The draft's config as the engine's loader reads it (remotedbg.analysis.config_rewrite):
+    one config where that is decided; both, with why, where it depends on a transformers that
+    is not beside the install."""
+    files = dep.engine_profile.config_loader_files
+    if not files or not isinstance(config.get("model_type"), str):
+        return [config], ""
+    read_files(remote, code, [code.path(rel) for rel in files])
+    modules = [(rel, mod) for rel in files if (mod := code.index.module_at(code.path(rel)))]
+    rewrite = config_rewrite.applies(config, config_rewrite.rewrites(modules))
+    if rewrite is None:
+        return [config], ""
+    site = posixpath.dirname(code.install)
+    auto, own = config_rewrite.transformers_config_files(site, rewrite.model_type)
+    try:
+        present = {i["path"]: bool(i.get("exists")) for i in remote.stat([auto, own], True)}
+    except RemoteCommandError:
+        present = {}
+    if present.get(own):
+        return [config], ""  # transformers reads the type: nothing to rewrite
+    if present.get(auto):
+        return [config_rewrite.rewritten(config, rewrite)], ""
+    return [config, config_rewrite.rewritten(config, rewrite)], (
+        f"{dep.engine_profile.label}'s config loader rewrites a {rewrite.model_type} config "
+        f"only where transformers cannot read it ({rewrite.where}), and no transformers is "
+        f"beside {code.install} to say which")
 
 
 def _method_from_draft_type(dep: Deployment, code: EngineCode, rel: str, model_type: str | None

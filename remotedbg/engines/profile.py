@@ -151,6 +151,9 @@ class EngineProfile:
 
     #: the engine code that renames every draft config's architecture (None: it renames none)
     draft_rename: ClassVar[RenameCode | None] = None
+    #: the config loader's files, whose rewrites of a config transformers cannot read come
+    #: before draft_rename (remotedbg.analysis.config_rewrite; the first ones read hold them)
+    config_loader_files: ClassVar[tuple[str, ...]] = ()
     #: a launch with a draft and no method takes the method from the draft config's model_type,
     #: compared in draft_rename's file (vLLM's SpeculativeConfig)
     method_by_draft_type: ClassVar[bool] = False

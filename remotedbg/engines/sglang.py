@@ -307,6 +307,12 @@ class SGLangProfile(EngineProfile):
     # the class it is loaded as (0.4.6.post5 srt/configs/model_config.py:95-99, in __init__;
     # 0.5.6 :250-283 and 0.5.23 :1010-1211, in _config_draft_model)
     draft_rename = RenameCode(("srt/configs/model_config.py",), branches_of="ModelConfig")
+    # get_config's `except` rewrites a deepseek_v32 config transformers cannot read (0.5.6
+    # srt/utils/hf_transformers_utils.py:221-228; 0.5.11 srt/utils/hf_transformers/config.py:
+    # 81-89 with common.py:317)
+    config_loader_files = ("srt/utils/hf_transformers/config.py",
+                           "srt/utils/hf_transformers/common.py",
+                           "srt/utils/hf_transformers_utils.py", "srt/hf_transformers_utils.py")
     # 0.4.6.post5 llama_eagle3.py:170-171, 0.5.23 :303-304
     tied_head_is_the_embedding = True
 
