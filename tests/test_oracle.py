@@ -984,6 +984,9 @@ def test_a_launch_naming_no_speculation_judges_no_draft_found_on_the_box(tmp_pat
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
     assert any("names no speculative algorithm and no draft" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
+    # said once: audit-drafts does not add its own "no draft checkpoint to audit" beside it
+    assert got["spec_audit_inconclusive"] == got["diagnose_unknown"][:1], got
+    assert len(got["diagnose_unknown"]) == 1, got
 
 
 # A suffix launch each release cannot serve, from its code: 0.11.0 has no method suffix

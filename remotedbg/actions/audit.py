@@ -438,11 +438,13 @@ def audit_drafts(
     targets: dict | None = None,
     next_steps: bool = True,
     without_model: list | None = None,
+    none_because: list | None = None,
 ) -> dict[str, Any]:
     """Each draft against its own server's target when one serves it, else `target`. A cleared
     vocab map says where to look next unless a later step (spec-audit's) checks those itself.
     `without_model`: find-drafts' servers whose method drafts without a model (it said so):
-    no draft is then nothing to audit, not an unknown."""
+    no draft is then nothing to audit, not an unknown. `none_because`: why find-drafts found
+    none (its own inconclusive, already said): not said a second time here."""
     per_draft = []
     for d in drafts or []:
         report = audit_draft(
@@ -482,6 +484,6 @@ def audit_drafts(
     result: dict[str, Any] = {"drafts": per_draft, "findings": findings}
     if inconclusive:
         result["inconclusive"] = inconclusive
-    if not per_draft and not without_model:
+    if not per_draft and not without_model and not none_because:
         result["inconclusive"] = ["no draft checkpoint to audit"]
     return result

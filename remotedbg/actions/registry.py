@@ -137,7 +137,7 @@ ACTIONS: dict[str, Action] = {
         Action(
             "audit-drafts",
             lambda r, drafts=None, target=None, located=None, targets=None, next_steps=True,
-            without_model=None: (
+            without_model=None, none_because=None: (
                 audit_drafts(
                     r,
                     drafts,
@@ -146,6 +146,7 @@ ACTIONS: dict[str, Action] = {
                     targets if isinstance(targets, dict) else None,
                     next_steps=str(next_steps).lower() not in ("false", "0", "no"),
                     without_model=without_model if isinstance(without_model, list) else None,
+                    none_because=none_because if isinstance(none_because, list) else None,
                 )
             ),
             description="vocab map in place + loader cross-checks for each draft",
