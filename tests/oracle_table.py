@@ -1089,6 +1089,20 @@ SGLANG_CONFIGS += [
         once=True, beside=("transformers",),
     ),
     Config(
+        "sglang-cookbook-kimi-k25-eagle3", "sglang", "EAGLE-3", "moonshotai/Kimi-K2.5",
+        "lightseekorg/kimi-k2.5-eagle3", "EAGLE3", "--speculative-num-steps 3 "
+        "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --tp 8 "
+        "--reasoning-parser kimi_k2 --tool-call-parser kimi_k2 --trust-remote-code",
+        "sgl-project/sglang docs_new/cookbook/autoregressive/Moonshotai/Kimi-K2.5.mdx@v0.5.11:"
+        "446-458 ('4.2.5 Speculative Decoding': `sglang serve`, SGLANG_ENABLE_SPEC_V2=1 in the "
+        "environment; the benchmark section's :1032-1044 is the same launch)",
+        between("sglang", "0.5.11", "0.5.13.post1"), "eagle3-kimi-k25",
+        "Kimi-K2.5's config.json as tests/realshape.py kimi_k25_config (the multimodal wrapper, "
+        "Kimi-K2's language model in text_config); the head's config is not known offline: "
+        "SpecForge's Kimi-K2.5 template stands in (tests/test_oracle.py _eagle3_kimi_k25)",
+        once=True,
+    ),
+    Config(
         "sglang-docs-ngram-qwen25-7b", "sglang", "n-gram", "Qwen/Qwen2.5-7B-Instruct", "",
         "NGRAM", "--speculative-num-draft-tokens 16 --speculative-ngram-max-bfs-breadth 10 "
         "--mem-fraction-static 0.7 --cuda-graph-max-bs 8",
@@ -1226,6 +1240,14 @@ NOT_BUILT = [
      "read and listed by a helper (318 of the slots are the Ascend NPU pages) but not yet "
      "built into rows: most name checkpoints whose configs are not known offline "
      "(GLM-4.6-FP8 below, Hy3, the Llama-4 Maverick and gpt-oss-120b EAGLE-3 heads)"),
+    ("sglang", "(the Kimi-K2.5 cookbook from 0.5.14: the MLA head lightseekorg/kimi-k2.5-"
+     "eagle3-mla; and the NVFP4 target nvidia/Kimi-K2.5-NVFP4 on 0.5.11-0.5.18)",
+     "lightseekorg/kimi-k2.5-eagle3-mla, lightseekorg/kimi-k2.5-eagle3", "EAGLE-3",
+     "sgl-project/sglang docs_new/cookbook/autoregressive/Moonshotai/Kimi-K2.5.mdx@v0.5.14:"
+     "446-477 (docs/cookbook/... from 0.5.17)",
+     "the MLA head's config.json (an Eagle3DeepseekV2ForCausalLM, SGLang's models/"
+     "kimi_k25_eagle3.py) and the NVFP4 checkpoint's quantization config are not known "
+     "offline; the Llama-style head on Kimi-K2.5 itself is a row (0.5.11-0.5.13.post1)"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

@@ -278,6 +278,21 @@ DEEPSEEK_V32 = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v32-ex
                                                 max_position_embeddings=163840)))  # fmt: skip
 
 
+def _eagle3_kimi_k25() -> tuple[dict, dict]:
+    """lightseekorg/kimi-k2.5-eagle3, which SGLang's Kimi-K2.5 cookbook serves: its config.json
+    is not known offline, so SpecForge's template for a Kimi-K2.5 head stands in
+    (sgl-project/SpecForge configs/kimi-k25-eagle3.json@3f9b5fca: LlamaForCausalLMEagle3 of the
+    target's widths, 64 heads and kv heads of 128, draft vocab 32000, bos 163584, eos 163585,
+    rms eps 1e-6, its own RoPE, theta 1e6 without scaling, 131072 positions, aux layers 2, 30,
+    58)."""
+    config = rs.eagle3_config(rs.KIMI_K2)
+    config.update(bos_token_id=163584, eos_token_id=163585, rms_norm_eps=1e-6,
+                  rope_theta=1000000.0, max_position_embeddings=131072,
+                  eagle_config={"eagle_aux_hidden_state_layer_ids": [2, 30, 58],
+                                "use_aux_hidden_state": True})  # fmt: skip
+    return config, rs.eagle3_tensors(rs.KIMI_K2)
+
+
 def _eagle1_deepseek(target: rs.TargetShape = DEEPSEEK_V3_RANDOM) -> tuple[dict, dict]:
     """vLLM's EagleDeepseekV3ForCausalLM head (0.10.2 model_executor/models/deepseek_eagle.py:
     28-185): one DeepSeek decoder layer (MLA, MoE: its index is the target's layer count),
@@ -661,6 +676,7 @@ BUILDS = {
     "mtp-dsv3-nextn": lambda: (rs.DEEPSEEK_V3, (rs.nextn_config(), rs.nextn_tensors(experts=8))),
     # the target checkpoint itself: what the draft loads from it (layer 61, embedding, head)
     "mtp-dsv3-in-target": lambda: (rs.DEEPSEEK_V3, _mtp_in_target(rs.DEEPSEEK_V3)),
+    "eagle3-kimi-k25": lambda: (rs.kimi_k25_config(), _eagle3_kimi_k25()),
     "mtp-dsv32-in-target": lambda: (DEEPSEEK_V32, _mtp_in_target(DEEPSEEK_V32)),
     "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
