@@ -407,3 +407,32 @@ def test_vllm_serve_a_speculator_dir_is_a_speculative_launch(tmp_path, monkeypat
         given = {"args": f"vllm serve {variables['draft']}", "draft": variables["draft"]}
         got = audit(given, engine_root(release("vllm", version), "venv"))
         assert (got["verdict"], got["errors"], got["inconclusive"]) == (verdict, errors, []), got
+
+
+# SGLang 0.5.14 refuses a served context past the draft's limit at start unless
+# SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (or SGLANG_IS_IN_CI) is set, then raises the draft's
+# limit (srt/configs/model_config.py _derive_context_length; the draft-context-2048 rows' cite).
+# The launch line typed with the variable before the program, as SGLang's specbundle cookbook
+# writes it (docs_new/cookbook/specbundle/specbundle_usage.mdx@v0.5.11:44-51), says which.
+@pytest.mark.parametrize("prefix,verdict,errors,said", [
+    ("", "ok", [], "unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set (the launch "
+     "environment was not read)"),
+    ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 ", "ok", [], "the engine raises the draft's "
+     "limit to cover them"),
+    ("env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=0 ", "defect", ["context-exceeds-draft"],
+     "the server refuses to start (ValueError)"),
+], ids=["no-variable-typed", "variable-set", "variable-off-after-env"])  # fmt: skip
+def test_a_typed_launch_s_own_environment_decides_the_context_outcome(
+    tmp_path, prefix, verdict, errors, said
+):
+    variables = build_box(tmp_path, "sglang", "0.5.14", "draft-context-2048")
+    variables["args"] = prefix + variables["args"]
+    playbook = load_playbook(find_playbook("spec-audit"))
+    bound = bind_variables(playbook, dict(variables, roots=engine_root(
+        release("sglang", "0.5.14"), "venv"), search_home="false"))  # fmt: skip
+    with open_session(ConnectOptions(host="local", timeout=120)) as session:
+        outcome = run_playbook(playbook, Remote(session), bound)
+    found = [f for f in outcome.findings if f["id"] == "context-exceeds-draft"]
+    assert (outcome.verdict, sorted({f["id"] for f in outcome.findings
+                                      if f["severity"] == ERROR})) == (verdict, errors)
+    assert found and said in found[0]["detail"], found

@@ -1318,11 +1318,32 @@ def _place_port(server, listening):
                                % listening[0])  # fmt: skip
 
 
-def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None, labels=None):
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def leading_env(argv):
+    """A typed launch's environment assignments before its program (`NAME=value ... python -m
+    ...`, or after `env`: the shell gives them to the server as its environment), and the argv
+    after them."""
+    start = 1 if argv[:1] == ["env"] else 0
+    env = {}
+    i = start
+    while i < len(argv) and _ASSIGNMENT.match(argv[i]):
+        name, _, value = argv[i].partition("=")
+        env[name] = value
+        i += 1
+    return (env, argv[i:]) if env else ({}, argv)
+
+
+def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None, labels=None,
+                  env_facts=()):  # fmt: skip
     """The server the user describes with --var args and/or --var log. Its engine is the one
     its program names, else its log's, else the one whose own flags a line of flags alone
-    uses; else none: a launch no engine's rules were written for is never read by another's."""
-    argv = split_args(args_var) if args_var else []
+    uses; else none: a launch no engine's rules were written for is never read by another's.
+    Variables the launch assigns before its program that the checks ask for (`env_facts`) are
+    its environment; with none typed, the environment stays unknown (an exported one is not
+    seen)."""
+    typed_env, argv = leading_env(split_args(args_var)) if args_var else ({}, [])
     engine = engine_of_argv(argv, patterns) if argv else None
     log_entry, log_args = (None, None)
     if log_var:
@@ -1351,6 +1372,9 @@ def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None, label
         server_notes.append(_unknown_engine_note(program, parsed["args"], labels))
     server = _server("--var args" if argv else "--var log", engine, argv, parsed, server_notes)
     server["log"] = log_entry
+    known = dict((n, v) for n, v in typed_env.items() if n in env_facts)
+    if known:
+        server["env"] = known
     if argv:
         _fill_from_log(server, log_args)
     if not argv and log_args is None and log_var:
@@ -1402,7 +1426,8 @@ def scan_servers(args):
     if args_var or log_var:
         servers.append(_given_server(args_var, log_var, tail_lines, max_bytes,
                                      knowledge.get("process_patterns"),
-                                     knowledge.get("engine_labels")))  # fmt: skip
+                                     knowledge.get("engine_labels"),
+                                     knowledge.get("env_facts") or ()))  # fmt: skip
     if not servers:
         notes.append("no %s server process running, and no --var log/args given"
                       % engines_named(knowledge.get("engine_labels")))
