@@ -147,6 +147,28 @@ def test_parse_args_json_and_redaction():
     assert spec["token_map"] == "/m/map.pt" and spec["port"] == 30000
 
 
+def test_a_typed_launch_s_leading_assignments_are_its_environment():
+    """`NAME=value ... python -m ...` (or after `env`), as SGLang's cookbook types its launches:
+    the names the checks ask for are the launch's environment, the rest never kept, none shown
+    in its command line; with none typed the environment stays unknown (None)."""
+    facts = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "VLLM_USE_V1")
+    typed = server_scan._given_server(
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 HF_TOKEN=hf_secret python3 -m "
+        "sglang.launch_server --model-path /m/t", None, 10, 1 << 20, env_facts=facts)
+    assert typed["engine"] == "sglang" and typed["args"] == {"model-path": "/m/t"}
+    assert typed["env"] == {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    assert "hf_secret" not in typed["cmdline"] and "HF_TOKEN" not in typed["cmdline"]
+    after_env = server_scan._given_server("env VLLM_USE_V1=0 vllm serve /m/t", None, 10, 1 << 20,
+                                          env_facts=facts)  # fmt: skip
+    assert (after_env["engine"], after_env["env"]) == ("vllm", {"VLLM_USE_V1": "0"})
+    plain = server_scan._given_server("python3 -m sglang.launch_server --model-path /m/t", None,
+                                      10, 1 << 20, env_facts=facts)  # fmt: skip
+    assert "env" not in plain  # not read: an exported variable is not seen
+    alone = server_scan._given_server("VLLM_USE_V1=0", None, 10, 1 << 20, env_facts=facts)
+    assert (alone["source"], alone["engine"], alone["env"]) == ("--var args", None,
+                                                                 {"VLLM_USE_V1": "0"})
+
+
 def test_vllm_speculative_config_and_positional_model():
     argv = server_scan.split_args(
         "vllm serve /models/llama --port 8100 --speculative-config "
