@@ -1370,7 +1370,7 @@ def _given_server(args_var, log_var, tail_lines, max_bytes, patterns=None, label
             server_notes.append("engine %s: the flags are its own" % engine)
     if engine is None:
         server_notes.append(_unknown_engine_note(program, parsed["args"], labels))
-    server = _server("--var args" if args_var else "--var log", engine, argv, parsed,
+    server = _server("--var args" if argv or typed_env else "--var log", engine, argv, parsed,
                      server_notes)  # fmt: skip
     server["log"] = log_entry
     known = dict((n, v) for n, v in typed_env.items() if n in env_facts)
