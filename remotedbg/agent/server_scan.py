@@ -1325,9 +1325,8 @@ def leading_env(argv):
     """A typed launch's environment assignments before its program (`NAME=value ... python -m
     ...`, or after `env`: the shell gives them to the server as its environment), and the argv
     after them."""
-    start = 1 if argv[:1] == ["env"] else 0
     env = {}
-    i = start
+    i = 1 if argv[:1] == ["env"] else 0
     while i < len(argv) and _ASSIGNMENT.match(argv[i]):
         name, _, value = argv[i].partition("=")
         env[name] = value
