@@ -290,10 +290,12 @@ def vllm_server(vllm_world: VllmWorld, tmp_path_factory: pytest.TempPathFactory)
     running: dict[tuple, VllmServer] = {}
 
     def start(
-        draft: str | None = "eagle3", method: str | None = "eagle3", ready: bool = True
+        draft: str | None = "eagle3", method: str | None = "eagle3", ready: bool = True,
+        shorthand: bool = False,
     ) -> VllmServer:
-        """ready=False: as soon as it is started (a server the engine may refuse to finish)."""
-        key = (draft, method)
+        """ready=False: as soon as it is started (a server the engine may refuse to finish);
+        shorthand: the settings given as --spec-method, --spec-model and --spec-tokens."""
+        key = (draft, method, shorthand)
         server = running.get(key)
         if server is not None and server.alive():
             return server
@@ -301,7 +303,8 @@ def vllm_server(vllm_world: VllmWorld, tmp_path_factory: pytest.TempPathFactory)
             other.stop()
         running.clear()
         log = root / f"{draft or method or 'none'}.log"
-        server = VllmServer.start(vllm_world.install, vllm_world.models, log, method, draft)
+        server = VllmServer.start(vllm_world.install, vllm_world.models, log, method, draft,
+                                  shorthand=shorthand)
         running[key] = server
         if ready:
             server.wait_ready()

@@ -50,7 +50,9 @@ class Config:
     versions: tuple[str, ...]  # the sweep's releases whose own tests/docs run it
     build: str  # tests/test_oracle.py BUILDS key
     published: str  # what the built config.json files are written from
-    launch: str = "args"  # "args" (draft given as a flag), "serve-speculator" (vllm serve DIR)
+    # "args" (draft given as a flag), "serve-speculator" (vllm serve DIR), "spec-flags" (vLLM
+    # 0.22.0 on: --spec-method, --spec-model and --spec-tokens, the rest in --speculative-config)
+    launch: str = "args"
     constant: str = ""  # SGLang: test_utils.py's name of the draft repo
     spec: dict = field(default_factory=dict)  # vLLM: --speculative-config keys beside "model"
     notes: dict = field(default_factory=dict)
@@ -822,6 +824,43 @@ VLLM_SOURCES |= {
         ("0.17.0", "docs/features/speculative_decoding/eagle.md:43")],
 }
 
+# vLLM's GSM8K accuracy tests (tests/evals/gsm8k/test_gsm8k_correctness.py, from 0.14.0): each
+# config's server_args are `vllm serve` flags, and the CI's lists name the configs it runs
+# (tests/evals/gsm8k/configs/models-h200.txt@v0.14.0; models-h200-deepseek-r1-tp.txt and
+# models-h200-deepseek-v32-tp.txt@v0.32.0; the _MI325 and _MI355 copies give the same flags on
+# AMD's lists). The _DP copies give --data-parallel-size 8 for --tensor-parallel-size 8 and are
+# otherwise the same: the rows below are the TP ones.
+_GSM8K = "vllm-project/vllm tests/evals/gsm8k/configs"
+_GSM8K_FLAGS = "--enforce-eager --max-model-len 4096 --tensor-parallel-size 8 --enable-expert-parallel"
+_DSV3_PUBLISHED = ("DeepSeek-V3's config.json (tests/realshape.py DEEPSEEK_V3) with its published "
+                   "FP8 quantization_config (e4m3, dynamic activations, 128x128 blocks) and YaRN "
+                   "x40 from 4096 to 163840 positions: DeepSeek-R1 is DeepSeek-V3's architecture "
+                   "with the same config values")
+VLLM_CONFIGS += [
+    *(Config(
+        f"vllm-gsm8k-{key}-mtp{'-k1' if k == 1 else ''}", "vllm", "MTP", target, "", "mtp",
+        _GSM8K_FLAGS, f"{_GSM8K}/{name}-TP.yaml@v{first}:1-11 (server_args: {_GSM8K_FLAGS} "
+        f"--speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":{k}}}'; "
+        f"{name}-DP.yaml the same with --data-parallel-size 8)", between("vllm", first, last),
+        build, published, spec={"num_speculative_tokens": k}, once=True,
+    ) for key, name, target, k, first, last, build, published in (
+        ("deepseek-r1", "DeepSeek-R1", "deepseek-ai/DeepSeek-R1", 1, "0.14.0", "0.16.0",
+         "mtp-dsv3-fp8-in-target", _DSV3_PUBLISHED),
+        ("deepseek-r1", "DeepSeek-R1", "deepseek-ai/DeepSeek-R1", 3, "0.17.0", None,
+         "mtp-dsv3-fp8-in-target", _DSV3_PUBLISHED),
+        ("deepseek-v32", "DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2", 1, "0.16.0", "0.16.0",
+         "mtp-dsv32-fp8-in-target", "DeepSeek-V3.2-Exp's config.json as the SGLang rows build it "
+         "(DeepseekV32ForCausalLM: DeepSeek-V3's with the indexer's 128-wide 64 heads and top 2048) "
+         "with DeepSeek-V3's FP8 and YaRN settings: DeepSeek-V3.2 keeps V3.2-Exp's architecture"),
+        ("deepseek-v32", "DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2", 3, "0.17.0", None,
+         "mtp-dsv32-fp8-in-target", "as vllm-gsm8k-deepseek-v32-mtp-k1"),
+    )),
+]
+VLLM_SOURCES |= {
+    "deepseek-ai/DeepSeek-R1": [("0.14.0", "tests/evals/gsm8k/configs/DeepSeek-R1-TP.yaml:1")],
+    "deepseek-ai/DeepSeek-V3.2": [("0.16.0", "tests/evals/gsm8k/configs/DeepSeek-V3.2-TP.yaml:1")],
+}
+
 # vLLM's V0 end-to-end tests (tests/spec_decode/e2e/, run by the CI's "Speculative decoding
 # tests" step, .buildkite/test-pipeline.yaml@v0.8.5:277-285; tests/spec_decode/conftest.py sets
 # VLLM_USE_V1=0): n-gram and separate draft models on JackFram's small Llamas, 0.8.5-0.9.2 (V0
@@ -1248,6 +1287,19 @@ NOT_BUILT = [
      "the MLA head's config.json (an Eagle3DeepseekV2ForCausalLM, SGLang's models/"
      "kimi_k25_eagle3.py) and the NVFP4 checkpoint's quantization config are not known "
      "offline; the Llama-style head on Kimi-K2.5 itself is a row (0.5.11-0.5.13.post1)"),
+    ("vllm", "(the GSM8K accuracy configs beyond DeepSeek-R1's and DeepSeek-V3.2's, which are "
+     "rows: Qwen3-Next-80B-A3B NVFP4 with qwen3_next_mtp, 0.14.0 on; Nemotron-3-Super-120B-A12B "
+     "BF16/FP8/NVFP4 with mtp k 5, 0.19.0 on; nvidia/Qwen3.5-397B-A17B-NVFP4 with --spec-method "
+     "mtp --spec-tokens 3, 0.23.0 on; gemma-4-E4B-it-qat-mobile-ct with its assistant, 0.27.0 "
+     "on; the DSpark configs, 0.28.0 on)", "(the targets' MTP layers; google/gemma-4-E4B-it-"
+     "assistant; the DSpark drafts)", "MTP, DSpark", "tests/evals/gsm8k/configs/"
+     "Qwen3-Next-80B-A3B-NVFP4-EP2.yaml@v0.14.0:10; Nemotron-3-Super-120B-A12B-BF16.yaml@v0.19.0; "
+     "Qwen3.5-397B-A17B-NVFP4-DEP2-MTP.yaml@v0.23.0:12-13; gemma-4-E4B-it-qat-mobile-ct.yaml"
+     "@v0.27.0:8", "the NVFP4 checkpoints' quantization configs and Nemotron-3-Super's and "
+     "Qwen3.5-397B's config.json are not known offline (the BF16 Qwen3-Next-80B is a row, and "
+     "the --spec-method/--spec-tokens form Qwen3.5's config launches with is read: tests/"
+     "test_oracle.py test_vllm_s_settings_flags_are_read_as_the_engine_writes_them); Gemma-4's "
+     "assistant and DSpark are draft kinds remotedbg has no rules for (REGISTRY_NOT_BUILT)"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

@@ -278,6 +278,21 @@ DEEPSEEK_V32 = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v32-ex
                                                 max_position_embeddings=163840)))  # fmt: skip
 
 
+# DeepSeek-V3's and DeepSeek-R1's published config.json settings beyond the shape: FP8 weights in
+# 128x128 blocks, YaRN x40 from 4096 to 163840 positions
+_DSV3_FP8_YARN = {
+    "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                            "weight_block_size": [128, 128]},
+    "max_position_embeddings": 163840,
+    "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
+                     "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
+}  # fmt: skip
+DEEPSEEK_V3_FP8 = rs.TargetShape(**dict(vars(rs.DEEPSEEK_V3), name="deepseek-v3-fp8",
+                                        extra=dict(rs.DEEPSEEK_V3.extra, **_DSV3_FP8_YARN)))
+DEEPSEEK_V32_FP8 = rs.TargetShape(**dict(vars(DEEPSEEK_V32), name="deepseek-v32-fp8",
+                                         extra=dict(DEEPSEEK_V32.extra, **_DSV3_FP8_YARN)))
+
+
 def _eagle3_kimi_k25() -> tuple[dict, dict]:
     """lightseekorg/kimi-k2.5-eagle3, which SGLang's Kimi-K2.5 cookbook serves: its config.json
     is not known offline, so SpecForge's template for a Kimi-K2.5 head stands in
@@ -679,6 +694,8 @@ BUILDS = {
     "eagle3-kimi-k25": lambda: (rs.kimi_k25_config(), _eagle3_kimi_k25()),
     "mtp-dsv32-in-target": lambda: (DEEPSEEK_V32, _mtp_in_target(DEEPSEEK_V32)),
     "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
+    "mtp-dsv3-fp8-in-target": lambda: (DEEPSEEK_V3_FP8, _mtp_in_target(DEEPSEEK_V3_FP8)),
+    "mtp-dsv32-fp8-in-target": lambda: (DEEPSEEK_V32_FP8, _mtp_in_target(DEEPSEEK_V32_FP8)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM")),
     "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
@@ -767,7 +784,18 @@ def _launch_line(config: Config, target: Path, draft: Path) -> str:
     spec = {"model": str(draft), **config.spec} if config.draft else dict(config.spec)
     if not config.algorithm.startswith("("):
         spec = {"method": config.algorithm, **spec}
+    if config.launch == "spec-flags":  # vLLM 0.22.0 on: a flag for each of the three keys
+        words = [f"--{flag} {spec.pop(key)}" for flag, key in SPEC_FLAGS if key in spec]
+        if spec:
+            words.append(f"--speculative-config {json.dumps(spec)}")
+        return f"vllm serve {target} {' '.join(words)} {config.flags}"
     return f"vllm serve {target} --speculative-config {json.dumps(spec)} {config.flags}"
+
+
+# vLLM 0.22.0 vllm/engine/arg_utils.py:1463-1466 adds them; create_speculative_config writes each
+# into the speculative config (:1668-1681), ValueError when the JSON has the key too
+SPEC_FLAGS = (("spec-method", "method"), ("spec-model", "model"),
+              ("spec-tokens", "num_speculative_tokens"))
 
 
 def build(root: Path, config: Config, monkeypatch, plant: bool = False) -> dict:
@@ -836,6 +864,8 @@ def judge(variables: dict, roots: str) -> dict:
         "diagnose_unknown": [u.get("reason") or str(u) for u in diagnosis.unknown],
         "spec_audit": outcome.verdict,
         "spec_audit_errors": sorted({f["id"] for f in outcome.findings if f["severity"] == ERROR}),
+        "spec_audit_error_titles": sorted(f["title"] for f in outcome.findings
+                                          if f["severity"] == ERROR),
         "spec_audit_inconclusive": list(outcome.inconclusive),
         "vocab_audit": vocab["verdict"],
         "vocab_audit_errors": vocab["errors"],
@@ -1224,6 +1254,46 @@ def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
     assert any(f"method 'medusa' (SpeculativeConfig: the draft config's model_type medusa "
                f"({where})), a draft kind remotedbg has no rules for" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
+
+
+# vLLM 0.22.0 added --spec-method, --spec-model and --spec-tokens (vllm/engine/arg_utils.py:
+# 1463-1466), written into the speculative config by create_speculative_config (:1668-1681),
+# which raises ValueError when the --speculative-config JSON has the same key (:1677-1680); its
+# own CI launches MTP so (tests/evals/gsm8k/configs/Qwen3.5-397B-A17B-NVFP4-DEP2-MTP.yaml@v0.27.0:
+# 12-13). 0.21.0's parser has no such flags (vllm/engine/arg_utils.py: only --speculative-config
+# and -sc), so argparse stops the start on them.
+@pytest.mark.parametrize("row", ["vllm-eagle3-llama31-8b", "vllm-ngram-qwen3-8b",
+                                 "vllm-mtp-dsv3-4layers-fp8"])
+@pytest.mark.parametrize("version", ["0.22.0", "0.32.0"])
+def test_vllm_s_settings_flags_are_read_as_the_engine_writes_them(
+    tmp_path, monkeypatch, row, version
+):
+    """A row of the oracle launched with the flags instead of the JSON: as clean as the row."""
+    config = replace(BY_ID[row], versions=(version,), launch="spec-flags")
+    variables = build(tmp_path, config, monkeypatch)
+    assert "--spec-method" in variables["args"] and "--spec-tokens" in variables["args"]
+    assert ("--spec-model" in variables["args"]) is bool(BY_ID[row].draft)
+    got = judge(variables, _root(config, version))
+    assert clean(got), got
+
+
+def test_vllm_s_settings_flags_before_0_22_or_given_twice_stop_the_start(tmp_path, monkeypatch):
+    config = replace(BY_ID["vllm-eagle3-llama31-8b"], launch="spec-flags")
+    variables = build(tmp_path / "old", config, monkeypatch)
+    got = judge(variables, _root(config, "0.21.0"))
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == ["draft-settings"], got
+    assert got["spec_audit_error_titles"] == [
+        "--spec-method: vLLM 0.21.0 has no such flag and refuses to start"], got
+    variables = build(tmp_path / "twice", config, monkeypatch)
+    given = '{"max_model_len": 2048}'
+    assert given in variables["args"]
+    variables["args"] = variables["args"].replace(
+        given, '{"max_model_len": 2048, "num_speculative_tokens": 3}')
+    got = judge(variables, _root(config, "0.22.0"))
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == ["draft-settings"], got
+    assert got["spec_audit_error_titles"] == [
+        "--spec-tokens and --speculative-config['num_speculative_tokens'] both given: vLLM "
+        "refuses to start"], got
 
 
 # SGLang 0.5.6 reads a deepseek_v32 config that transformers cannot read as DeepSeek-V3's

@@ -280,8 +280,12 @@ def test_ngram_summary_counts_every_request_and_calls_no_head_broken(cli, vllm_s
 def test_eagle1_head_is_cleared_and_measured(cli, vllm_server, vllm_world):
     """vLLM's EAGLE-1 head (method "eagle", EagleLlamaForCausalLM): its loader runs the
     checkpoint through a nested function (`map(transform, weights)`, llama_eagle.py:187-196) and
-    builds layer 0 without input_layernorm (:53-57); the draft has none: the engine serves it."""
-    server = vllm_server("eagle1", "eagle")
+    builds layer 0 without input_layernorm (:53-57); the draft has none: the engine serves it.
+    It is started as vLLM's own CI starts some servers (tests/evals/gsm8k/configs/
+    Qwen3.5-397B-A17B-NVFP4-DEP2-MTP.yaml@v0.27.0:12-13): --spec-method eagle --spec-model HEAD
+    --spec-tokens N, no --speculative-config (0.32.0 vllm/engine/arg_utils.py:2068-2081)."""
+    server = vllm_server("eagle1", "eagle", shorthand=True)
+    assert "--speculative-config" not in server.argv and "--spec-model" in server.argv
     drafted(server)  # its log holds a figure, as a server's that has served traffic does
     draft = vllm_world.models.draft("eagle1")
     result = cli("playbook", "spec-audit", "-H", "local", "--json",

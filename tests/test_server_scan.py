@@ -792,7 +792,7 @@ def test_sglang_flags_given_as_argparse_prefixes_are_read():
     """SGLang's parser keeps argparse's allow_abbrev (0.5.23 srt/server_args.py:679): its docs
     launch with `--model`, `--speculative-algo NEXTN` (docs/basic_usage/qwen3.md@v0.5.2:24) and
     `--mem-fraction`. A prefix of one setting's flags is that flag; one of several stays as given;
-    an exact flag beside its prefix wins; vLLM's launch form keeps names as given."""
+    an exact flag beside its prefix wins."""
     from remotedbg.agent.server_scan import expand_prefixes, parse_args, spec_summary
 
     argv = ["python3", "-m", "sglang.launch_server", "--model", "Qwen/Qwen3-Next-80B-A3B-Instruct",
@@ -806,4 +806,23 @@ def test_sglang_flags_given_as_argparse_prefixes_are_read():
     args = expand_prefixes("sglang", {"speculative-algo": "EAGLE",
                                       "speculative-algorithm": "EAGLE3"})  # fmt: skip
     assert args == {"speculative-algorithm": "EAGLE3"}
-    assert expand_prefixes("vllm", {"speculative-conf": "{}"}) == {"speculative-conf": "{}"}
+
+
+def test_vllm_flags_given_as_argparse_prefixes_or_as_its_settings_flags_are_read():
+    """vLLM's FlexibleArgumentParser is an argparse.ArgumentParser that leaves allow_abbrev on
+    (0.32.0 vllm/utils/argparse_utils.py), so `--speculative-conf JSON` is --speculative-config;
+    from 0.22.0 --spec-method, --spec-model and --spec-tokens each write one key into it
+    (vllm/engine/arg_utils.py:1668-1681). `--spec-m` could be --spec-method or --spec-model:
+    argparse refuses it, and it stays as given."""
+    from remotedbg.agent.server_scan import parse_args, spec_summary
+
+    argv = ["vllm", "serve", "/m/t", "--speculative-conf",
+            '{"method": "eagle", "model": "/m/d", "num_speculative_tokens": 4}']  # fmt: skip
+    spec = spec_summary("vllm", parse_args(argv))
+    assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("eagle", "/m/d", 4)
+    argv = ["vllm", "serve", "/m/t", "--spec-method", "mtp", "--spec-tokens", "3",
+            "--speculative-config", '{"draft_tensor_parallel_size": 1}']  # fmt: skip
+    spec = spec_summary("vllm", parse_args(argv))
+    assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("mtp", None, 3)
+    spec = spec_summary("vllm", parse_args(["vllm", "serve", "/m/t", "--spec-m", "/m/d"]))
+    assert (spec["algorithm"], spec["draft_model"]) == (None, None)

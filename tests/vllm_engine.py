@@ -473,9 +473,12 @@ class VllmServer:
         method: str | None = "eagle3",
         draft: str | None = "eagle3",
         extra: tuple[str, ...] = (),
+        shorthand: bool = False,
     ) -> VllmServer:
         """`vllm serve TARGET --speculative-config {...}` (method None: no speculation), in a
-        process group of its own (nice 10: the box is shared), its stdout and stderr in `log`."""
+        process group of its own (nice 10: the box is shared), its stdout and stderr in `log`.
+        shorthand: the settings as --spec-method, --spec-model and --spec-tokens instead (0.22.0
+        and later: vllm/engine/arg_utils.py create_speculative_config writes them in)."""
         port = _free_port()
         argv = ["nice", "-n", "10", str(inst.venv / "bin" / "vllm"), "serve", str(models.target),
                 "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
@@ -483,7 +486,14 @@ class VllmServer:
                 "--seed", "0", *extra]  # fmt: skip
         if method is not None:
             path = models.draft(draft) if draft else None
-            argv += ["--speculative-config", spec_config(method, path)]
+            config = json.loads(spec_config(method, path))
+            if shorthand:
+                argv += ["--spec-method", config.pop("method"),
+                         "--spec-tokens", str(config.pop("num_speculative_tokens"))]
+                if "model" in config:
+                    argv += ["--spec-model", config.pop("model")]
+            if config:
+                argv += ["--speculative-config", json.dumps(config, separators=(",", ":"))]
         handle = open(log, "ab")
         process = subprocess.Popen(
             argv, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

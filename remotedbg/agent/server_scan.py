@@ -79,11 +79,22 @@ LAUNCH_FORMS = {
         # `--speculative-algo NEXTN` (docs/basic_usage/qwen3.md@v0.5.2:24)
         "abbrev": True,
     },
+    # vLLM: --speculative-config JSON; from 0.22.0 also --spec-method/--spec-model/--spec-tokens,
+    # written into it (0.22.0 vllm/engine/arg_utils.py:1463-1466, 1668-1681; the same key both
+    # ways stops the start); its FlexibleArgumentParser leaves argparse's allow_abbrev on
+    # (0.32.0 vllm/utils/argparse_utils.py)
     "vllm": {
-        "flags": {"target_model": ["model-path", "model"]},
+        "flags": {
+            "algorithm": ["spec-method"],
+            "draft_model": ["spec-model"],
+            "num_steps": ["spec-tokens"],
+            "target_model": ["model-path", "model"],
+        },
         "target_after": "serve",
         "target_positional": True,
         "settings": "speculative-config",
+        "settings_fill_only": True,
+        "abbrev": True,
         "draft_tokens_are_steps": True,
         "metrics_by_default": True,  # vLLM serves /metrics by default
         "port_flags": ["port"],
@@ -452,7 +463,13 @@ def expand_prefixes(engine, args):
             continue
         targets = {known[k] for k in known if k.startswith(name) and k != name}
         if len(targets) == 1:
-            out.setdefault(targets.pop(), value)
+            full = targets.pop()
+            if full in JSON_FLAGS and isinstance(value, str):
+                try:  # parse_args reads a JSON flag by its full name only
+                    value = _redact_value(json.loads(value))
+                except ValueError:
+                    pass
+            out.setdefault(full, value)
         else:
             out[name] = value
     return out

@@ -493,7 +493,7 @@ def draft_settings(dep: Any) -> dict[str, Any]:
     if not dep.server:
         return not_applicable(result, "no launch arguments")
     if dep.launch_profile.settings_arg:
-        refused = dep.launch_profile.settings_refused(args)
+        refused = dep.launch_profile.settings_refused(args, dep.engine_version)
         if refused:
             return add_finding(result, finding("draft-settings", ERROR, *refused,
                                                {"speculative_config": args.get(

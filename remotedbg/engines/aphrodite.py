@@ -12,9 +12,8 @@ transformers_utils/configs/eagle.py, as vLLM does.
 Its own flags: `--spec-method`, `--spec-model`, `--spec-tokens` (engine/arg_utils.py:1326-1328)
 are written into the speculative config (:1503-1514), and one whose key the --speculative-config
 JSON also gives stops the start with ValueError("--spec-model and --speculative-config['model']
-are mutually exclusive") (:1512-1513): stock vLLM has neither the flags nor the check, and its
-EAGLE path is otherwise vLLM's (config/speculative.py, transformers_utils/configs/eagle.py), so
-this is the EAGLE-3 failure of Aphrodite's own.
+are mutually exclusive") (:1512-1513): vLLM added the same flags and check in 0.22.0
+(engines/vllm.py VLLMProfile.settings_refused); Aphrodite has them whatever its version says.
 
 Its version numbers are its own: no vLLM release rule is gated on them (they are stated as
 not applied), and the install is named "aphrodite-engine 0.22.0, a fork of vLLM".
@@ -22,15 +21,7 @@ not applied), and the install is named "aphrodite-engine 0.22.0, a fork of vLLM"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from remotedbg.engines.vllm import VLLMProfile
-
-#: its own flags (parsed-args keys) -> the speculative config's key each sets
-#: (engine/arg_utils.py:1503-1507)
-OWN_SETTINGS_FLAGS = {"spec-method": "method", "spec-model": "model",
-                      "spec-tokens": "num_speculative_tokens"}  # fmt: skip
 
 
 class AphroditeProfile(VLLMProfile):
@@ -39,6 +30,8 @@ class AphroditeProfile(VLLMProfile):
     fork_of = "vllm"
     distribution = "aphrodite-engine"
     versions_gate_rules = False
+    settings_flags_since = None
+    settings_flags_at = "aphrodite/engine/arg_utils.py:1326-1328, 1503-1514"
     tokens_required_at = "aphrodite/config/speculative.py:885-886, :1076-1082"
     # its draft classes take `aphrodite_config` (0.22.0 model_executor/models/llama_eagle3.py:293)
     loader_config_argument = "aphrodite_config"
@@ -58,38 +51,6 @@ class AphroditeProfile(VLLMProfile):
             r"-m\s+aphrodite\b",
         ],
     }
-
-    def _own_flags(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        return {flag: args[flag] for flag in OWN_SETTINGS_FLAGS if args.get(flag) is not None}
-
-    def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
-        """--speculative-config with its own flags written in (arg_utils.py:1503-1514)."""
-        own = self._own_flags(args)
-        spec = super().launch_settings(args)
-        if not own:
-            return spec
-        merged = dict(spec or {})
-        for flag, value in own.items():
-            key = OWN_SETTINGS_FLAGS[flag]
-            if key == "num_speculative_tokens" and str(value).isdigit():
-                value = int(value)
-            merged.setdefault(key, value)
-        return merged
-
-    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
-        spec = super().launch_settings(args) or {}
-        clashes = [flag for flag in self._own_flags(args) if OWN_SETTINGS_FLAGS[flag] in spec]
-        if not clashes:
-            return None
-        flag = clashes[0]
-        key = OWN_SETTINGS_FLAGS[flag]
-        return (
-            f"--{flag} and --speculative-config['{key}'] both given: Aphrodite refuses to start",
-            f"Aphrodite writes --{flag} into the speculative config and raises ValueError("
-            f"\"--{flag} and --speculative-config['{key}'] are mutually exclusive\") at start "
-            "when the JSON already has that key (aphrodite/engine/arg_utils.py:1503-1514). "
-            f"Give {key} once: drop --{flag}, or drop '{key}' from --speculative-config.",
-        )
 
 
 APHRODITE = AphroditeProfile()

@@ -215,9 +215,11 @@ class EngineProfile:
         spec = args.get(self.settings_arg or "")
         return spec if isinstance(spec, dict) else None
 
-    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
-        """(title, detail) when the engine stops at start on how the launch gives its draft
-        settings (settings_arg's JSON beside flags of its own); None when it takes them."""
+    def settings_refused(self, args: Mapping[str, Any], version: str | None = None
+                         ) -> tuple[str, str] | None:  # fmt: skip
+        """(title, detail) when the engine (this release, where it matters) stops at start on
+        how the launch gives its draft settings (settings_arg's JSON beside flags of its own);
+        None when it takes them."""
         return None
 
     def accept_length(self, counts: Mapping[str, Any]) -> float | None:

@@ -2,10 +2,14 @@
 does not fit its target (paths relative to site-packages; the releases of tests/releases.py).
 
 Launch: `vllm serve TARGET --speculative-config '{"method": ..., "model": ...}'` (methods
-eagle3, eagle, deepseek_mtp and other `*_mtp`: config/speculative.py SpeculativeMethod),
-`--max-model-len`, `--hf-overrides`; the draft's architecture, renamed after the method by its
-EAGLEConfig (transformers_utils/configs/eagle.py), is looked up in the model registry
-(model_executor/models/registry.py), and /metrics is served by default.
+eagle3, eagle, deepseek_mtp and other `*_mtp`: config/speculative.py SpeculativeMethod); from
+0.22.0 `--spec-method`, `--spec-model` and `--spec-tokens` each write one key into it (a key given
+both ways stops the start: VLLMProfile.settings_refused); a unique prefix of a flag is the flag
+(its parser is an argparse.ArgumentParser with allow_abbrev left on: 0.32.0
+vllm/utils/argparse_utils.py FlexibleArgumentParser); `--max-model-len`, `--hf-overrides`; the
+draft's architecture, renamed after the method by its EAGLEConfig (transformers_utils/configs/
+eagle.py), is looked up in the model registry (model_executor/models/registry.py),
+and /metrics is served by default.
 
 Context length: a target context above the draft's:
 - 0.33: the draft's max_position_embeddings is raised when every rope type of the draft is
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from remotedbg.engines import code_markers
 from remotedbg.engines.draft_fit_rules import LOWERED, OVERRUN, RAISED, SKIPPED, release, rope_types
@@ -107,9 +111,19 @@ def registry_entries(tree: ast.Module, only: Iterable[str] | None = None) -> dic
     return result
 
 
+#: flags that each write one key of the speculative config (parsed-args key -> the key)
+SETTINGS_FLAGS = {"spec-method": "method", "spec-model": "model",
+                  "spec-tokens": "num_speculative_tokens"}  # fmt: skip
+
+
 class VLLMProfile(EngineProfile):
     name = "vllm"
     label = "vLLM"
+    #: the release that added SETTINGS_FLAGS (None: every version of the engine has them), and
+    #: where they are added and written into the speculative config
+    settings_flags_since: ClassVar[tuple[int, ...] | None] = (0, 22, 0)
+    settings_flags_at: ClassVar[str] = (
+        "0.22.0 vllm/engine/arg_utils.py:1463-1466, 1668-1681; 0.32.0 :1831-1834, 2068-2081")
     scan = {
         "package": "vllm",
         "package_markers": ["model_executor"],
@@ -267,10 +281,56 @@ class VLLMProfile(EngineProfile):
             "Upgrade to 0.15.0 or later with method draft_model, or serve an EAGLE head.",
         )
 
-    def settings_refused(self, args: Mapping[str, Any]) -> tuple[str, str] | None:
-        """Suffix decoding's settings out of the ranges SpeculativeConfig accepts: ValueError at
-        start, the same in every release that has the method (0.11.1 config/speculative.py:
-        478-498; 0.33.0 :1740-1760)."""
+    def _settings_flags(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        return {flag: args[flag] for flag in SETTINGS_FLAGS if args.get(flag) is not None}
+
+    def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
+        """--speculative-config with --spec-method, --spec-model and --spec-tokens written in
+        (settings_flags_at)."""
+        spec = super().launch_settings(args)
+        flags = self._settings_flags(args)
+        if not flags:
+            return spec
+        merged = dict(spec or {})
+        for flag, value in flags.items():
+            key = SETTINGS_FLAGS[flag]
+            if key == "num_speculative_tokens" and str(value).isdigit():
+                value = int(value)
+            merged.setdefault(key, value)
+        return merged
+
+    def settings_refused(self, args: Mapping[str, Any], version: str | None = None
+                         ) -> tuple[str, str] | None:  # fmt: skip
+        """The settings flags on a release without them (argparse stops at start), or beside a
+        --speculative-config JSON that has the same key (ValueError at start); suffix
+        decoding's settings out of the ranges SpeculativeConfig accepts: ValueError at start,
+        the same in every release that has the method (0.11.1 config/speculative.py:478-498;
+        0.33.0 :1740-1760)."""
+        flags = self._settings_flags(args)
+        since = self.settings_flags_since
+        if flags and since and version and release(version) and release(version) < since:
+            flag = next(iter(flags))
+            return (
+                f"--{flag}: {self.label} {version} has no such flag and refuses to start",
+                f"--spec-method, --spec-model and --spec-tokens came in {self.label} "
+                f"{'.'.join(map(str, since))} ({self.settings_flags_at}); this release's "
+                f"argparse stops at start with 'unrecognized arguments: --{flag} ...'. Give "
+                f"them in --speculative-config instead, e.g. '{{\"{SETTINGS_FLAGS[flag]}\": "
+                "...}'.",
+            )
+        given = super().launch_settings(args) or {}
+        clashes = [flag for flag in flags if SETTINGS_FLAGS[flag] in given]
+        if clashes:
+            flag = clashes[0]
+            key = SETTINGS_FLAGS[flag]
+            return (
+                f"--{flag} and --speculative-config['{key}'] both given: {self.label} refuses "
+                "to start",
+                f"{self.label} writes --{flag} into the speculative config and raises ValueError("
+                f"\"--{flag} and --speculative-config['{key}'] are mutually exclusive\") at "
+                f"start when the JSON already has that key ({self.settings_flags_at}). Give "
+                f"{key} once: drop --{flag}, or drop '{key}' from --speculative-config.",
+            )
         spec = self.launch_settings(args)
         if not spec or method_key(spec.get("method")) != "suffix":
             return None
