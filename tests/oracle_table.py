@@ -829,9 +829,11 @@ VLLM_SOURCES |= {
 # (tests/evals/gsm8k/configs/models-h200.txt@v0.14.0; models-h200-deepseek-r1-tp.txt and
 # models-h200-deepseek-v32-tp.txt@v0.32.0; the _MI325 and _MI355 copies give the same flags on
 # AMD's lists). The _DP copies give --data-parallel-size 8 for --tensor-parallel-size 8 and are
-# otherwise the same: the rows below are the TP ones.
+# otherwise the same: the rows below are the TP ones (the DP copies: tests/test_oracle.py
+# test_the_gsm8k_configs_data_parallel_copies_are_clean).
 _GSM8K = "vllm-project/vllm tests/evals/gsm8k/configs"
-_GSM8K_FLAGS = "--enforce-eager --max-model-len 4096 --tensor-parallel-size 8 --enable-expert-parallel"
+_GSM8K_FLAGS = ("--enforce-eager --max-model-len 4096 --tensor-parallel-size 8 "
+                "--enable-expert-parallel")
 _DSV3_PUBLISHED = ("DeepSeek-V3's config.json (tests/realshape.py DEEPSEEK_V3) with its published "
                    "FP8 quantization_config (e4m3, dynamic activations, 128x128 blocks) and YaRN "
                    "x40 from 4096 to 163840 positions: DeepSeek-R1 is DeepSeek-V3's architecture "
@@ -850,8 +852,9 @@ VLLM_CONFIGS += [
          "mtp-dsv3-fp8-in-target", _DSV3_PUBLISHED),
         ("deepseek-v32", "DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2", 1, "0.16.0", "0.16.0",
          "mtp-dsv32-fp8-in-target", "DeepSeek-V3.2-Exp's config.json as the SGLang rows build it "
-         "(DeepseekV32ForCausalLM: DeepSeek-V3's with the indexer's 128-wide 64 heads and top 2048) "
-         "with DeepSeek-V3's FP8 and YaRN settings: DeepSeek-V3.2 keeps V3.2-Exp's architecture"),
+         "(DeepseekV32ForCausalLM: DeepSeek-V3's with the indexer's 128-wide 64 heads and top "
+         "2048) with DeepSeek-V3's FP8 and YaRN settings: DeepSeek-V3.2 keeps V3.2-Exp's "
+         "architecture"),
         ("deepseek-v32", "DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2", 3, "0.17.0", None,
          "mtp-dsv32-fp8-in-target", "as vllm-gsm8k-deepseek-v32-mtp-k1"),
     )),

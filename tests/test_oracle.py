@@ -1296,6 +1296,18 @@ def test_vllm_s_settings_flags_before_0_22_or_given_twice_stop_the_start(tmp_pat
         "refuses to start"], got
 
 
+@pytest.mark.parametrize("row", ["vllm-gsm8k-deepseek-r1-mtp", "vllm-gsm8k-deepseek-v32-mtp"])
+def test_the_gsm8k_configs_data_parallel_copies_are_clean(tmp_path, monkeypatch, row):
+    """tests/evals/gsm8k/configs/DeepSeek-R1-DP.yaml and DeepSeek-V3.2-DP.yaml@v0.32.0:9 give
+    --data-parallel-size 8 where the TP rows give --tensor-parallel-size 8, the rest the same."""
+    config = BY_ID[row]
+    assert "--tensor-parallel-size 8" in config.flags
+    config = replace(config, flags=config.flags.replace("--tensor-parallel-size 8",
+                                                        "--data-parallel-size 8"))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, "0.32.0"))
+    assert clean(got), got
+
+
 # SGLang 0.5.6 reads a deepseek_v32 config that transformers cannot read as DeepSeek-V3's
 # (srt/utils/hf_transformers_utils.py:156-183, called at :221-228 under `except ValueError`), and
 # only then renames the draft to DeepseekV3ForCausalLMNextN (model_config.py:253-257: there is no
