@@ -964,6 +964,77 @@ VLLM_SOURCES |= {
         ("0.8.5", "tests/spec_decode/e2e/test_integration_dist_tp4.py:41")],
 }
 
+# Medusa (vLLM 0.8.5-0.32.0): the V0 test's random head on JackFram/llama-68m, and the same head
+# as tests/models/registry.py's MedusaModel example, which test_initialization.py starts with
+# {model, num_speculative_tokens 1} and no method (0.32.0 tests/models/test_initialization.py:
+# 219-223): the release takes method medusa from the draft's model_type
+_MEDUSA_PUBLISHED = (
+    "JackFram/llama-68m's config.json; the head as vLLM's own ground truth for it gives it "
+    "(tests/config/draft_model_arch_groundtruth.json@v0.32.0: MedusaModel, model_type medusa, "
+    "hidden 768, one layer, vocab 32000, float32) with the 5 heads the V0 test names "
+    "(test_medusa_correctness.py@v0.8.5:36-38): blocks.{i}.layers.0.weight and "
+    "lm_heads.{i}.weight, no bias (medusa_fc_bias defaults to False)")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-v0-medusa-llama-68m", "vllm", "Medusa", "JackFram/llama-68m",
+        "abhigoyal/vllm-medusa-llama-68m-random", "(none: medusa from the draft config's "
+        "model_type)", "--dtype float32", f"{_V0}/test_medusa_correctness.py@v0.8.5:31-75 "
+        "(test_medusa_e2e_greedy_correctness: {model abhigoyal/vllm-medusa-llama-68m-random, "
+        "num_speculative_tokens 5}, float32, enforce_eager; test_medusa_different_k at :295 runs "
+        "k 1-5)", _V0_RELEASES, "medusa-llama-68m", _MEDUSA_PUBLISHED,
+        spec={"num_speculative_tokens": 5}, once=True,
+    ),
+    Config(
+        "vllm-registry-medusa-llama-68m", "vllm", "Medusa", "JackFram/llama-68m",
+        "abhigoyal/vllm-medusa-llama-68m-random", "(none: medusa from the draft config's "
+        "model_type)", "", "vllm-project/vllm tests/models/registry.py@v0.10.0:469 (MedusaModel: "
+        "JackFram/llama-68m, speculative_model abhigoyal/vllm-medusa-llama-68m-random), started "
+        "by tests/models/test_initialization.py with {model, num_speculative_tokens 1}; the V0 "
+        "test runs k 1 too (0.8.5-0.9.2)", between("vllm", "0.8.5", "0.32.0"), "medusa-llama-68m",
+        _MEDUSA_PUBLISHED, spec={"num_speculative_tokens": 1}, once=True,
+    ),
+]
+VLLM_SOURCES |= {
+    "abhigoyal/vllm-medusa-llama-68m-random": [
+        ("0.8.5", "tests/spec_decode/e2e/test_medusa_correctness.py:34"),
+        ("0.9.1", "tests/spec_decode/e2e/test_medusa_correctness.py:35"),
+        *_registry_lines((
+            ("0.10.0", 469), ("0.10.1", 524), ("0.10.2", 600), ("0.11.0", 605), ("0.11.1", 827),
+            ("0.12.0", 850), ("0.13.0", 862), ("0.14.0", 952), ("0.16.0", 1034),
+            ("0.17.0", 1097), ("0.18.0", 1134), ("0.18.1", 1135), ("0.19.0", 1167),
+            ("0.19.1", 1294), ("0.20.1", 1394), ("0.21.0", 1392), ("0.22.0", 1414),
+            ("0.22.1", 1415), ("0.23.0", 1447), ("0.24.0", 1421), ("0.25.0", 1403),
+            ("0.26.0", 1436), ("0.27.0", 1435), ("0.28.0", 1473), ("0.29.0", 1454),
+            ("0.30.0", 1489), ("0.32.0", 1447),
+        )),
+    ],
+}
+
+# vLLM's structured-output tests give n-gram the legacy way, {"model": "[ngram]"} and no method,
+# which every release reads as method ngram (0.8.5 config.py:2307-2314; 0.32.0 config/
+# speculative.py:1136-1137): tests/v1/entrypoints/llm/test_struct_output_generate.py@v0.9.0:25-30,
+# 47 (tests/entrypoints/llm/ from 0.19.0), LLM(enforce_eager, max_model_len 1024)
+VLLM_CONFIGS.append(Config(
+    "vllm-struct-output-ngram-qwen25-1.5b", "vllm", "n-gram", "Qwen/Qwen2.5-1.5B-Instruct", "",
+    "(none: ngram from the model '[ngram]')", "--enforce-eager --max-model-len 1024",
+    "vllm-project/vllm tests/v1/entrypoints/llm/test_struct_output_generate.py@v0.9.0:25-30, 47 "
+    "(NGRAM_SPEC_CONFIG {model [ngram], num_speculative_tokens 5, prompt_lookup_max 5, "
+    "prompt_lookup_min 1} with xgrammar; @v0.19.0 tests/entrypoints/llm/... :129-134, 183)",
+    between("vllm", "0.9.0"), "target-only-qwen25-1.5b",
+    "Qwen2.5-1.5B-Instruct's config.json (the target's only; as the SGLang docs row builds it)",
+    spec={"model": "[ngram]", "num_speculative_tokens": 5, "prompt_lookup_max": 5,
+          "prompt_lookup_min": 1}, once=True,
+))
+VLLM_SOURCES |= {
+    "Qwen/Qwen2.5-1.5B-Instruct": [
+        *((version, f"tests/v1/entrypoints/llm/test_struct_output_generate.py:{line}")
+          for version, line in (("0.9.0", 47), ("0.9.1", 48), ("0.10.0", 52), ("0.10.2", 57),
+                                ("0.11.0", 60), ("0.12.0", 81))),
+        ("0.19.0", "tests/entrypoints/llm/test_struct_output_generate.py:183"),
+        ("0.28.0", "tests/entrypoints/llm/test_struct_output_generate.py:181"),
+    ],
+}
+
 _SGL_NGRAM = ("sgl-project/sglang/test/srt/test_ngram_speculative_decoding.py (--speculative-"
               "algorithm NGRAM --speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
               "--mem-fraction-static 0.8 --trust-remote-code; the stored copy read has no commit)")
@@ -1176,14 +1247,13 @@ NOT_BUILT = [
      "test_draft_rename.py: GLM-4.5 on four releases); the checkpoint is not built: "
      "GLM-4.6-FP8's quantization layout (block FP8 or compressed-tensors) is not known offline, "
      "and the layout decides the quantization checks"),
-    ("vllm", "(V0 e2e: Medusa on JackFram/llama-68m, k 1-5; the registry's MedusaModel)",
-     "abhigoyal/vllm-medusa-llama-68m-random", "Medusa",
-     "tests/spec_decode/e2e/test_medusa_correctness.py@v0.8.5:34-75; tests/spec_decode/"
-     "test_memory_usage.py@v0.9.0:26; tests/models/registry.py (0.8.5-0.32.0)",
-     "a draft kind remotedbg has no rules for: the release takes method medusa from the "
-     "draft's model_type (0.10.1.1 config/__init__.py:2140), and remotedbg says inconclusive "
-     "naming that line (tests/test_oracle.py test_a_draft_kind_without_rules_is_said_unknown_"
-     "never_judged_as_another), never clean"),
+    ("vllm", "(Medusa: FasterDecoding/medusa-vicuna-7b-v1.3 on lmsys/vicuna-7b-v1.3, k 3, the "
+     "acceptance test, 0.25.0-0.32.0)", "FasterDecoding/medusa-vicuna-7b-v1.3", "Medusa",
+     "tests/v1/e2e/spec_decode/acceptance_rates/mtp_other/test_medusa.py@v0.32.0:21-38 "
+     "(spec_decode/test_spec_decode.py from 0.25.0)",
+     "the checkpoint's files are not known offline (FasterDecoding's own layout and config "
+     "keys, which vLLM reads from 0.25.0); that layout is judged with a stand-in (tests/"
+     "test_oracle.py test_fasterdecoding_s_medusa_layout_is_read_where_vllm_remaps_it)"),
     ("vllm", "(V0 e2e: the MLP speculator on JackFram/llama-160m, k from n_predict and 1-3; "
      "the registry's MLPSpeculatorPreTrainedModel)", "ibm-ai-platform/llama-160m-accelerator",
      "MLP speculator", "tests/spec_decode/e2e/test_mlp_correctness.py@v0.8.5:40-76",
@@ -1303,6 +1373,13 @@ NOT_BUILT = [
      "the --spec-method/--spec-tokens form Qwen3.5's config launches with is read: tests/"
      "test_oracle.py test_vllm_s_settings_flags_are_read_as_the_engine_writes_them); Gemma-4's "
      "assistant and DSpark are draft kinds remotedbg has no rules for (REGISTRY_NOT_BUILT)"),
+    ("vllm", "(the structured-output tests' n-gram on mistralai/Ministral-8B-Instruct-2410 and "
+     "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B, {model [ngram]}, 0.9.0 on)", "(none: n-gram)",
+     "n-gram", "tests/entrypoints/llm/test_struct_output_generate.py@v0.19.0:129-134, 181-182, "
+     "and the reasoning test's NGRAM_SPEC_CONFIG (tests/v1/entrypoints/llm/... @v0.9.0:528)",
+     "the targets' config.json files are not cited offline; the same launch on "
+     "Qwen2.5-1.5B-Instruct is a row (vllm-struct-output-ngram-qwen25-1.5b), and n-gram reads "
+     "only the target's context from them"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "
@@ -1334,7 +1411,7 @@ REGISTRY_NOT_BUILT = {
                      "KimiK3MTPModel", "MiMoV2MTPModel", "MiMoV2OmniMTPModel", "NemotronHMTPModel",
                      "Step3p5MTP"),
                     _OFFLINE),
-    **dict.fromkeys(("MedusaModel", "DFlashDraftModel", "DFlashLagunaForCausalLM",
+    **dict.fromkeys(("DFlashDraftModel", "DFlashLagunaForCausalLM",
                      "DFlashQwen3NextDraftModel", "MuseGlimmerAssistantModel",
                      "DFlashMuseGlimmerAssistantModel", "PEagleDraftModel",
                      "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",

@@ -694,6 +694,7 @@ BUILDS = {
     "eagle3-kimi-k25": lambda: (rs.kimi_k25_config(), _eagle3_kimi_k25()),
     "mtp-dsv32-in-target": lambda: (DEEPSEEK_V32, _mtp_in_target(DEEPSEEK_V32)),
     "mtp-dsv3-4l-fp8-vllm": lambda: (DEEPSEEK_V3_4L, _mtp_in_target(DEEPSEEK_V3_4L)),
+    "medusa-llama-68m": lambda: (_jackfram(LLAMA_68M), _medusa()),
     "mtp-dsv3-fp8-in-target": lambda: (DEEPSEEK_V3_FP8, _mtp_in_target(DEEPSEEK_V3_FP8)),
     "mtp-dsv32-fp8-in-target": lambda: (DEEPSEEK_V32_FP8, _mtp_in_target(DEEPSEEK_V32_FP8)),
     "eagle1-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle1(
@@ -736,6 +737,7 @@ BUILDS = {
     "target-only-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, None),
     "target-only-llama-68m": lambda: (_jackfram(LLAMA_68M), None),
     "target-only-qwen25-7b": lambda: (QWEN25_7B_INSTRUCT, None),
+    "target-only-qwen25-1.5b": lambda: (QWEN25_15B_INSTRUCT, None),
     "draft-qwen25-1.5b-for-7b": lambda: (QWEN25_7B_INSTRUCT, _language_model(QWEN25_15B_INSTRUCT)),
     "target-only-llama-160m": lambda: (_jackfram(LLAMA_160M), None),
     "draft-llama-68m-self": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_68M)),
@@ -1214,45 +1216,121 @@ def test_an_mtp_launch_on_a_target_without_an_mtp_layer_is_not_judged(
                for reason in got["diagnose_unknown"]), got  # fmt: skip
 
 
-# A Medusa head for JackFram/llama-68m (vLLM's registry example target for MedusaModel): five
-# heads of one residual block each, as vLLM's Medusa class loads them (model_executor/models/
-# medusa.py: blocks.{i}.layers.{j}, lm_heads.{i}), config as the draft repo's d92a54c commit.
-
-
-def _medusa() -> tuple[dict, dict]:
-    config = {"architectures": ["MedusaModel"], "model_type": "medusa", "hidden_size": 768,
-              "vocab_size": 32000, "num_heads": 5, "num_hidden_layers": 1}  # fmt: skip
+# A Medusa head for JackFram/llama-68m, as vLLM's own ground truth for the registry example's
+# draft gives it (tests/config/draft_model_arch_groundtruth.json@v0.32.0: MedusaModel, model_type
+# medusa, hidden 768, 1 layer, vocab 32000, float32) with the 5 heads the V0 test names
+# (tests/spec_decode/e2e/test_medusa_correctness.py@v0.8.5:36-38, "num_heads in the config.json");
+# the tensors as vLLM's Medusa class loads them (model_executor/models/medusa.py: blocks.{i}.
+# layers.{j}.weight, lm_heads.{i}.weight; no bias: medusa_fc_bias defaults to False), `width` the
+# residual layers' for a head trained on another target; `old`: FasterDecoding's key layout
+# ({head}.{layer}.linear.weight, {head}.{N}.weight) and config keys (medusa_num_heads,
+# medusa_num_layers), which vLLM remaps from 0.25.0 (Medusa._remap_old_checkpoint_key).
+def _medusa(width: int = 768, old: bool = False) -> tuple[dict, dict]:
+    config = {"architectures": ["MedusaModel"], "model_type": "medusa", "hidden_size": width,
+              "vocab_size": 32000, "num_heads": 5, "num_hidden_layers": 1,
+              "torch_dtype": "float32"}  # fmt: skip
+    if old:
+        config = {"medusa_num_heads": 5, "medusa_num_layers": 1, "hidden_size": width}
     tensors = {}
     for i in range(5):
-        tensors[f"blocks.{i}.layers.0.weight"] = ("F32", [768, 768], None)
-        tensors[f"blocks.{i}.layers.0.bias"] = ("F32", [768], None)
-        tensors[f"lm_heads.{i}.weight"] = ("F32", [32000, 768], None)
+        layer, head = ((f"{i}.0.linear.weight", f"{i}.1.weight") if old
+                       else (f"blocks.{i}.layers.0.weight", f"lm_heads.{i}.weight"))  # fmt: skip
+        tensors[layer] = ("F32", [width, width], None)
+        tensors[head] = ("F32", [32000, width], None)
     return config, tensors
 
 
-# where the release takes method medusa from the draft's model_type (0.33.0 has no Medusa)
+# vLLM builds one Medusa head per speculative token (MedusaConfig.num_lookahead_tokens sets
+# num_heads: 0.8.5 config.py:2407-2411, transformers_utils/configs/medusa.py:60-62) and its
+# loader refuses a parameter nothing fills, unquantized (0.8.5 model_executor/model_loader/
+# loader.py:463-469; 0.32.0 default_loader.py:560-567); the heads read the target's last hidden
+# state (v1/spec_decode/medusa.py:49). 0.8.5 serves Medusa on V0 (no v1/spec_decode/medusa.py);
+# 0.33.0 removed it (SpeculativeMethod, config/speculative.py:74-82).
+@pytest.mark.parametrize("version", ["0.8.5", "0.10.1.1", "0.32.0"])
+@pytest.mark.parametrize("case,tokens,width,errors,title", [
+    ("fits", 5, 768, [], ""),
+    ("more-tokens-than-heads", 6, 768, ["required-weights-missing"],
+     "num_speculative_tokens 6 asks for 6 Medusa heads; the checkpoint has 5"),
+    ("another-target", 3, 1024, ["fc-shape-mismatch"],
+     "the Medusa heads take 1024 inputs, the target's hidden states are 768 wide"),
+])  # fmt: skip
+def test_medusa_heads_are_judged_as_vllm_builds_them(tmp_path, monkeypatch, version, case,
+                                                     tokens, width, errors, title):  # fmt: skip
+    monkeypatch.setitem(BUILDS, "medusa-stand-in", lambda: (_jackfram(LLAMA_68M), _medusa(width)))
+    config = replace(BY_ID["vllm-registry-medusa-llama-68m"], versions=(version,),
+                     build="medusa-stand-in", algorithm="medusa",
+                     spec={"num_speculative_tokens": tokens})  # fmt: skip
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    if not errors:
+        assert clean(got), got
+        return
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == errors, got
+    assert got["spec_audit_error_titles"] == [title], got
+
+
+@pytest.mark.parametrize("version,clean_here", [("0.24.0", False), ("0.25.0", True)])
+def test_fasterdecoding_s_medusa_layout_is_read_where_vllm_remaps_it(
+    tmp_path, monkeypatch, version, clean_here
+):
+    """vLLM's own acceptance test serves FasterDecoding/medusa-vicuna-7b-v1.3 with method medusa
+    (tests/v1/e2e/spec_decode/acceptance_rates/mtp_other/test_medusa.py@v0.32.0:21-38); its
+    config names no model_type and omits vocab_size; from 0.25.0 method medusa injects
+    model_type medusa and the target's vocab_size (config/speculative.py:783-789, 823-832) and
+    the class remaps its key layout (model_executor/models/medusa.py _remap_old_checkpoint_key);
+    before, transformers' AutoConfig cannot detect the config and the server stops at start."""
+    monkeypatch.setitem(BUILDS, "medusa-old", lambda: (_jackfram(LLAMA_68M), _medusa(old=True)))
+    config = replace(BY_ID["vllm-registry-medusa-llama-68m"], versions=(version,),
+                     build="medusa-old", algorithm="medusa",
+                     spec={"num_speculative_tokens": 3})  # fmt: skip
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    if clean_here:
+        assert clean(got), got
+        return
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == ["draft-arch-unsupported"]
+    assert got["spec_audit_error_titles"] == [
+        "the Medusa config names no model_type: vLLM 0.24.0 cannot read it"], got
+
+
+def test_medusa_on_a_release_that_removed_it_is_said(tmp_path, monkeypatch):
+    config = replace(BY_ID["vllm-registry-medusa-llama-68m"], versions=("0.33.0",),
+                     algorithm="medusa")  # fmt: skip
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, "0.33.0"))
+    assert got["diagnose"] == "defect" and "algorithm-mismatch" in got["diagnose_errors"], got
+    assert "vLLM 0.33.0 has no Medusa" in got["spec_audit_error_titles"], got
+
+
+# An MLP speculator (IBM's accelerators; vLLM's MLPSpeculatorConfig model_type mlp_speculator)
+# for JackFram/llama-160m: a stand-in of its kind (its config.json is not known offline).
+def _mlp_speculator() -> tuple[dict, dict]:
+    config = {"architectures": ["MLPSpeculatorPreTrainedModel"], "model_type": "mlp_speculator",
+              "emb_dim": 768, "inner_dim": 1024, "vocab_size": 32000, "n_predict": 3}  # fmt: skip
+    tensors = {f"emb.{i}.weight": ("F32", [32000, 1024], None) for i in range(3)}
+    return config, tensors
+
+
+# where the release takes method mlp_speculator from the draft's model_type
 @pytest.mark.parametrize("version,where", [
-    ("0.10.1.1", "config/__init__.py:2140"),
-    ("0.32.0", "config/speculative.py:1356"),
+    ("0.8.5", "config.py:2384"),
+    ("0.32.0", "config/speculative.py:1358"),
 ])  # fmt: skip
 def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
     tmp_path, monkeypatch, version, where
 ):
-    """vLLM's registry example for MedusaModel, as tests/models/test_initialization.py starts it
-    ({model, num_speculative_tokens 1}, no method). remotedbg has no rules for Medusa, so it says so
-    (inconclusive, no error); it took the default draft_model instead, which 0.10.1.1 refuses:
-    a false DEFECT on vLLM's own example."""
-    monkeypatch.setitem(BUILDS, "medusa-llama-68m", lambda: (_jackfram(LLAMA_68M), _medusa()))
+    """vLLM's V0 test of the MLP speculator ({model ibm-ai-platform/llama-160m-accelerator}, no
+    method: tests/spec_decode/e2e/test_mlp_correctness.py@v0.8.5:40-76). remotedbg has no rules
+    for the kind, so it says so (inconclusive, no error), never judges it as another."""
+    monkeypatch.setitem(BUILDS, "mlp-speculator", lambda: (_jackfram(LLAMA_160M),
+                                                           _mlp_speculator()))  # fmt: skip
     config = Config(
-        "vllm-medusa-llama-68m", "vllm", "Medusa", "JackFram/llama-68m",
-        "abhigoyal/vllm-medusa-llama-68m-random", "(none: medusa from the model_type)", "",
-        "vllm-project/vllm tests/models/registry.py (MedusaModel)", (version,),
-        "medusa-llama-68m", "a stand-in Medusa head", spec={"num_speculative_tokens": 1},
+        "vllm-mlp-speculator-llama-160m", "vllm", "MLP speculator", "JackFram/llama-160m",
+        "ibm-ai-platform/llama-160m-accelerator", "(none: mlp_speculator from the model_type)",
+        "", "vllm-project/vllm tests/spec_decode/e2e/test_mlp_correctness.py", (version,),
+        "mlp-speculator", "a stand-in MLP speculator", spec={"num_speculative_tokens": 3},
     )
     got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
-    assert any(f"method 'medusa' (SpeculativeConfig: the draft config's model_type medusa "
-               f"({where})), a draft kind remotedbg has no rules for" in reason
+    assert any(f"method 'mlp_speculator' (SpeculativeConfig: the draft config's model_type "
+               f"mlp_speculator ({where})), a draft kind remotedbg has no rules for" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
 
 

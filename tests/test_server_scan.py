@@ -826,3 +826,20 @@ def test_vllm_flags_given_as_argparse_prefixes_or_as_its_settings_flags_are_read
     assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("mtp", None, 3)
     spec = spec_summary("vllm", parse_args(["vllm", "serve", "/m/t", "--spec-m", "/m/d"]))
     assert (spec["algorithm"], spec["draft_model"]) == (None, None)
+
+
+def test_vllm_s_legacy_ngram_model_is_the_method_not_a_draft():
+    """{"model": "[ngram]"} (or "ngram") with no method is method ngram in every release (0.8.5
+    config.py:2307-2314; 0.32.0 config/speculative.py:1136-1137), as vLLM's structured-output
+    tests launch it: no draft path to look for."""
+    from remotedbg.agent.server_scan import parse_args, spec_summary
+
+    for model in ("[ngram]", "ngram"):
+        argv = ["vllm", "serve", "/m/t", "--speculative-config",
+                json.dumps({"model": model, "num_speculative_tokens": 5})]  # fmt: skip
+        spec = spec_summary("vllm", parse_args(argv))
+        assert (spec["algorithm"], spec["draft_model"], spec["num_steps"]) == ("ngram", None, 5)
+    argv = ["vllm", "serve", "/m/t", "--speculative-config",
+            json.dumps({"method": "eagle", "model": "/m/ngram", "num_speculative_tokens": 3})]
+    spec = spec_summary("vllm", parse_args(argv))
+    assert (spec["algorithm"], spec["draft_model"]) == ("eagle", "/m/ngram")

@@ -198,6 +198,24 @@ def _engine_name(located: dict, install: str) -> str | None:
     return next((e.get("name") for e in located.get("engines") or [] if e["path"] == install), None)
 
 
+def _architectures_as_built(config: dict, located: dict | None, install: str | None
+                            ) -> list[str]:  # fmt: skip
+    """The draft config's architectures, else those the engine's config class gives a config
+    that names none (vLLM's MedusaConfig: MedusaModel, for FasterDecoding's Medusa heads)."""
+    named = [a for a in config.get("architectures", []) if isinstance(a, str)]
+    family = draft_family(config)
+    if named or family is None:
+        return named
+    for engine in (located or {}).get("engines") or []:
+        if install not in (None, engine.get("path")):
+            continue
+        built = engine_profile(engine.get("name")).draft_config_as_built(config, family, {})
+        found = [a for a in built.get("architectures") or [] if isinstance(a, str)]
+        if found:
+            return found
+    return named
+
+
 def _loader_by_method(
     remote: Remote,
     located: dict,
@@ -267,7 +285,7 @@ def audit_draft(
     config = listing.config or {}
     if speculators.is_speculators(config) and located:
         config = _as_the_engine_reads(remote, located, config, install, report)
-    architectures = [a for a in config.get("architectures", []) if isinstance(a, str)]
+    architectures = _architectures_as_built(config, located, install)
     report["architectures"] = architectures
     if located is None or not located.get("engines"):
         report["inconclusive"].append("no engine install found: loader checks skipped")

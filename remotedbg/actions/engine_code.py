@@ -5,6 +5,7 @@ grep for the markers in remotedbg.engines.code_markers finds. Three round trips 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from remotedbg.actions.analysis_cache import (
     cached_by_content,
@@ -64,6 +65,13 @@ class EngineCode:
 
     def has(self, rel: str) -> bool:
         return self.index.text_at(self.path(rel)) is not None
+
+    def first_read(self, rels: Iterable[str]) -> str | None:
+        """The first of `rels` read from that very file, else the first whose module was read
+        (`config.py` and `config/__init__.py` are one module name: the cite names the file)."""
+        rels = list(rels)
+        exact = next((r for r in rels if self.index.read_from(self.path(r))), None)
+        return exact or next((r for r in rels if self.has(r)), None)
 
 
 def _read(remote: Remote, code: EngineCode, paths: list[str]) -> None:

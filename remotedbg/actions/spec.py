@@ -403,7 +403,7 @@ def _draft_architecture(dep: Deployment, remote: Remote, code: EngineCode, same_
     if rule is None or not isinstance(dep.draft_config, dict):
         return None
     read_files(remote, code, [code.path(rel) for rel in rule.files])
-    rel = next((r for r in rule.files if code.has(r)), None)
+    rel = code.first_read(rule.files)
     if rel is None:
         if in_target:
             dep.load_error = f"none of {', '.join(rule.files)} could be read in {code.install}"
@@ -688,23 +688,29 @@ def _speculators_format(dep: Deployment, remote: Remote, code: EngineCode) -> No
     dep.spec = spec if (dep.spec is not None or spec) else None
 
 
-def _launch_params(dep: Deployment, code: EngineCode, server: dict) -> dict:
-    """What the draft loader's constructor takes from the launch (vLLM's speculative config,
-    its defaults from the release, and --quantization)."""
+def _speculative_settings(dep: Deployment, code: EngineCode, server: dict) -> dict:
+    """The launch's speculative settings over the release's SpeculativeConfig defaults."""
     defaults = engine_facts.field_defaults(
         code, "SpeculativeConfig", lambda text, path: _spec_config_defaults(text, path)["defaults"]
     )
     args = (server.get("args") or {}) if server else {}
     launch = dep.engine_profile.launch_settings(args)
-    merged = dict(defaults, **(launch if isinstance(launch, dict) else {}))
+    return dict(defaults, **(launch if isinstance(launch, dict) else {}))
+
+
+def _launch_params(dep: Deployment, draft_config: dict, merged: dict, server: dict) -> dict:
+    """What the draft loader's constructor takes from the launch (vLLM's speculative config,
+    its defaults from the release, and --quantization)."""
+    args = (server.get("args") or {}) if server else {}
     quantization = args.get("quantization")
     pipeline = next((args[k] for k in PIPELINE_SIZE_FLAGS if args.get(k) is not None), None)
     params = vllm_engine_params(
-        dep.draft_config or {},
+        draft_config,
         dep.target_config,
         merged,
         quantization if isinstance(quantization, str) else None,
         int(pipeline) if str(pipeline).isdigit() else DEFAULT_PIPELINE_SIZE,
+        dep.engine_profile.draft_on_v0_worker(dep.engine_version, dep.family),
     )
     # the constructor's own name for it (a fork renames vLLM's `vllm_config`)
     params[dep.engine_profile.loader_config_argument] = params.pop("vllm_config")
@@ -719,7 +725,11 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
         dep.load_error = f"{loader['path']} was not read or does not parse"
         return
     dep.draft_words = _class_words(code, ref)
-    params = _launch_params(dep, code, server) if dep.engine_profile.loader_reads_launch else {}
+    reads_launch = dep.engine_profile.loader_reads_launch
+    settings = _speculative_settings(dep, code, server) if reads_launch else {}
+    draft_config = dep.engine_profile.draft_config_as_built(
+        dep.draft_config or {}, dep.family, settings, dep.engine_version, dep.target_config)
+    params = _launch_params(dep, draft_config, settings, server) if reads_launch else {}
     # the settings a loader branches on: the server's environment where it was read, else the
     # engine's declared defaults (loader_model.Interpreter._setting)
     params["__env__"] = dep.env or {}
@@ -731,7 +741,7 @@ def _model_load(dep: Deployment, code: EngineCode, loader: dict, server: dict) -
             loader["path"],
             loader["class"],
             [t["name"] for t in dep.tensors],
-            dep.draft_config,
+            draft_config,
             params,
         )
 
@@ -798,7 +808,9 @@ def _deployment(item: dict, located: dict | None, installs: EngineCodeCache, rem
         _speculators_format(dep, remote, code)
     _method_from_draft_name(dep)
     same = item["path"] == item.get("target")
-    archs = _draft_architecture(dep, remote, code, same) or _architectures(dep.draft_config)
+    archs = _draft_architecture(dep, remote, code, same) or _architectures(
+        dep.engine_profile.draft_config_as_built(dep.draft_config or {}, dep.family, dep.spec or {},
+                                                 dep.engine_version, dep.target_config))
     _method_when_none(dep)
     lookup = (_registry_lookup(dep, code, install, archs)
               if dep.engine_profile.registers_draft_architectures else archs)  # fmt: skip

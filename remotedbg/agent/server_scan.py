@@ -95,6 +95,11 @@ LAUNCH_FORMS = {
         "settings": "speculative-config",
         "settings_fill_only": True,
         "abbrev": True,
+        # a "model" that names the method, given with no method: prompt lookup, no draft
+        # (0.8.5 config.py:2307-2314; 0.32.0 config/speculative.py:1136-1137, 1192; its own
+        # structured-output tests write {"model": "[ngram]"}: tests/entrypoints/llm/
+        # test_struct_output_generate.py@v0.32.0:127-132)
+        "method_models": {"ngram": "ngram", "[ngram]": "ngram"},
         "draft_tokens_are_steps": True,
         "metrics_by_default": True,  # vLLM serves /metrics by default
         "port_flags": ["port"],
@@ -519,6 +524,9 @@ def spec_summary(engine, parsed):
         # vLLM 0.25+: a draft model keeping its own tokenizer (whether the release reads it is
         # the engine profile's rule, draft_model_vocab)
         spec["heterogeneous_vocab"] = settings.get("use_heterogeneous_vocab") is True
+    named = (form.get("method_models") or {}).get(str(spec["draft_model"]))
+    if named and spec["algorithm"] in (None, spec["draft_model"], named):
+        spec["algorithm"], spec["draft_model"] = named, None
     for key in ("num_steps", "topk", "num_draft_tokens"):
         spec[key] = _int_or_none(spec[key])
     if form.get("draft_tokens_are_steps"):

@@ -29,7 +29,7 @@ from remotedbg.contract import (
     unknown,
 )
 from remotedbg.engines import draft_fit_rules as rules
-from remotedbg.engines.knowledge import drafts_without_a_model
+from remotedbg.engines.knowledge import POSITIONLESS_FAMILIES, drafts_without_a_model
 from remotedbg.engines.profile import method_key
 from remotedbg.engines.text_config import text_config
 
@@ -230,6 +230,9 @@ def _length_flag(value: Any) -> int | None:
 
 def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     result = check_result("context-exceeds-draft")
+    if dep.family in POSITIONLESS_FAMILIES:
+        return not_applicable(result, "the draft has no positions (Medusa's heads are MLPs on "
+                              "the target's hidden state)")  # fmt: skip
     if not dep.engine_profile.reads_context_rules:
         return not_applicable(result, f"{dep.engine_profile.label}'s context-length rules are not "
                               "in its profile: not checked")  # fmt: skip
@@ -284,6 +287,8 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
 
 def rope_mismatch(dep: Any) -> dict[str, Any]:
     result = check_result("rope-mismatch")
+    if dep.family in POSITIONLESS_FAMILIES:
+        return not_applicable(result, "the draft has no attention, so no RoPE of its own")
     draft, target = dep.draft_config or {}, text_config(dep.target_config)
     overrides = {k: v for k, v in _overrides(dep).items() if k in rules.ROPE_KEYS}
     notes = []

@@ -44,7 +44,11 @@ class Statements:
             func = bound.func
             names = [a.arg for a in func.args.args]
             env: dict[str, Any] = {}
-            values = [bound.obj, *args]
+            # a @staticmethod called through self (vLLM 0.25+ Medusa._remap_old_checkpoint_key)
+            # takes no self
+            static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                         for d in func.decorator_list)  # fmt: skip
+            values = list(args) if static else [bound.obj, *args]
             for i, name in enumerate(names):
                 env[name] = values[i] if i < len(values) else UNKNOWN
             for a in func.args.kwonlyargs:

@@ -284,6 +284,15 @@ class SourceIndex:
         """The source read for this path, parsed or not (None: not read, or unparsable)."""
         return self._text(self.name_of(path) or "")
 
+    def read_from(self, path: str) -> bool:
+        """This very file was read (`pkg/config.py` and `pkg/config/__init__.py` are one module
+        name, and only one of them is on a box)."""
+        name = self.name_of(path) or ""
+        pending = self.modules.pending.get(name)
+        mod = dict.get(self.modules, name)
+        held = pending[0] if pending is not None else (mod.path if mod is not None else None)
+        return held == path
+
     def texts_mentioning(self, word: str) -> list[tuple[str, str]]:
         """(path, source) of the files read whose source contains `word`, none parsed here."""
         out = []

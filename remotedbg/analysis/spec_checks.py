@@ -52,6 +52,7 @@ from remotedbg.engines.knowledge import (
     LOADER_MODELLED_FAMILIES,
     draft_family,
     low_acceptance,
+    medusa_head_index,
     served_family,
 )
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
@@ -237,7 +238,8 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
     right = launch.launch_algorithms.get(drafted)
     if served in launch.families_served_by.get(drafted, ()):
         return result
-    what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head"}
+    what = {"eagle3": "an EAGLE-3 head", "eagle": "an EAGLE-1/2 head", "mtp": "an MTP/NextN head",
+            "medusa": "a set of Medusa heads"}
     consequence = {
         drafted: "the engine loads it as a language model of its own, without the target's "
         "hidden states the head was trained to read: its weights do not fit that model and "
@@ -248,6 +250,8 @@ def algorithm_mismatch(dep: Deployment) -> dict[str, Any]:
         "eagle": "EAGLE3 feeds it three concatenated target layers it was not trained on",
         "mtp": "the EAGLE-3 path captures aux layers and calls methods the MTP head does not "
         "have: the server fails at start, or drafts garbage",
+        "medusa": "the method's own head class is built from a config that describes no such "
+        "head, and the Medusa weights do not load into it: the server fails at start",
     }[drafted]
     add_finding(
         result,
@@ -403,6 +407,11 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
             "later), or convert it to a plain EAGLE-3 config.",
             {"speculators": dep.speculators},
         ))  # fmt: skip
+    untyped = dep.engine_profile.untyped_draft_refused(dep.draft_config or {}, dep.family,
+                                                       dep.engine_version, dep.algorithm)
+    if untyped:
+        return add_finding(result, finding("draft-arch-unsupported", ERROR, *untyped,
+                                           {"model_type": None, "family": dep.family}))
     gated = _undecided_plugin(dep)
     if gated is not None:
         return unknown(result, gated)
@@ -411,8 +420,8 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
                               "(see the loader)")  # fmt: skip
     if dep.class_by_method:
         return not_applicable(result, "this vLLM release picks the draft class by method")
-    if dep.family == "mtp" or dep.served not in ("eagle3", "eagle"):
-        return not_applicable(result, "not an EAGLE draft")
+    if dep.family == "mtp" or dep.served not in ("eagle3", "eagle", "medusa"):
+        return not_applicable(result, "not an EAGLE or Medusa draft")
     if dep.family and dep.family not in _compatible(dep):
         return not_applicable(result, "the algorithm does not fit the draft (algorithm-mismatch)")
     if dep.registry is None or dep.served_architectures is None:
@@ -615,6 +624,8 @@ def fc_shape_mismatch(dep: Deployment) -> dict[str, Any]:
     result = check_result("fc-shape-mismatch")
     if dep.draft_config is None:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
+    if dep.family == "medusa":
+        return _medusa_width(result, dep)
     if dep.family != "eagle3":
         return not_applicable(result, "not an EAGLE-3 draft (its fc is not fed aux states)")
     fc = next((t for t in dep.tensors or [] if _parts(t.get("name", "")) == ["fc", "weight"]), None)
@@ -660,6 +671,35 @@ def fc_shape_mismatch(dep: Deployment) -> dict[str, Any]:
         ),
     )
     return result
+
+
+def _medusa_width(result: dict[str, Any], dep: Deployment) -> dict[str, Any]:
+    """Each Medusa head's residual layers are [h, h] Linear layers fed the target's last hidden
+    state (vLLM v1/spec_decode/medusa.py propose: self.model(target_hidden_states)); h must be
+    the target's hidden size, or the first draft step fails on the shapes."""
+    layers = [t for t in dep.tensors or [] if medusa_head_index(t.get("name", "")) is not None
+              and len(t.get("shape") or []) == 2 and "lm_heads" not in t["name"]
+              and (t["name"].endswith("linear.weight") or ".layers." in t["name"])]  # fmt: skip
+    target_hidden = text_field(dep.target_config, "hidden_size")
+    if not isinstance(target_hidden, int):
+        return unknown(result, "the target hidden size is unknown (no target config)")
+    if not layers:
+        return unknown(result, "the checkpoint has no Medusa residual layer (blocks.*.layers.*)")
+    widths = sorted({t["shape"][1] for t in layers})
+    result["facts"] = {"tensors": len(layers), "in_widths": widths,
+                       "target_hidden_size": target_hidden}  # fmt: skip
+    if widths == [target_hidden]:
+        return result
+    other = next(t for t in layers if t["shape"][1] != target_hidden)
+    return add_finding(result, finding(
+        "fc-shape-mismatch", ERROR,
+        f"the Medusa heads take {other['shape'][1]} inputs, the target's hidden states are "
+        f"{target_hidden} wide",
+        f"{other['name']} has shape {other['shape']} ([out, in]); the engine feeds each head "
+        f"the target's last hidden state ({target_hidden} wide): the first draft step fails "
+        "on the shapes. The heads were trained for another target.",
+        dict(result["facts"], tensor=other["name"], shape=other["shape"]),
+    ))  # fmt: skip
 
 
 def source_identifiers(source: str) -> set[str]:
@@ -853,6 +893,9 @@ def _unexpected_weights(result: dict[str, Any], load: LoadModel, dep: Deployment
     embedding the engine replaces by the target's (vLLM 0.10.1.1 llama_eagle.py:118-121 skips
     `embed_tokens.` when it shares the target's: EAGLE-1 heads carry a frozen copy of it)."""
     shared = bool(dep.embedding.get("shared"))
+    # Medusa: the release builds one head per speculative token, so a launch drafting fewer
+    # tokens than the checkpoint has heads leaves the rest unused by choice
+    heads = _medusa_built_heads(dep)
     extra = [
         n
         for n, o in load.outcomes.items()
@@ -860,6 +903,7 @@ def _unexpected_weights(result: dict[str, Any], load: LoadModel, dep: Deployment
         and _parts(n)[-1] not in VOCAB_MAP_TENSORS
         and not any(p in NORM_TENSOR_PARTS for p in _parts(n))
         and not (shared and "embed_tokens" in _parts(n))
+        and not (isinstance(heads, int) and (medusa_head_index(n) or 0) >= heads)
     ]
     if extra:
         add_finding(
@@ -887,8 +931,8 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     if dep.family not in LOADER_MODELLED_FAMILIES:
         return not_applicable(
             result,
-            "weight names are modelled for EAGLE heads; MTP/NextN heads come from the "
-            "target's own checkpoint",
+            "weight names are modelled for EAGLE and Medusa heads; MTP/NextN heads come from "
+            "the target's own checkpoint",
         )
     if dep.served and dep.family not in _compatible(dep):
         return not_applicable(result, "the draft is not served by its own loader (see algorithm)")
@@ -918,6 +962,8 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
         # EAGLE-1: the worker gives the draft the target's head (code_markers.HEAD_SHARING_CALLS)
         others = [p for p in others if p != "lm_head"]
         result["facts"]["head"] = f"shared from the target ({dep.embedding['head'][0]})"
+    if others and dep.family == "medusa" and _medusa_heads_missing(result, dep, others):
+        return result
     if others:
         _required_weights_missing(result, load, others)
         return result
@@ -925,11 +971,43 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
     return result
 
 
+def _medusa_built_heads(dep: Deployment) -> int | None:
+    """How many Medusa heads the release builds for this launch (None: not a Medusa draft)."""
+    if dep.family != "medusa":
+        return None
+    tokens = {"num_speculative_tokens": (dep.spec or {}).get("num_steps")}
+    built = dep.engine_profile.draft_config_as_built(dep.draft_config or {}, dep.family, tokens,
+                                                     dep.engine_version, dep.target_config)
+    return built.get("num_heads") if isinstance(built.get("num_heads"), int) else None
+
+
+def _medusa_heads_missing(result: dict[str, Any], dep: Deployment, others: list[str]) -> bool:
+    """vLLM builds one Medusa head per speculative token (engines/vllm.py
+    medusa_config_as_built): a launch drafting more tokens than the checkpoint has heads leaves
+    the extra heads unfilled, and its loader refuses that at start."""
+    names = [t.get("name", "") for t in dep.tensors or []]
+    heads = {i for i in map(medusa_head_index, names) if i is not None}
+    built = _medusa_built_heads(dep)
+    if not heads or not isinstance(built, int) or built <= len(heads):
+        return False
+    add_finding(result, finding(
+        "required-weights-missing", ERROR,
+        f"num_speculative_tokens {built} asks for {built} Medusa heads; the checkpoint has "
+        f"{len(heads)}",
+        f"{dep.engine_profile.label} builds one Medusa head per speculative token (MedusaConfig's "
+        "num_lookahead_tokens sets num_heads), so nothing loads "
+        f"{', '.join(others[:4])}: its loader refuses unfilled weights at start (ValueError "
+        "'Following weights were not initialized from checkpoint', model_executor/"
+        f"model_loader/default_loader.py). Draft at most {len(heads)} tokens.",
+        {"parameters": others, "checkpoint_heads": len(heads), "built_heads": built},
+    ))  # fmt: skip
+    return True
+
+
 def _compatible(dep: Deployment) -> set[str]:
     """Draft families the served algorithm's loader path handles."""
-    return {"eagle3": {"eagle3"}, "eagle": {"eagle", "mtp"}, "mtp": {"mtp"}}.get(
-        dep.served or "", set()
-    )
+    return {"eagle3": {"eagle3"}, "eagle": {"eagle", "mtp"}, "mtp": {"mtp"},
+            "medusa": {"medusa"}}.get(dep.served or "", set())  # fmt: skip
 
 
 # ------------------------------------------------------------------ launch and figures

@@ -126,9 +126,10 @@ _ENTRIES = (
     ),
     FindingEntry(
         "algorithm-mismatch", ("error",), SPEC,
-        "The draft's family (EAGLE-3, EAGLE-1/2, MTP/NextN, from its architectures, else its "
-        "`fc` width) does not match the launch's algorithm: an EAGLE-3 head served as EAGLE or "
-        "NEXTN, an MTP head served as EAGLE3.",
+        "The draft's family (EAGLE-3, EAGLE-1/2, MTP/NextN, Medusa, from its architectures, else "
+        "its `fc` width) does not match the launch's algorithm: an EAGLE-3 head served as EAGLE "
+        "or NEXTN, an MTP head served as EAGLE3. Also a method the release does not serve "
+        "(vLLM 0.33.0 has no Medusa).",
         "SGLang's --speculative-algorithm and vLLM's speculative `method` pick the draft worker "
         "and model class (srt/speculative/spec_info.py; vllm/config speculative method).",
         "Launch with the algorithm the draft was trained for (EAGLE3 for an EAGLE-3 head).",
@@ -145,8 +146,9 @@ _ENTRIES = (
     ),
     FindingEntry(
         "draft-arch-unsupported", ("error",), SPEC,
-        "The engine does not register the draft's architecture (as its config maps it): the "
-        "server stops at start.",
+        "The engine does not register the draft's architecture (as its config maps it), or "
+        "cannot read the draft's config at all (FasterDecoding's Medusa config, which names no "
+        "model_type, before vLLM 0.25.0): the server stops at start.",
         "vLLM's model registry (model_executor/models/registry.py) and its EAGLEConfig or "
         "speculators config mapping; SGLang's EntryClass of the draft model files.",
         "Name an architecture the release registers (e.g. LlamaForCausalLMEagle3 where the "
@@ -191,9 +193,11 @@ _ENTRIES = (
     FindingEntry(
         "fc-shape-mismatch", ("error",), SPEC,
         "`fc.weight`'s input width is not the target hidden size times the captured layer "
-        "count: the draft cannot take the hidden states it is fed.",
+        "count (a Medusa head's residual layers: not the target hidden size): the draft cannot "
+        "take the hidden states it is fed.",
         "The EAGLE-3 draft's `fc` projects the concatenated captured states "
-        "(srt/models/llama_eagle3.py, model_executor/models/llama_eagle3.py).",
+        "(srt/models/llama_eagle3.py, model_executor/models/llama_eagle3.py); vLLM's Medusa "
+        "heads read the target's last hidden state (v1/spec_decode/medusa.py).",
         "Train the draft on this target (its hidden size) with the served capture.",
         "fc.weight [4096, 12288] with a 5120-wide target.",
     ),
@@ -218,7 +222,9 @@ _ENTRIES = (
         "required-weights-missing", ("error",), SPEC,
         "Parameters nothing in the checkpoint is loaded into: the draft serves with "
         "uninitialised weights. An EAGLE-1 draft's head is the target's where the engine's "
-        "worker gives it, so a checkpoint without `lm_head` is normal there.",
+        "worker gives it, so a checkpoint without `lm_head` is normal there. vLLM builds one "
+        "Medusa head per speculative token, so drafting more tokens than the checkpoint has "
+        "heads leaves heads unfilled, which its loader refuses at start.",
         "The draft class's parameters against its load_weights; SGLang's set_embed_and_head "
         "(speculative worker), vLLM's lm_head sharing in its EAGLE proposer.",
         "Export the missing tensors with the names the loader maps.",

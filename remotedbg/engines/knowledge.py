@@ -35,9 +35,14 @@ TARGET_ID_SINKS = ["hot_token_id", "hot_token_ids", "target_token_ids", "token_m
 
 #: Draft families: what an architecture name says the head is (an engine profile says what an
 #: algorithm serves, and whether it names the head class after the method).
-FAMILY_WORDS = (("eagle3", ("eagle3", "eagle-3")), ("mtp", ("mtp", "nextn")), ("eagle", ("eagle",)))
+FAMILY_WORDS = (("eagle3", ("eagle3", "eagle-3")), ("mtp", ("mtp", "nextn")), ("eagle", ("eagle",)),
+                ("medusa", ("medusa",)))
 #: Families whose draft loader remotedbg.analysis.loader_model follows.
-LOADER_MODELLED_FAMILIES = ("eagle3", "eagle")
+LOADER_MODELLED_FAMILIES = ("eagle3", "eagle", "medusa")
+#: Families whose draft has no attention and no positions: Medusa's heads are residual MLPs on
+#: the target's last hidden state (vLLM 0.8.5-0.32.0 model_executor/models/medusa.py
+#: ResidualBlock, Medusa.forward), so context and RoPE checks do not apply.
+POSITIONLESS_FAMILIES = ("medusa",)
 
 
 #: Methods that draft without a trained model, so there is no head to judge: vLLM's prompt
@@ -79,6 +84,18 @@ def served_family(engine: str | None, algorithm: str | None) -> str | None:
     return launch_profile(engine).served_family(algorithm)
 
 
+def medusa_head_index(name: str) -> int | None:
+    """The head a Medusa tensor belongs to, in vLLM's names (`blocks.H.layers.L.weight`,
+    `lm_heads.H.weight`, under an optional `medusa_heads.`) or FasterDecoding's
+    (`H.L.linear.weight`, `H.N.weight`), else None."""
+    parts = name.removeprefix("medusa_heads.").split(".")
+    if len(parts) >= 3 and parts[0] in ("blocks", "lm_heads") and parts[1].isdigit():
+        return int(parts[1])
+    if len(parts) >= 3 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0])
+    return None
+
+
 def draft_family(
     config: dict,
     engine: str | None = None,
@@ -95,6 +112,8 @@ def draft_family(
     for family, words in FAMILY_WORDS:
         if any(w in n for n in low for w in words):
             return family
+    if any(str(key).startswith("medusa_") for key in config):
+        return "medusa"  # FasterDecoding's own config (medusa_num_heads, medusa_num_layers)
     by_shape = _family_from_fc(config, tensors or [])
     if by_shape:
         return by_shape

@@ -202,11 +202,16 @@ def vllm_engine_params(
     speculative_config: dict | None,
     target_quantization: str | None = None,
     pipeline_size: int = DEFAULT_PIPELINE_SIZE,
+    draft_is_model: bool = False,
 ) -> dict:
     """What a vLLM draft class's `vllm_config` argument holds, as far as the loader model needs:
     `speculative_config` (the launch JSON over the engine's defaults) with its
     `draft_model_config` (the draft's config.json and the quantization it implies), and the
-    target's `model_config` answers (vocab size, layer count, quantization)."""
+    target's `model_config` answers (vocab size, layer count, quantization); `draft_is_model`:
+    V0's draft worker, whose `model_config` is the draft's (0.8.5 spec_decode/
+    spec_decode_worker.py:82)."""
+    if draft_is_model:
+        target_config, target_quantization = draft_config, None
     target = text_config(target_config)  # get_vocab_size / get_num_layers read hf_text_config
     spec = dict(speculative_config or {})
     # the draft's ModelConfig gets the speculative config's `quantization` (0.11.2

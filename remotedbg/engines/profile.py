@@ -209,6 +209,24 @@ class EngineProfile:
         (None, why the release refuses to start); (None, "") when the engine has no such rule."""
         return None, ""
 
+    def draft_config_as_built(self, config: dict, family: str | None,
+                              settings: Mapping[str, Any], version: str | None = None,
+                              target_config: dict | None = None) -> dict:  # fmt: skip
+        """The draft's config as the release's config class holds it when it builds the draft
+        (its defaults, renamed keys, and what the speculative settings write into it)."""
+        return config
+
+    def untyped_draft_refused(self, config: dict, family: str | None, version: str | None,
+                              algorithm: str | None) -> tuple[str, str] | None:  # fmt: skip
+        """(title, detail) when the release cannot read this draft's config.json for lack of a
+        model_type (a format it does not recognise); None when it can, or it is not known."""
+        return None
+
+    def draft_on_v0_worker(self, version: str | None, family: str | None) -> bool:
+        """The release builds this draft in vLLM V0's draft worker, whose engine config holds
+        the draft's model config as its own (remotedbg.engines.loader_rules.vllm_engine_params)."""
+        return False
+
     def launch_settings(self, args: Mapping[str, Any]) -> dict | None:
         """The draft settings (method, model, num_speculative_tokens) the engine builds from the
         launch's parsed args: settings_arg's JSON, where it has one."""

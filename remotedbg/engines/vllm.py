@@ -111,6 +111,36 @@ def registry_entries(tree: ast.Module, only: Iterable[str] | None = None) -> dic
     return result
 
 
+#: vLLM's MedusaConfig defaults (transformers_utils/configs/medusa.py, 0.8.5 :12-29, 0.32.0
+#: :14-35): truncated_vocab_size is vocab_size unless given
+MEDUSA_DEFAULTS = {"hidden_size": 4096, "vocab_size": 32001, "num_heads": 5,
+                   "num_hidden_layers": 1}  # fmt: skip
+
+
+def medusa_config_as_built(config: dict, tokens: Any) -> dict:
+    """A Medusa draft's config as vLLM builds the heads from it: MedusaConfig.from_pretrained
+    renames a key holding "num" and "heads" to num_heads and one holding "num" and "layers" to
+    num_hidden_layers (FasterDecoding's medusa_num_heads; 0.8.5 :37-50, 0.32.0 :41-58), and
+    SpeculativeConfig sets num_lookahead_tokens to num_speculative_tokens, whose setter is
+    num_heads (0.8.5 config.py:2407-2411, 0.32.0 config/speculative.py:1471-1476; the setter at
+    medusa.py 0.8.5 :60-62, 0.32.0 :65-67): one head is built per speculative token."""
+    built = dict(config)
+    for key in list(built):
+        if "num" in key and "heads" in key:
+            built["num_heads"] = built.pop(key)
+        elif "num" in key and "layers" in key:
+            built["num_hidden_layers"] = built.pop(key)
+    for key, value in MEDUSA_DEFAULTS.items():
+        built.setdefault(key, value)
+    if not built.get("architectures"):  # MedusaConfig.__init__ (0.32.0 :36-37)
+        built["architectures"] = ["MedusaModel"]
+    if built.get("truncated_vocab_size") is None:
+        built["truncated_vocab_size"] = built["vocab_size"]
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        built["num_heads"] = tokens
+    return built
+
+
 #: flags that each write one key of the speculative config (parsed-args key -> the key)
 SETTINGS_FLAGS = {"spec-method": "method", "spec-model": "model",
                   "spec-tokens": "num_speculative_tokens"}  # fmt: skip
@@ -173,13 +203,14 @@ class VLLMProfile(EngineProfile):
     tokens_defaulted_for = ("suffix",)
 
     served_families = {"eagle3": "eagle3", "eagle": "eagle", "deepseek_mtp": "mtp", "mtp": "mtp",
-                       "draft_model": "draft_model"}  # fmt: skip
+                       "draft_model": "draft_model", "medusa": "medusa"}  # fmt: skip
     mtp_method_suffix = True
     launch_algorithms = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "deepseek_mtp",
-                         "draft_model": "draft_model"}  # fmt: skip
+                         "draft_model": "draft_model", "medusa": "medusa"}  # fmt: skip
     families_served_by = {"eagle3": frozenset({"eagle3"}), "eagle": frozenset({"eagle"}),
                           "mtp": frozenset({"mtp"}),
-                          "draft_model": frozenset({"draft_model"})}  # fmt: skip
+                          "draft_model": frozenset({"draft_model"}),
+                          "medusa": frozenset({"medusa"})}  # fmt: skip
     names_head_after_method = True
 
     registers_draft_architectures = True
@@ -269,6 +300,14 @@ class VLLMProfile(EngineProfile):
                 "and no earlier release has any suffix code: the release refuses the method or "
                 "does not draft as asked. Upgrade to 0.11.1 or later, or use method ngram.",
             )
+        if method_key(algorithm) == "medusa" and v >= (0, 33, 0):
+            return (
+                f"vLLM {version} has no Medusa",
+                "The launch's method is medusa, which vLLM served from 0.8.5 to 0.32.0; 0.33.0 "
+                "removed it (its SpeculativeMethod has no 'medusa': config/speculative.py:74-82, "
+                "and there is no model_executor/models/medusa.py), so the speculative config "
+                "fails validation at start. Serve it on 0.32.0, or move to an EAGLE-3 head.",
+            )
         if self.served_family(algorithm) != "draft_model" or not (0, 10, 0) <= v < (0, 15, 0):
             return None
         return (
@@ -280,6 +319,46 @@ class VLLMProfile(EngineProfile):
             "vllm/engine/arg_utils.py:1485-1489). V0 served it up to 0.9.2; V1 from 0.15.0. "
             "Upgrade to 0.15.0 or later with method draft_model, or serve an EAGLE head.",
         )
+
+    def draft_config_as_built(self, config: dict, family: str | None,
+                              settings: Mapping[str, Any], version: str | None = None,
+                              target_config: dict | None = None) -> dict:  # fmt: skip
+        """A Medusa draft's config (medusa_config_as_built); from 0.25.0 a launch with method
+        medusa gives the heads the target's vocab_size (FasterDecoding's configs omit it:
+        0.25.0 config/speculative.py:823-832, 0.32.0 :1315-1324)."""
+        if family != "medusa":
+            return config
+        built = medusa_config_as_built(config, settings.get("num_speculative_tokens"))
+        vocab = text_config(target_config).get("vocab_size")
+        if (release(version) >= (0, 25, 0) and method_key(settings.get("method")) == "medusa"
+                and isinstance(vocab, int) and built["vocab_size"] != vocab):  # fmt: skip
+            built["vocab_size"] = built["truncated_vocab_size"] = vocab
+        return built
+
+    def untyped_draft_refused(self, config: dict, family: str | None, version: str | None,
+                              algorithm: str | None) -> tuple[str, str] | None:  # fmt: skip
+        """A Medusa config without model_type (FasterDecoding's own): transformers' AutoConfig
+        cannot detect it, so the release stops at start; from 0.25.0 method medusa injects
+        model_type medusa (config/speculative.py:783-789; 0.32.0 :1275-1281)."""
+        if family != "medusa" or config.get("model_type") or not release(version):
+            return None
+        if release(version) >= (0, 25, 0) and method_key(algorithm) == "medusa":
+            return None
+        return (
+            f"the Medusa config names no model_type: vLLM {version} cannot read it",
+            "The draft's config.json has no model_type (FasterDecoding's own format), so "
+            "transformers' AutoConfig cannot detect it and the server stops at start. vLLM "
+            "injects model_type medusa for method medusa from 0.25.0 (config/speculative.py:"
+            "783-789), which also remaps FasterDecoding's tensor names. Serve it on 0.25.0 or "
+            "later with method medusa, or convert it to vLLM's Medusa layout (model_type medusa, "
+            "blocks.*/lm_heads.*).",
+        )
+
+    def draft_on_v0_worker(self, version: str | None, family: str | None) -> bool:
+        """Medusa before 0.9.0: V1 has no Medusa proposer (v1/spec_decode/medusa.py comes in
+        0.9.0), so V0's MedusaWorker serves it, and 0.8.5's Medusa reads its config from
+        vllm_config.model_config (model_executor/models/medusa.py:53)."""
+        return family == "medusa" and (0, 0, 0) < release(version) < (0, 9, 0)
 
     def _settings_flags(self, args: Mapping[str, Any]) -> dict[str, Any]:
         return {flag: args[flag] for flag in SETTINGS_FLAGS if args.get(flag) is not None}

@@ -139,6 +139,12 @@ def container_method(base: dict | list | set, name: str, args: list) -> Any:
         if name == "extend" and args and isinstance(args[0], (list, tuple)):
             base.extend(args[0])
             return None
+        if name in ("index", "count") and len(args) == 1 and known(*args):
+            # `rest[rest.index("linear") + 1 :]` (vLLM 0.25+ Medusa._remap_old_checkpoint_key)
+            try:
+                return getattr(base, name)(args[0])
+            except ValueError:
+                return UNKNOWN
     if isinstance(base, set) and name == "add" and args:
         base.add(args[0])
         return None
