@@ -1035,6 +1035,93 @@ VLLM_SOURCES |= {
     ],
 }
 
+# vLLM V1's end-to-end tests that name their models in the test body: Qwen3-0.6B as its own
+# draft model (test_draft_model_correctness's first case), prompt lookup on the GPU for
+# Qwen3-0.6B (the async-scheduling test) and prompt lookup within a 100-token context on
+# facebook/opt-125m (test_ngram_max_len, k 1, 3 and 10)
+_QWEN3_06B_PUBLISHED = ("Qwen3-0.6B's config.json (hidden 1024, 28 layers, 16 heads over 8 kv "
+                        "heads of 128, vocab 151936, tied head, 40960 positions)")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-e2e-draft-model-qwen3-0.6b-self", "vllm", "draft model", "Qwen/Qwen3-0.6B",
+        "Qwen/Qwen3-0.6B", "draft_model", "--max-model-len 2048",
+        "vllm-project/vllm tests/v1/e2e/spec_decode/draft_model/test_draft_model.py@v0.32.0:"
+        "66-76, 362-386 (ArgsTest(target_model Qwen/Qwen3-0.6B, draft_model Qwen/Qwen3-0.6B, "
+        "num_speculative_tokens 3), {model, method draft_model, num_speculative_tokens 3, "
+        "max_model_len 2048}, max_num_seqs 100; tests/v1/e2e/test_spec_decode.py@v0.16.0:638)",
+        between("vllm", "0.16.0"), "draft-qwen3-0.6b-self", _QWEN3_06B_PUBLISHED + " for both",
+        spec={"num_speculative_tokens": 3, "max_model_len": 2048}, once=True,
+        cites_as='target_model="Qwen/Qwen3-0.6B"',
+    ),
+    Config(
+        "vllm-e2e-ngram-gpu-qwen3-0.6b", "vllm", "n-gram", "Qwen/Qwen3-0.6B", "", "ngram_gpu",
+        "--dtype float32", "vllm-project/vllm tests/v1/e2e/general/test_async_scheduling.py"
+        "@v0.32.0:23, 174-194 (MODEL Qwen/Qwen3-0.6B, {method ngram_gpu, num_speculative_tokens 3, "
+        "prompt_lookup_max 3, prompt_lookup_min 2}, float32, async scheduling on and off)",
+        between("vllm", "0.18.0"), "target-only-qwen3-0.6b",
+        _QWEN3_06B_PUBLISHED + " (the target's only)",
+        spec={"num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 2},
+        once=True, cites_as="ngram_gpu_config",
+    ),
+    Config(
+        "vllm-e2e-ngram-opt-125m-max-len", "vllm", "n-gram", "facebook/opt-125m", "", "ngram",
+        "--max-model-len 100 --enforce-eager", "vllm-project/vllm tests/v1/spec_decode/"
+        "test_max_len.py@v0.8.5:16-36 (test_ngram_max_len: LLM(facebook/opt-125m, max_model_len "
+        "100, enforce_eager), {method ngram, prompt_lookup_max 5, prompt_lookup_min 3, "
+        "num_speculative_tokens 1, 3, 10}; @v0.32.0:20-36)", between("vllm", "0.8.5"),
+        "target-only-opt-125m", "facebook/opt-125m's config.json (the target's only)",
+        spec={"num_speculative_tokens": 10, "prompt_lookup_max": 5, "prompt_lookup_min": 3},
+        once=True, cites_as="test_ngram_max_len",
+    ),
+]
+VLLM_CONFIGS.append(Config(
+    "vllm-e2e-speculators-llama32-1b", "vllm", "speculators", "meta-llama/Llama-3.2-1B-Instruct",
+    "nm-testing/Llama3_2_1B_speculator.eagle3", "eagle3", "",
+    "vllm-project/vllm tests/v1/e2e/test_async_scheduling.py@v0.11.1:18, 82-86 "
+    "(test_with_spec_decoding: MTP_MODEL meta-llama/Llama-3.2-1B-Instruct, {method eagle3, "
+    "num_speculative_tokens 2, model nm-testing/Llama3_2_1B_speculator.eagle3}; "
+    "tests/v1/e2e/general/ from 0.18.0); the same pair in the synthetic-rejection, pipeline-"
+    "parallel, async-spec and CPU tests (k 2 or 3)", between("vllm", "0.11.1"),
+    "speculators-llama32-1b",
+    "Llama-3.2-1B-Instruct's config.json; the speculator's is not known offline: vllm-project/"
+    "speculators' Eagle3SpeculatorConfig (tests/realshape.py speculators_eagle3_config) for "
+    "Llama-3.2-1B-Instruct stands in, as for the RedHatAI rows",
+    spec={"num_speculative_tokens": 2}, once=True,
+))
+VLLM_SOURCES |= {
+    "nm-testing/Llama3_2_1B_speculator.eagle3": [
+        ("0.11.1", "tests/v1/e2e/test_async_scheduling.py:85"),
+        ("0.13.0", "tests/v1/e2e/test_async_scheduling.py:98"),
+        ("0.14.0", "tests/v1/e2e/test_async_scheduling.py:107"),
+        ("0.17.0", "tests/v1/e2e/test_async_scheduling.py:110"),
+        ("0.18.0", "tests/v1/e2e/general/test_async_scheduling.py:116"),
+        ("0.21.0", "tests/v1/e2e/general/test_async_scheduling.py:118"),
+        ("0.31.0", "tests/v1/e2e/general/test_async_scheduling.py:117"),
+    ],
+}
+VLLM_SOURCES |= {
+    'target_model="Qwen/Qwen3-0.6B"': [
+        ("0.16.0", "tests/v1/e2e/test_spec_decode.py:638"),
+        ("0.17.0", "tests/v1/e2e/test_spec_decode.py:777"),
+        *((version, f"tests/v1/e2e/spec_decode/test_spec_decode.py:{line}")
+          for version, line in (("0.18.0", 808), ("0.19.0", 807), ("0.19.1", 811),
+                                ("0.20.1", 828), ("0.21.0", 869), ("0.22.0", 881),
+                                ("0.25.0", 922), ("0.26.0", 996))),
+        *((version, f"tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:{line}")
+          for version, line in (("0.27.0", 72), ("0.28.0", 68), ("0.31.0", 69), ("0.33.0", 76))),
+    ],
+    "ngram_gpu_config": [
+        *((version, f"tests/v1/e2e/general/test_async_scheduling.py:{line}")
+          for version, line in (("0.18.0", 168), ("0.21.0", 172), ("0.24.0", 176),
+                                ("0.31.0", 174))),
+    ],
+    "test_ngram_max_len": [
+        (version, f"tests/v1/spec_decode/test_max_len.py:{line}")
+        for version, line in (("0.8.5", 16), ("0.9.1", 17), ("0.10.1", 19), ("0.11.1", 20),
+                              ("0.21.0", 21))
+    ],
+}
+
 _SGL_NGRAM = ("sgl-project/sglang/test/srt/test_ngram_speculative_decoding.py (--speculative-"
               "algorithm NGRAM --speculative-num-draft-tokens 16 --cuda-graph-max-bs 8 "
               "--mem-fraction-static 0.8 --trust-remote-code; the stored copy read has no commit)")
@@ -1380,6 +1467,18 @@ NOT_BUILT = [
      "the targets' config.json files are not cited offline; the same launch on "
      "Qwen2.5-1.5B-Instruct is a row (vllm-struct-output-ngram-qwen25-1.5b), and n-gram reads "
      "only the target's context from them"),
+    ("vllm", "(vLLM V1's end-to-end tests read in 0.32.0 and 0.33.0, beyond the rows: Qwen3.5 "
+     "0.8B/0.8B-Base/4B/35B-A3B-FP8 with their MTP layers, 0.19.0 on; Nemotron-3.5-Lightning "
+     "NVFP4 with MTP and n-gram, 0.32.0 on; DeepSeek-V4-Flash MTP, 0.22.0 on; luccafong's "
+     "DeepSeek MTP draft repo, 0.27.0 on; Qwen3-1.7B-FP8 with Qwen3-0.6B and Qwen3-1.7B with "
+     "Qwen3-0.6B-FP8, 0.16.0 on; OLMo-2-0425-1B as its own draft, 0.32.0 on; the quantized and "
+     "qwen3arch speculators; DFlash, DSpark, P-EAGLE, Medusa's FasterDecoding head (above) and "
+     "Gemma-4-E4B-it's assistant)", "(each test's)", "MTP, n-gram, draft model, speculators, "
+     "DFlash, DSpark, P-EAGLE", "tests/v1/e2e/** and tests/v1/spec_decode/test_speculators_*.py"
+     "@v0.32.0 (file:line for each in the issue's closing note and docs/releases.md)",
+     "the checkpoints' config.json files (and the FP8 repos' quantization configs) are not "
+     "known offline, or the draft kind has no rules yet (REGISTRY_NOT_BUILT): reported "
+     "unknown, never judged by another kind's rules"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

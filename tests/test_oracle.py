@@ -709,6 +709,8 @@ BUILDS = {
     "speculators-llama31-8b": lambda: (LLAMA31_8B_INSTRUCT, _speculator(
         LLAMA31_8B_INSTRUCT, "meta-llama/Llama-3.1-8B-Instruct")),
     "speculators-qwen3-8b": lambda: (QWEN3_8B, _speculator(QWEN3_8B, "Qwen/Qwen3-8B")),
+    "speculators-llama32-1b": lambda: (LLAMA32_1B_INSTRUCT, _speculator(
+        LLAMA32_1B_INSTRUCT, "meta-llama/Llama-3.2-1B-Instruct")),
     "speculators-gpt-oss-20b": lambda: (GPT_OSS_20B, _speculator(
         GPT_OSS_20B, "openai/gpt-oss-20b")),
     "eagle1-llama4-scout-vllm": lambda: (LLAMA4_SCOUT, _eagle1_llama4()),
@@ -748,6 +750,9 @@ BUILDS = {
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),
     "draft-opt-125m": lambda: (OPT_67B, _opt(opt_config(768, 3072, 12, 12))),
     "draft-qwen3-0.6b": lambda: (QWEN3_8B, _language_model(QWEN3_06B)),
+    "draft-qwen3-0.6b-self": lambda: (QWEN3_06B, _language_model(QWEN3_06B)),
+    "target-only-qwen3-0.6b": lambda: (QWEN3_06B, None),
+    "target-only-opt-125m": lambda: (opt_config(768, 3072, 12, 12), None),
     "draft-llama32-1b": lambda: (LLAMA31_8B_INSTRUCT, _language_model(LLAMA32_1B_INSTRUCT)),
     "draft-smollm2-135m": lambda: (QWEN3_8B, _language_model(SMOLLM2_135M_INSTRUCT)),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
