@@ -1346,7 +1346,7 @@ NOT_BUILT = [
      "MLP speculator", "tests/spec_decode/e2e/test_mlp_correctness.py@v0.8.5:40-76",
      "its config.json is not known offline (only n_predict 3, from the test's comment) and "
      "remotedbg has no rules for the kind (method mlp_speculator from the model_type: said "
-     "unknown like Medusa)"),
+     "unknown)"),
     ("vllm", "(V0 e2e: the random EAGLE head on JackFram/llama-68m, k 1-4; the registry's "
      "EAGLEModel)", "abhigoyal/vllm-eagle-llama-68m-random", "EAGLE-1 (V0 EAGLEModel)",
      "tests/spec_decode/e2e/test_eagle_correctness.py@v0.8.5:28-71",
@@ -1388,8 +1388,11 @@ NOT_BUILT = [
      "ibm-ai-platform/llama3-8b-accelerator, ibm-ai-platform/llama-13b-accelerator",
      "MLP speculator", "docs/source/features/spec_decode.md@v0.8.5:142; docs/features/"
      "speculative_decoding/mlp.md@v0.18.0:16; examples/offline_inference/mlpspeculator.py"
-     "@v0.8.5:62", "a draft kind remotedbg has no rules for (method mlp_speculator: said "
-     "unknown), and the accelerators' config.json files are not known offline"),
+     "@v0.8.5:62", "the accelerators' config.json files are not known offline; from 0.10.0 "
+     "every release the docs show them on refuses the method at start (V1 has no MLP "
+     "speculator: 'Unknown speculative decoding method'), which remotedbg says (tests/"
+     "test_oracle.py test_the_mlp_speculator_where_vllm_no_longer_serves_it_is_said); on "
+     "0.8.5-0.9.2 (V0) the kind has no rules: said unknown"),
     ("vllm", "(the benchmark docs' EAGLE-3 servers: Llama-3.3-70B-Instruct with "
      "nvidia/Llama-3.3-70B-Instruct-Eagle3, 0.20.0 on; `vllm bench forward` with Qwen3-1.7B and "
      "AngelSlim/Qwen3-1.7B_eagle3, 0.33.0)", "nvidia/Llama-3.3-70B-Instruct-Eagle3, "

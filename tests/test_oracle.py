@@ -1313,30 +1313,48 @@ def _mlp_speculator() -> tuple[dict, dict]:
     return config, tensors
 
 
-# where the release takes method mlp_speculator from the draft's model_type
-@pytest.mark.parametrize("version,where", [
-    ("0.8.5", "config.py:2384"),
-    ("0.32.0", "config/speculative.py:1358"),
-])  # fmt: skip
+# where the release takes method mlp_speculator from the draft's model_type (0.8.5 config.py:
+# 2384-2386), which V0 serves up to 0.9.2 (spec_decode/mlp_speculator_worker.py; 0.9.2
+# engine/arg_utils.py falls back to V0 for it); V1's runner refuses it from 0.10.0 (0.10.0
+# v1/worker/gpu_model_runner.py:193-194, 0.32.0 :658-661: "Unknown speculative decoding method")
+def _mlp_config(version: str) -> Config:
+    return Config(
+        "vllm-mlp-speculator-llama-160m", "vllm", "MLP speculator", "JackFram/llama-160m",
+        "ibm-ai-platform/llama-160m-accelerator", "(none: mlp_speculator from the model_type)",
+        "", "vllm-project/vllm tests/spec_decode/e2e/test_mlp_correctness.py", (version,),
+        "mlp-speculator", "a stand-in MLP speculator", spec={"num_speculative_tokens": 3},
+    )
+
+
 def test_a_draft_kind_without_rules_is_said_unknown_never_judged_as_another(
-    tmp_path, monkeypatch, version, where
+    tmp_path, monkeypatch
 ):
     """vLLM's V0 test of the MLP speculator ({model ibm-ai-platform/llama-160m-accelerator}, no
     method: tests/spec_decode/e2e/test_mlp_correctness.py@v0.8.5:40-76). remotedbg has no rules
     for the kind, so it says so (inconclusive, no error), never judges it as another."""
     monkeypatch.setitem(BUILDS, "mlp-speculator", lambda: (_jackfram(LLAMA_160M),
                                                            _mlp_speculator()))  # fmt: skip
-    config = Config(
-        "vllm-mlp-speculator-llama-160m", "vllm", "MLP speculator", "JackFram/llama-160m",
-        "ibm-ai-platform/llama-160m-accelerator", "(none: mlp_speculator from the model_type)",
-        "", "vllm-project/vllm tests/spec_decode/e2e/test_mlp_correctness.py", (version,),
-        "mlp-speculator", "a stand-in MLP speculator", spec={"num_speculative_tokens": 3},
-    )
-    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    got = judge(build(tmp_path, _mlp_config("0.8.5"), monkeypatch), _root(_mlp_config("0.8.5"),
+                                                                          "0.8.5"))  # fmt: skip
     assert got["diagnose"] == "inconclusive" and not got["diagnose_errors"], got
-    assert any(f"method 'mlp_speculator' (SpeculativeConfig: the draft config's model_type "
-               f"mlp_speculator ({where})), a draft kind remotedbg has no rules for" in reason
+    assert any("method 'mlp_speculator' (SpeculativeConfig: the draft config's model_type "
+               "mlp_speculator (config.py:2384)), a draft kind remotedbg has no rules for" in reason
                for reason in got["diagnose_unknown"]), got  # fmt: skip
+
+
+@pytest.mark.parametrize("version", ["0.10.1.1", "0.32.0"])
+def test_the_mlp_speculator_where_vllm_no_longer_serves_it_is_said(tmp_path, monkeypatch,
+                                                                   version):  # fmt: skip
+    """vLLM's docs and examples keep showing IBM's accelerators to 0.32.0 (docs/features/
+    speculative_decoding/mlp.md@v0.18.0:16; examples/offline_inference/mlpspeculator.py), which
+    every release from 0.10.0 refuses at start: said, an error, whatever the kind's rules."""
+    monkeypatch.setitem(BUILDS, "mlp-speculator", lambda: (_jackfram(LLAMA_160M),
+                                                           _mlp_speculator()))  # fmt: skip
+    config = _mlp_config(version)
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == ["algorithm-mismatch"], got
+    assert got["spec_audit_error_titles"] == [
+        f"vLLM {version} does not serve the MLP speculator"], got
 
 
 # vLLM 0.22.0 added --spec-method, --spec-model and --spec-tokens (vllm/engine/arg_utils.py:

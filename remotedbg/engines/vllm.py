@@ -300,6 +300,16 @@ class VLLMProfile(EngineProfile):
                 "and no earlier release has any suffix code: the release refuses the method or "
                 "does not draft as asked. Upgrade to 0.11.1 or later, or use method ngram.",
             )
+        if method_key(algorithm) == "mlp_speculator" and v >= (0, 10, 0):
+            return (
+                f"vLLM {version} does not serve the MLP speculator",
+                "The launch's method is mlp_speculator (given, or taken from the draft config's "
+                "model_type), which only V0 served (up to 0.9.2, spec_decode/"
+                "mlp_speculator_worker.py). V1's model runner has no proposer for it and raises "
+                "ValueError('Unknown speculative decoding method: mlp_speculator') at start "
+                "(0.10.0 v1/worker/gpu_model_runner.py:193-194; 0.32.0 :658-661); 0.33.0 has "
+                "no MLP speculator at all. Serve it on 0.9.2, or move to an EAGLE-3 head.",
+            )
         if method_key(algorithm) == "medusa" and v >= (0, 33, 0):
             return (
                 f"vLLM {version} has no Medusa",
