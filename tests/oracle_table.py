@@ -1088,7 +1088,30 @@ VLLM_CONFIGS.append(Config(
     "Llama-3.2-1B-Instruct stands in, as for the RedHatAI rows",
     spec={"num_speculative_tokens": 2}, once=True,
 ))
+VLLM_CONFIGS.append(Config(
+    "vllm-e2e-eagle3-qwen3-1.7b-lora", "vllm", "EAGLE-3", "Qwen/Qwen3-1.7B",
+    "AngelSlim/Qwen3-1.7B_eagle3", "eagle3",
+    "--max-model-len 2048 --enable-lora --max-loras 1 --max-cpu-loras 1 --max-lora-rank 16",
+    "vllm-project/vllm tests/v1/e2e/test_lora_with_spec_decode.py@v0.11.1:41-50, 103-121 "
+    "(test_batch_inference_correctness: LLM(Qwen/Qwen3-1.7B, max_model_len 2048, enable_lora, "
+    "max_loras 1, max_lora_rank 16), {method eagle3, model AngelSlim/Qwen3-1.7B_eagle3, "
+    "num_speculative_tokens 3, max_model_len 2048}, the LoRA premjatin/qwen-linear-algebra-"
+    "coder; spec_decode/ from 0.18.0, draft_model/test_lora.py from 0.27.0; the same pair in "
+    "`vllm bench forward`, docs/cli/README.md@v0.33.0:185)", between("vllm", "0.11.1"),
+    "eagle3-qwen3-1.7b-vllm",
+    "Qwen3-1.7B's config.json (Qwen3-0.6B's with hidden 2048, intermediate 6144); the head's "
+    "config is not known offline: a SpecForge-style head of the target's shape naming "
+    "LlamaForCausalLM stands in, as for AngelSlim/Qwen3-8B_eagle3 (vllm-eagle3-qwen3-8b)",
+    spec={"num_speculative_tokens": 3, "max_model_len": 2048}, once=True,
+))
 VLLM_SOURCES |= {
+    "AngelSlim/Qwen3-1.7B_eagle3": [
+        ("0.11.1", "tests/v1/e2e/test_lora_with_spec_decode.py:48"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_lora_with_spec_decode.py:48"),
+        ("0.20.1", "tests/v1/e2e/spec_decode/test_lora_with_spec_decode.py:46"),
+        *((version, f"tests/v1/e2e/spec_decode/draft_model/test_lora.py:{line}")
+          for version, line in (("0.27.0", 46), ("0.28.0", 47), ("0.29.0", 48), ("0.31.0", 47))),
+    ],
     "nm-testing/Llama3_2_1B_speculator.eagle3": [
         ("0.11.1", "tests/v1/e2e/test_async_scheduling.py:85"),
         ("0.13.0", "tests/v1/e2e/test_async_scheduling.py:98"),
@@ -1393,12 +1416,12 @@ NOT_BUILT = [
      "speculator: 'Unknown speculative decoding method'), which remotedbg says (tests/"
      "test_oracle.py test_the_mlp_speculator_where_vllm_no_longer_serves_it_is_said); on "
      "0.8.5-0.9.2 (V0) the kind has no rules: said unknown"),
-    ("vllm", "(the benchmark docs' EAGLE-3 servers: Llama-3.3-70B-Instruct with "
-     "nvidia/Llama-3.3-70B-Instruct-Eagle3, 0.20.0 on; `vllm bench forward` with Qwen3-1.7B and "
-     "AngelSlim/Qwen3-1.7B_eagle3, 0.33.0)", "nvidia/Llama-3.3-70B-Instruct-Eagle3, "
-     "AngelSlim/Qwen3-1.7B_eagle3", "EAGLE-3", "docs/benchmarking/cli.md@v0.20.0:297; "
-     "docs/cli/README.md@v0.33.0:185", "the heads' config.json files are not known offline "
-     "(which architecture each names decides the class vLLM loads)"),
+    ("vllm", "(the benchmark docs' EAGLE-3 server: Llama-3.3-70B-Instruct with "
+     "nvidia/Llama-3.3-70B-Instruct-Eagle3, 0.20.0 on; `vllm bench forward`'s Qwen3-1.7B with "
+     "AngelSlim/Qwen3-1.7B_eagle3 is the row vllm-e2e-eagle3-qwen3-1.7b-lora)",
+     "nvidia/Llama-3.3-70B-Instruct-Eagle3", "EAGLE-3", "docs/benchmarking/cli.md@v0.20.0:297",
+     "the head's config.json is not known offline (which architecture it names decides the "
+     "class vLLM loads)"),
     ("vllm", "(MTP pages: Gemma-4-E2B-it with its assistant checkpoint, 0.21.0 on; Qwen3.8-27B in "
      "the sleep-mode page, 0.32.0 on; a Dots3 note with no repo, 0.28.0 on)",
      "gg-hf-am/gemma-4-E2B-it-assistant", "MTP", "docs/features/speculative_decoding/mtp.md"

@@ -702,6 +702,7 @@ BUILDS = {
     "eagle3-llama31-8b-vllm": lambda: (LLAMA31_8B_INSTRUCT, _eagle3(
         LLAMA31_8B_INSTRUCT, "LlamaForCausalLM", EAGLE3_AUTHORS_CONTEXT)),
     "eagle3-qwen3-8b-vllm": lambda: (QWEN3_8B, _eagle3(QWEN3_8B, "LlamaForCausalLM")),
+    "eagle3-qwen3-1.7b-vllm": lambda: (QWEN3_17B, _eagle3(QWEN3_17B, "LlamaForCausalLM")),
     # the Llama-3.1 speculator served on Llama-3-8B-Instruct, as vLLM's eagle.md shows it
     "speculators-llama31-8b-on-llama3-8b": lambda: (LLAMA3_8B_INSTRUCT, _speculator(
         LLAMA31_8B_INSTRUCT, "meta-llama/Llama-3.1-8B-Instruct")),
