@@ -407,7 +407,7 @@ def draft_arch_unsupported(dep: Deployment) -> dict[str, Any]:
             "later), or convert it to a plain EAGLE-3 config.",
             {"speculators": dep.speculators},
         ))  # fmt: skip
-    untyped = dep.engine_profile.untyped_draft_refused(dep.draft_config or {}, dep.family,
+    untyped = dep.engine_profile.draft_config_unreadable(dep.draft_config or {}, dep.family,
                                                        dep.engine_version, dep.algorithm)
     if untyped:
         return add_finding(result, finding("draft-arch-unsupported", ERROR, *untyped,

@@ -148,7 +148,8 @@ _ENTRIES = (
         "draft-arch-unsupported", ("error",), SPEC,
         "The engine does not register the draft's architecture (as its config maps it), or "
         "cannot read the draft's config at all (FasterDecoding's Medusa config, which names no "
-        "model_type, before vLLM 0.25.0): the server stops at start.",
+        "model_type, before vLLM 0.25.0; a medusa or mlp_speculator config on vLLM 0.33.0, "
+        "which no longer registers those types): the server stops at start.",
         "vLLM's model registry (model_executor/models/registry.py) and its EAGLEConfig or "
         "speculators config mapping; SGLang's EntryClass of the draft model files.",
         "Name an architecture the release registers (e.g. LlamaForCausalLMEagle3 where the "

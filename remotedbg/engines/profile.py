@@ -216,10 +216,10 @@ class EngineProfile:
         (its defaults, renamed keys, and what the speculative settings write into it)."""
         return config
 
-    def untyped_draft_refused(self, config: dict, family: str | None, version: str | None,
+    def draft_config_unreadable(self, config: dict, family: str | None, version: str | None,
                               algorithm: str | None) -> tuple[str, str] | None:  # fmt: skip
-        """(title, detail) when the release cannot read this draft's config.json for lack of a
-        model_type (a format it does not recognise); None when it can, or it is not known."""
+        """(title, detail) when the release cannot read this draft's config.json: no model_type,
+        or one neither it nor transformers registers; None when it can, or it is not known."""
         return None
 
     def draft_on_v0_worker(self, version: str | None, family: str | None) -> bool:

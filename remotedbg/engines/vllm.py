@@ -345,12 +345,24 @@ class VLLMProfile(EngineProfile):
             built["vocab_size"] = built["truncated_vocab_size"] = vocab
         return built
 
-    def untyped_draft_refused(self, config: dict, family: str | None, version: str | None,
+    def draft_config_unreadable(self, config: dict, family: str | None, version: str | None,
                               algorithm: str | None) -> tuple[str, str] | None:  # fmt: skip
-        """A Medusa config without model_type (FasterDecoding's own): transformers' AutoConfig
-        cannot detect it, so the release stops at start; from 0.25.0 method medusa injects
-        model_type medusa (config/speculative.py:783-789; 0.32.0 :1275-1281)."""
-        if family != "medusa" or config.get("model_type") or not release(version):
+        """A config type 0.33.0 no longer registers (medusa and mlp_speculator were vLLM's own:
+        0.32.0 transformers_utils/config.py:111-112; 0.33.0's _CONFIG_REGISTRY at :122 has
+        neither, nor has transformers), so AutoConfig stops the start. A Medusa config without
+        model_type (FasterDecoding's own): AutoConfig cannot detect it either; from 0.25.0
+        method medusa injects model_type medusa (config/speculative.py:783-789; 0.32.0
+        :1275-1281)."""
+        kind = config.get("model_type")
+        if kind in ("medusa", "mlp_speculator") and release(version) >= (0, 33, 0):
+            return (
+                f"vLLM {version} cannot read the draft's config (model_type {kind})",
+                f"{kind} was vLLM's own config type up to 0.32.0 (transformers_utils/config.py:"
+                f"111-112); {version} no longer registers it (_CONFIG_REGISTRY, transformers_"
+                "utils/config.py:122) and transformers does not know it, so the server stops at "
+                "start. Serve the draft on 0.32.0, or move to an EAGLE-3 head.",
+            )
+        if family != "medusa" or kind or not release(version):
             return None
         if release(version) >= (0, 25, 0) and method_key(algorithm) == "medusa":
             return None
