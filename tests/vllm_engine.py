@@ -394,14 +394,14 @@ def engine_env(inst: Install) -> dict[str, str]:
     return env
 
 
-def spec_config(method: str, draft: Path | None) -> str:
-    """The --speculative-config JSON as scripts write it, compact."""
+def spec_settings(method: str, draft: Path | None) -> dict:
+    """The speculative settings the test servers launch with."""
     config: dict = {"method": method, "num_speculative_tokens": SPEC_TOKENS}
     if draft is not None:
         config["model"] = str(draft)
     if method == "ngram":
         config.update(prompt_lookup_max=4, prompt_lookup_min=2)
-    return json.dumps(config, separators=(",", ":"))
+    return config
 
 
 @dataclass
@@ -486,13 +486,14 @@ class VllmServer:
                 "--seed", "0", *extra]  # fmt: skip
         if method is not None:
             path = models.draft(draft) if draft else None
-            config = json.loads(spec_config(method, path))
+            config = spec_settings(method, path)
             if shorthand:
                 argv += ["--spec-method", config.pop("method"),
                          "--spec-tokens", str(config.pop("num_speculative_tokens"))]
                 if "model" in config:
                     argv += ["--spec-model", config.pop("model")]
             if config:
+                # compact, as scripts write it
                 argv += ["--speculative-config", json.dumps(config, separators=(",", ":"))]
         handle = open(log, "ab")
         process = subprocess.Popen(

@@ -141,6 +141,40 @@ def medusa_config_as_built(config: dict, tokens: Any) -> dict:
     return built
 
 
+#: Methods a range of releases refuses at start: (method, the first release refusing it, the
+#: first serving it again or None, the title after "vLLM <version>", why).
+REFUSED_METHODS = (
+    ("suffix", (0, 0, 1), (0, 11, 1), "has no suffix decoding",
+     "The launch's method is suffix, which vLLM has from 0.11.1 (config/speculative.py:48); "
+     "0.11.0's SpeculativeMethod has no 'suffix' (config/speculative.py:32-35), and no earlier "
+     "release has any suffix code: the release refuses the method or does not draft as asked. "
+     "Upgrade to 0.11.1 or later, or use method ngram."),
+    ("mlp_speculator", (0, 10, 0), None, "does not serve the MLP speculator",
+     "The launch's method is mlp_speculator (given, or taken from the draft config's "
+     "model_type), which only V0 served (up to 0.9.2, spec_decode/mlp_speculator_worker.py). "
+     "V1's model runner has no proposer for it and raises ValueError('Unknown speculative "
+     "decoding method: mlp_speculator') at start (0.10.0 v1/worker/gpu_model_runner.py:193-194; "
+     "0.32.0 :658-661); 0.33.0 has no MLP speculator at all. Serve it on 0.9.2, or move to an "
+     "EAGLE-3 head."),
+    ("medusa", (0, 33, 0), None, "has no Medusa",
+     "The launch's method is medusa, which vLLM served from 0.8.5 to 0.32.0; 0.33.0 removed it "
+     "(its SpeculativeMethod has no 'medusa': config/speculative.py:74-82, and there is no "
+     "model_executor/models/medusa.py), so the speculative config fails validation at start. "
+     "Serve it on 0.32.0, or move to an EAGLE-3 head."),
+    # V0, which served a separate draft model (0.9.2 spec_decode/spec_decode_worker.py:202
+    # MultiStepWorker), is gone and V1 has no proposer for it until 0.15.0
+    # (v1/spec_decode/draft_model.py) (0.10.0 engine/arg_utils.py:1396-1401, config.py:2851-
+    # 2856; 0.14.1 engine/arg_utils.py:1792-1797, config/speculative.py:388-393)
+    ("draft_model", (0, 10, 0), (0, 15, 0), "does not serve a separate draft model",
+     "The launch's draft is a model of its own (method draft_model), which vLLM 0.10.0 to "
+     "0.14.1 refuse at start: NotImplementedError('Speculative decoding with draft model is not "
+     "supported yet. Please consider using other speculative decoding methods such as ngram, "
+     "medusa, eagle, or mtp.') (0.11.0 vllm/config/speculative.py:348-353, vllm/engine/"
+     "arg_utils.py:1485-1489). V0 served it up to 0.9.2; V1 from 0.15.0. Upgrade to 0.15.0 or "
+     "later with method draft_model, or serve an EAGLE head."),
+)  # fmt: skip
+
+
 #: flags that each write one key of the speculative config (parsed-args key -> the key)
 SETTINGS_FLAGS = {"spec-method": "method", "spec-model": "model",
                   "spec-tokens": "num_speculative_tokens"}  # fmt: skip
@@ -284,51 +318,13 @@ class VLLMProfile(EngineProfile):
 
     def refuses_algorithm(self, algorithm: str | None, version: str | None = None
                           ) -> tuple[str, str] | None:  # fmt: skip
-        """Suffix decoding before 0.11.1, which has no such method. A separate draft model
-        (method draft_model) from 0.10.0 to 0.14.1: V0, which served it
-        (0.9.2 spec_decode/spec_decode_worker.py:202 MultiStepWorker), is gone and V1 has no
-        proposer for it until 0.15.0 (v1/spec_decode/draft_model.py): the release stops at start
-        (0.10.0 engine/arg_utils.py:1396-1401, config.py:2851-2856; 0.11.0 engine/arg_utils.py:
-        1485-1489, config/speculative.py:348-353; 0.14.1 engine/arg_utils.py:1792-1797,
-        config/speculative.py:388-393)."""
-        v = release(version)
-        if method_key(algorithm) == "suffix" and (0, 0, 0) < v < (0, 11, 1):
-            return (
-                f"vLLM {version} has no suffix decoding",
-                "The launch's method is suffix, which vLLM has from 0.11.1 (config/speculative.py:"
-                "48); 0.11.0's SpeculativeMethod has no 'suffix' (config/speculative.py:32-35), "
-                "and no earlier release has any suffix code: the release refuses the method or "
-                "does not draft as asked. Upgrade to 0.11.1 or later, or use method ngram.",
-            )
-        if method_key(algorithm) == "mlp_speculator" and v >= (0, 10, 0):
-            return (
-                f"vLLM {version} does not serve the MLP speculator",
-                "The launch's method is mlp_speculator (given, or taken from the draft config's "
-                "model_type), which only V0 served (up to 0.9.2, spec_decode/"
-                "mlp_speculator_worker.py). V1's model runner has no proposer for it and raises "
-                "ValueError('Unknown speculative decoding method: mlp_speculator') at start "
-                "(0.10.0 v1/worker/gpu_model_runner.py:193-194; 0.32.0 :658-661); 0.33.0 has "
-                "no MLP speculator at all. Serve it on 0.9.2, or move to an EAGLE-3 head.",
-            )
-        if method_key(algorithm) == "medusa" and v >= (0, 33, 0):
-            return (
-                f"vLLM {version} has no Medusa",
-                "The launch's method is medusa, which vLLM served from 0.8.5 to 0.32.0; 0.33.0 "
-                "removed it (its SpeculativeMethod has no 'medusa': config/speculative.py:74-82, "
-                "and there is no model_executor/models/medusa.py), so the speculative config "
-                "fails validation at start. Serve it on 0.32.0, or move to an EAGLE-3 head.",
-            )
-        if self.served_family(algorithm) != "draft_model" or not (0, 10, 0) <= v < (0, 15, 0):
-            return None
-        return (
-            f"vLLM {version} does not serve a separate draft model",
-            "The launch's draft is a model of its own (method draft_model), which vLLM 0.10.0 to "
-            "0.14.1 refuse at start: NotImplementedError('Speculative decoding with draft model "
-            "is not supported yet. Please consider using other speculative decoding methods "
-            "such as ngram, medusa, eagle, or mtp.') (0.11.0 vllm/config/speculative.py:348-353, "
-            "vllm/engine/arg_utils.py:1485-1489). V0 served it up to 0.9.2; V1 from 0.15.0. "
-            "Upgrade to 0.15.0 or later with method draft_model, or serve an EAGLE head.",
-        )
+        """A method the release refuses at start (REFUSED_METHODS), None when it serves it or
+        the version is not known."""
+        v, key = release(version), method_key(algorithm)
+        for method, first, until, title, why in REFUSED_METHODS:
+            if key == method and v >= first and (until is None or v < until):
+                return f"vLLM {version} {title}", why
+        return None
 
     def draft_config_as_built(self, config: dict, family: str | None,
                               settings: Mapping[str, Any], version: str | None = None,
