@@ -1035,6 +1035,58 @@ VLLM_SOURCES |= {
     ],
 }
 
+# The same tests' other n-gram targets: Ministral-8B-Instruct-2410 (test_structured_output, with
+# outlines and guidance; load_format and config_format "hf" for mistralai/ repos from 0.12.0) and
+# DeepSeek-R1-Distill-Qwen-1.5B (test_structured_output_with_reasoning_matrices, reasoning parser
+# deepseek_r1, max_num_seqs 16), both with NGRAM_SPEC_CONFIG
+_STRUCT_OUTPUT = "test_struct_output_generate.py"
+_NGRAM_SPEC_CONFIG = {"model": "[ngram]", "num_speculative_tokens": 5, "prompt_lookup_max": 5,
+                      "prompt_lookup_min": 1}
+VLLM_CONFIGS += [
+    Config(
+        "vllm-struct-output-ngram-ministral-8b", "vllm", "n-gram",
+        "mistralai/Ministral-8B-Instruct-2410", "", "(none: ngram from the model '[ngram]')",
+        "--enforce-eager --max-model-len 1024 --load-format hf --config-format hf",
+        f"vllm-project/vllm tests/v1/entrypoints/llm/{_STRUCT_OUTPUT}@v0.9.0:25-30, 45-46, "
+        f"109-115 (LLM(model, enforce_eager, max_model_len 1024, speculative_config)); @v0.19.0 "
+        f"tests/entrypoints/llm/{_STRUCT_OUTPUT}:129-134, 181-182, 229-243",
+        between("vllm", "0.9.0"), "target-only-ministral-8b",
+        "Ministral-8B-Instruct-2410's config.json (MistralForCausalLM: hidden 4096, 36 layers, "
+        "32 heads over 8 kv heads of 128, intermediate 12288, vocab 131072, 32768 positions, "
+        "sliding window 32768, rope_theta 1e8, untied head)",
+        spec=_NGRAM_SPEC_CONFIG, once=True,
+    ),
+    Config(
+        "vllm-struct-output-ngram-r1-distill-qwen-1.5b", "vllm", "n-gram",
+        "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "", "(none: ngram from the model '[ngram]')",
+        "--enforce-eager --max-model-len 1024 --max-num-seqs 16 --reasoning-parser deepseek_r1",
+        f"vllm-project/vllm tests/v1/entrypoints/llm/{_STRUCT_OUTPUT}@v0.9.0:25-30, 522-557; "
+        f"@v0.19.0 tests/entrypoints/llm/{_STRUCT_OUTPUT}:129-134, 717-760",
+        between("vllm", "0.9.0"), "target-only-r1-distill-qwen-1.5b",
+        "DeepSeek-R1-Distill-Qwen-1.5B's config.json (Qwen2ForCausalLM: hidden 1536, 28 layers, "
+        "12 heads over 2 kv heads, intermediate 8960, vocab 151936, 131072 positions, "
+        "rope_theta 10000, bos and eos 151643, untied head)",
+        spec=_NGRAM_SPEC_CONFIG, once=True,
+    ),
+]
+VLLM_SOURCES |= {
+    "mistralai/Ministral-8B-Instruct-2410": [
+        *((version, f"tests/v1/entrypoints/llm/{_STRUCT_OUTPUT}:{line}")
+          for version, line in (("0.9.0", 45), ("0.9.1", 46), ("0.10.2", 53), ("0.11.0", 56),
+                                ("0.11.1", 58), ("0.12.0", 79))),
+        ("0.19.0", f"tests/entrypoints/llm/{_STRUCT_OUTPUT}:181"),
+        ("0.28.0", f"tests/entrypoints/llm/{_STRUCT_OUTPUT}:179"),
+    ],
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B": [
+        *((version, f"tests/v1/entrypoints/llm/{_STRUCT_OUTPUT}:{line}")
+          for version, line in (("0.9.0", 527), ("0.9.1", 528), ("0.10.0", 537), ("0.10.2", 552),
+                                ("0.11.0", 584), ("0.11.1", 610), ("0.12.0", 614),
+                                ("0.16.0", 619))),
+        *((version, f"tests/entrypoints/llm/{_STRUCT_OUTPUT}:{line}")
+          for version, line in (("0.19.0", 721), ("0.27.0", 723), ("0.28.0", 727))),
+    ],
+}
+
 # vLLM V1's end-to-end tests that name their models in the test body: Qwen3-0.6B as its own
 # draft model (test_draft_model_correctness's first case), prompt lookup on the GPU for
 # Qwen3-0.6B (the async-scheduling test) and prompt lookup within a 100-token context on
@@ -1486,13 +1538,6 @@ NOT_BUILT = [
      "the --spec-method/--spec-tokens form Qwen3.5's config launches with is read: tests/"
      "test_oracle.py test_vllm_s_settings_flags_are_read_as_the_engine_writes_them); Gemma-4's "
      "assistant and DSpark are draft kinds remotedbg has no rules for (REGISTRY_NOT_BUILT)"),
-    ("vllm", "(the structured-output tests' n-gram on mistralai/Ministral-8B-Instruct-2410 and "
-     "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B, {model [ngram]}, 0.9.0 on)", "(none: n-gram)",
-     "n-gram", "tests/entrypoints/llm/test_struct_output_generate.py@v0.19.0:129-134, 181-182, "
-     "and the reasoning test's NGRAM_SPEC_CONFIG (tests/v1/entrypoints/llm/... @v0.9.0:528)",
-     "the targets' config.json files are not cited offline; the same launch on "
-     "Qwen2.5-1.5B-Instruct is a row (vllm-struct-output-ngram-qwen25-1.5b), and n-gram reads "
-     "only the target's context from them"),
     ("vllm", "(vLLM V1's end-to-end tests read in 0.32.0 and 0.33.0, beyond the rows: Qwen3.5 "
      "0.8B/0.8B-Base/4B/35B-A3B-FP8 with their MTP layers, 0.19.0 on; Nemotron-3.5-Lightning "
      "NVFP4 with MTP and n-gram, 0.32.0 on; DeepSeek-V4-Flash MTP, 0.22.0 on; luccafong's "

@@ -468,6 +468,21 @@ QWEN25_15B_INSTRUCT = rs.TargetShape(
     rope_theta=1000000.0, extra={"max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
                                  "bos_token_id": 151643, "tie_word_embeddings": True},
 )  # fmt: skip
+# the structured-output tests' n-gram targets: Ministral-8B-Instruct-2410 (its config.json writes
+# a 32768 sliding window over its 32768 positions) and DeepSeek-R1-Distill-Qwen-1.5B (Qwen2.5-Math-
+# 1.5B's widths, rope_theta 10000, an untied head; its sliding_window 4096 is off:
+# use_sliding_window false)
+MINISTRAL_8B_INSTRUCT = rs.TargetShape(
+    "ministral-8b-instruct-2410", "MistralForCausalLM", "mistral", 4096, 12288, 36, 32, 8, 131072,
+    2, rope_theta=100000000.0, extra={"max_position_embeddings": 32768, "sliding_window": 32768,
+                                   "bos_token_id": 1},
+)  # fmt: skip
+R1_DISTILL_QWEN_15B = rs.TargetShape(
+    "deepseek-r1-distill-qwen-1.5b", "Qwen2ForCausalLM", "qwen2", 1536, 8960, 28, 12, 2, 151936,
+    151643, rope_theta=10000.0,
+    extra={"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "bos_token_id": 151643,
+           "sliding_window": 4096, "use_sliding_window": False, "max_window_layers": 21},
+)  # fmt: skip
 # builds whose target and draft ship the same tokenizer (Qwen2.5's 151643 base tokens)
 SHARED_TOKENIZER = {"draft-qwen25-1.5b-for-7b": 151643}
 
@@ -741,6 +756,8 @@ BUILDS = {
     "target-only-llama-68m": lambda: (_jackfram(LLAMA_68M), None),
     "target-only-qwen25-7b": lambda: (QWEN25_7B_INSTRUCT, None),
     "target-only-qwen25-1.5b": lambda: (QWEN25_15B_INSTRUCT, None),
+    "target-only-ministral-8b": lambda: (MINISTRAL_8B_INSTRUCT, None),
+    "target-only-r1-distill-qwen-1.5b": lambda: (R1_DISTILL_QWEN_15B, None),
     "draft-qwen25-1.5b-for-7b": lambda: (QWEN25_7B_INSTRUCT, _language_model(QWEN25_15B_INSTRUCT)),
     "target-only-llama-160m": lambda: (_jackfram(LLAMA_160M), None),
     "draft-llama-68m-self": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_68M)),
