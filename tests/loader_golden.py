@@ -67,8 +67,10 @@ def _checkpoints() -> dict[str, tuple[dict, list[str], rs.TargetShape]]:
     config, tensors, shape = _eagle3()
     del tensors["d2t"], tensors["t2d"]
     out["eagle3-no-vocab-map"] = (config, tensors, shape)
-    out["eagle1"] = (rs.eagle1_config(rs.LLAMA31_8B), rs.eagle1_tensors(rs.LLAMA31_8B),
-                     rs.LLAMA31_8B)  # fmt: skip
+    # as the EAGLE authors' Llama-3.1 head holds it: no fc.bias (tests/test_oracle.py
+    # EAGLE1_WITHOUT_FC_BIAS; a bias is test_an_eagle1_head_with_fc_bias_is_judged_as_v1_builds_it)
+    out["eagle1"] = (rs.eagle1_config(rs.LLAMA31_8B),
+                     rs.eagle1_tensors(rs.LLAMA31_8B, fc_bias=False), rs.LLAMA31_8B)  # fmt: skip
     out["nextn"] = (rs.nextn_config(), rs.nextn_tensors(experts=8), rs.DEEPSEEK_V3)
     out["mla-eagle3"] = (rs.eagle3_mla_config(), rs.eagle3_mla_tensors(), rs.DEEPSEEK_V3)
     out["speculators"] = (

@@ -229,16 +229,18 @@ def eagle3_config(target: TargetShape, draft_vocab: int = 32000) -> dict:
     }
 
 
-def eagle1_tensors(target: TargetShape) -> dict:
+def eagle1_tensors(target: TargetShape, fc_bias: bool = True) -> dict:
     """An EAGLE-1 draft's state dict as the EAGLE authors' checkpoints hold it (SGLang's CI
-    serves lmsys/sglang-EAGLE-* ones): the embedding, fc over [embeds, hidden] with its bias, one
-    decoder layer without input_layernorm, and no lm_head (the engine gives it the target's)."""
+    serves lmsys/sglang-EAGLE-* ones): the embedding, fc over [embeds, hidden], one decoder layer
+    without input_layernorm, and no lm_head (the engine gives it the target's). fc has a bias in
+    the Vicuna and LLaMA2-chat heads (trained with nn.Linear's default) and none in the LLaMA3
+    ones (`fc_bias=False`): see tests/test_oracle.py EAGLE1_WITHOUT_FC_BIAS."""
     h, inter, hd = target.hidden, target.intermediate, target.head_dim
     layer = "layers.0"
     return {
         "embed_tokens.weight": ("BF16", [target.vocab, h], None),
         "fc.weight": ("BF16", [h, 2 * h], None),
-        "fc.bias": ("BF16", [h], None),
+        **({"fc.bias": ("BF16", [h], None)} if fc_bias else {}),
         f"{layer}.post_attention_layernorm.weight": ("BF16", [h], None),
         f"{layer}.self_attn.q_proj.weight": ("BF16", [target.heads * hd, h], None),
         f"{layer}.self_attn.k_proj.weight": ("BF16", [target.kv_heads * hd, h], None),

@@ -142,8 +142,10 @@ def build_box(root: Path, engine: str, version: str, scenario: str) -> dict:
         variables["train_layers"] = ",".join(map(str, KIMI_TRAINED))
     if scenario == "eagle1-correct":
         # EAGLE-1 as SGLang's own CI serves it (--speculative-algorithm EAGLE with an
-        # lmsys/sglang-EAGLE-* head): no lm_head in the checkpoint
-        config, tensors = rs.eagle1_config(target_shape), rs.eagle1_tensors(target_shape)
+        # lmsys/sglang-EAGLE-* head): no lm_head in the checkpoint, and for Llama-3.1 no fc.bias
+        # (tests/test_oracle.py EAGLE1_WITHOUT_FC_BIAS)
+        config = rs.eagle1_config(target_shape)
+        tensors = rs.eagle1_tensors(target_shape, fc_bias=False)
         algorithm = {"sglang": "EAGLE", "vllm": "eagle"}[engine]
         if engine == "vllm":
             # vLLM's docs and tests serve the EAGLE authors' own heads (yuhuili/EAGLE-LLaMA3.1-

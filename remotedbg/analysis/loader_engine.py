@@ -120,11 +120,42 @@ class EngineHelpers:
         target = args[0] if args else None
         if not isinstance(target, Obj):
             return UNKNOWN
+        def strings(key: str) -> list[str]:
+            return [p for p in (kwargs.get(key) or []) if isinstance(p, str)]
+
+        added = self._auto_loader_ignores(mod)
         return AutoLoader(
             target,
-            [p for p in (kwargs.get("skip_prefixes") or []) if isinstance(p, str)],
-            [p for p in (kwargs.get("skip_substrs") or []) if isinstance(p, str)],
+            strings("skip_prefixes"),
+            strings("skip_substrs"),
+            None if added is None else strings("ignore_unexpected_prefixes") + added[0],
+            None if added is None else strings("ignore_unexpected_suffixes") + added[1],
         )
+
+    def _auto_loader_ignores(self, mod: Module) -> tuple[list[str], list[str]] | None:
+        """The prefixes and suffixes the release's AutoWeightsLoader.load_weights adds to what
+        it ignores (vLLM 0.25.0 on: `.bias`, "typically from GPTQ models", 0.25.0 models/
+        utils.py:401-402, 0.32.0 :457-458; none in 0.8.5-0.24.0), read from its code; None
+        when that class was not read."""
+        ref = self.index.resolve(mod, "AutoWeightsLoader")
+        found = self.index.find_method(ref, "load_weights") if ref is not None else None
+        if found is None:
+            return None
+        added: tuple[list[str], list[str]] = ([], [])
+        for call in ast.walk(found[1]):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Attribute)
+                    and call.func.attr in ("append", "extend") and call.args):  # fmt: skip
+                continue
+            which = {"ignore_unexpected_prefixes": 0, "ignore_unexpected_suffixes": 1}.get(
+                call.func.value.attr)
+            if which is None:
+                continue
+            arg = call.args[0]
+            items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+            added[which].extend(i.value for i in items
+                                if isinstance(i, ast.Constant) and isinstance(i.value, str))
+        return added
 
     def _weight_loader(self, args: list, kwargs: dict, node: ast.Call, mod: Module) -> Any:
         params = [a for a in args if isinstance(a, Param)]
@@ -214,6 +245,10 @@ class EngineHelpers:
                         loader, child, f"{prefix}{head}.", [(rest, tensor)], node, mod
                     )
                     continue
+                if self._auto_ignores(loader, prefix + head, prefix + name, node):
+                    if isinstance(tensor, Tensor):
+                        self.dropped_by_rule[tensor.name] = loader_rules.AUTO_IGNORE_CITATION
+                    continue
                 raise EngineRaises(
                     "ValueError",
                     f"There is no module or parameter named {prefix + name!r}",
@@ -221,6 +256,18 @@ class EngineHelpers:
                     loader_rules.AUTO_RAISE_CITATION,
                 )
         return None
+
+    def _auto_ignores(self, loader: AutoLoader, qualname: str, full: str, node: ast.AST) -> bool:
+        """AutoWeightsLoader._can_ignore_unexpected on a name no module or parameter takes:
+        the child's name as a module (`qualname.`) or as a parameter, by prefix or suffix."""
+        if loader.ignore_prefixes is None or loader.ignore_suffixes is None:
+            if full.endswith(".bias"):
+                raise Undecidable(f"line {getattr(node, 'lineno', '?')}: whether the release's "
+                                  f"AutoWeightsLoader ignores {full!r} (its code was not read)")
+            return False
+        return any(n.startswith(p) for p in loader.ignore_prefixes
+                   for n in (qualname + ".", qualname)) or any(
+            qualname.endswith(s) for s in loader.ignore_suffixes)  # fmt: skip
 
     def _auto_groups(self, loader: AutoLoader, prefix: str, items: list, node) -> dict[str, list]:
         """The weights not skipped, by their first name part: (rest, tensor, name) each."""

@@ -281,6 +281,8 @@ class Expressions:
                 return Bound(base, found[0], found[1])
             return self._class_attribute(base, base.ref, attr)
         if base.node.wild and not base.node.approximate:
+            if attr in base.node.absent:
+                return None  # `self.fc.bias` of a layer built bias=False
             # `self_attn.kv_b_proj.weight`: a parameter of a leaf layer the model built
             return Param(self.path_of(base.node) + attr)
         return Named(attr)

@@ -296,6 +296,8 @@ class TreeBuilder(Visitor):
         if not loader_rules.is_leaf_class(name):
             node.approximate = True
             self.approximate = True
+        elif loader_rules.builds_without_bias(name, self._call_args(value, env, mod)[1]):
+            node.absent = frozenset({"bias"})
         return Obj(None, node, self.config)
 
     def _built_by_own(

@@ -55,13 +55,15 @@ class Node:
         self.wild = wild
         self.approximate = approximate
         self.is_param = is_param
+        #: a leaf layer's parameters known not to exist (`bias` of a Linear built bias=False)
+        self.absent: frozenset[str] = frozenset()
 
     def has(self, name: str) -> bool:
         node = self
         parts = name.split(".")
         for i, part in enumerate(parts):
             if node.wild:
-                return i < len(parts)
+                return i < len(parts) and ".".join(parts[i:]) not in node.absent
             child = node.children.get(part)
             if child is None:
                 return False
@@ -85,6 +87,7 @@ def merge_nodes(one: Node, other: Node) -> Node:
     (approximate: which branch runs is not known)."""
     merged = Node(other.cls, wild=one.wild or other.wild, approximate=True,
                   is_param=one.is_param or other.is_param)  # fmt: skip
+    merged.absent = one.absent & other.absent
     merged.children = dict(one.children)
     for key, child in other.children.items():
         merged.children[key] = merge_nodes(merged.children[key], child) if key in merged.children \
@@ -148,6 +151,10 @@ class AutoLoader:
     obj: Obj
     skip_prefixes: list[str]
     skip_substrs: list[str]
+    # names it drops instead of raising on (`ignore_unexpected_prefixes/suffixes`, given and
+    # added by the release's own load_weights); None: the release's class was not read
+    ignore_prefixes: list[str] | None = None
+    ignore_suffixes: list[str] | None = None
 
 
 @dataclass(frozen=True)

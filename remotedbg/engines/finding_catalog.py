@@ -217,7 +217,8 @@ _ENTRIES = (
         "The draft class's load_weights (and vLLM's AutoWeightsLoader) in the release.",
         "Rename or drop the tensor the loader refuses (a `model.` or `draft_model.` prefix on "
         "vLLM), or re-export with the engine's names.",
-        "model.layers.0.self_attn.q_proj.weight in a draft for vLLM 0.10.",
+        "model.layers.0.self_attn.q_proj.weight in a draft for vLLM 0.10; an EAGLE-1 head's "
+        "fc.bias for vLLM 0.8.5-0.24.0 (KeyError: fc is built bias=False).",
     ),
     FindingEntry(
         "required-weights-missing", ("error",), SPEC,
@@ -262,10 +263,16 @@ _ENTRIES = (
     ),
     FindingEntry(
         "unexpected-weights", ("warning",), SPEC,
-        "Tensors the loader skips that no parameter misses: trained weights that are not served.",
-        "The draft class's load_weights.",
-        "Check the export's names; drop the tensors if they are not meant to be served.",
-        "extra `t2d_extra` or optimizer state in the safetensors.",
+        "Tensors the loader skips that no parameter misses: trained weights that are not served. "
+        "A bias on a layer the engine builds without one is among them: the served layer "
+        "computes without what was trained.",
+        "The draft class's load_weights, and how its __init__ builds each layer (`bias=False`); "
+        "vLLM's AutoWeightsLoader ignores an unexpected `.bias` from 0.25.0 "
+        "(model_executor/models/utils.py).",
+        "Check the export's names; drop the tensors if they are not meant to be served. For a "
+        "bias, serve with an engine that builds it (SGLang's EAGLE-1 head does) or retrain "
+        "without it.",
+        "an EAGLE-1 head's `fc.bias` on vLLM 0.25.0 or later (fc is built bias=False).",
     ),
     FindingEntry(
         "draft-scales-missing", ("error",), SPEC,

@@ -41,6 +41,10 @@ PARAMLESS_CLASS_RE = re.compile(
 AUTO_WEIGHTS_LOADERS = {"AutoWeightsLoader"}
 AUTO_SKIP_CITATION = "vllm/model_executor/models/utils.py AutoWeightsLoader skip_prefixes/substrs"
 AUTO_RAISE_CITATION = "vllm/model_executor/models/utils.py (AutoWeightsLoader._load_module)"
+#: ... unless `ignore_unexpected_prefixes`/`_suffixes` match it: then it is skipped with a debug
+#: line (0.8.5 utils.py:124-127, 241-245; 0.32.0 :294-297, 430-437)
+AUTO_IGNORE_CITATION = ("vllm/model_executor/models/utils.py AutoWeightsLoader "
+                        "ignore_unexpected_prefixes/suffixes")
 
 #: vLLM's WeightsMapper (vllm/model_executor/models/utils.py, 0.33.0:49-140): substring, stacked,
 #: prefix and suffix renames applied before loading; a rename to None drops the weight silently.
@@ -56,6 +60,17 @@ VOCAB_MAP_TENSORS = ("d2t", "t2d")
 
 def is_leaf_class(name: str) -> bool:
     return bool(LEAF_CLASS_RE.search(name)) and not name.endswith(("Model", "ForCausalLM"))
+
+
+def builds_without_bias(name: str, keywords: dict) -> bool:
+    """A linear layer built with `bias=False` (decided where it is built: a constant, or the
+    config's value) has no `bias` parameter, so a checkpoint's `<layer>.bias` fills nothing:
+    torch.nn.Linear and vLLM's linear layers (ReplicatedLinear, Column/RowParallelLinear,
+    QKVParallelLinear...) register `bias` only when asked (vLLM 0.32.0 model_executor/layers/
+    linear.py: `if bias: self.bias = Parameter(...)` else `self.register_parameter("bias",
+    None)`, linear.py:386-399, 533-546, 1719-1732). Without the keyword, or with a value not
+    known here, the layer may have one."""
+    return name.endswith("Linear") and keywords.get("bias") is False
 
 
 def is_layer_factory(name: str) -> bool:
