@@ -941,6 +941,16 @@ VLLM_CONFIGS += [
         spec={"num_speculative_tokens": 5, "draft_tensor_parallel_size": 1}, once=True,
         cites_as="draft_tensor_parallel_size",
     ),
+    Config(
+        "vllm-v0-metrics-distilgpt2-self", "vllm", "draft model", "distilbert/distilgpt2",
+        "distilbert/distilgpt2", "(none: draft_model by default)", "--dtype half",
+        "vllm-project/vllm tests/metrics/test_metrics.py@v0.8.5:20-28, 234-253 "
+        "(test_metric_spec_decode, V0 only: {model distilbert/distilgpt2, num_speculative_tokens "
+        "5}, dtype half; test_metric_spec_decode_interval :286-309 the same with enforce_eager)",
+        _V0_RELEASES, "draft-distilgpt2-self",
+        "distilgpt2's config.json (GPT2LMHeadModel, 6 layers of 768, vocab 50257, n_positions "
+        "1024, tied head)", spec={"num_speculative_tokens": 5}, once=True,
+    ),
     *(Config(
         f"vllm-v0-eagle1-{key}", "vllm", "EAGLE-1", target, draft,
         "(none: the method from the draft's name)", "--dtype float16",
@@ -957,6 +967,8 @@ VLLM_CONFIGS += [
 VLLM_SOURCES |= {
     "test_llama3_eagle_e2e_greedy_correctness": [
         ("0.8.5", "tests/spec_decode/e2e/test_eagle_correctness.py:402")],
+    "distilbert/distilgpt2": [("0.8.5", "tests/metrics/test_metrics.py:28"),
+                              ("0.9.1", "tests/metrics/test_metrics.py:29")],
     "prompt_lookup_max": [("0.8.5", "tests/spec_decode/e2e/test_ngram_correctness.py:54")],
     "JackFram/llama-68m": [("0.8.5", "tests/spec_decode/e2e/test_multistep_correctness.py:55")],
     "JackFram/llama-160m": [("0.8.5", "tests/spec_decode/e2e/test_logprobs.py:82")],
@@ -1451,14 +1463,6 @@ NOT_BUILT = [
      "JackFram/llama-160m)", "LnL-AI/TinyLlama-1.1B-Chat-v1.0-GPTQ-4bit", "draft model",
      "tests/spec_decode/e2e/test_integration.py@v0.8.5:62-94",
      "never runs: its per_test_common_llm_kwargs parameter list is empty, which pytest skips"),
-    ("vllm", "(V0 e2e: JackFram/llama-68m drafting for meta-llama/Llama-3.2-1B-Instruct with "
-     "a speculative max_model_len past the limits)", "JackFram/llama-68m", "draft model",
-     "tests/spec_decode/e2e/test_compatibility.py@v0.8.5:47",
-     "a launch the test expects the release to refuse (ValueError 'cannot be larger than'); "
-     "the speculative config's max_model_len is not read by remotedbg"),
-    ("vllm", "(V0 metrics: distilbert/distilgpt2 as its own draft, k 5)", "distilbert/distilgpt2",
-     "draft model", "tests/metrics/test_metrics.py@v0.8.5:237-305",
-     "distilgpt2's config.json (GPT2LMHeadModel) is not cited offline"),
     ("vllm", "(V0 registry: the EAGLE and EAGLE-3 repos as their own targets, and MiniCPM's "
      "EAGLE head)", "yuhuili/EAGLE-LLaMA3-Instruct-8B, yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
      "EAGLE-1, EAGLE-3", "tests/models/registry.py@v0.8.5:383 (0.8.5-0.9.2)",

@@ -534,6 +534,37 @@ def _opt(config: dict) -> tuple[dict, dict]:
     return config, tensors
 
 
+# distilbert/distilgpt2's config.json (GPT2LMHeadModel: 6 layers of 768 over 12 heads, vocab
+# 50257, 1024 learned positions as n_positions, bos and eos 50256, no tie_word_embeddings key:
+# tied), as public copies of it print it (transformers 4.5's dump, "_name_or_path": "distilgpt2")
+DISTILGPT2 = {
+    "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "activation_function": "gelu_new",
+    "n_layer": 6, "n_embd": 768, "n_head": 12, "n_inner": None, "n_ctx": 1024,
+    "n_positions": 1024, "vocab_size": 50257, "bos_token_id": 50256, "eos_token_id": 50256,
+    "layer_norm_epsilon": 1e-05, "initializer_range": 0.02, "attn_pdrop": 0.1, "embd_pdrop": 0.1,
+    "resid_pdrop": 0.1, "_num_labels": 1,
+}
+
+
+def _gpt2(config: dict) -> tuple[dict, dict]:
+    """GPT2LMHeadModel as transformers names its tensors (transformer.*; Conv1D weights stored
+    in x out; the head tied to wte, so not saved)."""
+    h, p = config["n_embd"], "transformer."
+    tensors = {f"{p}wte.weight": ("F32", [config["vocab_size"], h], None),
+               f"{p}wpe.weight": ("F32", [config["n_positions"], h], None),
+               f"{p}ln_f.weight": ("F32", [h], None), f"{p}ln_f.bias": ("F32", [h], None)}
+    for i in range(config["n_layer"]):
+        layer = f"{p}h.{i}."
+        for name, shape in (("attn.c_attn", [h, 3 * h]), ("attn.c_proj", [h, h]),
+                            ("mlp.c_fc", [h, 4 * h]), ("mlp.c_proj", [4 * h, h])):
+            tensors[f"{layer}{name}.weight"] = ("F32", shape, None)
+            tensors[f"{layer}{name}.bias"] = ("F32", shape[1:], None)
+        for norm in ("ln_1", "ln_2"):
+            tensors[f"{layer}{norm}.weight"] = ("F32", [h], None)
+            tensors[f"{layer}{norm}.bias"] = ("F32", [h], None)
+    return config, tensors
+
+
 def _embedding_and_head(target: rs.TargetShape) -> dict:
     """The target's embedding, final norm and head, which an MTP draft shares or reads."""
     return {
@@ -783,6 +814,8 @@ BUILDS = {
     "draft-qwen3-0.6b-self": lambda: (QWEN3_06B, _language_model(QWEN3_06B)),
     "target-only-qwen3-0.6b": lambda: (QWEN3_06B, None),
     "target-only-opt-125m": lambda: (opt_config(768, 3072, 12, 12), None),
+    "draft-distilgpt2-self": lambda: (DISTILGPT2, _gpt2(dict(DISTILGPT2))),
+    "draft-llama-68m-for-llama32-1b": lambda: (LLAMA32_1B_INSTRUCT, _jackfram_draft(LLAMA_68M)),
     "draft-llama32-1b": lambda: (LLAMA31_8B_INSTRUCT, _language_model(LLAMA32_1B_INSTRUCT)),
     "draft-smollm2-135m": lambda: (QWEN3_8B, _language_model(SMOLLM2_135M_INSTRUCT)),
     **{key: (lambda shape=shape: (shape, _eagle1(shape, "LlamaForCausalLM")))
@@ -1536,3 +1569,36 @@ def test_an_eagle1_head_with_fc_bias_is_judged_as_v1_builds_it(
         return
     assert got["diagnose"] == "ok" and not got["diagnose_errors"], got
     assert ("unexpected-weights" in got["spec_audit_warnings"]) is (warning is not None), got
+
+
+# vLLM's V0 compatibility test (tests/spec_decode/e2e/test_compatibility.py@v0.8.5:10-78) starts
+# Llama-3.2-1B-Instruct with JackFram/llama-68m drafting and a speculative max_model_len past a
+# limit, and expects ValueError("... cannot be larger than ..."): past the launch's own
+# --max-model-len 128, past the draft's 2048 positions, past the target's 131072.
+# SpeculativeConfig._maybe_override_draft_max_model_len raises it on every release (0.8.5
+# config.py:2454-2479, 0.32.0 config/speculative.py:1633-1662); a length within both is taken.
+@pytest.mark.parametrize("version,spec_length,flags,refused", [
+    ("0.8.5", 129, "--max-model-len 128", "target's 128"),
+    ("0.8.5", 2049, "", "draft's 2048"),
+    ("0.8.5", 131073, "", "draft's 2048"),
+    ("0.32.0", 2049, "", "draft's 2048"),
+    ("0.32.0", 2048, "", None),
+], ids=["past-the-launch-s", "past-the-draft-s", "past-both", "past-the-draft-s-0.32",
+        "within"])  # fmt: skip
+def test_a_speculative_max_model_len_past_a_limit_stops_the_start(
+    tmp_path, monkeypatch, version, spec_length, flags, refused
+):
+    row = BY_ID["vllm-v0-draft-llama-68m-for-llama2-7b"]
+    method = {"method": "draft_model"} if version != "0.8.5" else {}
+    config = replace(row, target="meta-llama/Llama-3.2-1B-Instruct", flags=flags,
+                     build="draft-llama-68m-for-llama32-1b", versions=(version,),
+                     spec={"num_speculative_tokens": 5, "max_model_len": spec_length, **method})
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    # the pair's vocabularies differ too (32000 and 128256), which the start never reaches
+    assert got["diagnose"] == "defect" and not got["diagnose_unknown"], got
+    said = [t for t in got["spec_audit_error_titles"] if "speculative max_model_len" in t]
+    if refused is None:
+        assert not said, got
+        return
+    assert "draft-settings" in got["diagnose_errors"], got
+    assert len(said) == 1 and refused in said[0], got

@@ -520,6 +520,19 @@ def draft_settings(dep: Any) -> dict[str, Any]:
                 f"n_predict ({dep.launch_profile.tokens_required_at}).",
                 {"speculative_config": spec},
             ))  # fmt: skip
+        if isinstance(spec, dict) and not drafts_without_a_model(dep.algorithm):
+            # the draft's own length only where the draft is a model of its own: what an
+            # EAGLE or MTP head's ModelConfig derives its length from differs by release
+            own = method_key(dep.algorithm) == "draft_model" and dep.draft_config
+            refused = dep.launch_profile.speculative_length_refused(
+                spec,
+                dep.launch_profile.served_context_length(dep.draft_config, dep.engine_version)
+                if own else None,
+                served_context(dep),
+            )
+            if refused:
+                return add_finding(result, finding("draft-settings", ERROR, *refused,
+                                                   {"speculative_config": spec}))  # fmt: skip
         return result
     stopped = _method_refused(result, dep)
     if stopped is not None:

@@ -351,11 +351,13 @@ _ENTRIES = (
         "an EAGLE variant, topk/draft tokens without steps (error); topk 1 with draft tokens "
         "other than steps + 1 (warning); none given (info: the values the release picks). "
         "vLLM's suffix decoding: a release without the method, a launch given with no "
-        "arctic-inference beside the install, a suffix setting out of range (error).",
+        "arctic-inference beside the install, a suffix setting out of range (error). vLLM: "
+        "a speculative `max_model_len` past the draft's or the target's (error).",
         "SGLang's server_args speculative defaults and draft_utils/eagle_worker backend lists; "
-        "vLLM's num_speculative_tokens requirement (suffix defaults it to its tree depth) and "
+        "vLLM's num_speculative_tokens requirement (suffix defaults it to its tree depth), "
         "SpeculativeConfig's suffix checks (ImportError without arctic_inference, ValueError "
-        "for a setting out of range).",
+        "for a setting out of range) and its _maybe_override_draft_max_model_len (ValueError "
+        "'cannot be larger than').",
         "Give --speculative-num-steps, --speculative-eagle-topk and "
         "--speculative-num-draft-tokens together, or num_speculative_tokens on vLLM; for "
         "suffix, pip install arctic-inference into the engine's environment.",

@@ -240,6 +240,14 @@ class EngineProfile:
         None when it takes them."""
         return None
 
+    def speculative_length_refused(
+        self, spec: Mapping[str, Any], draft_length: int | None, target_length: int | None
+    ) -> tuple[str, str] | None:
+        """(title, detail) when the launch's own context for the draft (vLLM's speculative
+        `max_model_len`) is past what the draft or the target serves and the engine stops at
+        start; None when it takes it, or the engine has no such setting."""
+        return None
+
     def accept_length(self, counts: Mapping[str, Any]) -> float | None:
         steps = int(counts.get("verify_steps") or 0)
         if steps <= 0:

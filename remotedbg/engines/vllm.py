@@ -48,6 +48,8 @@ from remotedbg.engines.text_config import text_config
 
 #: 0.33: rope types whose cache alone sets the positions (the draft's limit can be raised)
 CACHE_ONLY_ROPE = ("default", "linear", "llama3", "ntk", "proportional")
+#: what transformers' attribute_map reads `max_position_embeddings` from, by model type
+POSITION_ALIASES = ("n_positions", "max_seq_len")
 CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
                 "model_max_length", "max_target_positions", "max_sequence_length",
                 "max_seq_length", "seq_len")  # fmt: skip
@@ -273,8 +275,15 @@ class VLLMProfile(EngineProfile):
         return context_length(config, version)
 
     def draft_context_length(self, config: dict) -> int | None:
-        value = config.get("max_position_embeddings")
-        return int(value) if isinstance(value, (int, float)) else None
+        """`hf_config.max_position_embeddings`, which transformers answers from the key the model
+        type names instead where it has one (GPT-2's `n_positions`: the attribute_map of
+        transformers 5.12.1 models/gpt2/configuration_gpt2.py:71-76, gpt_bigcode's and six
+        more; DBRX's `max_seq_len`)."""
+        for key in ("max_position_embeddings", *POSITION_ALIASES):
+            value = config.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(value)
+        return None
 
     def longer_context_outcome(
         self,
@@ -395,6 +404,30 @@ class VLLMProfile(EngineProfile):
                 value = int(value)
             merged.setdefault(key, value)
         return merged
+
+    def speculative_length_refused(
+        self, spec: Mapping[str, Any], draft_length: int | None, target_length: int | None
+    ) -> tuple[str, str] | None:
+        """The speculative config's `max_model_len` past the draft's max_model_len or the
+        target's: SpeculativeConfig._maybe_override_draft_max_model_len raises ValueError("...
+        cannot be larger than ...") for every method with a draft model, the draft's checked
+        first (0.8.5 config.py:2454-2479; 0.32.0 config/speculative.py:1633-1662, called at
+        :1556-1562)."""
+        given = spec.get("max_model_len")
+        if not isinstance(given, int) or isinstance(given, bool):
+            return None
+        for whose, length in (("draft", draft_length), ("target", target_length)):
+            if length is not None and given > length:
+                return (
+                    f"speculative max_model_len {given} is past the {whose}'s {length}: "
+                    f"{self.label} refuses to start",
+                    f"--speculative-config gives max_model_len {given}, larger than the {whose}'s "
+                    f"max_model_len {length}: ValueError('speculative_max_model_len={given} "
+                    f"cannot be larger than {whose}_max_model_len={length}') at start "
+                    "(SpeculativeConfig._maybe_override_draft_max_model_len). Give at most "
+                    f"{length}, or leave it out (the smaller of the two is then used).",
+                )
+        return None
 
     def settings_refused(self, args: Mapping[str, Any], version: str | None = None
                          ) -> tuple[str, str] | None:  # fmt: skip
