@@ -1117,6 +1117,23 @@ VLLM_CONFIGS += [
         spec={"num_speculative_tokens": 3, "max_model_len": 2048}, once=True,
         cites_as='target_model="Qwen/Qwen3-0.6B"',
     ),
+    # the same test's Transformers-backend case: vLLM 0.32.0 registers Olmo2ForCausalLM as
+    # ("transformers", "TransformersForCausalLM") (model_executor/models/registry.py:723)
+    Config(
+        "vllm-e2e-draft-model-olmo2-1b-self", "vllm", "draft model",
+        "allenai/OLMo-2-0425-1B-Instruct", "allenai/OLMo-2-0425-1B-Instruct", "draft_model",
+        "--max-model-len 2048", "vllm-project/vllm tests/v1/e2e/spec_decode/draft_model/"
+        "test_draft_model.py@v0.32.0:153-165, 365-386 (test_draft_model_transformers_backend: "
+        "ArgsTest(target and draft OLMo-2-0425-1B-Instruct, num_speculative_tokens 3), {model, "
+        "method draft_model, num_speculative_tokens 3, max_model_len 2048})",
+        between("vllm", "0.32.0"), "draft-olmo2-1b-self",
+        "OLMo-2-0425-1B's config values (Olmo2ForCausalLM: hidden 2048, 16 layers, 16 heads and "
+        "kv heads, intermediate 8192, vocab 100352, 4096 positions, rope_theta 500000, untied "
+        "head, eos 100257, pad 100277), as fairseq2's OLMo-2 config records them for that repo "
+        "and a checkpoint check agrees; the Instruct model has the base model's architecture",
+        spec={"num_speculative_tokens": 3, "max_model_len": 2048}, once=True,
+        cites_as='target_model="allenai/OLMo-2-0425-1B-Instruct"',
+    ),
     Config(
         "vllm-e2e-ngram-gpu-qwen3-0.6b", "vllm", "n-gram", "Qwen/Qwen3-0.6B", "", "ngram_gpu",
         "--dtype float32", "vllm-project/vllm tests/v1/e2e/general/test_async_scheduling.py"
@@ -1196,6 +1213,10 @@ VLLM_SOURCES |= {
                                 ("0.25.0", 922), ("0.26.0", 996))),
         *((version, f"tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:{line}")
           for version, line in (("0.27.0", 72), ("0.28.0", 68), ("0.31.0", 69), ("0.33.0", 76))),
+    ],
+    'target_model="allenai/OLMo-2-0425-1B-Instruct"': [
+        ("0.32.0", "tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:158"),
+        ("0.33.0", "tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:165"),
     ],
     "ngram_gpu_config": [
         *((version, f"tests/v1/e2e/general/test_async_scheduling.py:{line}")
@@ -1555,7 +1576,7 @@ NOT_BUILT = [
      "0.8B/0.8B-Base/4B/35B-A3B-FP8 with their MTP layers, 0.19.0 on; Nemotron-3.5-Lightning "
      "NVFP4 with MTP and n-gram, 0.32.0 on; DeepSeek-V4-Flash MTP, 0.22.0 on; luccafong's "
      "DeepSeek MTP draft repo, 0.27.0 on; Qwen3-1.7B-FP8 with Qwen3-0.6B and Qwen3-1.7B with "
-     "Qwen3-0.6B-FP8, 0.16.0 on; OLMo-2-0425-1B as its own draft, 0.32.0 on; the quantized and "
+     "Qwen3-0.6B-FP8, 0.16.0 on; the quantized and "
      "qwen3arch speculators; DFlash, DSpark, P-EAGLE, Medusa's FasterDecoding head (above) and "
      "Gemma-4-E4B-it's assistant)", "(each test's)", "MTP, n-gram, draft model, speculators, "
      "DFlash, DSpark, P-EAGLE", "tests/v1/e2e/** and tests/v1/spec_decode/test_speculators_*.py"

@@ -565,6 +565,31 @@ def _gpt2(config: dict) -> tuple[dict, dict]:
     return config, tensors
 
 
+OLMO2_1B = rs.TargetShape(
+    "olmo-2-0425-1b-instruct", "Olmo2ForCausalLM", "olmo2", 2048, 8192, 16, 16, 16, 100352,
+    100257, head_dim=128, rope_theta=500000.0,
+    extra={"max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "pad_token_id": 100277,
+           "bos_token_id": None, "attention_bias": False},
+)  # fmt: skip
+
+
+def _olmo2(shape: rs.TargetShape) -> tuple[dict, dict]:
+    """Olmo2ForCausalLM as transformers names its tensors: q/k norms over the whole projection
+    and the norms after attention and after the MLP (no input_layernorm)."""
+    config, h = shape.config(), shape.hidden
+    q, kv = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
+    tensors = _embedding_and_head(shape)
+    for i in range(shape.layers):
+        p = f"model.layers.{i}."
+        tensors |= {n: v for n, v in _attention(p, h, q, kv).items()
+                    if "input_layernorm" not in n}  # fmt: skip
+        tensors |= _mlp(f"{p}mlp.", shape.intermediate, h)
+        tensors[f"{p}self_attn.q_norm.weight"] = ("BF16", [q], None)
+        tensors[f"{p}self_attn.k_norm.weight"] = ("BF16", [kv], None)
+        tensors[f"{p}post_feedforward_layernorm.weight"] = ("BF16", [h], None)
+    return config, tensors
+
+
 def _embedding_and_head(target: rs.TargetShape) -> dict:
     """The target's embedding, final norm and head, which an MTP draft shares or reads."""
     return {
@@ -815,6 +840,7 @@ BUILDS = {
     "target-only-qwen3-0.6b": lambda: (QWEN3_06B, None),
     "target-only-opt-125m": lambda: (opt_config(768, 3072, 12, 12), None),
     "draft-distilgpt2-self": lambda: (DISTILGPT2, _gpt2(dict(DISTILGPT2))),
+    "draft-olmo2-1b-self": lambda: (OLMO2_1B, _olmo2(OLMO2_1B)),
     "draft-llama-68m-for-llama32-1b": lambda: (LLAMA32_1B_INSTRUCT, _jackfram_draft(LLAMA_68M)),
     "draft-llama32-1b": lambda: (LLAMA31_8B_INSTRUCT, _language_model(LLAMA32_1B_INSTRUCT)),
     "draft-smollm2-135m": lambda: (QWEN3_8B, _language_model(SMOLLM2_135M_INSTRUCT)),
