@@ -312,6 +312,31 @@ def test_eagle1_head_is_cleared_and_measured(cli, vllm_server, vllm_world):
     assert overall["accept_length"] > 3.5 and measured["server"]["algorithm"] == "eagle"
 
 
+def test_an_fc_bias_the_engine_drops_is_named_and_the_engine_serves_without_it(
+    cli, vllm_server, vllm_world
+):
+    """An EAGLE-1 head with an fc.bias (4 in every dimension): vLLM 0.32.0 builds fc without a
+    bias and AutoWeightsLoader ignores the tensor (tests/vllm_engine.py
+    _eagle1_weights_with_fc_bias), so the engine starts and its drafts are those of the head
+    without it, at the ceiling; remotedbg says the bias is not served (unexpected-weights, a
+    warning: the verdict stays ok)."""
+    server = vllm_server("eagle1-fc-bias", "eagle")
+    probed = cli("probe", "-H", "local", "--server", str(server.pid), "--json", "-n", "1",
+                 "--max-tokens", "32", "--compare", "none", timeout=600)  # fmt: skip
+    measured = _json(probed)
+    assert probed.returncode == 0, measured["findings"]
+    assert measured["summary"]["overall"]["accept_length"] > 3.5, measured["summary"]
+    draft = vllm_world.models.draft("eagle1-fc-bias")
+    result = cli("playbook", "spec-audit", "-H", "local", "--json",
+                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
+                 timeout=300)  # fmt: skip
+    doc = _json(result)
+    assert (result.returncode, doc["verdict"]) == (0, "ok"), (doc["findings"], doc["inconclusive"])
+    dropped = [f for f in doc["findings"] if f["id"] == "unexpected-weights"]
+    assert dropped and dropped[0]["severity"] == "warning", doc["findings"]
+    assert dropped[0]["evidence"]["tensors"] == ["fc.bias"], dropped
+
+
 def test_too_wide_fc_is_named_before_the_engine_refuses_it(cli, vllm_server, vllm_world):
     """fc [H, 4H] against the 3 layers the target captures: vLLM 0.32 sizes fc from
     num_aux_hidden_states (llama_eagle3.py:209-248, default 3) and ReplicatedLinear's

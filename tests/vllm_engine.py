@@ -278,6 +278,17 @@ def _eagle1_weights() -> dict:
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in w.items()}
 
 
+def _eagle1_weights_with_fc_bias() -> dict:
+    """The head above with an fc.bias of 4 in every dimension, as a trainer that keeps
+    nn.Linear's default bias exports it. vLLM 0.32.0 builds fc bias=False (llama_eagle.py:
+    110-113) and its AutoWeightsLoader ignores an unexpected `.bias` (models/utils.py:457-458):
+    the server starts and drafts as if the bias were not there. Were it applied, every drafted
+    hidden state would move by 4 per dimension and the embedding identity would be lost."""
+    import numpy as np
+
+    return _eagle1_weights() | {"fc.bias": np.full(HIDDEN, 4.0, dtype=np.float32)}
+
+
 def _eagle3_config() -> dict:
     return _llama_config(
         architectures=["LlamaForCausalLMEagle3"], num_hidden_layers=1,
@@ -298,9 +309,13 @@ DRAFTS = {
         _eagle1_weights,
         lambda: _llama_config(architectures=["LlamaForCausalLM"], num_hidden_layers=1),
     ),
+    "eagle1-fc-bias": (
+        _eagle1_weights_with_fc_bias,
+        lambda: _llama_config(architectures=["LlamaForCausalLM"], num_hidden_layers=1),
+    ),
 }
 #: the method each draft is served with
-METHODS = {"eagle1": "eagle"}
+METHODS = {"eagle1": "eagle", "eagle1-fc-bias": "eagle"}
 
 
 def _save(dest: Path, weights: dict, config: dict) -> None:
