@@ -71,6 +71,13 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def spec_audit(cli, world, draft):
+    """`playbook spec-audit --json` of this draft, scoped to the engine install under test."""
+    return cli("playbook", "spec-audit", "-H", "local", "--json",
+               "--var", f"roots={world.install.package}", "--var", f"draft={draft}",
+               timeout=300)  # fmt: skip
+
+
 def _json(result) -> dict:
     assert result.stdout.strip(), result.stderr.decode()[-3000:]
     return json.loads(result.stdout)
@@ -150,9 +157,7 @@ def test_spec_audit_clears_the_correct_draft(cli, vllm_server, vllm_world):
     server = vllm_server()
     drafted(server)
     draft = vllm_world.models.draft("eagle3")
-    result = cli("playbook", "spec-audit", "-H", "local", "--json",
-                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
-                 timeout=300)  # fmt: skip
+    result = spec_audit(cli, vllm_world, draft)
     doc = _json(result)
     assert (result.returncode, doc["verdict"]) == (0, "ok"), (doc["findings"], doc["inconclusive"])
     assert doc["inconclusive"] == []
@@ -192,9 +197,7 @@ def test_unscoped_audits_judge_the_served_draft_with_its_servers_install(
 def test_absolute_d2t_is_named_before_the_engine_dies_of_it(cli, vllm_server, vllm_world):
     server = vllm_server("eagle3-absolute-d2t")
     draft = vllm_world.models.draft("eagle3-absolute-d2t")
-    result = cli("playbook", "spec-audit", "-H", "local", "--json",
-                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
-                 timeout=300)  # fmt: skip
+    result = spec_audit(cli, vllm_world, draft)
     doc = _json(result)
     assert result.returncode == 1, doc["findings"]
     errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
@@ -288,9 +291,7 @@ def test_eagle1_head_is_cleared_and_measured(cli, vllm_server, vllm_world):
     assert "--speculative-config" not in server.argv and "--spec-model" in server.argv
     drafted(server)  # its log holds a figure, as a server's that has served traffic does
     draft = vllm_world.models.draft("eagle1")
-    result = cli("playbook", "spec-audit", "-H", "local", "--json",
-                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
-                 timeout=300)  # fmt: skip
+    result = spec_audit(cli, vllm_world, draft)
     doc = _json(result)
     assert (result.returncode, doc["verdict"]) == (0, "ok"), (doc["findings"], doc["inconclusive"])
     assert doc["inconclusive"] == []
@@ -327,9 +328,7 @@ def test_an_fc_bias_the_engine_drops_is_named_and_the_engine_serves_without_it(
     assert probed.returncode == 0, measured["findings"]
     assert measured["summary"]["overall"]["accept_length"] > 3.5, measured["summary"]
     draft = vllm_world.models.draft("eagle1-fc-bias")
-    result = cli("playbook", "spec-audit", "-H", "local", "--json",
-                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
-                 timeout=300)  # fmt: skip
+    result = spec_audit(cli, vllm_world, draft)
     doc = _json(result)
     assert (result.returncode, doc["verdict"]) == (0, "ok"), (doc["findings"], doc["inconclusive"])
     dropped = [f for f in doc["findings"] if f["id"] == "unexpected-weights"]
@@ -343,9 +342,7 @@ def test_too_wide_fc_is_named_before_the_engine_refuses_it(cli, vllm_server, vll
     weight_loader asserts the shapes agree (layers/linear.py:405): the engine never serves."""
     server = vllm_server("eagle3-wide-fc", ready=False)
     draft = vllm_world.models.draft("eagle3-wide-fc")
-    result = cli("playbook", "spec-audit", "-H", "local", "--json",
-                 "--var", f"roots={vllm_world.install.package}", "--var", f"draft={draft}",
-                 timeout=300)  # fmt: skip
+    result = spec_audit(cli, vllm_world, draft)
     doc = _json(result)
     assert result.returncode == 1, (doc["findings"], doc["inconclusive"])
     wide = [f for f in doc["findings"] if f["id"] == "fc-shape-mismatch"]
