@@ -41,10 +41,17 @@ class Crowd:
     uid: int  # whose servers they are
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: each held until all are chosen (a port closed and asked for
+    again can come back, and two servers on one port leave one dead, which a scan rightly
+    misses)."""
+    with ExitStack() as held:
+        ports = []
+        for _ in range(count):
+            sock = held.enter_context(socket.socket())
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+        return ports
 
 
 def _listening(port: int) -> bool:
@@ -95,7 +102,7 @@ def crowd(count: int, log_mib: int = 0) -> Iterator[Crowd]:
         started: list[subprocess.Popen] = []
         servers: list[int] = []
         stack.callback(_stop, started, servers)
-        ports = [_free_port() for _ in range(count)]
+        ports = _free_ports(count)
         for index, port in enumerate(ports):
             argv = [*prefix, "env", f"PYTHONPATH={place / 'shim'}", python, "-m",
                     "sglang.launch_server", "--model-path", f"/nonexistent/crowd-{index}",
@@ -110,6 +117,9 @@ def crowd(count: int, log_mib: int = 0) -> Iterator[Crowd]:
                 raise RuntimeError("the crowd's servers did not listen within 30 s")
             time.sleep(0.1)
         servers += [_server_pid(p) for p in started]
+        dead = [p.args[-1] for p in started if p.poll() is not None]
+        if dead:  # another program took its port before it listened
+            raise RuntimeError(f"crowd servers on ports {dead} did not start")
         yield Crowd(list(servers), ports, uid)
 
 

@@ -167,6 +167,8 @@ class SystemSSHSession(ProcessResidentSession):
                     return None, False
             status = channel.recv_exit_status()
         except (KeyboardInterrupt, StdoutClosed):
+            if collector.pid is None:
+                self._await_marker(out_fd, collector)
             self._stop(collector.pid, channel)
             raise
         finally:
@@ -180,6 +182,28 @@ class SystemSSHSession(ProcessResidentSession):
                 f"{self.name}: connection lost while a remote command was running"
             )
         return status, False
+
+    def _await_marker(self, out_fd: int, collector: OutputCollector) -> None:
+        """Ctrl-C before the pid line was read: the command runs already once the box wrote
+        that line, which may still be on its way. It is read (connect_timeout at most, a second
+        Ctrl-C stops waiting) so that _stop() stops the group it names, not nothing."""
+        deadline = time.monotonic() + self.options.connect_timeout
+        try:
+            while not collector.marker_settled:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                if not select.select([out_fd], [], [], min(remaining, 0.5))[0]:
+                    continue
+                try:
+                    data = os.read(out_fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    return
+                collector.feed("stdout", data)
+        except (KeyboardInterrupt, OSError):
+            pass
 
     @staticmethod
     def _feed_stdin(channel: ProcessChannel, stdin: Input | None) -> None:
