@@ -668,6 +668,50 @@ VLLM_CONFIGS += [
         spec={"num_speculative_tokens": 3}, once=True, cites_as="Qwen/Qwen3-1.7B",
     ),
 ]
+# test_draft_model_quantization: the same launch with one side FP8 (0.16.0 on)
+_QUANTIZATION_TEST = (
+    f"{_E2E}/test_spec_decode.py@v0.16.0:696-713, 772-796 (test_draft_model_quantization: "
+    "ArgsTest(target_model, draft_model, num_speculative_tokens 3), {model DRAFT, method "
+    "draft_model, num_speculative_tokens 3, max_model_len 1024}; later spec_decode/"
+    "test_spec_decode.py, spec_decode/draft_model/test_draft_model.py)")
+_QWEN3_FP8_PUBLISHED = (
+    "Qwen's FP8 releases are the bf16 model's config.json with quantization_config {{quant_method "
+    "fp8, fmt e4m3, activation_scheme dynamic, weight_block_size [128, 128]}}, every q/k/v/o and "
+    "MLP projection F8_E4M3 with a bf16 weight_scale_inv per 128x128 block, embedding, norms "
+    "and head bf16 (a user's dump of Qwen3-8B-FP8's config and tensors; the Qwen3-0.6B-FP8 "
+    "model card: fine-grained FP8, block size 128); {}")
+VLLM_CONFIGS += [
+    Config(
+        "vllm-draft-model-qwen3-1.7b-fp8-target", "vllm", "draft model", "Qwen/Qwen3-1.7B-FP8",
+        "Qwen/Qwen3-0.6B", "draft_model", "--max-model-len 1024",
+        _QUANTIZATION_TEST.replace("DRAFT", "Qwen/Qwen3-0.6B") + " (ids target_quantized)",
+        between("vllm", "0.16.0"), "draft-qwen3-0.6b-for-1.7b-fp8",
+        _QWEN3_FP8_PUBLISHED.format("the target Qwen3-1.7B-FP8, the draft Qwen3-0.6B in bf16"),
+        spec={"num_speculative_tokens": 3, "max_model_len": 1024}, once=True,
+        cites_as="Qwen/Qwen3-1.7B-FP8",
+    ),
+    Config(
+        "vllm-draft-model-qwen3-0.6b-fp8-draft", "vllm", "draft model", "Qwen/Qwen3-1.7B",
+        "Qwen/Qwen3-0.6B-FP8", "draft_model", "--max-model-len 1024",
+        _QUANTIZATION_TEST.replace("DRAFT", "Qwen/Qwen3-0.6B-FP8") + " (ids draft_quantized)",
+        between("vllm", "0.16.0"), "draft-qwen3-0.6b-fp8-for-1.7b",
+        _QWEN3_FP8_PUBLISHED.format("the draft Qwen3-0.6B-FP8, the target Qwen3-1.7B in bf16"),
+        spec={"num_speculative_tokens": 3, "max_model_len": 1024}, once=True,
+    ),
+]
+VLLM_SOURCES |= {
+    "Qwen/Qwen3-1.7B-FP8": [
+        ("0.16.0", "tests/v1/e2e/test_spec_decode.py:699"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:872"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:151"),
+    ],
+    "Qwen/Qwen3-0.6B-FP8": [
+        ("0.16.0", "tests/v1/e2e/test_spec_decode.py:700"),
+        ("0.18.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:873"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/draft_model/test_draft_model.py:152"),
+    ],
+}
+
 VLLM_CONFIGS.append(Config(
     "vllm-draft-model-qwen3-4b-thinking-serve", "vllm", "draft model",
     "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-0.6B", "draft_model", "--max-model-len 2048",
@@ -1575,15 +1619,13 @@ NOT_BUILT = [
     ("vllm", "(vLLM V1's end-to-end tests read in 0.32.0 and 0.33.0, beyond the rows: Qwen3.5 "
      "0.8B/0.8B-Base/4B/35B-A3B-FP8 with their MTP layers, 0.19.0 on; Nemotron-3.5-Lightning "
      "NVFP4 with MTP and n-gram, 0.32.0 on; DeepSeek-V4-Flash MTP, 0.22.0 on; luccafong's "
-     "DeepSeek MTP draft repo, 0.27.0 on; Qwen3-1.7B-FP8 with Qwen3-0.6B and Qwen3-1.7B with "
-     "Qwen3-0.6B-FP8, 0.16.0 on; the quantized and "
+     "DeepSeek MTP draft repo, 0.27.0 on; the quantized and "
      "qwen3arch speculators; DFlash, DSpark, P-EAGLE, Medusa's FasterDecoding head (above) and "
      "Gemma-4-E4B-it's assistant)", "(each test's)", "MTP, n-gram, draft model, speculators, "
      "DFlash, DSpark, P-EAGLE", "tests/v1/e2e/** and tests/v1/spec_decode/test_speculators_*.py"
      "@v0.32.0 (file:line for each in the issue's closing note and docs/releases.md)",
-     "the checkpoints' config.json files (and the FP8 repos' quantization configs) are not "
-     "known offline, or the draft kind has no rules yet (REGISTRY_NOT_BUILT): reported "
-     "unknown, never judged by another kind's rules"),
+     "the checkpoints' config.json files are not known offline, or the draft kind has no "
+     "rules yet (REGISTRY_NOT_BUILT): reported unknown, never judged by another kind's rules"),
     ("sglang", "(a vllm-project/speculators checkpoint: Eagle3Speculator config)",
      "RedHatAI/*-speculator.eagle3", "speculators", "sglang==0.5.23 (the wheel: no "
      "`speculators_model_type` anywhere in the package)", "no SGLang release of the sweep "

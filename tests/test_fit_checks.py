@@ -328,6 +328,46 @@ def test_scale_tensor_outcome_per_release():
     assert outcome("vllm", "0.8.5") == outcome("vllm", "0.33.0") == "start-fails"
 
 
+def test_vllm_builds_a_quantized_draft_with_its_own_quantization_where_its_code_does():
+    """vLLM's own CI serves an FP8 draft model and an FP8 target with a bf16 draft model (0.16.0
+    tests/v1/e2e/test_spec_decode.py:696-713): the draft model is loaded with a vllm_config of
+    its own model config (v1/spec_decode/draft_model.py:54-65, utils.py:152-173), so its scales
+    load, and it reads tokens, not the FP8 target's hidden states. The EAGLE heads' layers take
+    the draft's quant_config from 0.11.1 (get_draft_quant_config, model_executor/models/
+    utils.py:721-742); through 0.11.0 they are built without it (0.10.1.1 llama_eagle3.py:
+    123-127; 0.11.0 :37 with the target's; llama_eagle.py with none), and the scales raise."""
+    from remotedbg.analysis.fit_checks import quantization_mismatch
+
+    fp8 = {"quantization_config": {"quant_method": "fp8", "fmt": "e4m3",
+                                   "weight_block_size": [128, 128]}}  # fmt: skip
+    scales = [{"name": "model.layers.0.mlp.up_proj.weight_scale_inv", "dtype": "BF16",
+               "shape": [24, 8]}]  # fmt: skip
+
+    def judged(version, method, draft, target=None, tensors=scales):
+        dep = _dep("vllm", version, draft=draft, target=target, tensors=tensors)
+        dep.spec = {"algorithm": method}
+        return quantization_mismatch(dep)
+
+    qwen3 = {"architectures": ["Qwen3ForCausalLM"], "draft_vocab_size": None, **fp8}
+    for version in ("0.16.0", "0.32.0", "0.33.0"):
+        assert _ids(judged(version, "draft_model", qwen3)) == []
+        bf16 = dict(qwen3, quantization_config=None)
+        assert _ids(judged(version, "draft_model", bf16, target=fp8, tensors=[])) == []
+    eagle3 = {"architectures": ["LlamaForCausalLMEagle3"], **fp8}
+    eagle1 = {"architectures": ["EAGLEModel"], **fp8}
+    for version, raises in (("0.10.1.1", True), ("0.11.0", True), ("0.11.1", False),
+                            ("0.32.0", False), ("0.33.0", False)):  # fmt: skip
+        for method, head in (("eagle3", eagle3), ("eagle", eagle1), (None, eagle3)):
+            found = judged(version, method, head)
+            assert _ids(found) == ([("quantization-mismatch", "error")] if raises else [])
+            if raises:  # the draft declares it: the release builds the layers without it
+                assert "builds without its quantization" in found["findings"][0]["title"]
+    # an EAGLE-3 head without quantization still meets the FP8 target's hidden states
+    plain = dict(eagle3, quantization_config=None)
+    assert _ids(judged("0.32.0", "eagle3", plain, target=fp8, tensors=[])) == [
+        ("quantization-mismatch", "warning")]
+
+
 def test_overrides_merge_as_each_release_does():
     from remotedbg.engines.sglang import SGLANG, context_length
 

@@ -243,15 +243,16 @@ def _eagle1_llama4() -> tuple[dict, dict]:
     return config, tensors
 
 
-def _fp8_blocks(tensors: dict, block: int = 128) -> dict:
+def _fp8_blocks(tensors: dict, block: int = 128, scale: str = "F32") -> dict:
     """DeepSeek-V3's FP8 release layout: each attention and expert projection F8_E4M3 with its
-    `weight_scale_inv` (one F32 per 128x128 block); norms, gate, eh_proj, embedding, head bf16."""
+    `weight_scale_inv` (one F32 per 128x128 block); norms, gate, eh_proj, embedding, head bf16.
+    Qwen's FP8 releases store the scales in bf16 (`scale` BF16)."""
     out = {}
     for name, (dtype, shape, data) in tensors.items():
         if name.endswith("_proj.weight") and "eh_proj" not in name and len(shape) == 2:
             out[name] = ("F8_E4M3", shape, None)
             blocks = [-(-shape[0] // block), -(-shape[1] // block)]
-            out[name[: -len("weight")] + "weight_scale_inv"] = ("F32", blocks, None)
+            out[name[: -len("weight")] + "weight_scale_inv"] = (scale, blocks, None)
         else:
             out[name] = (dtype, shape, data)
     return out
@@ -406,6 +407,13 @@ QWEN3_06B = rs.TargetShape(
 )  # fmt: skip
 QWEN3_17B = rs.TargetShape(**dict(
     vars(QWEN3_06B), name="qwen3-1.7b", hidden=2048, intermediate=6144))  # fmt: skip
+# Qwen's FP8 releases (tests/oracle_table.py _QWEN3_FP8_PUBLISHED): the bf16 config with this
+QWEN3_FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+             "weight_block_size": [128, 128]}  # fmt: skip
+QWEN3_06B_FP8 = rs.TargetShape(**dict(vars(QWEN3_06B), name="qwen3-0.6b-fp8", extra=dict(
+    QWEN3_06B.extra, quantization_config=QWEN3_FP8)))  # fmt: skip
+QWEN3_17B_FP8 = rs.TargetShape(**dict(vars(QWEN3_17B), name="qwen3-1.7b-fp8", extra=dict(
+    QWEN3_17B.extra, quantization_config=QWEN3_FP8)))  # fmt: skip
 QWEN3_4B_THINKING = rs.TargetShape(**dict(
     vars(QWEN3_06B), name="qwen3-4b-thinking-2507", hidden=2560, intermediate=9728, layers=36,
     heads=32, rope_theta=5000000.0,
@@ -456,6 +464,8 @@ def _language_model(shape: rs.TargetShape) -> tuple[dict, dict]:
         if shape.model_type == "qwen3":
             for norm in ("q_norm", "k_norm"):
                 tensors[f"{p}self_attn.{norm}.weight"] = ("BF16", [shape.head_dim], None)
+    if "quantization_config" in config:  # Qwen's FP8 releases: bf16 scales
+        tensors = _fp8_blocks(tensors, scale="BF16")
     return config, tensors
 
 
@@ -833,6 +843,8 @@ BUILDS = {
     "draft-llama-160m-for-68m": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_160M)),
     "draft-llama-68m-for-llama2-7b": lambda: (LLAMA2_7B_CHAT, _jackfram_draft(LLAMA_68M)),
     "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
+    "draft-qwen3-0.6b-for-1.7b-fp8": lambda: (QWEN3_17B_FP8, _language_model(QWEN3_06B)),
+    "draft-qwen3-0.6b-fp8-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B_FP8)),
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),
     "draft-opt-125m": lambda: (OPT_67B, _opt(opt_config(768, 3072, 12, 12))),
     "draft-qwen3-0.6b": lambda: (QWEN3_8B, _language_model(QWEN3_06B)),

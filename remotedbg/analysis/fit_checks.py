@@ -29,7 +29,11 @@ from remotedbg.contract import (
     unknown,
 )
 from remotedbg.engines import draft_fit_rules as rules
-from remotedbg.engines.knowledge import POSITIONLESS_FAMILIES, drafts_without_a_model
+from remotedbg.engines.knowledge import (
+    POSITIONLESS_FAMILIES,
+    draft_family,
+    drafts_without_a_model,
+)
 from remotedbg.engines.profile import method_key
 from remotedbg.engines.text_config import text_config
 
@@ -351,7 +355,8 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     inherited = dep.engine_profile.draft_inherits_quantization(
         dep.engine_version, _launch_args(dep), resolved=from_log
     )
-    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version, dep.served)
+    family = dep.served or draft_family(draft, dep.engine, tensors=tensors)
+    ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version, family)
     outcome = None
     if scaled and ignored:
         outcome = "start-fails"  # the layers have no scale parameters, whatever is declared
@@ -363,11 +368,15 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
             "undecided": "either refuses them at start or drops them silently (which one, its "
             "releases differ on, and its version is no release the rules were read from)",
         }.get(outcome, "refuses them at start (KeyError / ValueError)")
+        title = (f"{len(scaled)} scale tensor(s) in a draft whose config declares no quantization"
+                 if not declared else f"{len(scaled)} scale tensor(s) in a draft "
+                 f"{dep.engine_label or dep.engine} builds without its quantization")
         add_finding(result, finding(
-            "quantization-mismatch", ERROR,
-            f"{len(scaled)} scale tensor(s) in a draft whose config declares no quantization",
-            f"{dep.engine_label or dep.engine} {how}: add the quantization_config the "
-            "draft was exported with, or export it in bf16.",
+            "quantization-mismatch", ERROR, title,
+            f"{dep.engine_label or dep.engine} {how}: "
+            + ("export the draft in bf16, or serve it on a release that builds it with its own "
+               "quantization." if declared else "add the quantization_config the draft was "
+               "exported with, or export it in bf16."),
             {"scales": scaled[:10], "outcome": outcome},
         ))  # fmt: skip
     if inherited and not declared:
@@ -380,7 +389,8 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
             {"quantization": inherited},
         ))  # fmt: skip
     target_quant = (dep.target_config or {}).get("quantization_config")
-    if isinstance(target_quant, dict) and not declared and not inherited:
+    fed_hidden_states = family != "draft_model"  # a draft model reads tokens only
+    if isinstance(target_quant, dict) and not declared and not inherited and fed_hidden_states:
         method = target_quant.get("quant_method") or target_quant.get("quant_algo") or "?"
         add_finding(result, finding(
             "quantization-mismatch", WARNING,

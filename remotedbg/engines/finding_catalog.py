@@ -337,8 +337,10 @@ _ENTRIES = (
     FindingEntry(
         "quantization-mismatch", ("error", "warning"), SPEC,
         "Scale tensors in a draft whose config declares no quantization (refused at start on "
-        "some releases: error), a bf16 draft quantized online with the target's --quantization, "
-        "or a quantized target feeding an unquantized draft (warnings).",
+        "some releases: error), or in an EAGLE head a release builds without its quantization "
+        "(vLLM through 0.11.0: error); a bf16 draft quantized online with the target's "
+        "--quantization, or a quantized target feeding its hidden states to an unquantized "
+        "draft (warnings).",
         "The releases' quantization handling of the draft (SGLang's "
         "--speculative-draft-model-quantization from 0.5.14; vLLM's quant config).",
         "Declare the draft's quantization in its config, or export it unquantized; on SGLang "

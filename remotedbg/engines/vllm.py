@@ -29,7 +29,8 @@ RoPE: a CLI --hf-overrides dict is not applied to the draft (0.33 vllm/config/sp
 Quantization: the EAGLE-3 draft never inherits the target's (0.33 vllm/config/speculative.py:
 435-438). Scale tensors in a draft whose config declares no quantization raise (0.33
 vllm/model_executor/models/utils.py:438-448; 0.10.1.1 llama_eagle3.py:181,186; 0.8.5
-llama_eagle3.py:155,160).
+llama_eagle3.py:155,160). An EAGLE head's layers are built with the draft's own quantization from
+0.11.1 only (draft_quantization_ignored below).
 
 Tied head: the draft's tie_word_embeddings is ignored (0.33 vllm/model_executor/models/
 utils.py:1178-1198).
@@ -547,12 +548,17 @@ class VLLMProfile(EngineProfile):
     method_by_draft_type = True
 
     def draft_quantization_ignored(self, version: str | None, family: str | None = None) -> bool:
-        """Before 0.33 the EAGLE-3 layer is built without quant_config (0.10.1.1
-        model_executor/models/llama_eagle3.py:123-127; 0.8.5 :97): every scale tensor raises
-        KeyError (0.10.1.1 :181, 186; 0.8.5 :155, 160), whatever the draft's config declares.
-        An MTP draft is built with it (0.11.0 model_executor/models/deepseek_mtp.py:49, 67: the
-        target's quant_config, which SpeculativeConfig gives it: config/speculative.py:230-233)."""
-        return family != "mtp" and (0, 0, 0) < release(version) < (0, 33, 0)
+        """Through 0.11.0 the EAGLE heads' layers are built without the draft's quant_config:
+        EAGLE-3 without any (0.8.5 model_executor/models/llama_eagle3.py:97; 0.10.1.1 :123-127)
+        or with the target's (0.11.0 :37), EAGLE-1 without any (0.10.2 llama_eagle.py: no
+        quant_config). Every scale tensor of the draft then raises KeyError (0.10.1.1 :181, 186;
+        0.8.5 :155, 160), whatever its config declares. From 0.11.1 they are built with the
+        draft's own (get_draft_quant_config: 0.11.1 model_executor/models/utils.py:721-742,
+        llama_eagle3.py, llama_eagle.py; 0.33.0 utils.py:985-1007). A draft model is loaded with
+        a vllm_config of its own model config (0.16.0 v1/spec_decode/draft_model.py:54-65,
+        utils.py:152-173) and an MTP layer with the target's quantization (0.11.0
+        deepseek_mtp.py:49, 67; config/speculative.py:230-233): neither ignores it."""
+        return family in ("eagle", "eagle3") and (0, 0, 0) < release(version) < (0, 11, 1)
 
 
 #: suffix decoding's settings: (lowest, highest, what the release's ValueError says)
