@@ -558,6 +558,129 @@ VLLM_CONFIGS.append(Config(
     spec={"num_speculative_tokens": 1, "max_model_len": 4096}, once=True,
 ))
 
+# Qwen3.5 is multimodal: vLLM's tests start it with no image or video per prompt
+_NO_MEDIA = "--limit-mm-per-prompt '{\"image\": 0, \"video\": 0}'"
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-qwen35-0.8b-base", "vllm", "MTP", "Qwen/Qwen3.5-0.8B-Base", "", "mtp",
+    "--max-model-len 2048 " + _NO_MEDIA,
+    "vllm-project/vllm tests/v1/e2e/spec_decode/test_spec_decode.py@v0.21.0:723-727 "
+    "(test_mtp_correctness, id "
+    "qwen3_5-hybrid: LLM(Qwen/Qwen3.5-0.8B-Base, max_model_len 2048, limit_mm_per_prompt image 0 "
+    "and video 0), {method mtp, num_speculative_tokens 1, max_model_len 2048}; later "
+    "spec_decode/mtp/test_mtp.py, spec_decode/mtp/qwen3_5/test_mtp.py)",
+    between("vllm", "0.21.0"), "mtp-qwen35-0.8b-in-target",
+    "Qwen3.5-0.8B's config.json as tests/test_oracle.py QWEN35_08B_TEXT records where each value "
+    "comes from (a pinned copy of its widths, the family's settings from Qwen3.6-27B's "
+    "published config); vLLM renames Qwen3_5ForConditionalGeneration to Qwen3_5MTP and loads "
+    "the `mtp.*` tensors as `model.*`",
+    spec={"num_speculative_tokens": 1, "max_model_len": 2048}, once=True,
+))
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-qwen35-0.8b-base-async", "vllm", "MTP", "Qwen/Qwen3.5-0.8B-Base",
+    "Qwen/Qwen3.5-0.8B-Base", "mtp", "--max-model-len 256 --enforce-eager --async-scheduling "
+    + _NO_MEDIA,
+    "vllm-project/vllm tests/v1/e2e/spec_decode/test_async_spec_decode.py@v0.21.0:85-91, "
+    "119-131 (test_no_sync_with_spec_decode, id mtp-qwen3_5-hybrid: LLM(Qwen/Qwen3.5-0.8B-Base, "
+    "max_model_len 256, enforce_eager, async_scheduling, limit_mm_per_prompt image 0 and video "
+    "0), {method mtp, num_speculative_tokens 1, model Qwen/Qwen3.5-0.8B-Base}; later "
+    "spec_decode/draft_model/test_async.py)",
+    between("vllm", "0.21.0"), "mtp-qwen35-0.8b-in-target",
+    "as vllm-mtp-qwen35-0.8b-base: the target's repo named as the draft too",
+    spec={"num_speculative_tokens": 1}, once=True, cites_as="mtp-qwen3_5-hybrid",
+))
+VLLM_CONFIGS.append(Config(
+    "vllm-mtp-qwen35-0.8b-as-its-own-draft", "vllm", "MTP", "Qwen/Qwen3.5-0.8B",
+    "Qwen/Qwen3.5-0.8B", "(none: mtp from the draft config's model_type)", "",
+    "vllm-project/vllm tests/models/registry.py@v0.17.0:1021-1024 (Qwen3_5MTP: the target named "
+    "as its own speculative_model) with tests/models/test_initialization.py@v0.17.0:137-143 "
+    "(speculative_config {model, method None, num_speculative_tokens 1})",
+    between("vllm", "0.17.0"), "mtp-qwen35-0.8b-in-target",
+    "as vllm-mtp-qwen35-0.8b-base (the pinned copy of the widths is Qwen/Qwen3.5-0.8B's own); "
+    "no method given, vLLM takes mtp from the renamed model_type qwen3_5_mtp (0.32.0 "
+    "config/speculative.py:52, 917-937)",
+    spec={"num_speculative_tokens": 1}, once=True,
+))
+VLLM_CONFIGS += [
+    Config(
+        "vllm-cpu-mtp-qwen35-0.8b", "vllm", "MTP", "Qwen/Qwen3.5-0.8B", "", "mtp",
+        "--dtype bfloat16 --max-model-len 1024",
+        "vllm-project/vllm tests/v1/e2e/test_cpu_spec_decode.py@v0.31.0:38-46, 133-140 "
+        "(test_v2_speculator_smoke on CPU, id mtp: LLM(Qwen/Qwen3.5-0.8B, dtype bfloat16, "
+        "max_model_len 1024), {method mtp, num_speculative_tokens 3}; 0.30.0 ran it on "
+        "Qwen3.5-0.8B-Base, the same shape)",
+        between("vllm", "0.30.0"), "mtp-qwen35-0.8b-in-target",
+        "as vllm-mtp-qwen35-0.8b-base", spec={"num_speculative_tokens": 3}, once=True,
+        cites_as="test_v2_speculator_smoke",
+    ),
+    Config(
+        "vllm-mtp-qwen35-0.8b-base-sharded-sampling", "vllm", "MTP", "Qwen/Qwen3.5-0.8B-Base", "",
+        "mtp", "--tensor-parallel-size 2 --max-model-len 2048 --enable-batch-sharded-sampling "
+        + _NO_MEDIA,
+        "vllm-project/vllm tests/v1/e2e/spec_decode/test_sharded_sampling.py@v0.29.0:26-54 "
+        "(test_mtp_sharded_sampling_equivalence, under VLLM_USE_V2_MODEL_RUNNER=1: LLM(Qwen/"
+        "Qwen3.5-0.8B-Base, tensor_parallel_size 2, enable_batch_sharded_sampling, max_model_len "
+        "2048, limit_mm_per_prompt image 0 and video 0), {method mtp, num_speculative_tokens 1, "
+        "max_model_len 2048})",
+        between("vllm", "0.29.0"), "mtp-qwen35-0.8b-in-target",
+        "as vllm-mtp-qwen35-0.8b-base",
+        spec={"num_speculative_tokens": 1, "max_model_len": 2048}, once=True,
+        cites_as="test_mtp_sharded_sampling_equivalence",
+    ),
+]
+VLLM_CONFIGS += [
+    Config(
+        f"vllm-mtp-qwen35-0.8b-base-draft-head-{quant}", "vllm", "MTP", "Qwen/Qwen3.5-0.8B-Base",
+        "", "mtp", "--max-model-len 2048 " + _NO_MEDIA + sleep,
+        "vllm-project/vllm tests/v1/e2e/spec_decode/mtp/qwen3_5/test_mtp.py@v0.33.0:"
+        f"{lines} ({test}, under VLLM_USE_V2_MODEL_RUNNER=1: Qwen/Qwen3.5-0.8B-Base, "
+        "max_model_len 2048, limit_mm_per_prompt image 0 and video 0"
+        f"{', enable_sleep_mode' if sleep else ''}), {{method mtp, num_speculative_tokens 3, "
+        f"draft_lm_head_quantization {quant}}}; a SpeculativeConfig field from 0.33.0, "
+        "config/speculative.py:484)",
+        ("0.33.0",), "mtp-qwen35-0.8b-in-target", "as vllm-mtp-qwen35-0.8b-base",
+        spec={"num_speculative_tokens": 3, "draft_lm_head_quantization": quant}, once=True,
+        cites_as=named_as,
+    )
+    for quant, sleep, lines, test, named_as in (
+        ("fp8", "", "49-72", "test_mtp_draft_lm_head_quantization", 'quants = (None, "fp8"'),
+        ("nvfp4", " --enable-sleep-mode", "97-117",
+         "test_mtp_draft_lm_head_quantization_survives_sleep_and_reload",
+         '"draft_lm_head_quantization": "nvfp4"'),
+    )
+]
+VLLM_SOURCES |= {
+    '"draft_lm_head_quantization": "nvfp4"': [
+        ("0.33.0", "tests/v1/e2e/spec_decode/mtp/qwen3_5/test_mtp.py:116")],
+    'quants = (None, "fp8"': [("0.33.0", "tests/v1/e2e/spec_decode/mtp/qwen3_5/test_mtp.py:60")],
+    "test_v2_speculator_smoke": [("0.30.0", "tests/v1/e2e/test_cpu_spec_decode.py:152")],
+    "test_mtp_sharded_sampling_equivalence": [
+        ("0.29.0", "tests/v1/e2e/spec_decode/test_sharded_sampling.py:26"),
+        ("0.33.0", "tests/v1/e2e/spec_decode/test_sharded_sampling.py:30"),
+    ],
+    # tests/models/registry.py's Qwen3_5MTP example, its line in each release's archive
+    "Qwen/Qwen3.5-0.8B": _registry_lines((
+        ("0.17.0", 1022), ("0.18.0", 1268), ("0.18.1", 1269), ("0.19.0", 1301), ("0.19.1", 1428),
+        ("0.20.1", 1557), ("0.21.0", 1585), ("0.22.0", 1622), ("0.22.1", 1623), ("0.23.0", 1655),
+        ("0.24.0", 1661), ("0.25.0", 1667), ("0.26.0", 1713), ("0.27.0", 1726), ("0.28.0", 1800),
+        ("0.29.0", 1798), ("0.30.0", 1842), ("0.31.0", 1849), ("0.32.0", 1797), ("0.33.0", 1878)
+    )),
+    "mtp-qwen3_5-hybrid": [
+        ("0.21.0", "tests/v1/e2e/spec_decode/test_async_spec_decode.py:90"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/draft_model/test_async.py:90"),
+        ("0.30.0", "tests/v1/e2e/spec_decode/draft_model/test_async.py:28"),
+    ],
+    "Qwen/Qwen3.5-0.8B-Base": [
+        ("0.21.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:723"),
+        ("0.22.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:735"),
+        ("0.25.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:776"),
+        ("0.26.0", "tests/v1/e2e/spec_decode/test_spec_decode.py:850"),
+        ("0.27.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:36"),
+        ("0.30.0", "tests/v1/e2e/spec_decode/mtp/test_mtp.py:139"),
+        ("0.31.0", "tests/v1/e2e/spec_decode/mtp/qwen3_5/test_mtp.py:16"),
+        ("0.33.0", "tests/v1/e2e/spec_decode/mtp/qwen3_5/test_mtp.py:22"),
+    ],
+}
+
 VLLM_CONFIGS.append(Config(
     "vllm-mtp-mimo-7b-rl-as-its-own-draft", "vllm", "MTP", "XiaomiMiMo/MiMo-7B-RL",
     "XiaomiMiMo/MiMo-7B-RL", "(none: mtp from the draft config's model_type)",
@@ -1617,7 +1740,9 @@ NOT_BUILT = [
      "test_oracle.py test_vllm_s_settings_flags_are_read_as_the_engine_writes_them); Gemma-4's "
      "assistant and DSpark are draft kinds remotedbg has no rules for (REGISTRY_NOT_BUILT)"),
     ("vllm", "(vLLM V1's end-to-end tests read in 0.32.0 and 0.33.0, beyond the rows: Qwen3.5 "
-     "0.8B/0.8B-Base/4B/35B-A3B-FP8 with their MTP layers, 0.19.0 on; Nemotron-3.5-Lightning "
+     "4B with its MTP layer (the hybrid chunked-prefill test, 0.19.0 on; its widths are not "
+     "known offline) and 35B-A3B-FP8's; the Qwen3.5-0.8B(-Base) launches are rows; "
+     "Nemotron-3.5-Lightning "
      "NVFP4 with MTP and n-gram, 0.32.0 on; DeepSeek-V4-Flash MTP, 0.22.0 on; luccafong's "
      "DeepSeek MTP draft repo, 0.27.0 on; the quantized and "
      "qwen3arch speculators; DFlash, DSpark, P-EAGLE, Medusa's FasterDecoding head (above) and "
@@ -1668,7 +1793,7 @@ REGISTRY_NOT_BUILT = {
                      "BailingMoeV3MTPModel", "DeepSeekMTPModel",
                      "ExaoneMoeMTP", "Exaone4_5_MTP", "Glm4MoeLiteMTPModel", "GlmOcrMTPModel",
                      "Glm5NextMTPModel", "HYV3MTPModel", "HYV4MTPModel", "InklingMTPModel",
-                     "LongCatFlashMTPModel", "Qwen3_5MTP", "Qwen3_5MoeMTP"), _CONFIG),
+                     "LongCatFlashMTPModel", "Qwen3_5MoeMTP"), _CONFIG),
 }
 
 # What an engine's own docs show and the same release refuses: remotedbg must say so (the row's

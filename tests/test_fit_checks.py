@@ -368,6 +368,25 @@ def test_vllm_builds_a_quantized_draft_with_its_own_quantization_where_its_code_
         ("quantization-mismatch", "warning")]
 
 
+def test_an_mtp_layer_in_a_multimodal_target_has_its_language_model_s_limit():
+    """vLLM's Qwen3.5 MTP test serves Qwen3.5-0.8B-Base's own MTP layer at max_model_len 2048
+    (tests/v1/e2e/spec_decode/test_spec_decode.py@v0.21.0:723-727). The draft's config is the
+    target's, a Qwen3_5ForConditionalGeneration whose positions are in text_config, where the
+    draft's ModelConfig reads them (hf_text_config): the check was inconclusive, "the draft's
+    limit is unknown"."""
+    from remotedbg.analysis.fit_checks import context_exceeds_draft
+
+    qwen35 = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+              "text_config": {"max_position_embeddings": 262144, "vocab_size": 248320}}
+    for version in ("0.21.0", "0.33.0"):
+        dep = _dep("vllm", version, draft=qwen35, target=qwen35,
+                   args={"max-model-len": "2048"})  # fmt: skip
+        dep.draft_config, dep.spec = qwen35, {"algorithm": "mtp"}
+        checked = context_exceeds_draft(dep)
+        assert checked["status"] == "ok", checked
+        assert checked["facts"] == {"served_context": 2048, "draft_context": 262144}
+
+
 def test_overrides_merge_as_each_release_does():
     from remotedbg.engines.sglang import SGLANG, context_length
 

@@ -694,6 +694,22 @@ QWEN3_NEXT_80B = rs.TargetShape(
 )  # fmt: skip
 
 
+def _qwen_mtp_attention(h: int, hd: int, heads: int, kv_heads: int) -> dict:
+    """Qwen3-Next's and Qwen3.5's MTP layer up to its MLP: `mtp.fc` over [embedding, hidden],
+    the two pre-fc norms and `mtp.norm`, and `mtp.layers.0.`'s gated attention (q_proj twice
+    the heads' width: the query and its output gate) with q/k norms."""
+    p = "mtp.layers.0."
+    return {
+        "mtp.fc.weight": ("BF16", [h, 2 * h], None),
+        "mtp.pre_fc_norm_embedding.weight": ("BF16", [h], None),
+        "mtp.pre_fc_norm_hidden.weight": ("BF16", [h], None),
+        "mtp.norm.weight": ("BF16", [h], None),
+        **_attention(p, h, heads * hd, kv_heads * hd, gated=True),
+        f"{p}self_attn.q_norm.weight": ("BF16", [hd], None),
+        f"{p}self_attn.k_norm.weight": ("BF16", [hd], None),
+    }
+
+
 def _qwen3_next_in_target(target: rs.TargetShape = QWEN3_NEXT_80B,
                           experts: int = 8) -> tuple[dict, dict]:
     """The Qwen3-Next checkpoint as its MTP draft reads it: `mtp.fc`, the two pre-fc norms and
@@ -703,15 +719,9 @@ def _qwen3_next_in_target(target: rs.TargetShape = QWEN3_NEXT_80B,
     model_executor/models/qwen3_next_mtp.py); `experts` of the 512 written."""
     h, hd, moe = target.hidden, target.head_dim, target.extra["moe_intermediate_size"]
     shared, routed = target.extra["shared_expert_intermediate_size"], target.extra["num_experts"]
-    q, kv, p = target.heads * hd, target.kv_heads * hd, "mtp.layers.0."
+    p = "mtp.layers.0."
     tensors = {
-        "mtp.fc.weight": ("BF16", [h, 2 * h], None),
-        "mtp.pre_fc_norm_embedding.weight": ("BF16", [h], None),
-        "mtp.pre_fc_norm_hidden.weight": ("BF16", [h], None),
-        "mtp.norm.weight": ("BF16", [h], None),
-        **_attention(p, h, q, kv, gated=True),
-        f"{p}self_attn.q_norm.weight": ("BF16", [hd], None),
-        f"{p}self_attn.k_norm.weight": ("BF16", [hd], None),
+        **_qwen_mtp_attention(h, hd, target.heads, target.kv_heads),
         f"{p}mlp.gate.weight": ("BF16", [routed, h], None),
         **_mlp(f"{p}mlp.shared_expert.", shared, h),
         f"{p}mlp.shared_expert_gate.weight": ("BF16", [1, h], None),
@@ -757,6 +767,58 @@ def _ernie45_in_target(target: rs.TargetShape = ERNIE45_21B_A3B) -> tuple[dict, 
         "model.norm.weight": ("BF16", [h], None),
     }  # fmt: skip
     return target.config(), tensors
+
+
+# Qwen/Qwen3.5-0.8B(-Base): a Qwen3_5ForConditionalGeneration whose text model is a hybrid of
+# Gated DeltaNet and gated full attention. Its widths as a pinned copy records them (NVIDIA
+# Model-Optimizer's puzzletron config for Qwen/Qwen3.5-0.8B at hf_revision 2fc06364: hidden 1024,
+# 24 layers with full attention every 4th, 8 heads of 256 over 2 kv heads, intermediate 3584,
+# vocab 248320, tied embeddings, 262144 positions, one MTP layer, DeltaNet 16 key and 16 value
+# heads of 128, conv 4); the family's other text_config settings as Qwen3.6-27B's published
+# config.json writes them (RoPE 1e7 over a quarter of each head, interleaved M-RoPE [11, 11, 10],
+# rms_norm_eps 1e-6, attn_output_gate, bos and eos 248044). The Base model is the same shape.
+QWEN35_08B_TEXT = {
+    "model_type": "qwen3_5_text", "hidden_size": 1024, "intermediate_size": 3584,
+    "num_hidden_layers": 24, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256,
+    "vocab_size": 248320, "tie_word_embeddings": True, "max_position_embeddings": 262144,
+    "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": False,
+    "full_attention_interval": 4,
+    "layer_types": ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(24)],
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 16, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+    "attn_output_gate": True, "output_gate_type": "swish", "attention_bias": False,
+    "hidden_act": "silu", "rms_norm_eps": 1e-6, "partial_rotary_factor": 0.25,
+    "rope_parameters": {"mrope_interleaved": True, "mrope_section": [11, 11, 10],
+                        "partial_rotary_factor": 0.25, "rope_theta": 10000000,
+                        "rope_type": "default"},
+    "bos_token_id": 248044, "eos_token_id": 248044, "dtype": "bfloat16",
+}  # fmt: skip
+
+
+def _qwen35_in_target(text: dict = QWEN35_08B_TEXT) -> tuple[dict, dict]:
+    """The Qwen3.5 checkpoint as its MTP draft reads it: the language model's embedding (tied
+    head) and the `mtp.*` tensors, one gated full-attention layer with a dense MLP (vLLM 0.21.0
+    model_executor/models/qwen3_5_mtp.py: `mtp.` loads as `model.`, the embedding from
+    `language_model.`)."""
+    h, hd = text["hidden_size"], text["head_dim"]
+    config = {
+        "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+        "text_config": dict(text), "tie_word_embeddings": text["tie_word_embeddings"],
+        "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
+        "vision_end_token_id": 248054,
+        "vision_config": {"model_type": "qwen3_5", "hidden_size": 768, "out_hidden_size": h,
+                          "patch_size": 16, "spatial_merge_size": 2,
+                          "temporal_patch_size": 2, "deepstack_visual_indexes": []},
+    }  # fmt: skip
+    tensors = {
+        "model.language_model.embed_tokens.weight": ("BF16", [text["vocab_size"], h], None),
+        "model.language_model.norm.weight": ("BF16", [h], None),
+        **_qwen_mtp_attention(h, hd, text["num_attention_heads"], text["num_key_value_heads"]),
+        **_mlp("mtp.layers.0.mlp.", text["intermediate_size"], h),
+    }  # fmt: skip
+    if not text["tie_word_embeddings"]:
+        tensors["lm_head.weight"] = ("BF16", [text["vocab_size"], h], None)
+    return config, tensors
 
 
 def qwen3_vl_moe_fp8_config() -> dict:
@@ -843,6 +905,7 @@ BUILDS = {
     "draft-llama-160m-for-68m": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_160M)),
     "draft-llama-68m-for-llama2-7b": lambda: (LLAMA2_7B_CHAT, _jackfram_draft(LLAMA_68M)),
     "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
+    "mtp-qwen35-0.8b-in-target": lambda: (_qwen35_in_target()[0], _qwen35_in_target()),
     "draft-qwen3-0.6b-for-1.7b-fp8": lambda: (QWEN3_17B_FP8, _language_model(QWEN3_06B)),
     "draft-qwen3-0.6b-fp8-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B_FP8)),
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),

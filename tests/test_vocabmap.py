@@ -370,3 +370,30 @@ def test_hostile_vocab_maps_are_findings_not_protocol_errors(tmp_path, monkeypat
         answer = json.loads(json.dumps(vocab_check({"path": str(tmp_path / case)})))
         calls.VocabCheck().check(answer, "the answer")  # the client takes it as it crosses
         assert expected in {f["id"] for f in answer["findings"]}, (case, answer["findings"])
+
+
+def test_a_multimodal_config_is_read_where_its_language_model_is(tmp_path: Path) -> None:
+    """A multimodal target (Qwen3.5, Kimi-K2.5) nests vocab_size in its text_config, where both
+    engines read it (remotedbg/engines/text_config.py): given the client's paths, the box's
+    check reads it there, so a draft of another vocabulary is caught against it and an MTP
+    layer in the target itself is seen to draft over the target's whole vocabulary."""
+    from remotedbg.agent.vocabmap import language_view
+    from remotedbg.engines.text_config import TEXT_CONFIG_PATHS
+
+    nested = {"architectures": ["Qwen3_5ForConditionalGeneration"], "vocab_size": 7,
+              "text_config": {"vocab_size": V * 2, "hidden_size": 8}}  # fmt: skip
+    view = language_view(nested, TEXT_CONFIG_PATHS)
+    assert view["vocab_size"] == V * 2 and view["architectures"] == nested["architectures"]
+    assert language_view(nested, ()) is nested  # a standalone call: the config as written
+    flat = {"vocab_size": V}
+    assert language_view(flat, TEXT_CONFIG_PATHS) is flat
+
+    draft = write_eagle3_checkpoint(tmp_path / "draft", N, V, hidden=8)
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps(nested))
+    asked = {"path": str(draft), "target_path": str(target)}
+    assert "draft-vocab-size-mismatch" not in ids_of(vocab_check(asked))
+    read = vocab_check(dict(asked, text_config_paths=list(TEXT_CONFIG_PATHS)))
+    assert "draft-vocab-size-mismatch" in ids_of(read)
+    assert read["summary"]["target_vocab"] == V * 2

@@ -13,6 +13,7 @@ from remotedbg.analysis.crosscheck import loader_direct_map, server_paths
 from remotedbg.analysis.d2t_handling import resolve_architectures
 from remotedbg.engines.knowledge import draft_family, drafts_without_a_model
 from remotedbg.engines.profiles import engine_profile, launch_profile, release_version
+from remotedbg.engines.text_config import TEXT_CONFIG_PATHS
 from remotedbg.errors import RemoteCommandError
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
@@ -270,8 +271,9 @@ def audit_draft(
     `own_vocab`: the release serves the draft with its own vocabulary (vLLM's
     use_heterogeneous_vocab), so its sizes are not the target's to match."""
     report: dict[str, Any] = {"draft": draft, "findings": [], "inconclusive": []}
-    vocab = checkpoint_ask(remote, calls.VocabCheck(path=draft, target_path=target,
-                                                    own_vocab=own_vocab))  # fmt: skip
+    ask = calls.VocabCheck(path=draft, target_path=target, own_vocab=own_vocab,
+                           text_config_paths=TEXT_CONFIG_PATHS)  # fmt: skip
+    vocab = checkpoint_ask(remote, ask)
     report["vocab"] = vocab.summary
     report["findings"] += vocab.findings
     report["inconclusive"] += [f"{draft}: {u.reason}" for u in vocab.unknown]

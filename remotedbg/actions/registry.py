@@ -16,6 +16,7 @@ from remotedbg.actions.locate import locate_engines
 from remotedbg.actions.spec import find_servers, spec_checks
 from remotedbg.analysis.d2t_handling import classify_source
 from remotedbg.engines.profiles import engines_named
+from remotedbg.engines.text_config import TEXT_CONFIG_PATHS
 from remotedbg.remote import calls
 from remotedbg.remote.primitives import Remote
 
@@ -167,7 +168,8 @@ ACTIONS: dict[str, Action] = {
         Action(
             "vocab-check",
             lambda r, path, target=None: asdict(
-                r.ask(calls.VocabCheck(path=path, target_path=target or None))
+                r.ask(calls.VocabCheck(path=path, target_path=target or None,
+                                       text_config_paths=TEXT_CONFIG_PATHS))
             ),
             description="the d2t/t2d vocab-map check of one checkpoint",
         ),

@@ -976,9 +976,24 @@ def _tensor_ref(ckpt, name):
     return {k: info[k] for k in ("name", "dtype", "shape", "file", "offset")}
 
 
+def language_view(config, paths):
+    """A config as its language model's fields read: where one of `paths` (dotted, the first
+    that is an object: the client's TEXT_CONFIG_PATHS) holds them, as in a multimodal wrapper,
+    that sub-config with the wrapper's architectures; else the config itself."""
+    for path in paths or ():
+        value = config
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, dict):
+            view = dict(value)
+            view.setdefault("architectures", config.get("architectures"))
+            return view
+    return config
+
+
 def vocab_check(args):
-    """{"path", "target_path"?, "tokenizer_sample"?, "own_vocab"?} -> {"findings", "unknown",
-    "summary", "checkpoint"}.
+    """{"path", "target_path"?, "tokenizer_sample"?, "own_vocab"?, "text_config_paths"?} ->
+    {"findings", "unknown", "summary", "checkpoint"}.
 
     Reads only d2t / t2d bytes and the lm_head header entry of the draft at `path`, plus the
     target's config.json (and tokenizer.json, to decode a few mapped ids) when target_path is
@@ -993,16 +1008,19 @@ def vocab_check(args):
     sample = args.get("tokenizer_sample")
     sample = DEFAULT_TOKENIZER_SAMPLE if sample is None else int(sample)
     unknown = []
+    paths = args.get("text_config_paths") or ()
     target_config, target_dir = None, None
     if target_path:
         try:
             target_config, target_dir = read_model_config(target_path)
+            target_config = language_view(target_config, paths)
         except CheckpointError as exc:
             unknown.append(_unknown(exc, "the target model's config", target_path))
     try:
         ckpt = open_checkpoint(path)
+        draft_config = language_view(ckpt.config or {}, paths)
         refs = {key: _tensor_ref(ckpt, key) for key in ("d2t", "t2d", "lm_head.weight")}
-        oversized = _oversized(refs, ckpt.config or {}, target_config)
+        oversized = _oversized(refs, draft_config, target_config)
         if oversized:
             return oversized
         # numpy (and the site-packages it needs) only for a map large enough to pay for it
@@ -1030,7 +1048,7 @@ def vocab_check(args):
     result = analyze_vocab_map(
         d2t,
         t2d,
-        ckpt.config or {},
+        draft_config,
         target_config,
         lm_head_shape=lm["shape"] if lm else None,
         d2t_dtype=refs["d2t"]["dtype"] if refs["d2t"] else None,

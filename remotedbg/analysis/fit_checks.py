@@ -243,6 +243,8 @@ def context_exceeds_draft(dep: Any) -> dict[str, Any]:
     draft_config = dep.draft_config or {}
     if dep.engine_profile.overrides_reach_draft():
         draft_config = _overridden(dep, draft_config)
+    # an MTP layer in a multimodal target: its limit is the language model's, as the target's
+    draft_config = text_config(draft_config)
     draft = dep.launch_profile.draft_context_length(draft_config)
     served = served_context(dep)
     if draft is None or served is None:

@@ -18,6 +18,9 @@ from typing import Any
 # SGLang's order (common.py:582-606); transformers' get_text_config also knows `decoder`, which
 # no target of a speculative deployment uses.
 SUB_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
+# Where the language model's fields are, first that is a dict: the thinker's own text_config,
+# the thinker, then the sub-configs. The box's vocab check is given the same list.
+TEXT_CONFIG_PATHS = ("thinker_config.text_config", "thinker_config", *SUB_CONFIG_KEYS)
 
 
 def text_config_key(config: dict[str, Any] | None) -> str:
@@ -25,11 +28,13 @@ def text_config_key(config: dict[str, Any] | None) -> str:
 
     A sub-config counts only when it is a dict (a config.json value)."""
     config = config if isinstance(config, dict) else {}
-    thinker = config.get("thinker_config")
-    if isinstance(thinker, dict):
-        inner = isinstance(thinker.get("text_config"), dict)
-        return "thinker_config.text_config" if inner else "thinker_config"
-    return next((k for k in SUB_CONFIG_KEYS if isinstance(config.get(k), dict)), "")
+    for path in TEXT_CONFIG_PATHS:
+        value: Any = config
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, dict):
+            return path
+    return ""
 
 
 def text_config(config: dict[str, Any] | None) -> dict[str, Any]:

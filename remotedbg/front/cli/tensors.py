@@ -10,6 +10,7 @@ from rich.table import Table
 from remotedbg.actions.interpreter import checkpoint_call
 from remotedbg.checkpoints.safetensors_writer import TensorSlot, write_safetensors
 from remotedbg.contract import exit_code, verdict
+from remotedbg.engines.text_config import TEXT_CONFIG_PATHS
 from remotedbg.errors import ExitCode, LocalFileKept, LocalFileUnwritable, UsageError
 from remotedbg.front.cli.context import CommandContext, remote_command
 from remotedbg.front.environment import environment, stdout_console
@@ -173,7 +174,8 @@ def vocab_check(
     """Check the draft's d2t/t2d vocab map in place; exit 1 on any error-level finding.
 
     Example: remotedbg vocab-check -H gpu-box '~/drafts/kimi-eagle3' --target '~/models/Kimi-K2'"""
-    report = checkpoint_call(ctx.remote, calls.VocabCheck(path=draft, target_path=target))
+    ask = calls.VocabCheck(path=draft, target_path=target, text_config_paths=TEXT_CONFIG_PATHS)
+    report = checkpoint_call(ctx.remote, ask)
 
     def shown() -> None:
         render_vocab_report(report)
