@@ -1703,3 +1703,33 @@ def test_a_speculative_max_model_len_past_a_limit_stops_the_start(
         return
     assert "draft-settings" in got["diagnose_errors"], got
     assert len(said) == 1 and refused in said[0], got
+
+
+@pytest.mark.parametrize("config_id,version,prefix", [
+    ("sglang-mtp-dsv3-in-target", "0.5.23", "model.layers.61."),
+    ("sglang-mtp-qwen3-next-80b", "0.5.23", "mtp."),
+    ("sglang-mtp-mimo-7b-rl", "0.5.23", "model.mtp_layers."),
+    ("vllm-mtp-dsv3-4layers-fp8", "0.33.0", "model.layers.4."),
+    ("vllm-mtp-glm45-as-its-own-draft", "0.10.1", "model.layers.92."),
+    ("vllm-mtp-qwen35-0.8b-base", "0.21.0", "mtp."),
+    ("vllm-mtp-qwen3-next-80b", "0.33.0", "mtp."),
+])  # fmt: skip
+def test_a_target_checkpoint_without_its_mtp_layer_is_a_defect(
+    tmp_path, monkeypatch, config_id, version, prefix
+):
+    """The engines' own MTP launches on a checkpoint exported without the MTP layer (quantized
+    and fine-tuned exports often drop it): the draft is built from the target's checkpoint,
+    whose loaders take the layer only from these names (vLLM 0.33.0 model_executor/models/
+    utils.py:575-600, qwen3_5_mtp.py:303-313, mimo_mtp.py:218; SGLang 0.5.23 deepseek_common/
+    deepseek_weight_loader.py:570-577, qwen3_next.py:1173-1184, mimo_mtp.py:185), so nothing
+    fills it: vLLM refuses to start (default_loader.py:510-571) or SGLang drafts from
+    uninitialised weights. Each came out ok."""
+    config = BY_ID[config_id]
+    shape, (draft_config, tensors) = BUILDS[config.build]()
+    kept = {name: t for name, t in tensors.items() if not name.startswith(prefix)}
+    assert len(kept) < len(tensors)
+    monkeypatch.setitem(BUILDS, config.build, lambda: (shape, (draft_config, kept)))
+    got = judge(build(tmp_path, config, monkeypatch), _root(config, version))
+    assert got["diagnose"] == "defect" and got["diagnose_errors"] == ["required-weights-missing"]
+    assert any(f"no MTP layer: no tensor under {prefix}" in title
+               for title in got["spec_audit_error_titles"]), got  # fmt: skip

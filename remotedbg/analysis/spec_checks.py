@@ -53,6 +53,7 @@ from remotedbg.engines.knowledge import (
     draft_family,
     low_acceptance,
     medusa_head_index,
+    mtp_layer_prefixes,
     served_family,
 )
 from remotedbg.engines.loader_rules import VOCAB_MAP_TENSORS
@@ -928,11 +929,14 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
         return unknown(result, f"the draft checkpoint was not read ({dep.draft_error})")
     if dep.no_draft_in_target:
         return unknown(result, dep.no_draft_in_target, UNSUPPORTED_CODE)
+    prefixes = mtp_layer_prefixes(dep.draft_config)
+    if prefixes is not None and dep.tensors:
+        return _mtp_layer_present(result, dep, prefixes)
     if dep.family not in LOADER_MODELLED_FAMILIES:
         return not_applicable(
             result,
-            "weight names are modelled for EAGLE and Medusa heads; MTP/NextN heads come from "
-            "the target's own checkpoint",
+            "weight names are modelled for EAGLE and Medusa heads; of an MTP/NextN layer in "
+            "the target's checkpoint, that it is there",
         )
     if dep.served and dep.family not in _compatible(dep):
         return not_applicable(result, "the draft is not served by its own loader (see algorithm)")
@@ -969,6 +973,29 @@ def draft_weights(dep: Deployment) -> dict[str, Any]:
         return result
     _unexpected_weights(result, load, dep)
     return result
+
+
+def _mtp_layer_present(result: dict[str, Any], dep: Deployment,
+                       prefixes: tuple[str, ...]) -> dict[str, Any]:  # fmt: skip
+    """The target checkpoint's own MTP layer, which the draft is built from: an export that
+    dropped it (quantized and fine-tuned checkpoints often do) leaves the layer unfilled."""
+    names = [str(t.get("name", "")) for t in dep.tensors or []]
+    found = sum(1 for name in names if name.startswith(prefixes))
+    result["facts"] = {"mtp_layer": prefixes[0], "tensors": found}
+    if found:
+        return result
+    return add_finding(result, finding(
+        "required-weights-missing", ERROR,
+        f"the checkpoint has no MTP layer: no tensor under {prefixes[0]}",
+        f"{dep.engine_label or dep.engine} builds the MTP draft from the target's checkpoint, "
+        f"and none of its {len(names)} tensors fills that layer: the server refuses to start "
+        "(vLLM, unquantized: 'Following weights were not initialized from checkpoint', 0.33.0 "
+        "model_executor/model_loader/default_loader.py:510-571) or drafts from uninitialised "
+        "weights (SGLang loads the layer's names only: 0.5.23 deepseek_common/"
+        "deepseek_weight_loader.py:570-577). Serve a checkpoint that keeps the MTP layer "
+        "(quantized and fine-tuned exports often drop it), or start without MTP.",
+        {"prefixes": list(prefixes), "checkpoint_tensors": len(names)},
+    ))  # fmt: skip
 
 
 def _medusa_built_heads(dep: Deployment) -> int | None:

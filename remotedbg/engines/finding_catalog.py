@@ -226,10 +226,13 @@ _ENTRIES = (
         "uninitialised weights. An EAGLE-1 draft's head is the target's where the engine's "
         "worker gives it, so a checkpoint without `lm_head` is normal there. vLLM builds one "
         "Medusa head per speculative token, so drafting more tokens than the checkpoint has "
-        "heads leaves heads unfilled, which its loader refuses at start.",
+        "heads leaves heads unfilled, which its loader refuses at start. An MTP launch on a "
+        "target checkpoint exported without its MTP layer leaves the whole layer unfilled.",
         "The draft class's parameters against its load_weights; SGLang's set_embed_and_head "
-        "(speculative worker), vLLM's lm_head sharing in its EAGLE proposer.",
-        "Export the missing tensors with the names the loader maps.",
+        "(speculative worker), vLLM's lm_head sharing in its EAGLE proposer; the names each "
+        "engine takes a target's MTP layer from (MTP_LAYER_PREFIXES).",
+        "Export the missing tensors with the names the loader maps; keep the MTP layer in an "
+        "exported target checkpoint, or start without MTP.",
         "no lm_head.weight in an EAGLE-3 draft.",
     ),
     FindingEntry(

@@ -16,6 +16,7 @@ from remotedbg.engines.code_markers import VLLM_RUNNER_ENV
 from remotedbg.engines.draft_fit_rules import ENV_FACTS
 from remotedbg.engines.profile import EngineProfile, method_key
 from remotedbg.engines.profiles import PROFILES, engine_profile, launch_profile
+from remotedbg.engines.text_config import text_config
 
 #: Symbols a person wants to see quoted from a draft model's source.
 EVIDENCE_SYMBOLS = [
@@ -43,6 +44,46 @@ LOADER_MODELLED_FAMILIES = ("eagle3", "eagle", "medusa")
 #: the target's last hidden state (vLLM 0.8.5-0.32.0 model_executor/models/medusa.py
 #: ResidualBlock, Medusa.forward), so context and RoPE checks do not apply.
 POSITIONLESS_FAMILIES = ("medusa",)
+
+
+#: Where a target checkpoint keeps its own MTP layer, by the architecture its config names (the
+#: target's, or the draft class vLLM renames it to): the names both engines' loaders take the
+#: layer from. DeepSeek and GLM-4.5 number it after the model's layers (vLLM 0.33.0
+#: model_executor/models/utils.py:575-600 get_spec_layer_idx_from_weight_name, used by
+#: deepseek_mtp.py:344 and glm4_moe_mtp.py:280; SGLang 0.5.23 models/deepseek_common/
+#: deepseek_weight_loader.py:570-577, layer 0 in a one-layer NextN checkpoint); Qwen3-Next and
+#: Qwen3.5 keep it under `mtp.` (vLLM 0.33.0 qwen3_next_mtp.py:231-241, qwen3_5_mtp.py:303-313;
+#: SGLang 0.5.23 qwen3_5_mtp.py:362-365, qwen3_next.py:1173-1184 for qwen3_next_mtp.py);
+#: MiMo under `model.mtp_layers.` (vLLM 0.33.0 mimo_mtp.py:218; SGLang 0.5.23 mimo_mtp.py:185).
+#: The names: the target's architecture, and the draft class each engine renames it to.
+MTP_LAYER_AFTER_LAYERS = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepSeekMTPModel",
+    "DeepseekV3ForCausalLMNextN", "Glm4MoeForCausalLM", "Glm4MoeMTPModel",
+    "Glm4MoeForCausalLMNextN"})
+MTP_LAYER_PREFIXES = {
+    **dict.fromkeys(("Qwen3NextForCausalLM", "Qwen3NextMTP", "Qwen3NextForCausalLMMTP",
+                     "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                     "Qwen3_5MTP", "Qwen3_5MoeMTP", "Qwen3_5ForCausalLMMTP"), ("mtp.",)),
+    **dict.fromkeys(("MiMoForCausalLM", "MiMoMTPModel", "MiMoMTP"), ("model.mtp_layers.",)),
+}
+
+
+def mtp_layer_prefixes(config: dict | None) -> tuple[str, ...] | None:
+    """The tensor-name prefixes a target checkpoint's own MTP layer is under (any one tensor
+    under one of them is the layer), or None where no rule says for its architecture."""
+    config = config if isinstance(config, dict) else {}
+    architectures = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    for architecture in architectures:
+        if architecture in MTP_LAYER_PREFIXES:
+            return MTP_LAYER_PREFIXES[architecture]
+        if architecture in MTP_LAYER_AFTER_LAYERS:
+            layers = text_config(config).get("num_hidden_layers")
+            if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+                return None
+            found = [layers] + ([0] if layers == 1 else [])
+            return tuple(f"{stem}layers.{n}." for n in found
+                         for stem in ("model.", "", "model.language_model."))
+    return None
 
 
 #: Methods that draft without a trained model, so there is no head to judge: vLLM's prompt
