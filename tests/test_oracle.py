@@ -795,21 +795,26 @@ QWEN35_08B_TEXT = {
 }  # fmt: skip
 
 
+def qwen35_config(text: dict = QWEN35_08B_TEXT) -> dict:
+    """The Qwen3_5ForConditionalGeneration wrapper around the text model's config."""
+    return {
+        "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+        "text_config": dict(text), "tie_word_embeddings": text["tie_word_embeddings"],
+        "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
+        "vision_end_token_id": 248054,
+        "vision_config": {"model_type": "qwen3_5", "hidden_size": 768,
+                          "out_hidden_size": text["hidden_size"], "patch_size": 16,
+                          "spatial_merge_size": 2, "temporal_patch_size": 2,
+                          "deepstack_visual_indexes": []},
+    }  # fmt: skip
+
+
 def _qwen35_in_target(text: dict = QWEN35_08B_TEXT) -> tuple[dict, dict]:
     """The Qwen3.5 checkpoint as its MTP draft reads it: the language model's embedding (tied
     head) and the `mtp.*` tensors, one gated full-attention layer with a dense MLP (vLLM 0.21.0
     model_executor/models/qwen3_5_mtp.py: `mtp.` loads as `model.`, the embedding from
     `language_model.`)."""
     h, hd = text["hidden_size"], text["head_dim"]
-    config = {
-        "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
-        "text_config": dict(text), "tie_word_embeddings": text["tie_word_embeddings"],
-        "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053,
-        "vision_end_token_id": 248054,
-        "vision_config": {"model_type": "qwen3_5", "hidden_size": 768, "out_hidden_size": h,
-                          "patch_size": 16, "spatial_merge_size": 2,
-                          "temporal_patch_size": 2, "deepstack_visual_indexes": []},
-    }  # fmt: skip
     tensors = {
         "model.language_model.embed_tokens.weight": ("BF16", [text["vocab_size"], h], None),
         "model.language_model.norm.weight": ("BF16", [h], None),
@@ -818,7 +823,7 @@ def _qwen35_in_target(text: dict = QWEN35_08B_TEXT) -> tuple[dict, dict]:
     }  # fmt: skip
     if not text["tie_word_embeddings"]:
         tensors["lm_head.weight"] = ("BF16", [text["vocab_size"], h], None)
-    return config, tensors
+    return qwen35_config(text), tensors
 
 
 def qwen3_vl_moe_fp8_config() -> dict:
@@ -905,7 +910,7 @@ BUILDS = {
     "draft-llama-160m-for-68m": lambda: (_jackfram(LLAMA_68M), _jackfram_draft(LLAMA_160M)),
     "draft-llama-68m-for-llama2-7b": lambda: (LLAMA2_7B_CHAT, _jackfram_draft(LLAMA_68M)),
     "draft-qwen3-0.6b-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B)),
-    "mtp-qwen35-0.8b-in-target": lambda: (_qwen35_in_target()[0], _qwen35_in_target()),
+    "mtp-qwen35-0.8b-in-target": lambda: (qwen35_config(), _qwen35_in_target()),
     "draft-qwen3-0.6b-for-1.7b-fp8": lambda: (QWEN3_17B_FP8, _language_model(QWEN3_06B)),
     "draft-qwen3-0.6b-fp8-for-1.7b": lambda: (QWEN3_17B, _language_model(QWEN3_06B_FP8)),
     "draft-qwen3-0.6b-for-4b-thinking": lambda: (QWEN3_4B_THINKING, _language_model(QWEN3_06B)),

@@ -29,11 +29,7 @@ from remotedbg.contract import (
     unknown,
 )
 from remotedbg.engines import draft_fit_rules as rules
-from remotedbg.engines.knowledge import (
-    POSITIONLESS_FAMILIES,
-    draft_family,
-    drafts_without_a_model,
-)
+from remotedbg.engines.knowledge import POSITIONLESS_FAMILIES, drafts_without_a_model
 from remotedbg.engines.profile import method_key
 from remotedbg.engines.text_config import text_config
 
@@ -357,7 +353,7 @@ def quantization_mismatch(dep: Any) -> dict[str, Any]:
     inherited = dep.engine_profile.draft_inherits_quantization(
         dep.engine_version, _launch_args(dep), resolved=from_log
     )
-    family = dep.served or draft_family(draft, dep.engine, tensors=tensors)
+    family = dep.served or dep.family
     ignored = dep.engine_profile.draft_quantization_ignored(dep.engine_version, family)
     outcome = None
     if scaled and ignored:
